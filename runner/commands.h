@@ -1,0 +1,10 @@
+/* commands.h -- the kneebench subcommands. Each lives in its own cmd_<name>.c, parses its
+ * own arguments (argv[0] is the subcommand name) and returns the process exit status. */
+#ifndef KB_COMMANDS_H
+#define KB_COMMANDS_H
+
+int cmd_load(int argc, char **argv);
+int cmd_curve(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+#endif

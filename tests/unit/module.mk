@@ -1,0 +1,28 @@
+# Unit tests: tests/unit/<area>/test_<name>.c, one Check program each, linked with the
+# area's library objects ($(<area>_LIB_OBJS), defined by <area>/module.mk; main.o excluded).
+UNIT_AREAS := fixtures runner gray-static control
+fixtures_LIB_OBJS := $(FIXTURE_OBJS)
+
+define kb_unit_area
+$(1)_UNIT_SRCS := $$(wildcard tests/unit/$(1)/test_*.c)
+$(1)_UNIT_BINS := $$(patsubst tests/unit/$(1)/%.c,$(BUILD)/tests/unit/$(1)/%,$$($(1)_UNIT_SRCS))
+$(BUILD)/tests/unit/$(1)/%: $(OBJ)/tests/unit/$(1)/%.o $$($(1)_LIB_OBJS) $(FIXTURE_OBJS)
+	@mkdir -p $$(dir $$@)
+	@echo "  LD      $$@"
+	@$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(CHECK_LIBS) $$(LDLIBS_ALL) $$($(1)_LDLIBS)
+endef
+$(foreach a,$(UNIT_AREAS),$(eval $(call kb_unit_area,$(a))))
+UNIT_BINS = $(foreach a,$(UNIT_AREAS),$($(a)_UNIT_BINS))
+
+RESULTS ?= $(abspath $(BUILD)/test-results)
+.PHONY: unit-run test-unit test-asan
+unit-run: $(UNIT_BINS)
+	@mkdir -p $(RESULTS); st=0; for t in $(UNIT_BINS); do \
+	   KB_TEST_RESULTS=$(RESULTS) KB_TEST_SUFFIX=$(SUFFIX) $$t || st=1; done; exit $$st
+test-unit:
+	@$(MAKE) --no-print-directory unit-run RESULTS=$(abspath $(BUILD)/test-results)
+# The same suites under ASan+UBSan; any report fails the test (halt_on_error).
+test-asan:
+	@ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	 $(MAKE) --no-print-directory SANITIZER=asan unit-run RESULTS=$(abspath $(BUILD)/test-results) SUFFIX=-asan
+TESTS += test-unit test-asan
