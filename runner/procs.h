@@ -1,0 +1,26 @@
+/* procs.h -- samples a set of processes from /proc: CPU time, RSS, PSS, descriptors, threads.
+ *
+ * Shared by the curve (server samples every second) and anything else that watches a
+ * fixture. Pure reads of /proc; a PID that vanished mid-sample is skipped, not an error. */
+#ifndef KB_PROCS_H
+#define KB_PROCS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct kb_proc_sample {
+    double cpu_seconds;        /* utime + stime summed over the processes */
+    long long rss_bytes;
+    long long pss_bytes;       /* from smaps_rollup; -1 when no process offered it */
+    long fds;
+    long threads;
+    size_t nprocs;             /* processes actually read */
+};
+
+/* Sum over pids[0..n). Always succeeds; fields count only the processes that were read. */
+void kb_procs_sample(const pid_t *pids, size_t n, struct kb_proc_sample *out);
+
+/* The calling process's own CPU time (user + system), children included when with_children. */
+double kb_procs_self_cpu(int with_children);
+
+#endif

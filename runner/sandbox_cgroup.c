@@ -1,0 +1,484 @@
+/* sandbox_cgroup.c -- the native backend: one fixture in its own cgroup(s) on this host.
+ *
+ * cgroup v2 is used when /sys/fs/cgroup is a pure v2 mount (cgroup.controllers at its
+ * root); otherwise v1 with the cpu, cpuset, memory and pids controllers, one directory
+ * "kneebench-<runner pid>-<runtime>-<n>" under each. (A hybrid host's
+ * /sys/fs/cgroup/unified v2 mount carries no controllers and is deliberately not used.)
+ * The forked child joins every cgroup BEFORE exec, so everything the fixture spawns
+ * (nginx workers, every PHP-FPM child) is counted against the same limits. The child also
+ * starts its own session, which is how --no-limits still finds and kills every process.
+ * stop() kills by PID what is in the cgroup (or the session), waits, and removes the dirs. */
+#define _GNU_SOURCE
+#include "runner/sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CG_ROOT "/sys/fs/cgroup"
+#define CG_NCTRL 4
+
+static const char *const v1_ctrls[CG_NCTRL] = { "cpu", "cpuset", "memory", "pids" };
+
+struct kb_sandbox {
+    pid_t pid;                 /* the fixture's main process, our child */
+    int version;               /* 1, 2, or 0 (unconstrained) */
+    int exited;
+    char exit_reason[64];
+    char dirs[CG_NCTRL][256];  /* v1: one per controller; v2: dirs[0] only */
+    size_t ndirs;
+};
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+static int write_file(const char *dir, const char *file, const char *val)
+{
+    char path[1024];
+    int fd, rc = 0;
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+        return -1;
+    if (write(fd, val, strlen(val)) < 0)
+        rc = -1;
+    if (close(fd) < 0)
+        rc = -1;
+    return rc;
+}
+
+/* The file's first line, trailing newline removed; -1 when unreadable. */
+static int read_line(const char *dir, const char *file, char *out, size_t outlen)
+{
+    char path[1024];
+    FILE *f;
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    if (!(f = fopen(path, "re")))
+        return -1;
+    if (!fgets(out, (int)outlen, f))
+        out[0] = '\0';
+    fclose(f);
+    out[strcspn(out, "\n")] = '\0';
+    return 0;
+}
+
+static long long read_ll(const char *dir, const char *file)
+{
+    char buf[64];
+    if (read_line(dir, file, buf, sizeof(buf)) < 0 || !strcmp(buf, "max"))
+        return -1;
+    return atoll(buf);
+}
+
+static int access_file(const char *dir, const char *file)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    return access(path, F_OK) == 0;
+}
+
+static int is_v2(void)
+{
+    return access(CG_ROOT "/cgroup.controllers", F_OK) == 0;
+}
+
+static int cg_available(char *err, size_t errlen)
+{
+    char path[256];
+    if (geteuid() != 0) {
+        snprintf(err, errlen, "native sandbox needs root to create cgroups (or use --no-limits)");
+        return -1;
+    }
+    if (is_v2())
+        return 0;
+    for (int i = 0; i < CG_NCTRL; i++) {
+        snprintf(path, sizeof(path), CG_ROOT "/%s", v1_ctrls[i]);
+        if (access(path, W_OK) != 0) {
+            snprintf(err, errlen, "cgroup v1 controller %s is not mounted writable at %s "
+                     "(or use --no-limits)", v1_ctrls[i], path);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* cpuset.mems must be set before a v1 cpuset accepts tasks: copy the parent's. */
+static int setup_v1_dir(const char *ctrl, const char *dir, const struct kb_limits *l)
+{
+    char buf[128];
+    if (!strcmp(ctrl, "cpu")) {
+        snprintf(buf, sizeof(buf), "%lld", 100000LL * l->cpus);
+        return write_file(dir, "cpu.cfs_period_us", "100000") ||
+               write_file(dir, "cpu.cfs_quota_us", l->cpus > 0 ? buf : "-1");
+    }
+    if (!strcmp(ctrl, "cpuset")) {
+        if (read_line(CG_ROOT "/cpuset", "cpuset.mems", buf, sizeof(buf)) < 0)
+            return -1;
+        if (write_file(dir, "cpuset.mems", buf))
+            return -1;
+        if (read_line(CG_ROOT "/cpuset", "cpuset.cpus", buf, sizeof(buf)) < 0)
+            return -1;
+        return write_file(dir, "cpuset.cpus", l->server_cpuset[0] ? l->server_cpuset : buf);
+    }
+    if (!strcmp(ctrl, "memory")) {
+        snprintf(buf, sizeof(buf), "%lld", l->memory_bytes > 0 ? l->memory_bytes : -1LL);
+        if (write_file(dir, "memory.limit_in_bytes", buf))
+            return -1;
+        /* memsw = memory: the fixture may not escape the limit into swap. The file is
+         * absent without swap accounting, which is fine. */
+        if (access_file(dir, "memory.memsw.limit_in_bytes"))
+            return write_file(dir, "memory.memsw.limit_in_bytes", buf);
+        return 0;
+    }
+    snprintf(buf, sizeof(buf), "%d", l->pids);
+    return write_file(dir, "pids.max", l->pids > 0 ? buf : "max");
+}
+
+static int setup_v2_dir(const char *dir, const struct kb_limits *l)
+{
+    char buf[128];
+    /* Controllers must be enabled in the parent for the child directory to get them. */
+    write_file(CG_ROOT, "cgroup.subtree_control", "+cpu +cpuset +memory +pids");
+    snprintf(buf, sizeof(buf), "%lld 100000", 100000LL * l->cpus);
+    if (write_file(dir, "cpu.max", l->cpus > 0 ? buf : "max 100000"))
+        return -1;
+    if (l->server_cpuset[0] && write_file(dir, "cpuset.cpus", l->server_cpuset))
+        return -1;
+    snprintf(buf, sizeof(buf), "%lld", l->memory_bytes);
+    if (write_file(dir, "memory.max", l->memory_bytes > 0 ? buf : "max"))
+        return -1;
+    if (access_file(dir, "memory.swap.max"))
+        write_file(dir, "memory.swap.max", "0");
+    snprintf(buf, sizeof(buf), "%d", l->pids);
+    return write_file(dir, "pids.max", l->pids > 0 ? buf : "max");
+}
+
+static int make_dirs(struct kb_sandbox *sb, const struct kb_fixture_spec *spec, char *err,
+                     size_t errlen)
+{
+    static unsigned seq;
+    char name[128];
+    snprintf(name, sizeof(name), "kneebench-%ld-%s-%u", (long)getpid(), spec->name, seq++);
+    sb->version = is_v2() ? 2 : 1;
+    sb->ndirs = sb->version == 2 ? 1 : CG_NCTRL;
+    for (size_t i = 0; i < sb->ndirs; i++) {
+        const char *ctrl = sb->version == 2 ? "" : v1_ctrls[i];
+        snprintf(sb->dirs[i], sizeof(sb->dirs[i]), CG_ROOT "/%s%s%s", ctrl, *ctrl ? "/" : "",
+                 name);
+        if (mkdir(sb->dirs[i], 0755) < 0 && errno != EEXIST) {
+            snprintf(err, errlen, "mkdir %s: %s", sb->dirs[i], strerror(errno));
+            sb->dirs[i][0] = '\0';
+            return -1;
+        }
+        if (sb->version == 2 ? setup_v2_dir(sb->dirs[i], &spec->limits)
+                             : setup_v1_dir(ctrl, sb->dirs[i], &spec->limits)) {
+            snprintf(err, errlen, "setting limits in %s: %s", sb->dirs[i], strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* In the child, before exec: join every cgroup, own session, redirect, chdir. Only
+ * async-signal-safe calls between fork and exec, hence no stdio here. */
+static void child_exec(const struct kb_sandbox *sb, const struct kb_fixture_spec *spec)
+{
+    int fd;
+    for (size_t i = 0; i < sb->ndirs; i++)
+        if (write_file(sb->dirs[i], "cgroup.procs", "0"))
+            _exit(126);
+    setsid();
+    fd = open(spec->log_path ? spec->log_path : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    fd = open("/dev/null", O_RDONLY);
+    if (fd >= 0) {
+        dup2(fd, 0);
+        close(fd);
+    }
+    if (spec->rundir && chdir(spec->rundir) < 0)
+        _exit(126);
+    for (size_t i = 0; spec->env_add && spec->env_add[i]; i++)
+        putenv(spec->env_add[i]);
+    execvp(spec->argv[0], spec->argv);
+    _exit(127);
+}
+
+static void remove_dirs(struct kb_sandbox *sb);
+
+static struct kb_sandbox *cg_start(const struct kb_fixture_spec *spec, char *err,
+                                   size_t errlen)
+{
+    struct kb_sandbox *sb = calloc(1, sizeof(*sb));
+    if (!sb) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (!spec->no_limits && make_dirs(sb, spec, err, errlen) < 0)
+        goto fail;
+    sb->pid = fork();
+    if (sb->pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        goto fail;
+    }
+    if (sb->pid == 0)
+        child_exec(sb, spec);
+    return sb;
+fail:
+    remove_dirs(sb);
+    free(sb);
+    return NULL;
+}
+
+static void reap(struct kb_sandbox *sb, int options)
+{
+    int st;
+    if (sb->exited || waitpid(sb->pid, &st, options) != sb->pid)
+        return;
+    sb->exited = 1;
+    if (WIFEXITED(st))
+        snprintf(sb->exit_reason, sizeof(sb->exit_reason), "exit %d%s", WEXITSTATUS(st),
+                 WEXITSTATUS(st) == 127 ? " (command not found)"
+                 : WEXITSTATUS(st) == 126 ? " (could not join cgroup or rundir)" : "");
+    else if (WIFSIGNALED(st))
+        snprintf(sb->exit_reason, sizeof(sb->exit_reason), "signal %d", WTERMSIG(st));
+}
+
+static int cg_alive(struct kb_sandbox *sb)
+{
+    reap(sb, WNOHANG);
+    return !sb->exited;
+}
+
+static const char *cg_exit_reason(struct kb_sandbox *sb)
+{
+    reap(sb, WNOHANG);
+    return sb->exit_reason;
+}
+
+static size_t pids_from_procs(const char *dir, pid_t *out, size_t max)
+{
+    char path[1024];
+    size_t n = 0;
+    long v;
+    FILE *f;
+    snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+    if (!(f = fopen(path, "re")))
+        return 0;
+    while (n < max && fscanf(f, "%ld", &v) == 1)
+        out[n++] = (pid_t)v;
+    fclose(f);
+    return n;
+}
+
+/* Unconstrained: every process in the session the child started (sid == its pid). */
+static size_t pids_from_session(pid_t sid, pid_t *out, size_t max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    size_t n = 0;
+    if (!d)
+        return 0;
+    while (n < max && (e = readdir(d))) {
+        pid_t p = (pid_t)atol(e->d_name);
+        if (p > 0 && getsid(p) == sid)
+            out[n++] = p;
+    }
+    closedir(d);
+    return n;
+}
+
+static size_t cg_pids(struct kb_sandbox *sb, pid_t *out, size_t max)
+{
+    if (sb->version == 0)
+        return pids_from_session(sb->pid, out, max);
+    /* v1: the pids controller's directory holds every task; v2: the one directory. */
+    return pids_from_procs(sb->dirs[sb->version == 2 ? 0 : 3], out, max);
+}
+
+static const char *dir_for(const struct kb_sandbox *sb, const char *ctrl)
+{
+    if (sb->version == 2)
+        return sb->dirs[0];
+    for (int i = 0; i < CG_NCTRL; i++)
+        if (!strcmp(v1_ctrls[i], ctrl))
+            return sb->dirs[i];
+    return "";
+}
+
+static void read_back_v2(const char *dir, struct kb_limits_applied *o)
+{
+    char buf[128], q[32];
+    if (read_line(dir, "cpu.max", buf, sizeof(buf)) == 0 &&
+        sscanf(buf, "%31s %lld", q, &o->cpu_period_us) == 2)
+        o->cpu_quota_us = strcmp(q, "max") ? atoll(q) : -1;
+    read_line(dir, "cpuset.cpus.effective", o->cpuset, sizeof(o->cpuset));
+    read_line(dir, "cpuset.mems.effective", o->cpuset_mems, sizeof(o->cpuset_mems));
+    o->memory_bytes = read_ll(dir, "memory.max");
+    o->memsw_bytes = read_ll(dir, "memory.swap.max");
+    o->pids_max = read_ll(dir, "pids.max");
+}
+
+static void read_back_v1(const struct kb_sandbox *sb, struct kb_limits_applied *o)
+{
+    const char *mem = dir_for(sb, "memory");
+    o->cpu_quota_us = read_ll(dir_for(sb, "cpu"), "cpu.cfs_quota_us");
+    o->cpu_period_us = read_ll(dir_for(sb, "cpu"), "cpu.cfs_period_us");
+    read_line(dir_for(sb, "cpuset"), "cpuset.cpus", o->cpuset, sizeof(o->cpuset));
+    read_line(dir_for(sb, "cpuset"), "cpuset.mems", o->cpuset_mems, sizeof(o->cpuset_mems));
+    o->memory_bytes = read_ll(mem, "memory.limit_in_bytes");
+    o->memsw_bytes = access_file(mem, "memory.memsw.limit_in_bytes")
+                         ? read_ll(mem, "memory.memsw.limit_in_bytes") : -1;
+    o->pids_max = read_ll(dir_for(sb, "pids"), "pids.max");
+    /* v1 reports "no limit" as a huge page-rounded number; record it as none. */
+    if (o->memory_bytes >= (1LL << 62))
+        o->memory_bytes = -1;
+    if (o->memsw_bytes >= (1LL << 62))
+        o->memsw_bytes = -1;
+}
+
+static int cg_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o, char *err,
+                             size_t errlen)
+{
+    size_t len = 0;
+    memset(o, 0, sizeof(*o));
+    snprintf(o->backend, sizeof(o->backend), "native");
+    o->cgroup_version = sb->version;
+    o->cpu_quota_us = o->memory_bytes = o->memsw_bytes = o->pids_max = -1;
+    if (sb->version == 0)
+        return 0;
+    if (sb->version == 2)
+        read_back_v2(sb->dirs[0], o);
+    else
+        read_back_v1(sb, o);
+    if (o->cpu_quota_us > 0 && o->cpu_period_us > 0)
+        o->cpus = (double)o->cpu_quota_us / (double)o->cpu_period_us;
+    for (size_t i = 0; i < sb->ndirs; i++)
+        len += (size_t)snprintf(o->paths + len, len < sizeof(o->paths) ? sizeof(o->paths) - len : 0,
+                                "%s%s", i ? " " : "", sb->dirs[i]);
+    if (o->pids_max == 0 || o->cpu_period_us <= 0) {
+        snprintf(err, errlen, "could not read limits back from %s", o->paths);
+        return -1;
+    }
+    return 0;
+}
+
+static void signal_all(struct kb_sandbox *sb, int sig)
+{
+    pid_t pids[KB_SANDBOX_MAX_PIDS];
+    size_t n = cg_pids(sb, pids, KB_SANDBOX_MAX_PIDS);
+    for (size_t i = 0; i < n; i++)
+        kill(pids[i], sig);
+    if (!sb->exited)
+        kill(sb->pid, sig);
+}
+
+static void remove_dirs(struct kb_sandbox *sb)
+{
+    for (size_t i = 0; i < sb->ndirs; i++)
+        if (sb->dirs[i][0])
+            rmdir(sb->dirs[i]);
+}
+
+/* TERM, then up to 2 s for a clean exit, then KILL until the cgroup is empty (5 s max). */
+static int cg_stop(struct kb_sandbox *sb, char *err, size_t errlen)
+{
+    pid_t left[1];
+    int rc = 0, i;
+    signal_all(sb, SIGTERM);
+    for (i = 0; i < 40; i++) {
+        reap(sb, WNOHANG);
+        if (sb->exited && cg_pids(sb, left, 1) == 0)
+            break;
+        sleep_ms(50);
+    }
+    for (i = 0; i < 100 && (!sb->exited || cg_pids(sb, left, 1) > 0); i++) {
+        signal_all(sb, SIGKILL);
+        reap(sb, WNOHANG);
+        sleep_ms(50);
+    }
+    reap(sb, 0);
+    for (size_t d = 0; d < sb->ndirs; d++) {
+        for (i = 0; i < 40 && sb->dirs[d][0] && rmdir(sb->dirs[d]) < 0 && errno == EBUSY; i++)
+            sleep_ms(50);
+        if (access(sb->dirs[d], F_OK) == 0) {
+            snprintf(err, errlen, "could not remove %s", sb->dirs[d]);
+            rc = -1;
+        }
+    }
+    free(sb);
+    return rc;
+}
+
+/* A leftover from a runner that died hard: kill what is inside, then remove it. */
+static int sweep_dir(const char *dir)
+{
+    pid_t pids[KB_SANDBOX_MAX_PIDS];
+    for (int i = 0; i < 40; i++) {
+        size_t n = pids_from_procs(dir, pids, KB_SANDBOX_MAX_PIDS);
+        if (n == 0)
+            break;
+        for (size_t j = 0; j < n; j++)
+            kill(pids[j], SIGKILL);
+        sleep_ms(50);
+    }
+    return rmdir(dir) == 0;
+}
+
+static int sweep_parent(const char *parent)
+{
+    DIR *d = opendir(parent);
+    struct dirent *e;
+    char path[600];
+    int n = 0;
+    long owner;
+    if (!d)
+        return 0;
+    while ((e = readdir(d))) {
+        if (sscanf(e->d_name, "kneebench-%ld-", &owner) != 1 || owner <= 0)
+            continue;
+        if (kill((pid_t)owner, 0) == 0 || errno != ESRCH)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);
+        n += sweep_dir(path);
+    }
+    closedir(d);
+    return n;
+}
+
+int kb_sandbox_sweep_stale(void)
+{
+    char parent[256];
+    int n = 0;
+    if (is_v2())
+        return sweep_parent(CG_ROOT);
+    for (int i = 0; i < CG_NCTRL; i++) {
+        snprintf(parent, sizeof(parent), CG_ROOT "/%s", v1_ctrls[i]);
+        n += sweep_parent(parent);
+    }
+    return n;
+}
+
+const struct kb_sandbox_ops kb_sandbox_native = {
+    .name = "native",
+    .available = cg_available,
+    .start = cg_start,
+    .pids = cg_pids,
+    .alive = cg_alive,
+    .exit_reason = cg_exit_reason,
+    .limits_applied = cg_limits_applied,
+    .stop = cg_stop,
+};
