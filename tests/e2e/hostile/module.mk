@@ -1,0 +1,8 @@
+# tests/e2e/hostile/: `kneebench load` against hostile_server.py's misbehaving modes, with
+# the normal build and the ASan+UBSan build (built here first so the suite never skips it).
+.PHONY: test-hostile
+test-hostile: $(BUILD)/kneebench
+	@$(MAKE) --no-print-directory SANITIZER=asan build/asan/kneebench
+	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
+	 KB_ASAN_KNEEBENCH=$(abspath build/asan/kneebench) python3 tests/e2e/hostile/test_hostile.py
+TESTS += test-hostile
