@@ -1,0 +1,3 @@
+module kneebench/go
+
+go 1.22
