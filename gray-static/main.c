@@ -1,0 +1,150 @@
+/* gray-static -- the C fixture: GET /plaintext and GET /json on libmicrohttpd + jansson,
+ * one process, one thread serving every connection (see server.c for the loop and why).
+ * main() owns the flags, the descriptor limit and the process's exit status; everything
+ * else lives in server.c. */
+#define _GNU_SOURCE
+#include "gray-static/server.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gray-static [--port N] [--bind ADDR] [--loop KIND] [--turbo]\n"
+            "                   [--conn-limit N] [--idle-timeout S] [--version] [--help]\n"
+            "  --port N          TCP port (default 8084; 0 picks a free one)\n"
+            "  --bind ADDR       numeric IPv4/IPv6 address (default 127.0.0.1)\n"
+            "  --loop KIND       epoll (default: our epoll loop drives MHD), mhd-epoll,\n"
+            "                    poll, select (libmicrohttpd's internal thread)\n"
+            "  --turbo           MHD_USE_TURBO (opportunistic reads/writes)\n"
+            "  --conn-limit N    most concurrent connections (default 4096)\n"
+            "  --idle-timeout S  close idle connections after S seconds (0: never; default 60)\n"
+            "On start it prints \"gray-static: listening on ADDR:PORT loop=KIND\" to stdout.\n"
+            "SIGTERM or SIGINT stops it; it exits 0 after a clean stop.\n");
+}
+
+static int parse_uint(const char *s, long max, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+
+    if (!*s || *end || v < 0 || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Every connection is a descriptor: lift the soft limit as far as conn_limit needs. */
+static void raise_nofile(unsigned conn_limit)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)conn_limit + 64;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+/* 0: parsed; 1: done (help/version printed); 2: bad usage. */
+static int parse_flags(int argc, char **argv, struct gs_config *c)
+{
+    enum { O_PORT = 'p', O_BIND = 'b', O_LOOP = 'l', O_TURBO = 't', O_VERSION = 'V',
+           O_HELP = 'h', O_CONNS = 1000, O_IDLE };
+    static const struct option opts[] = {
+        { "port", required_argument, NULL, O_PORT },
+        { "bind", required_argument, NULL, O_BIND },
+        { "loop", required_argument, NULL, O_LOOP },
+        { "turbo", no_argument, NULL, O_TURBO },
+        { "conn-limit", required_argument, NULL, O_CONNS },
+        { "idle-timeout", required_argument, NULL, O_IDLE },
+        { "version", no_argument, NULL, O_VERSION },
+        { "help", no_argument, NULL, O_HELP },
+        /* issue 6: --db CONNINFO and --db-pool N join here; the db module then adds its route
+         * with gs_server_add_route() and its sockets to gs_server_loop() in main(). */
+        { NULL, 0, NULL, 0 },
+    };
+    long v;
+    int o;
+
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (o) {
+        case O_PORT:
+            if (parse_uint(optarg, 65535, &v) < 0)
+                return fprintf(stderr, "gray-static: bad --port '%s'\n", optarg), 2;
+            c->port = (int)v;
+            break;
+        case O_BIND:
+            c->bind = optarg;
+            break;
+        case O_LOOP:
+            if (gs_loop_kind_parse(optarg, &c->loop) < 0)
+                return fprintf(stderr, "gray-static: unknown --loop '%s'\n", optarg), 2;
+            break;
+        case O_TURBO:
+            c->turbo = 1;
+            break;
+        case O_CONNS:
+            if (parse_uint(optarg, 1000000, &v) < 0 || v == 0)
+                return fprintf(stderr, "gray-static: bad --conn-limit '%s'\n", optarg), 2;
+            c->conn_limit = (unsigned)v;
+            break;
+        case O_IDLE:
+            if (parse_uint(optarg, 86400, &v) < 0)
+                return fprintf(stderr, "gray-static: bad --idle-timeout '%s'\n", optarg), 2;
+            c->idle_timeout_s = (unsigned)v;
+            break;
+        case O_VERSION:
+            printf("%s %s (libmicrohttpd %s, jansson %s)\n", GS_SERVER_NAME, GS_SERVER_VERSION,
+                   MHD_get_version(), jansson_version_str());
+            return 1;
+        case O_HELP:
+            usage(stdout);
+            return 1;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gray-static: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct gs_config cfg;
+    struct gs_server *s = NULL;
+    char err[512];
+    int rc = 1, p;
+
+    gs_config_defaults(&cfg);
+    cfg.port = 8084; /* the contract's port for gray-static, for a bare run by hand */
+    cfg.log = stderr;
+    if ((p = parse_flags(argc, argv, &cfg)) != 0)
+        return p == 1 ? 0 : 2;
+    signal(SIGPIPE, SIG_IGN);
+    raise_nofile(cfg.conn_limit);
+    if (!(s = gs_server_new(&cfg, err, sizeof(err))) ||
+        gs_server_catch_signals(s, err, sizeof(err)) < 0 ||
+        gs_server_start(s, err, sizeof(err)) < 0)
+        goto out;
+    printf("gray-static: listening on %s:%d loop=%s\n", cfg.bind, gs_server_port(s),
+           gs_loop_kind_name(cfg.loop));
+    fflush(stdout);
+    if (gs_server_run(s, err, sizeof(err)) == 0)
+        rc = 0;
+out:
+    if (rc)
+        fprintf(stderr, "gray-static: %s\n", err);
+    gs_server_free(s);
+    return rc;
+}

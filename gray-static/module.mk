@@ -1,0 +1,10 @@
+# gray-static/: the C fixture. Every gray-static/*.c but main.c is library code that the unit
+# tests in tests/unit/gray-static/ link (the db route's modules join by being here).
+GRAY_SRCS := $(wildcard gray-static/*.c)
+gray-static_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out gray-static/main.c,$(GRAY_SRCS)))
+
+$(BUILD)/gray-static: $(OBJ)/gray-static/main.o $(gray-static_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
+PROGRAMS += $(BUILD)/gray-static

@@ -1,0 +1,500 @@
+/* server.c -- the libmicrohttpd daemon, its request lifecycle, and who runs its event loop.
+ *
+ * Design. By default the application owns the event loop (loop.c): MHD is started with
+ * MHD_USE_EPOLL and no internal thread, its epoll fd (MHD_DAEMON_INFO_EPOLL_FD) is one fd in
+ * our epoll set, and MHD_run runs once per loop iteration after it became readable, after
+ * gs_loop_wake (a resumed connection), or when MHD_get_timeout's bound expires. One thread
+ * serves every connection; other modules (the PostgreSQL route) put their sockets on the same
+ * loop and park requests with MHD_suspend_connection (MHD_ALLOW_SUSPEND_RESUME is always on).
+ *
+ * Why this loop (measured on this host, libmicrohttpd 0.9.75; numbers and command in
+ * gray-static/LOOP.md): MHD's own internal-thread epoll stalled when 256 connections opened at
+ * once, while internal poll, internal select and this application-owned epoll loop did not;
+ * among those, this loop's throughput on one CPU was at least as high as poll's and select's
+ * (see LOOP.md), it has no FD_SETSIZE ceiling, and it is the only one in which another
+ * module's sockets and MHD share one thread without locks. The internal-thread variants stay
+ * selectable (--loop) so that the comparison can be repeated.
+ *
+ * Request lifecycle. MHD calls on_request first when the headers are in: we only allocate the
+ * gs_request then. Answering on that first call makes 0.9.75 mark the connection "must
+ * close" (it stops reading the request), so every response is queued on a later call, once
+ * the request (and any body, which no route reads) is complete. MHD_OPTION_NOTIFY_COMPLETED
+ * ends the request: the route's on_done runs and the gs_request is freed. */
+#define _GNU_SOURCE
+#include "gray-static/server.h"
+#include "gray-static/date.h"
+#include "gray-static/hello.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#define GS_MAX_STOP_HOOKS 8
+
+struct gs_stop_hook {
+    void (*cb)(void *arg);
+    void *arg;
+};
+
+struct gs_server {
+    struct gs_config cfg;
+    struct gs_loop *loop;
+    struct MHD_Daemon *mhd;
+    int mhd_fd;        /* MHD's epoll fd while it is in our loop, else -1 */
+    int sigfd;         /* signalfd for SIGTERM/SIGINT, or -1 */
+    struct gs_routes routes;
+    struct gs_date_cache date;
+    struct gs_stop_hook hooks[GS_MAX_STOP_HOOKS];
+    size_t nhooks;
+};
+
+static const char *const loop_names[] = {
+    [GS_LOOP_EPOLL] = "epoll",
+    [GS_LOOP_MHD_EPOLL] = "mhd-epoll",
+    [GS_LOOP_MHD_POLL] = "poll",
+    [GS_LOOP_MHD_SELECT] = "select",
+};
+
+void gs_config_defaults(struct gs_config *c)
+{
+    *c = (struct gs_config){
+        .bind = "127.0.0.1",
+        .port = 0,
+        .loop = GS_LOOP_EPOLL,
+        .conn_limit = 4096,      /* 16x the comparison's 256 connections */
+        .backlog = 1024,         /* 256 connections may arrive in one burst */
+        .conn_memory = 32 * 1024, /* MHD's default; bounds one request's headers */
+        .idle_timeout_s = 60,
+        .turbo = 0,
+        .log = NULL,
+    };
+}
+
+int gs_loop_kind_parse(const char *s, enum gs_loop_kind *k)
+{
+    for (size_t i = 0; i < sizeof(loop_names) / sizeof(loop_names[0]); i++)
+        if (!strcmp(s, loop_names[i])) {
+            *k = (enum gs_loop_kind)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *gs_loop_kind_name(enum gs_loop_kind k)
+{
+    return (unsigned)k < sizeof(loop_names) / sizeof(loop_names[0]) ? loop_names[k] : "?";
+}
+
+struct gs_server *gs_server_new(const struct gs_config *c, char *err, size_t errlen)
+{
+    struct gs_server *s = calloc(1, sizeof(*s));
+
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->cfg = *c;
+    s->mhd_fd = s->sigfd = -1;
+    gs_routes_init(&s->routes);
+    gs_date_cache_init(&s->date);
+    if (!(s->loop = gs_loop_new())) {
+        snprintf(err, errlen, "event loop: %s", strerror(errno));
+        goto fail;
+    }
+    if (gs_hello_add_routes(s, err, errlen) < 0)
+        goto fail;
+    return s;
+fail:
+    gs_server_free(s);
+    return NULL;
+}
+
+int gs_server_add_route(struct gs_server *s, const struct gs_route *r, char *err, size_t errlen)
+{
+    if (s->mhd) {
+        snprintf(err, errlen, "route %s %s: the server has already started", r->method, r->path);
+        return -1;
+    }
+    if (gs_routes_add(&s->routes, r) < 0) {
+        snprintf(err, errlen, "route %s %s: %s", r->method ? r->method : "?",
+                 r->path ? r->path : "?", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int gs_server_on_stop(struct gs_server *s, void (*cb)(void *arg), void *arg)
+{
+    if (s->nhooks == GS_MAX_STOP_HOOKS)
+        return -1;
+    s->hooks[s->nhooks++] = (struct gs_stop_hook){ cb, arg };
+    return 0;
+}
+
+struct gs_loop *gs_server_loop(struct gs_server *s)
+{
+    return s->loop;
+}
+
+const struct gs_config *gs_server_config(const struct gs_server *s)
+{
+    return &s->cfg;
+}
+
+/* ---- responses ---- */
+
+static struct MHD_Response *make_response(const void *body, size_t len, enum gs_body how)
+{
+    switch (how) {
+    case GS_BODY_STATIC:
+#if MHD_VERSION >= 0x00097701
+        return MHD_create_response_from_buffer_static(len, body);
+#else
+        return MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_PERSISTENT);
+#endif
+    case GS_BODY_FREE:
+        return MHD_create_response_from_buffer_with_free_callback(len, (void *)body, &free);
+    case GS_BODY_COPY:
+        return MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    }
+    return NULL;
+}
+
+static enum MHD_Result respond(struct gs_request *req, unsigned status, const char *ctype,
+                               const void *body, size_t len, enum gs_body how, const char *allow)
+{
+    struct MHD_Response *r = make_response(body, len, how);
+    enum MHD_Result ret = MHD_NO;
+
+    if (!r) {
+        if (how == GS_BODY_FREE)
+            free((void *)body);
+        return MHD_NO;
+    }
+    /* Our Date (cached per second) also stops MHD from formatting its own per response. */
+    if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype) == MHD_YES &&
+        MHD_add_response_header(r, MHD_HTTP_HEADER_DATE,
+                                gs_date_get(&req->server->date, time(NULL))) == MHD_YES &&
+        MHD_add_response_header(r, MHD_HTTP_HEADER_SERVER, GS_SERVER_NAME) == MHD_YES &&
+        (!allow || MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow) == MHD_YES))
+        ret = MHD_queue_response(req->conn, status, r);
+    MHD_destroy_response(r); /* MHD holds its own reference while sending */
+    return ret;
+}
+
+enum MHD_Result gs_respond(struct gs_request *req, unsigned status, const char *content_type,
+                           const void *body, size_t len, enum gs_body how)
+{
+    return respond(req, status, content_type, body, len, how, NULL);
+}
+
+void gs_request_suspend(struct gs_request *req)
+{
+    req->suspended = 1;
+    MHD_suspend_connection(req->conn);
+}
+
+void gs_request_resume(struct gs_request *req)
+{
+    if (!req->suspended)
+        return;
+    req->suspended = 0;
+    MHD_resume_connection(req->conn);
+    gs_loop_wake(req->server->loop); /* MHD_run must see the resumption this iteration */
+}
+
+/* ---- the request lifecycle ---- */
+
+static enum MHD_Result dispatch(struct gs_server *s, struct gs_request *req)
+{
+    static const char not_found[] = "Not Found\n", bad_method[] = "Method Not Allowed\n";
+    char allow[128];
+
+    if (req->route)
+        return req->route->handler(req); /* called again after a resume */
+    switch (gs_routes_match(&s->routes, req->method, req->url, &req->route)) {
+    case GS_MATCH_OK:
+        return req->route->handler(req);
+    case GS_MATCH_BAD_METHOD:
+        gs_routes_allow(&s->routes, req->url, allow, sizeof(allow));
+        return respond(req, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", bad_method,
+                       sizeof(bad_method) - 1, GS_BODY_STATIC, allow);
+    case GS_MATCH_NOT_FOUND:
+        break;
+    }
+    return respond(req, MHD_HTTP_NOT_FOUND, "text/plain", not_found, sizeof(not_found) - 1,
+                   GS_BODY_STATIC, NULL);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **req_cls)
+{
+    struct gs_server *s = cls;
+    struct gs_request *req = *req_cls;
+
+    (void)version;
+    (void)upload_data;
+    if (!req) { /* headers only: see "Request lifecycle" above for why we do not answer yet */
+        if (!(req = calloc(1, sizeof(*req))))
+            return MHD_NO;
+        *req = (struct gs_request){ .conn = conn, .server = s, .method = method, .url = url };
+        *req_cls = req;
+        return MHD_YES;
+    }
+    if (*upload_data_size) { /* no route reads a body: consume and drop it */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    return dispatch(s, req);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct gs_request *req = *req_cls;
+
+    (void)cls;
+    (void)conn;
+    if (!req)
+        return;
+    if (req->on_done)
+        req->on_done(req, toe);
+    free(req);
+    *req_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    if (cls)
+        vfprintf(cls, fmt, ap);
+}
+
+/* ---- the application-owned loop's hooks ---- */
+
+static void on_mhd_ready(void *arg, uint32_t events)
+{
+    struct gs_server *s = arg;
+    (void)events;
+    gs_loop_wake(s->loop);
+}
+
+static long mhd_wait_ms(void *arg)
+{
+    struct gs_server *s = arg;
+    MHD_UNSIGNED_LONG_LONG t;
+
+    if (MHD_get_timeout(s->mhd, &t) != MHD_YES)
+        return -1;
+    return t > LONG_MAX ? LONG_MAX : (long)t;
+}
+
+static void mhd_run(void *arg)
+{
+    struct gs_server *s = arg;
+    MHD_run(s->mhd);
+}
+
+/* ---- signals ---- */
+
+static void on_signal(void *arg, uint32_t events)
+{
+    struct gs_server *s = arg;
+    struct signalfd_siginfo si;
+
+    (void)events;
+    while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+        ;
+    gs_loop_stop(s->loop);
+}
+
+int gs_server_catch_signals(struct gs_server *s, char *err, size_t errlen)
+{
+    sigset_t set;
+    int e;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    if ((e = pthread_sigmask(SIG_BLOCK, &set, NULL)) != 0) {
+        snprintf(err, errlen, "sigmask: %s", strerror(e));
+        return -1;
+    }
+    if ((s->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0 ||
+        gs_loop_add(s->loop, s->sigfd, EPOLLIN, on_signal, s) < 0) {
+        snprintf(err, errlen, "signalfd: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- start, run, stop ---- */
+
+static int resolve_bind(const struct gs_config *c, struct sockaddr_storage *ss, int *v6,
+                        char *err, size_t errlen)
+{
+    struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_PASSIVE, .ai_socktype = SOCK_STREAM };
+    struct addrinfo *ai = NULL;
+    int rc = getaddrinfo(c->bind, NULL, &hints, &ai);
+
+    if (rc != 0) {
+        snprintf(err, errlen, "--bind %s: %s", c->bind, gai_strerror(rc));
+        return -1;
+    }
+    memset(ss, 0, sizeof(*ss));
+    memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+    *v6 = ai->ai_family == AF_INET6;
+    if (*v6)
+        ((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)c->port);
+    else
+        ((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)c->port);
+    freeaddrinfo(ai);
+    return 0;
+}
+
+static unsigned loop_flags(enum gs_loop_kind k)
+{
+    switch (k) {
+    case GS_LOOP_EPOLL:
+        return MHD_USE_EPOLL;
+    case GS_LOOP_MHD_EPOLL:
+        return MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    case GS_LOOP_MHD_POLL:
+        return MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
+    case GS_LOOP_MHD_SELECT:
+        return MHD_USE_INTERNAL_POLLING_THREAD;
+    }
+    return 0;
+}
+
+static int check_routes(const struct gs_server *s, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < s->routes.n; i++)
+        if ((s->routes.v[i].flags & GS_ROUTE_ASYNC) && s->cfg.loop != GS_LOOP_EPOLL) {
+            snprintf(err, errlen, "route %s needs --loop=epoll (it suspends requests)",
+                     s->routes.v[i].path);
+            return -1;
+        }
+    return 0;
+}
+
+static int attach_mhd(struct gs_server *s, char *err, size_t errlen)
+{
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+
+    if (!di || di->epoll_fd < 0) {
+        snprintf(err, errlen, "libmicrohttpd gave no epoll fd");
+        return -1;
+    }
+    if (gs_loop_add(s->loop, di->epoll_fd, EPOLLIN, on_mhd_ready, s) < 0) {
+        snprintf(err, errlen, "adding MHD's epoll fd: %s", strerror(errno));
+        return -1;
+    }
+    s->mhd_fd = di->epoll_fd;
+    gs_loop_set_owner(s->loop, mhd_wait_ms, mhd_run, s);
+    gs_loop_wake(s->loop); /* a first MHD_run before the first wait */
+    return 0;
+}
+
+int gs_server_start(struct gs_server *s, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss;
+    unsigned flags = MHD_ALLOW_SUSPEND_RESUME | loop_flags(s->cfg.loop);
+    int v6;
+
+    if (s->mhd) {
+        snprintf(err, errlen, "already started");
+        return -1;
+    }
+    if (check_routes(s, err, errlen) < 0 || resolve_bind(&s->cfg, &ss, &v6, err, errlen) < 0)
+        return -1;
+    flags |= (v6 ? MHD_USE_IPv6 : 0) | (s->cfg.turbo ? MHD_USE_TURBO : 0) |
+             (s->cfg.log ? MHD_USE_ERROR_LOG : 0);
+    /* The logger must be the first option, or MHD's own logger reports the earlier ones. */
+    s->mhd = MHD_start_daemon(flags, (uint16_t)s->cfg.port, NULL, NULL, on_request, s,
+                              MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s->cfg.log,
+                              MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                              MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                              MHD_OPTION_CONNECTION_LIMIT, s->cfg.conn_limit,
+                              MHD_OPTION_LISTEN_BACKLOG_SIZE, s->cfg.backlog,
+                              MHD_OPTION_CONNECTION_MEMORY_LIMIT, s->cfg.conn_memory,
+                              MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.idle_timeout_s,
+                              MHD_OPTION_END);
+    if (!s->mhd) {
+        snprintf(err, errlen, "cannot start libmicrohttpd on %s port %d (address in use?)",
+                 s->cfg.bind, s->cfg.port);
+        return -1;
+    }
+    if (s->cfg.loop == GS_LOOP_EPOLL && attach_mhd(s, err, errlen) < 0) {
+        MHD_stop_daemon(s->mhd);
+        s->mhd = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int gs_server_port(const struct gs_server *s)
+{
+    const union MHD_DaemonInfo *di;
+
+    if (!s->mhd || !(di = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT)))
+        return -1;
+    return di->port;
+}
+
+static void stop_daemon(struct gs_server *s)
+{
+    for (size_t i = 0; i < s->nhooks; i++)
+        s->hooks[i].cb(s->hooks[i].arg);
+    s->nhooks = 0;
+    if (s->mhd_fd >= 0) {
+        MHD_run(s->mhd); /* let requests resumed by the hooks finish their handler call */
+        gs_loop_del(s->loop, s->mhd_fd);
+        gs_loop_set_owner(s->loop, NULL, NULL, NULL);
+        s->mhd_fd = -1;
+    }
+    if (s->mhd) {
+        MHD_stop_daemon(s->mhd); /* closes every connection; on_completed frees requests */
+        s->mhd = NULL;
+    }
+}
+
+int gs_server_run(struct gs_server *s, char *err, size_t errlen)
+{
+    int rc;
+
+    if (!s->mhd) {
+        snprintf(err, errlen, "not started");
+        return -1;
+    }
+    rc = gs_loop_run(s->loop, err, errlen);
+    stop_daemon(s);
+    return rc;
+}
+
+void gs_server_stop(struct gs_server *s)
+{
+    gs_loop_stop(s->loop);
+}
+
+void gs_server_free(struct gs_server *s)
+{
+    if (!s)
+        return;
+    stop_daemon(s);
+    if (s->sigfd >= 0) {
+        gs_loop_del(s->loop, s->sigfd);
+        close(s->sigfd);
+    }
+    gs_loop_free(s->loop);
+    gs_routes_free(&s->routes);
+    free(s);
+}
