@@ -1,0 +1,551 @@
+/* calibrate.c -- the client headroom gate (see calibrate.h).
+ *
+ * Design: the control server and every load step are separate processes, so a step is
+ * measured exactly as a curve point is (the same `kneebench load`, its own JSON), and a
+ * client slowed on purpose (a cgroup the children join) slows only the client. Each child
+ * gets its CPU affinity and cgroup between fork and exec; the control server is stopped by
+ * its PID on every exit path. A step that cannot be judged (no JSON) stops the calibration
+ * with an error; a step that misses a criterion is data, recorded with the reason. */
+#define _GNU_SOURCE
+#include "runner/calibrate.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fixtures/contract.h"
+
+/* Everything resolved from cfg and the contract for one calibration. */
+struct cal {
+    const struct kb_calibrate_cfg *cfg;
+    struct kb_contract contract;
+    const struct kb_route *route;
+    char kneebench[PATH_MAX], build[PATH_MAX];
+    cpu_set_t server_cpus, client_cpus;
+    const char *server_list, *client_list;
+    double duration, warmup, cpu_max, lag_max, min_delivery;
+    int threads, connections, port;
+    pid_t control;
+};
+
+static int cpu_count_online(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* "0", "1-3", "1-" (to the last CPU), comma-separated. 0, or -1 with err. */
+static int parse_cpus(const char *list, cpu_set_t *set, char *err, size_t errlen)
+{
+    const char *p = list;
+    int last = cpu_count_online() - 1;
+
+    CPU_ZERO(set);
+    while (*p) {
+        char *end;
+        long a = strtol(p, &end, 10), b;
+        if (end == p || a < 0 || a >= CPU_SETSIZE)
+            goto bad;
+        b = a;
+        if (*end == '-') {
+            p = end + 1;
+            b = (*p == '\0' || *p == ',') ? last : strtol(p, &end, 10);
+            if (b < a || b >= CPU_SETSIZE)
+                goto bad;
+        }
+        for (long c = a; c <= b; c++)
+            CPU_SET((int)c, set);
+        p = end;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            goto bad;
+    }
+    if (CPU_COUNT(set) > 0)
+        return 0;
+bad:
+    snprintf(err, errlen, "bad CPU list '%s'", list);
+    return -1;
+}
+
+/* A port the kernel calls free right now (bound to 0, read back, released). */
+static int free_port(char *err, size_t errlen)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    else
+        snprintf(err, errlen, "no free port: %s", strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+static int connect_once(int port)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+
+    if (fd < 0)
+        return 0;
+    ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    close(fd);
+    return ok;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+/* In the child, before exec: pin, join the cgroups, send output to log. Never returns. */
+static void child_exec(char *const *argv, const cpu_set_t *cpus, const char *const *cgroups,
+                       const char *log)
+{
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+    if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+    }
+    if (sched_setaffinity(0, sizeof(*cpus), cpus) != 0) {
+        dprintf(STDERR_FILENO, "calibrate: sched_setaffinity: %s\n", strerror(errno));
+        _exit(126);
+    }
+    for (size_t i = 0; cgroups && cgroups[i]; i++) {
+        char path[PATH_MAX];
+        int cg;
+        snprintf(path, sizeof(path), "%s/cgroup.procs", cgroups[i]);
+        if ((cg = open(path, O_WRONLY | O_CLOEXEC)) < 0 || dprintf(cg, "%d\n", getpid()) < 0) {
+            dprintf(STDERR_FILENO, "calibrate: joining %s: %s\n", path, strerror(errno));
+            _exit(126);
+        }
+        close(cg);
+    }
+    execvp(argv[0], argv);
+    dprintf(STDERR_FILENO, "calibrate: exec %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+static pid_t spawn(char *const *argv, const cpu_set_t *cpus, const char *const *cgroups,
+                   const char *log, char *err, size_t errlen)
+{
+    pid_t pid = fork();
+
+    if (pid == 0)
+        child_exec(argv, cpus, cgroups, log);
+    if (pid < 0)
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+    return pid;
+}
+
+/* Waits up to bound_s; past it the child is killed. Returns the wait status, or -1 when
+ * it had to be killed. */
+static int wait_bounded(pid_t pid, double bound_s)
+{
+    int status = 0;
+
+    for (long waited = 0; waited < (long)(bound_s * 1000); waited += 20) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return status;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        sleep_ms(20);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+}
+
+static void stop_control(struct cal *c)
+{
+    if (c->control <= 0)
+        return;
+    kill(c->control, SIGTERM);
+    wait_bounded(c->control, 3.0);   /* past 3 s: SIGKILL, reaped there */
+    c->control = 0;
+}
+
+static int out_path(const struct cal *c, char *buf, size_t len, const char *name)
+{
+    return snprintf(buf, len, "%s/%s", c->cfg->out_dir, name) < (int)len ? 0 : -1;
+}
+
+static int start_control(struct cal *c, char *err, size_t errlen)
+{
+    const struct kb_strlist *tmpl = &c->contract.control.command;
+    char port[16], log[PATH_MAX], *argv[64] = { 0 };
+    const char *keys[] = { "root", "build", "port", "bind" };
+    const char *vals[] = { KB_ROOT, c->build, port, "127.0.0.1" };
+    int rc = -1;
+
+    if ((c->port = free_port(err, errlen)) < 0)
+        return -1;
+    snprintf(port, sizeof(port), "%d", c->port);
+    if (tmpl->n == 0 || tmpl->n >= 64) {
+        snprintf(err, errlen, "the contract's control command is empty or too long");
+        return -1;
+    }
+    for (size_t i = 0; i < tmpl->n; i++)
+        if (!(argv[i] = kb_expand(tmpl->v[i], keys, vals, 4)))
+            goto out;
+    out_path(c, log, sizeof(log), "control.log");
+    if (access(argv[0], X_OK) != 0) {
+        snprintf(err, errlen, "control server %s: %s (make builds it)", argv[0], strerror(errno));
+        goto out;
+    }
+    if ((c->control = spawn(argv, &c->server_cpus, NULL, log, err, errlen)) < 0)
+        goto out;
+    for (int i = 0; i < 250 && !connect_once(c->port); i++) {
+        if (waitpid(c->control, NULL, WNOHANG) == c->control) {
+            c->control = 0;
+            snprintf(err, errlen, "control server exited at start (see %s)", log);
+            goto out;
+        }
+        sleep_ms(20);
+    }
+    if (!connect_once(c->port)) {
+        snprintf(err, errlen, "control server not accepting on port %d after 5 s", c->port);
+        stop_control(c);
+        goto out;
+    }
+    rc = 0;
+out:
+    for (size_t i = 0; i < 64 && argv[i]; i++)
+        free(argv[i]);
+    return rc;
+}
+
+static double num(json_t *o, const char *a, const char *b)
+{
+    json_t *v = json_object_get(o, a);
+
+    if (b)
+        v = json_object_get(v, b);
+    return json_is_number(v) ? json_number_value(v) : -1.0;
+}
+
+/* The figures of one load JSON; -1 with err when a figure is missing. */
+static int read_step(const char *path, struct kb_calibrate_step *s, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    double requested;
+
+    if (!j) {
+        snprintf(err, errlen, "%s: %s", path, je.text);
+        return -1;
+    }
+    requested = num(j, "requested_rps", NULL);
+    s->achieved_rps = num(j, "achieved_rps", NULL);
+    s->cpu_fraction = num(j, "client_cpu_fraction", NULL);
+    s->lag_p99_us = num(j, "lag_us", "p99");
+    s->corrected_p99_us = num(j, "corrected_us", "p99");
+    s->errors = (long long)num(j, "errors", "total");
+    json_decref(j);
+    if (requested <= 0 || s->achieved_rps < 0 || s->cpu_fraction < 0 || s->lag_p99_us < 0 ||
+        s->corrected_p99_us < 0 || s->errors < 0) {
+        snprintf(err, errlen, "%s lacks requested_rps, achieved_rps, client_cpu_fraction, "
+                 "lag_us.p99, corrected_us.p99 or errors.total", path);
+        return -1;
+    }
+    s->delivery = s->achieved_rps / requested;
+    return 0;
+}
+
+static void judge(const struct cal *c, struct kb_calibrate_step *s)
+{
+    size_t n = 0;
+
+    s->why[0] = '\0';
+    if (s->cpu_fraction >= c->cpu_max)
+        n += (size_t)snprintf(s->why + n, sizeof(s->why) - n, "client CPU %.2f >= %.2f; ",
+                              s->cpu_fraction, c->cpu_max);
+    if (n < sizeof(s->why) && s->lag_p99_us >= c->lag_max)
+        n += (size_t)snprintf(s->why + n, sizeof(s->why) - n, "send-lag p99 %.0f us >= %.0f; ",
+                              s->lag_p99_us, c->lag_max);
+    if (n < sizeof(s->why) && s->delivery < c->min_delivery)
+        n += (size_t)snprintf(s->why + n, sizeof(s->why) - n, "delivery %.4f < %.3f; ",
+                              s->delivery, c->min_delivery);
+    if (n < sizeof(s->why) && s->errors > 0)
+        n += (size_t)snprintf(s->why + n, sizeof(s->why) - n, "%lld errors; ", s->errors);
+    if (n >= 2 && n < sizeof(s->why))
+        s->why[n - 2] = '\0';
+    s->held = s->why[0] == '\0';
+}
+
+static int run_step(struct cal *c, size_t i, struct kb_calibrate_step *s, char *err,
+                    size_t errlen)
+{
+    char url[128], rate[32], dur[32], warm[32], thr[16], con[16], name[64];
+    char json[PATH_MAX], log[PATH_MAX];
+    int status;
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", c->port, c->route->path);
+    snprintf(rate, sizeof(rate), "%.0f", s->rate);
+    snprintf(dur, sizeof(dur), "%g", c->duration);
+    snprintf(warm, sizeof(warm), "%g", c->warmup);
+    snprintf(thr, sizeof(thr), "%d", c->threads);
+    snprintf(con, sizeof(con), "%d", c->connections);
+    snprintf(name, sizeof(name), "step-%02zu.json", i);
+    out_path(c, json, sizeof(json), name);
+    snprintf(name, sizeof(name), "step-%02zu.log", i);
+    out_path(c, log, sizeof(log), name);
+    unlink(json);
+    {
+        char *argv[] = { c->kneebench, "load", "--url", url, "--route", c->route->name,
+                         "--rate", rate, "--duration", dur, "--warmup", warm, "--threads", thr,
+                         "--connections", con, "--json", json, NULL };
+        pid_t pid = spawn(argv, &c->client_cpus, c->cfg->client_cgroup[0] ?
+                          c->cfg->client_cgroup : NULL, log, err, errlen);
+        if (pid < 0)
+            return -1;
+        status = wait_bounded(pid, c->warmup + c->duration + 60.0);
+    }
+    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(err, errlen, "load step at %s req/s failed (%s; see %s)", rate,
+                 status == -1 ? "killed after its time bound" : "non-zero exit", log);
+        return -1;
+    }
+    if (read_step(json, s, err, errlen) < 0)
+        return -1;
+    judge(c, s);
+    return 0;
+}
+
+static json_t *step_json(const struct kb_calibrate_step *s, size_t i)
+{
+    char name[32];
+
+    snprintf(name, sizeof(name), "step-%02zu.json", i);
+    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:b, s:s, s:s}", "rate", s->rate,
+                     "achieved_rps", s->achieved_rps, "delivery", s->delivery,
+                     "client_cpu_fraction", s->cpu_fraction, "lag_p99_us", s->lag_p99_us,
+                     "corrected_p99_us", s->corrected_p99_us, "errors", (json_int_t)s->errors,
+                     "held", s->held, "why", s->why, "load_json", name);
+}
+
+static int write_result(const struct cal *c, const struct kb_calibrate_result *r, char *err,
+                        size_t errlen)
+{
+    char tmp[PATH_MAX + 16];
+    json_t *steps = json_array(), *j;
+    int rc = -1;
+
+    for (size_t i = 0; i < r->nsteps; i++)
+        json_array_append_new(steps, step_json(&r->steps[i], i));
+    j = json_pack("{s:i, s:s, s:f, s:f, s:f, s:f, s:b, s:s, s:s, s:f, s:f, s:i, s:i, "
+                  "s:{s:f, s:f, s:f, s:i}, s:o, s:b}",
+                  "calibrate_version", 1, "route", c->route->name, "up_to_rps", r->up_to_rps,
+                  "factor", r->factor, "required_rps", r->required_rps, "margin_rps",
+                  r->margin_rps, "proven", r->proven, "server_cpus", c->server_list,
+                  "client_cpus", c->client_list, "duration_s", c->duration, "warmup_s",
+                  c->warmup, "threads", c->threads, "connections", c->connections, "criteria",
+                  "client_cpu_max_fraction", c->cpu_max, "lag_p99_max_us", c->lag_max,
+                  "min_delivery", c->min_delivery, "errors_max", 0, "steps", steps,
+                  "complete", 1);
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", r->json_path, (long)getpid());
+    if (!j || json_dump_file(j, tmp, JSON_INDENT(2)) != 0 || rename(tmp, r->json_path) != 0) {
+        snprintf(err, errlen, "writing %s: %s", r->json_path, strerror(errno));
+        unlink(tmp);
+    } else {
+        rc = 0;
+    }
+    json_decref(j);
+    return rc;
+}
+
+static double or_default(double v, double d)
+{
+    return v > 0 ? v : d;
+}
+
+static int self_paths(struct cal *c, char *err, size_t errlen)
+{
+    const struct kb_calibrate_cfg *cfg = c->cfg;
+    char dir[PATH_MAX];
+    ssize_t n;
+
+    if (cfg->kneebench) {
+        snprintf(c->kneebench, sizeof(c->kneebench), "%s", cfg->kneebench);
+    } else if ((n = readlink("/proc/self/exe", c->kneebench, sizeof(c->kneebench) - 1)) > 0) {
+        c->kneebench[n] = '\0';
+    } else {
+        snprintf(err, errlen, "cannot find this program's path: %s", strerror(errno));
+        return -1;
+    }
+    snprintf(dir, sizeof(dir), "%s", c->kneebench);
+    snprintf(c->build, sizeof(c->build), "%s", cfg->build_dir ? cfg->build_dir : dirname(dir));
+    return 0;
+}
+
+static int setup(struct cal *c, const struct kb_calibrate_cfg *cfg, char *err, size_t errlen)
+{
+    const struct kb_contract *k = &c->contract;
+    const char *route = cfg->route ? cfg->route : "plaintext";
+
+    c->cfg = cfg;
+    if (kb_contract_load(cfg->contract_path ? cfg->contract_path : kb_contract_default_path(),
+                         &c->contract, err, errlen) < 0)
+        return -1;
+    if (!(c->route = kb_contract_route(k, route))) {
+        snprintf(err, errlen, "no route '%s' in the contract", route);
+        return -1;
+    }
+    c->server_list = cfg->server_cpus ? cfg->server_cpus : k->server_cpus;
+    c->client_list = cfg->client_cpus ? cfg->client_cpus : k->client_cpus;
+    if (parse_cpus(c->server_list, &c->server_cpus, err, errlen) < 0 ||
+        parse_cpus(c->client_list, &c->client_cpus, err, errlen) < 0)
+        return -1;
+    c->duration = or_default(cfg->duration_s, 3.0);
+    c->warmup = cfg->warmup_s >= 0 ? cfg->warmup_s : 1.0;
+    c->threads = cfg->threads > 0 ? cfg->threads : k->threads;
+    c->connections = cfg->connections > 0 ? cfg->connections : k->connections;
+    c->cpu_max = or_default(cfg->cpu_max_fraction, k->client_cpu_max_fraction);
+    c->lag_max = or_default(cfg->lag_p99_max_us, (double)k->client_lag_p99_max_us);
+    c->min_delivery = or_default(cfg->min_delivery, 0.995);
+    return self_paths(c, err, errlen);
+}
+
+static void plan(const struct cal *c, struct kb_calibrate_result *r)
+{
+    const struct kb_calibrate_cfg *cfg = c->cfg;
+    double top_rate = 0;
+    size_t steps = cfg->steps > 0 ? (size_t)cfg->steps : 6;
+
+    for (size_t i = 0; i < c->contract.nrates; i++)
+        if (c->contract.rates[i] > top_rate)
+            top_rate = (double)c->contract.rates[i];
+    r->up_to_rps = or_default(cfg->up_to_rps, top_rate);
+    r->factor = or_default(cfg->factor, 1.25);
+    r->required_rps = r->up_to_rps * r->factor;
+    if (steps > KB_CALIBRATE_MAX_STEPS)
+        steps = KB_CALIBRATE_MAX_STEPS;
+    r->nsteps = steps;
+    for (size_t i = 0; i < steps; i++)
+        r->steps[i].rate = r->required_rps * (double)(i + 1) / (double)steps;
+}
+
+static int ladder(struct cal *c, struct kb_calibrate_result *r, char *err, size_t errlen)
+{
+    int all_held = 1;
+    size_t ran = 0;
+
+    for (size_t i = 0; i < r->nsteps; i++, ran++) {
+        struct kb_calibrate_step *s = &r->steps[i];
+        if (run_step(c, i, s, err, errlen) < 0)
+            return -1;
+        if (c->cfg->progress)
+            fprintf(c->cfg->progress, "calibrate %zu/%zu: %.0f req/s: achieved %.0f, cpu %.2f, "
+                    "lag p99 %.0f us, p99 %.0f us: %s%s\n", i + 1, r->nsteps, s->rate,
+                    s->achieved_rps, s->cpu_fraction, s->lag_p99_us, s->corrected_p99_us,
+                    s->held ? "held" : "NOT held: ", s->why);
+        all_held = all_held && s->held;
+        if (all_held)
+            r->margin_rps = s->rate;
+        if (!s->held && !c->cfg->keep_going) {
+            ran++;
+            break;
+        }
+    }
+    r->nsteps = ran;
+    r->proven = r->margin_rps >= r->required_rps * (1 - 1e-9);
+    return 0;
+}
+
+int kb_calibrate(const struct kb_calibrate_cfg *cfg, struct kb_calibrate_result *out,
+                 char *err, size_t errlen)
+{
+    struct cal c;
+    int rc = -1;
+
+    memset(&c, 0, sizeof(c));
+    memset(out, 0, sizeof(*out));
+    if (setup(&c, cfg, err, errlen) < 0)
+        goto out;
+    plan(&c, out);
+    if (out_path(&c, out->json_path, sizeof(out->json_path), "calibrate.json") < 0) {
+        snprintf(err, errlen, "output directory path too long");
+        goto out;
+    }
+    if (start_control(&c, err, errlen) < 0)
+        goto out;
+    rc = ladder(&c, out, err, errlen);
+    stop_control(&c);
+    if (rc == 0)
+        rc = write_result(&c, out, err, errlen);
+out:
+    stop_control(&c);
+    if (c.contract.path)
+        kb_contract_free(&c.contract);
+    return rc;
+}
+
+int kb_calibrate_covers(const struct kb_calibrate_result *r, double rate)
+{
+    return r->margin_rps > 0 && rate * r->factor <= r->margin_rps * (1 + 1e-9);
+}
+
+int kb_calibrate_read(const char *path, struct kb_calibrate_result *out, char *err,
+                      size_t errlen)
+{
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je), *steps;
+    size_t i;
+
+    memset(out, 0, sizeof(*out));
+    if (!j) {
+        snprintf(err, errlen, "%s: %s", path, je.text);
+        return -1;
+    }
+    out->up_to_rps = num(j, "up_to_rps", NULL);
+    out->factor = num(j, "factor", NULL);
+    out->required_rps = num(j, "required_rps", NULL);
+    out->margin_rps = num(j, "margin_rps", NULL);
+    out->proven = json_is_true(json_object_get(j, "proven"));
+    steps = json_object_get(j, "steps");
+    if (!json_is_true(json_object_get(j, "complete")) || out->factor <= 0 ||
+        out->margin_rps < 0 || !json_is_array(steps)) {
+        snprintf(err, errlen, "%s is not a complete calibration", path);
+        json_decref(j);
+        return -1;
+    }
+    for (i = 0; i < json_array_size(steps) && i < KB_CALIBRATE_MAX_STEPS; i++) {
+        json_t *s = json_array_get(steps, i);
+        struct kb_calibrate_step *o = &out->steps[i];
+        o->rate = num(s, "rate", NULL);
+        o->achieved_rps = num(s, "achieved_rps", NULL);
+        o->delivery = num(s, "delivery", NULL);
+        o->cpu_fraction = num(s, "client_cpu_fraction", NULL);
+        o->lag_p99_us = num(s, "lag_p99_us", NULL);
+        o->corrected_p99_us = num(s, "corrected_p99_us", NULL);
+        o->errors = (long long)num(s, "errors", NULL);
+        o->held = json_is_true(json_object_get(s, "held"));
+        snprintf(o->why, sizeof(o->why), "%s", json_string_value(json_object_get(s, "why")) ?
+                 json_string_value(json_object_get(s, "why")) : "");
+    }
+    out->nsteps = i;
+    snprintf(out->json_path, sizeof(out->json_path), "%s", path);
+    json_decref(j);
+    return 0;
+}
