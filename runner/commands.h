@@ -6,5 +6,7 @@
 int cmd_load(int argc, char **argv);
 int cmd_curve(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_serve_agent(int argc, char **argv);
 
 #endif

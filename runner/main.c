@@ -13,6 +13,8 @@ static const struct {
     { "load", cmd_load, "drive one route open-loop at a fixed rate and measure it" },
     { "curve", cmd_curve, "run the runtime x route x rate comparison into a run directory" },
     { "report", cmd_report, "write report.md, CSV, JSON and SVG charts from a run directory" },
+    { "calibrate", cmd_calibrate, "prove the client's margin against the control server" },
+    { "serve-agent", cmd_serve_agent, "serve the suite's start/sample/stop commands for a remote client" },
 };
 
 static int usage(FILE *f)
