@@ -1,0 +1,42 @@
+/* db.h -- gray-static's PostgreSQL routes: GET /db on parked (suspended) handlers, GET /stats,
+ * and with test routes on, GET /db-sleep?ms=N (pg_sleep, for the overlap test).
+ *
+ * GET /db picks a random id in 1..world_rows and reads {"id":N,"randomNumber":M} through the
+ * readiness-driven pool (pgpool.h) with a prepared, parameterised query. The request is
+ * suspended while the query runs and resumed with its answer; the loop thread never waits.
+ * Because MHD does not watch a suspended connection, this module watches the client's socket
+ * itself (EPOLLRDHUP): a client that leaves mid-query has its query cancelled, which retires
+ * that database connection. Requests are named by (slot, generation) tokens so that a late
+ * answer can never resume the wrong request.
+ *
+ * Without a conninfo the module registers /stats only and never calls libpq.
+ * gs_db_new registers the routes on the server (before gs_server_start); gs_db_free must run
+ * after gs_server_run returns and before gs_server_free (the pool still uses the loop). */
+#ifndef GS_DB_H
+#define GS_DB_H
+
+#include <stdio.h>
+
+#include "gray-static/server.h"
+#include "gray-static/stats.h"
+
+#define GS_DB_POOL_DEFAULT 64      /* = fixtures/contract.json db.pool_size (a test checks) */
+#define GS_DB_WORLD_ROWS 10000     /* = contract db.world_rows (a test checks) */
+
+struct gs_db_config {
+    const char *conninfo;     /* NULL: no database (plaintext/json runs) */
+    int pool_size;            /* 0: GS_DB_POOL_DEFAULT */
+    long world_rows;          /* 0: GS_DB_WORLD_ROWS */
+    int test_routes;          /* also serve /db-sleep */
+    FILE *log;                /* database state changes and errors, or NULL */
+};
+
+struct gs_db;
+
+/* NULL with the reason in err. Opens the pool (asynchronously) when conninfo is set. */
+struct gs_db *gs_db_new(struct gs_server *srv, const struct gs_db_config *c, char *err,
+                        size_t errlen);
+void gs_db_free(struct gs_db *d);
+const struct gs_stats *gs_db_stats(const struct gs_db *d);
+
+#endif
