@@ -4,6 +4,7 @@
  * else lives in server.c. */
 #define _GNU_SOURCE
 #include "gray-static/server.h"
+#include "gray-static/db.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -18,6 +19,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: gray-static [--port N] [--bind ADDR] [--loop KIND] [--turbo]\n"
             "                   [--conn-limit N] [--idle-timeout S] [--version] [--help]\n"
+            "                   [--db CONNINFO] [--db-pool N] [--test-routes]\n"
             "  --port N          TCP port (default 8084; 0 picks a free one)\n"
             "  --bind ADDR       numeric IPv4/IPv6 address (default 127.0.0.1)\n"
             "  --loop KIND       epoll (default: our epoll loop drives MHD), mhd-epoll,\n"
@@ -25,6 +27,11 @@ static void usage(FILE *f)
             "  --turbo           MHD_USE_TURBO (opportunistic reads/writes)\n"
             "  --conn-limit N    most concurrent connections (default 4096)\n"
             "  --idle-timeout S  close idle connections after S seconds (0: never; default 60)\n"
+            "  --db CONNINFO     serve GET /db from PostgreSQL (libpq conninfo; without it\n"
+            "                    libpq is never used)\n"
+            "  --db-pool N       database connections (default 64)\n"
+            "  --test-routes     also serve GET /db-sleep?ms=N (pg_sleep; tests only)\n"
+            "GET /stats always serves the runtime counters as JSON.\n"
             "On start it prints \"gray-static: listening on ADDR:PORT loop=KIND\" to stdout.\n"
             "SIGTERM or SIGINT stops it; it exits 0 after a clean stop.\n");
 }
@@ -53,10 +60,10 @@ static void raise_nofile(unsigned conn_limit)
 }
 
 /* 0: parsed; 1: done (help/version printed); 2: bad usage. */
-static int parse_flags(int argc, char **argv, struct gs_config *c)
+static int parse_flags(int argc, char **argv, struct gs_config *c, struct gs_db_config *dc)
 {
     enum { O_PORT = 'p', O_BIND = 'b', O_LOOP = 'l', O_TURBO = 't', O_VERSION = 'V',
-           O_HELP = 'h', O_CONNS = 1000, O_IDLE };
+           O_HELP = 'h', O_CONNS = 1000, O_IDLE, O_DB, O_DB_POOL, O_TEST_ROUTES };
     static const struct option opts[] = {
         { "port", required_argument, NULL, O_PORT },
         { "bind", required_argument, NULL, O_BIND },
@@ -66,8 +73,9 @@ static int parse_flags(int argc, char **argv, struct gs_config *c)
         { "idle-timeout", required_argument, NULL, O_IDLE },
         { "version", no_argument, NULL, O_VERSION },
         { "help", no_argument, NULL, O_HELP },
-        /* issue 6: --db CONNINFO and --db-pool N join here; the db module then adds its route
-         * with gs_server_add_route() and its sockets to gs_server_loop() in main(). */
+        { "db", required_argument, NULL, O_DB },
+        { "db-pool", required_argument, NULL, O_DB_POOL },
+        { "test-routes", no_argument, NULL, O_TEST_ROUTES },
         { NULL, 0, NULL, 0 },
     };
     long v;
@@ -100,6 +108,17 @@ static int parse_flags(int argc, char **argv, struct gs_config *c)
                 return fprintf(stderr, "gray-static: bad --idle-timeout '%s'\n", optarg), 2;
             c->idle_timeout_s = (unsigned)v;
             break;
+        case O_DB:
+            dc->conninfo = optarg;
+            break;
+        case O_DB_POOL:
+            if (parse_uint(optarg, 10000, &v) < 0 || v == 0)
+                return fprintf(stderr, "gray-static: bad --db-pool '%s'\n", optarg), 2;
+            dc->pool_size = (int)v;
+            break;
+        case O_TEST_ROUTES:
+            dc->test_routes = 1;
+            break;
         case O_VERSION:
             printf("%s %s (libmicrohttpd %s, jansson %s)\n", GS_SERVER_NAME, GS_SERVER_VERSION,
                    MHD_get_version(), jansson_version_str());
@@ -123,17 +142,20 @@ int main(int argc, char **argv)
 {
     struct gs_config cfg;
     struct gs_server *s = NULL;
+    struct gs_db_config dcfg = { .log = stderr };
+    struct gs_db *db = NULL;
     char err[512];
     int rc = 1, p;
 
     gs_config_defaults(&cfg);
     cfg.port = 8084; /* the contract's port for gray-static, for a bare run by hand */
     cfg.log = stderr;
-    if ((p = parse_flags(argc, argv, &cfg)) != 0)
+    if ((p = parse_flags(argc, argv, &cfg, &dcfg)) != 0)
         return p == 1 ? 0 : 2;
     signal(SIGPIPE, SIG_IGN);
     raise_nofile(cfg.conn_limit);
     if (!(s = gs_server_new(&cfg, err, sizeof(err))) ||
+        !(db = gs_db_new(s, &dcfg, err, sizeof(err))) ||
         gs_server_catch_signals(s, err, sizeof(err)) < 0 ||
         gs_server_start(s, err, sizeof(err)) < 0)
         goto out;
@@ -145,6 +167,7 @@ int main(int argc, char **argv)
 out:
     if (rc)
         fprintf(stderr, "gray-static: %s\n", err);
+    gs_db_free(db); /* before the server: the pool still uses its loop */
     gs_server_free(s);
     return rc;
 }
