@@ -1,11 +1,330 @@
-/* cmd_load.c -- placeholder until the subcommand lands; it refuses rather than pretends. */
+/* cmd_load.c -- `kneebench load`: validate every argument, probe the target, run the load
+ * (runner/loadgen.c) and write the summary, the JSON and the .hgrm files (runner/loadout.c).
+ * Exit 0 when the run completed, whatever the server did; 2 for bad arguments; 3 when the
+ * target cannot be reached; 1 when the run or its output failed. Nothing is sent before
+ * every argument has been checked and the target has accepted a connection. */
+#define _GNU_SOURCE
 #include "runner/commands.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <netdb.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fixtures/contract.h"
+#include "runner/clock.h"
+#include "runner/loadgen.h"
+#include "runner/loadout.h"
+
+struct load_args {
+    const char *url, *route, *json, *hgrm, *uhgrm, *contract, *cpus;
+    double rate, duration, warmup, drain;
+    int threads, connections, quiet;
+    long timeout_ms;
+    int have_rate, have_duration, have_warmup, have_drain;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: kneebench load --url http://HOST:PORT/PATH --route NAME --rate RPS --duration S\n"
+        "                      --warmup S [--drain S] [--threads N] [--connections N] [--json FILE]\n"
+        "                      [--hgrm FILE] [--uncorrected-hgrm FILE] [--contract FILE]\n"
+        "                      [--timeout-ms N] [--cpus LIST] [--quiet]\n"
+        "  Drives one route open-loop at a fixed rate; latency counts from each request's\n"
+        "  intended send time. Threads, connections and drain default to the contract's\n"
+        "  comparison section. Exit 0 when the run completed (server errors are data),\n"
+        "  2 for bad arguments, 3 for an unreachable target, 1 if the run itself failed.\n");
+}
+
+static int bad(const char *fmt, const char *a)
+{
+    fprintf(stderr, "kneebench load: ");
+    fprintf(stderr, fmt, a);
+    fprintf(stderr, " (kneebench load --help)\n");
+    return 2;
+}
+
+static int parse_num(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    double v;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* "0-3,5,7-" (an open range runs to the last CPU the process may use). */
+static int parse_cpus(const char *s, cpu_set_t *set)
+{
+    cpu_set_t allowed;
+    char *dup = strdup(s), *save = NULL, *tok;
+    int rc = 0;
+    CPU_ZERO(set);
+    sched_getaffinity(0, sizeof(allowed), &allowed);
+    for (tok = strtok_r(dup, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+        char *dash = strchr(tok, '-'), *end;
+        long a = strtol(tok, &end, 10), b = a;
+        if (end == tok || a < 0 || a >= CPU_SETSIZE)
+            rc = -1;
+        else if (dash && dash[1] == '\0')
+            b = CPU_SETSIZE - 1;
+        else if (dash && (b = strtol(dash + 1, &end, 10), *end || b < a || b >= CPU_SETSIZE))
+            rc = -1;
+        else if (!dash && *end)
+            rc = -1;
+        for (long c = a; !rc && c <= b; c++)
+            if (CPU_ISSET((int)c, &allowed))
+                CPU_SET((int)c, set);
+    }
+    free(dup);
+    return rc || CPU_COUNT(set) == 0 ? -1 : 0;
+}
+
+/* http://HOST[:PORT]/PATH -> address, Host header and path. IPv4 only. */
+static int parse_url(const char *url, struct sockaddr_in *addr, char *host, size_t hostlen,
+                     const char **path)
+{
+    const char *h = url + 7, *slash, *colon;
+    char name[256];
+    long port = 80;
+    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *ai = NULL;
+    if (strncmp(url, "http://", 7))
+        return -1;
+    slash = strchr(h, '/');
+    if (!slash || slash == h || (size_t)(slash - h) >= hostlen || (size_t)(slash - h) >= sizeof(name))
+        return -1;
+    memcpy(host, h, (size_t)(slash - h));
+    host[slash - h] = '\0';
+    colon = strchr(host, ':');
+    if (colon && parse_int(colon + 1, 1, 65535, &port))
+        return -1;
+    snprintf(name, sizeof(name), "%.*s", colon ? (int)(colon - host) : (int)strlen(host), host);
+    if (getaddrinfo(name, NULL, &hints, &ai) || !ai)
+        return -1;
+    *addr = *(struct sockaddr_in *)ai->ai_addr;
+    addr->sin_port = htons((uint16_t)port);
+    freeaddrinfo(ai);
+    *path = slash;
+    return strpbrk(slash, " \r\n") ? -1 : 0;
+}
+
+static int parse_args(int argc, char **argv, struct load_args *a)
+{
+    static const struct option opts[] = {
+        { "url", 1, 0, 'u' }, { "route", 1, 0, 'r' }, { "rate", 1, 0, 'R' },
+        { "duration", 1, 0, 'd' }, { "warmup", 1, 0, 'w' }, { "drain", 1, 0, 'D' },
+        { "threads", 1, 0, 't' }, { "connections", 1, 0, 'c' }, { "json", 1, 0, 'j' },
+        { "hgrm", 1, 0, 'H' }, { "uncorrected-hgrm", 1, 0, 'U' }, { "contract", 1, 0, 'C' },
+        { "timeout-ms", 1, 0, 'T' }, { "cpus", 1, 0, 'p' }, { "quiet", 0, 0, 'q' },
+        { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
+    };
+    int o;
+    long v;
+    optind = 1;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (o) {
+        case 'u': a->url = optarg; break;
+        case 'r': a->route = optarg; break;
+        case 'j': a->json = optarg; break;
+        case 'H': a->hgrm = optarg; break;
+        case 'U': a->uhgrm = optarg; break;
+        case 'C': a->contract = optarg; break;
+        case 'p': a->cpus = optarg; break;
+        case 'q': a->quiet = 1; break;
+        case 'h': usage(stdout); return 1;
+        case 'R':
+            if (parse_num(optarg, 1e-3, 1e7, &a->rate)) return bad("--rate must be a number in (0, 1e7], not '%s'", optarg);
+            a->have_rate = 1; break;
+        case 'd':
+            if (parse_num(optarg, 1e-3, 86400, &a->duration)) return bad("--duration must be seconds in (0, 86400], not '%s'", optarg);
+            a->have_duration = 1; break;
+        case 'w':
+            if (parse_num(optarg, 0, 3600, &a->warmup)) return bad("--warmup must be seconds in [0, 3600], not '%s'", optarg);
+            a->have_warmup = 1; break;
+        case 'D':
+            if (parse_num(optarg, 0, 600, &a->drain)) return bad("--drain must be seconds in [0, 600], not '%s'", optarg);
+            a->have_drain = 1; break;
+        case 't':
+            if (parse_int(optarg, 1, 256, &v)) return bad("--threads must be 1..256, not '%s'", optarg);
+            a->threads = (int)v; break;
+        case 'c':
+            if (parse_int(optarg, 1, 60000, &v)) return bad("--connections must be 1..60000, not '%s'", optarg);
+            a->connections = (int)v; break;
+        case 'T':
+            if (parse_int(optarg, 1, 3600000, &a->timeout_ms)) return bad("--timeout-ms must be 1..3600000, not '%s'", optarg);
+            break;
+        default:
+            return bad("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return bad("unexpected argument '%s'", argv[optind]);
+    if (!a->url || !a->route)
+        return bad("%s", "--url and --route are required");
+    if (!a->have_rate || !a->have_duration || !a->have_warmup)
+        return bad("%s", "--rate, --duration and --warmup are required");
+    return 0;
+}
+
+/* Refuse an unwritable output before the run rather than after it. */
+static int check_writable(const char *path)
+{
+    char tmp[4096];
+    FILE *f;
+    if (!path)
+        return 0;
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    if (!(f = fopen(tmp, "w")))
+        return bad("cannot write output '%s'", path);
+    fclose(f);
+    unlink(tmp);
+    return 0;
+}
+
+static int compile_expect(const struct kb_route *r, struct kb_resp_expect *e, regex_t *re)
+{
+    e->status = r->status;
+    e->content_type = r->content_type;
+    e->body = r->body;
+    e->body_len = r->body_len;
+    e->body_regex = NULL;
+    if (!r->body && r->body_regex) {
+        if (regcomp(re, r->body_regex, REG_EXTENDED | REG_NOSUB))
+            return -1;
+        e->body_regex = re;
+    }
+    return 0;
+}
+
+static int write_outputs(const struct load_args *a, const struct kb_load_meta *m,
+                         const struct kb_load_result *res)
+{
+    char err[512];
+    int rc = 0;
+    if (a->json && kb_loadout_write_json(a->json, m, res, err, sizeof(err)))
+        rc = 1;
+    else if (a->hgrm && kb_loadout_write_hgrm(a->hgrm, &res->corrected, err, sizeof(err)))
+        rc = 1;
+    else if (a->uhgrm && kb_loadout_write_hgrm(a->uhgrm, &res->uncorrected, err, sizeof(err)))
+        rc = 1;
+    if (rc)
+        fprintf(stderr, "kneebench load: %s\n", err);
+    return rc;
+}
+
+static int run(struct load_args *a, const struct kb_contract *ct)
+{
+    const struct kb_route *route = kb_contract_route(ct, a->route);
+    struct kb_load_config cfg = { 0 };
+    struct kb_load_meta meta = { 0 };
+    struct kb_load_result res;
+    struct kb_resp_expect expect;
+    regex_t re;
+    cpu_set_t cpus;
+    char host[256], err[512], *request = NULL;
+    const char *path;
+    int rc = 2, have_re = 0, n;
+
+    if (!route)
+        return bad("no route '%s' in the contract", a->route);
+    if (strcmp(route->method, "GET"))
+        return bad("route '%s' is not a GET route", a->route);
+    if (parse_url(a->url, &cfg.addr, host, sizeof(host), &path))
+        return bad("--url must be http://HOST[:PORT]/PATH with a resolvable IPv4 host, not '%s'", a->url);
+    if (a->cpus && parse_cpus(a->cpus, &cpus))
+        return bad("--cpus '%s' names no CPU this process may use", a->cpus);
+    if (a->threads > a->connections)
+        return bad("%s", "--connections must be at least --threads (every thread needs a connection)");
+    if (check_writable(a->json) || check_writable(a->hgrm) || check_writable(a->uhgrm))
+        return 2;
+    if (compile_expect(route, &expect, &re))
+        return bad("route '%s' has a body_regex that does not compile", a->route);
+    have_re = expect.body_regex != NULL;
+    n = snprintf(NULL, 0, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, host);
+    request = malloc((size_t)n + 1);
+    snprintf(request, (size_t)n + 1, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, host);
+
+    if (kb_load_probe(&cfg.addr, 2000, err, sizeof(err))) {
+        fprintf(stderr, "kneebench load: target unreachable, no load sent: %s\n", err);
+        rc = 3;
+        goto out;
+    }
+    cfg.request = request;
+    cfg.request_len = (size_t)n;
+    cfg.expect = &expect;
+    cfg.rate = a->rate;
+    cfg.warmup_s = a->warmup;
+    cfg.duration_s = a->duration;
+    cfg.drain_s = a->drain;
+    cfg.threads = a->threads;
+    cfg.connections = a->connections;
+    cfg.timeout_ms = a->timeout_ms;
+    cfg.cpus = a->cpus ? &cpus : NULL;
+    if (!cfg.cpus)
+        sched_getaffinity(0, sizeof(cpus), &cpus);
+
+    meta = (struct kb_load_meta){ .url = a->url, .route = a->route, .requested_rps = a->rate,
+        .threads = a->threads, .connections = a->connections, .warmup_s = a->warmup,
+        .duration_s = a->duration, .drain_s = a->drain, .client_cpus = CPU_COUNT(&cpus) };
+    kb_clock_iso8601_utc(meta.started_at, sizeof(meta.started_at));
+    if (kb_load_run(&cfg, &res, err, sizeof(err))) {
+        fprintf(stderr, "kneebench load: %s\n", err);
+        rc = 1;
+        goto out;
+    }
+    if (!a->quiet)
+        kb_loadout_summary(stdout, &meta, &res);
+    rc = write_outputs(a, &meta, &res);
+    kb_load_result_free(&res);
+out:
+    if (have_re)
+        regfree(&re);
+    free(request);
+    return rc;
+}
 
 int cmd_load(int argc, char **argv)
 {
-    (void)argc;
-    fprintf(stderr, "kneebench %s: not built yet\n", argv[0]);
-    return 2;
+    struct load_args a = { .timeout_ms = 10000 };
+    struct kb_contract ct;
+    char err[512];
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (kb_contract_load(a.contract ? a.contract : kb_contract_default_path(), &ct, err, sizeof(err))) {
+        fprintf(stderr, "kneebench load: %s\n", err);
+        return 2;
+    }
+    if (!a.threads)
+        a.threads = ct.threads;
+    if (!a.connections)
+        a.connections = ct.connections;
+    if (!a.have_drain)
+        a.drain = ct.drain_s;
+    rc = run(&a, &ct);
+    kb_contract_free(&ct);
+    return rc;
 }

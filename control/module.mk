@@ -1,0 +1,14 @@
+# control/: build/kb-control, the known-fast control server; and `make bench-loadgen`.
+CONTROL_SRCS := $(wildcard control/*.c)
+control_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out control/main.c,$(CONTROL_SRCS))) $(FIXTURE_OBJS)
+
+$(BUILD)/kb-control: $(OBJ)/control/main.o $(control_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
+PROGRAMS += $(BUILD)/kb-control
+
+# A measurement, not a test: prints figures (server on CPU 0, client on CPU 1).
+.PHONY: bench-loadgen
+bench-loadgen: $(BUILD)/kneebench $(BUILD)/kb-control
+	@control/bench-loadgen.sh $(BUILD)

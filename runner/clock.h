@@ -1,0 +1,26 @@
+/* clock.h -- the load generator's monotonic clock: nanoseconds on CLOCK_MONOTONIC in their own
+ * type, and precise absolute waits. Every intended send time and every latency is a kb_mono_t. */
+#ifndef KB_CLOCK_H
+#define KB_CLOCK_H
+
+#include <stdint.h>
+
+typedef uint64_t kb_mono_t;            /* nanoseconds since an arbitrary origin */
+
+#define KB_NS_PER_US 1000ULL
+#define KB_NS_PER_MS 1000000ULL
+#define KB_NS_PER_S  1000000000ULL
+
+kb_mono_t kb_mono_now(void);
+
+/* Sleep until the absolute time t (clock_nanosleep TIMER_ABSTIME). */
+void kb_mono_sleep_until(kb_mono_t t);
+
+/* Ask the kernel for 1 ns timer slack on the calling thread so that timed waits wake
+ * within microseconds instead of the default 50 us. Returns 0 or -1. */
+int kb_clock_tight_slack(void);
+
+/* ISO-8601 UTC wall-clock time ("2026-11-30T05:03:07Z") into buf. */
+void kb_clock_iso8601_utc(char *buf, int len);
+
+#endif

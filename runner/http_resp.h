@@ -1,0 +1,69 @@
+/* http_resp.h -- an incremental HTTP/1.1 response parser that also checks the response
+ * against what the contract expects (status, Content-Type, exact body or a body regex).
+ *
+ * Bytes may arrive split at any point; the parser keeps only a bounded header-line buffer
+ * and never stores a body (a literal body is compared as it streams, a regex body is kept
+ * up to KB_RESP_REGEX_BODY_MAX bytes). Content-Length, chunked transfer coding and
+ * read-until-close bodies are understood. One parser per connection; no allocation. */
+#ifndef KB_HTTP_RESP_H
+#define KB_HTTP_RESP_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KB_RESP_LINE_MAX 4096
+#define KB_RESP_REGEX_BODY_MAX 4096
+
+/* What a correct response looks like; owned by the caller, shared read-only by parsers. */
+struct kb_resp_expect {
+    int status;
+    const char *content_type;      /* compared case-insensitively, surrounding space trimmed */
+    const char *body;              /* exact bytes, or NULL when body_regex applies */
+    size_t body_len;
+    const regex_t *body_regex;     /* compiled by the caller (REG_EXTENDED | REG_NOSUB) */
+};
+
+enum kb_resp_rc {
+    KB_RESP_MORE = 0,              /* all input consumed, response not complete yet */
+    KB_RESP_DONE = 1,              /* one response complete; *consumed says how much input */
+    KB_RESP_MALFORMED = -1         /* not HTTP; p->error names what */
+};
+
+struct kb_resp {
+    const struct kb_resp_expect *expect;
+    int state;
+    int status;
+    int conn_close;                /* Connection: close, or HTTP/1.0 without keep-alive */
+    int chunked;
+    int64_t content_length;        /* -1 when absent */
+    int64_t remaining;             /* body or chunk bytes still to come */
+    int64_t body_seen;
+    int ct_seen, ct_ok, body_ok;
+    const char *error;             /* static text, set on KB_RESP_MALFORMED */
+    size_t line_len;
+    size_t regex_len;
+    char line[KB_RESP_LINE_MAX];
+    char regex_body[KB_RESP_REGEX_BODY_MAX + 1];
+};
+
+/* Ready the parser for the next response on a connection. */
+void kb_resp_init(struct kb_resp *p, const struct kb_resp_expect *e);
+
+/* Feed len bytes. *consumed is set to the bytes used (on DONE, any rest belongs to the
+ * next response). */
+enum kb_resp_rc kb_resp_feed(struct kb_resp *p, const char *buf, size_t len, size_t *consumed);
+
+/* The peer closed the connection: DONE when the body was delimited by close, MALFORMED when
+ * a response was partly received, MORE when nothing of a response had arrived. */
+enum kb_resp_rc kb_resp_eof(struct kb_resp *p);
+
+/* 1 when any byte of the current response has been seen. */
+int kb_resp_started(const struct kb_resp *p);
+
+/* After DONE: which checks failed. */
+static inline int kb_resp_status_ok(const struct kb_resp *p) { return p->status == p->expect->status; }
+static inline int kb_resp_ct_ok(const struct kb_resp *p) { return p->ct_seen && p->ct_ok; }
+int kb_resp_body_ok(const struct kb_resp *p);
+
+#endif

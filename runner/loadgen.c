@@ -1,0 +1,738 @@
+/* loadgen.c -- threads, connections and the epoll loop of `kneebench load`.
+ *
+ * Design. Each thread owns a slice of the connections, one epoll instance, one schedule
+ * (runner/schedule.h) and one FIFO of due-but-unsent requests; threads share nothing while
+ * running, and the main thread merges their counters and histograms after joining them.
+ * Startup: every thread opens all its connections, then two barriers let the main thread
+ * fix the common start time t0 once every connection is up (no staggering). The loop:
+ *   1. take every request whose intended time has come (never early, never ahead) into
+ *      the FIFO; 2. hand FIFO requests, oldest first, to free connections (one request in
+ *      flight per connection; none free: they wait, their latency counting from the intended
+ *      time); 3. sleep in epoll_pwait2 until the next intended time (1 ns timer slack, so
+ *      the wake-up is within microseconds); 4. read responses, parse and check them.
+ * After the last scheduled request the loop drains for at most drain_s; measured requests
+ * still queued or in flight then are counted as timeouts, so every request ends once.
+ * The hot path makes no allocation: requests are pre-formatted, the read buffer is per
+ * thread, parsers live in the connection slots, and the FIFO only grows (rarely). */
+#define _GNU_SOURCE
+#include "runner/loadgen.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "runner/schedule.h"
+
+const char *const kb_err_kind_names[KB_ERR_KINDS] = {
+    "connect", "read", "write", "timeout", "peer_close", "malformed"
+};
+
+#define READ_BUF 65536
+#define MAX_EVENTS 256
+#define RETRY_NS (100 * KB_NS_PER_MS)      /* back-off after a failed connect */
+#define SCAN_NS (10 * KB_NS_PER_MS)        /* how often request timeouts are checked */
+
+enum conn_state { C_DOWN, C_CONNECTING, C_READY };
+
+struct conn {
+    int fd;
+    enum conn_state state;
+    int busy;                /* a request is assigned */
+    int written;             /* ...and fully written */
+    int in_free;             /* listed in the free stack */
+    int want_out;            /* EPOLLOUT currently registered */
+    int measured;
+    uint64_t n;
+    kb_mono_t intended, assigned, sent;
+    size_t woff;
+    kb_mono_t retry_at;      /* C_DOWN: when to reconnect */
+    struct kb_resp parser;
+};
+
+struct pending {
+    uint64_t n;
+    kb_mono_t intended;
+};
+
+struct thread {
+    const struct kb_load_config *cfg;
+    unsigned index;
+    pthread_t tid;
+    int epfd;
+    struct conn *conns;
+    int nconns;
+    int *free_stack;
+    int nfree;
+    struct pending *fifo;
+    size_t fifo_cap, fifo_head, fifo_len;
+    struct kb_schedule sched;
+    kb_mono_t measure_end;   /* intended time of the first request after the interval */
+    uint64_t measured_outstanding;
+    struct kb_load_counts c;
+    struct kb_hist corrected, uncorrected, lag;
+    char first_error[256];
+    char setup_error[256];
+    struct shared *shared;
+    char buf[READ_BUF];
+};
+
+struct shared {
+    pthread_barrier_t opened, started;
+    _Atomic kb_mono_t t0;
+};
+
+static void note_error(struct thread *t, const char *what, const char *detail)
+{
+    if (!t->first_error[0])
+        snprintf(t->first_error, sizeof(t->first_error), "%s%s%s", what, detail ? ": " : "",
+                 detail ? detail : "");
+}
+
+/* ---- connections ---------------------------------------------------------------------- */
+
+static void free_push(struct thread *t, int i)
+{
+    struct conn *c = &t->conns[i];
+    if (c->in_free || c->busy || c->state == C_DOWN)
+        return;
+    c->in_free = 1;
+    t->free_stack[t->nfree++] = i;
+}
+
+static int free_pop(struct thread *t)
+{
+    while (t->nfree > 0) {
+        int i = t->free_stack[--t->nfree];
+        struct conn *c = &t->conns[i];
+        c->in_free = 0;
+        if (!c->busy && c->state != C_DOWN)
+            return i;
+    }
+    return -1;
+}
+
+static void set_events(struct thread *t, int i, int want_out)
+{
+    struct conn *c = &t->conns[i];
+    struct epoll_event ev = { .events = EPOLLIN | (want_out ? EPOLLOUT : 0), .data.u32 = (uint32_t)i };
+    if (c->want_out != want_out) {
+        epoll_ctl(t->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+        c->want_out = want_out;
+    }
+}
+
+/* Start a non-blocking connect. On immediate failure the slot backs off. */
+static void conn_open(struct thread *t, int i, kb_mono_t now)
+{
+    struct conn *c = &t->conns[i];
+    int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.u32 = (uint32_t)i };
+    c->fd = fd;
+    if (fd < 0)
+        goto fail;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (connect(fd, (const struct sockaddr *)&t->cfg->addr, sizeof(t->cfg->addr)) < 0 &&
+        errno != EINPROGRESS)
+        goto fail;
+    if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+        goto fail;
+    c->state = C_CONNECTING;
+    c->want_out = 1;
+    free_push(t, i);
+    return;
+fail:
+    note_error(t, "connect", strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    c->fd = -1;
+    c->state = C_DOWN;
+    c->retry_at = now + RETRY_NS;
+    t->c.connect_failures++;
+}
+
+static void conn_close(struct thread *t, int i)
+{
+    struct conn *c = &t->conns[i];
+    if (c->fd >= 0)
+        close(c->fd);     /* close() also removes it from the epoll set */
+    c->fd = -1;
+    c->state = C_DOWN;
+    c->want_out = 0;
+}
+
+/* Close and reconnect at once (a peer close, Connection: close, a timeout). */
+static void conn_recycle(struct thread *t, int i, kb_mono_t now)
+{
+    conn_close(t, i);
+    t->c.reconnects++;
+    conn_open(t, i, now);
+}
+
+/* ---- request outcomes ----------------------------------------------------------------- */
+
+static void request_done(struct thread *t, struct conn *c)
+{
+    c->busy = 0;
+    if (c->measured)
+        t->measured_outstanding--;
+}
+
+static void request_failed(struct thread *t, struct conn *c, enum kb_err_kind kind, const char *detail)
+{
+    if (c->measured)
+        t->c.errors[kind]++;
+    note_error(t, kb_err_kind_names[kind], detail);
+    request_done(t, c);
+}
+
+static void record_response(struct thread *t, struct conn *c, kb_mono_t now)
+{
+    const struct kb_resp *p = &c->parser;
+    int mismatch = 0;
+    if (!c->measured)
+        return;
+    t->c.completed++;
+    if (now < t->measure_end)
+        t->c.interval_completed++;
+    if (p->status < KB_LOAD_STATUS_MAX)
+        t->c.status[p->status]++;
+    else
+        t->c.status_other++;
+    if (p->status < 200 || p->status > 299)
+        t->c.non2xx++;
+    if (!kb_resp_status_ok(p)) {
+        t->c.mm_status++;
+        mismatch = 1;
+    }
+    if (!kb_resp_ct_ok(p)) {
+        t->c.mm_content_type++;
+        mismatch = 1;
+    }
+    if (!kb_resp_body_ok(p)) {
+        t->c.mm_body++;
+        mismatch = 1;
+    }
+    if (mismatch) {
+        t->c.mm_total++;
+        note_error(t, "response does not match the contract route", NULL);
+    }
+    kb_hist_record(&t->corrected, (int64_t)((now - c->intended) / KB_NS_PER_US));
+    kb_hist_record(&t->uncorrected, (int64_t)((now - c->sent) / KB_NS_PER_US));
+}
+
+/* ---- sending -------------------------------------------------------------------------- */
+
+static void try_write(struct thread *t, int i, kb_mono_t now)
+{
+    struct conn *c = &t->conns[i];
+    const char *req = t->cfg->request;
+    size_t len = t->cfg->request_len;
+    if (c->woff == 0) {
+        c->sent = now;
+        if (c->measured)
+            kb_hist_record(&t->lag, (int64_t)((now - c->intended) / KB_NS_PER_US));
+    }
+    while (c->woff < len) {
+        ssize_t w = send(c->fd, req + c->woff, len - c->woff, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                set_events(t, i, 1);
+                return;
+            }
+            if (errno == EINTR)
+                continue;
+            request_failed(t, c, KB_ERR_WRITE, strerror(errno));
+            conn_recycle(t, i, now);
+            return;
+        }
+        c->woff += (size_t)w;
+    }
+    c->written = 1;
+    if (c->measured)
+        t->c.sent++;
+    if (c->want_out)
+        set_events(t, i, 0);
+}
+
+static void assign(struct thread *t, int i, const struct pending *p, kb_mono_t now)
+{
+    struct conn *c = &t->conns[i];
+    c->busy = 1;
+    c->written = 0;
+    c->woff = 0;
+    c->n = p->n;
+    c->intended = p->intended;
+    c->assigned = now;
+    c->measured = kb_schedule_is_measured(&t->sched, p->n);
+    kb_resp_init(&c->parser, t->cfg->expect);
+    if (c->state == C_READY)
+        try_write(t, i, now);
+}
+
+static int fifo_push(struct thread *t, uint64_t n, kb_mono_t intended)
+{
+    if (t->fifo_len == t->fifo_cap) {
+        size_t cap = t->fifo_cap * 2;
+        struct pending *f = malloc(cap * sizeof(*f));
+        if (!f)
+            return -1;
+        for (size_t k = 0; k < t->fifo_len; k++)
+            f[k] = t->fifo[(t->fifo_head + k) % t->fifo_cap];
+        free(t->fifo);
+        t->fifo = f;
+        t->fifo_cap = cap;
+        t->fifo_head = 0;
+    }
+    t->fifo[(t->fifo_head + t->fifo_len) % t->fifo_cap] = (struct pending){ n, intended };
+    t->fifo_len++;
+    return 0;
+}
+
+/* Moves due requests into the FIFO and the FIFO onto free connections. Returns the next
+ * intended time (UINT64_MAX when the schedule is exhausted). */
+static kb_mono_t dispatch(struct thread *t, kb_mono_t now)
+{
+    uint64_t n;
+    kb_mono_t next;
+    while (kb_schedule_take(&t->sched, now, &n, &next)) {
+        if (kb_schedule_is_measured(&t->sched, n)) {
+            t->c.scheduled++;
+            t->measured_outstanding++;
+        }
+        if (fifo_push(t, n, next) < 0) {
+            /* Out of memory: the request cannot wait, so it ends here, counted. */
+            if (kb_schedule_is_measured(&t->sched, n)) {
+                t->c.errors[KB_ERR_TIMEOUT]++;
+                t->measured_outstanding--;
+            }
+            note_error(t, "timeout", "request queue could not grow");
+        }
+    }
+    while (t->fifo_len > 0) {
+        int i = free_pop(t);
+        if (i < 0)
+            break;
+        assign(t, i, &t->fifo[t->fifo_head], now);
+        t->fifo_head = (t->fifo_head + 1) % t->fifo_cap;
+        t->fifo_len--;
+    }
+    return next;
+}
+
+/* ---- receiving ------------------------------------------------------------------------ */
+
+static void on_connected(struct thread *t, int i, kb_mono_t now)
+{
+    struct conn *c = &t->conns[i];
+    int soerr = 0;
+    socklen_t sl = sizeof(soerr);
+    getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+    if (soerr) {
+        t->c.connect_failures++;
+        note_error(t, "connect", strerror(soerr));
+        if (c->busy)
+            request_failed(t, c, KB_ERR_CONNECT, strerror(soerr));
+        conn_close(t, i);
+        c->retry_at = now + RETRY_NS;
+        return;
+    }
+    c->state = C_READY;
+    if (c->busy)
+        try_write(t, i, now);
+    else
+        set_events(t, i, 0);
+}
+
+/* The peer closed (read returned 0) or reset the connection. */
+static void on_closed(struct thread *t, int i, kb_mono_t now, int err)
+{
+    struct conn *c = &t->conns[i];
+    if (c->busy && c->written && !err && kb_resp_eof(&c->parser) == KB_RESP_DONE) {
+        record_response(t, c, now);
+        request_done(t, c);
+    } else if (c->busy && c->written) {
+        if (err)
+            request_failed(t, c, KB_ERR_READ, strerror(err));
+        else
+            request_failed(t, c, KB_ERR_PEER_CLOSE, kb_resp_started(&c->parser) ?
+                           "connection closed mid-response" : "connection closed before a response");
+    } else if (c->busy) {
+        request_failed(t, c, KB_ERR_WRITE, "connection closed before the request was written");
+    }
+    conn_recycle(t, i, now);
+}
+
+static void on_readable(struct thread *t, int i, kb_mono_t now)
+{
+    struct conn *c = &t->conns[i];
+    ssize_t r = recv(c->fd, t->buf, sizeof(t->buf), 0);
+    size_t off = 0, used;
+    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        on_closed(t, i, now, r < 0 ? errno : 0);
+        return;
+    }
+    if (r < 0)
+        return;
+    if (!c->busy || !c->written) {
+        note_error(t, "unsolicited bytes from the server", NULL);
+        if (c->busy)
+            request_failed(t, c, KB_ERR_MALFORMED, "response before the request was written");
+        conn_recycle(t, i, now);
+        return;
+    }
+    switch (kb_resp_feed(&c->parser, t->buf, (size_t)r, &used)) {
+    case KB_RESP_MORE:
+        return;
+    case KB_RESP_MALFORMED:
+        request_failed(t, c, KB_ERR_MALFORMED, c->parser.error);
+        conn_recycle(t, i, now);
+        return;
+    case KB_RESP_DONE:
+        off = used;
+        record_response(t, c, now);
+        request_done(t, c);
+        if (off < (size_t)r) {
+            /* More bytes than the response framed: the stream is out of step. */
+            note_error(t, "malformed", "bytes after the end of a response");
+            conn_recycle(t, i, now);
+        } else if (c->parser.conn_close) {
+            conn_recycle(t, i, now);
+        } else {
+            free_push(t, i);
+        }
+        return;
+    }
+}
+
+static void on_event(struct thread *t, const struct epoll_event *ev, kb_mono_t now)
+{
+    int i = (int)ev->data.u32;
+    struct conn *c = &t->conns[i];
+    if (c->fd < 0)
+        return;
+    if (c->state == C_CONNECTING) {
+        if (ev->events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+            on_connected(t, i, now);
+        if (c->state != C_READY)
+            return;
+        free_push(t, i);
+    }
+    if (ev->events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+        on_readable(t, i, now);
+    else if ((ev->events & EPOLLOUT) && c->busy && !c->written && c->fd >= 0)
+        try_write(t, i, now);
+}
+
+/* Request timeouts, and reconnecting slots whose back-off has passed. */
+static void scan(struct thread *t, kb_mono_t now)
+{
+    kb_mono_t limit = (kb_mono_t)t->cfg->timeout_ms * KB_NS_PER_MS;
+    for (int i = 0; i < t->nconns; i++) {
+        struct conn *c = &t->conns[i];
+        if (c->state == C_DOWN) {
+            if (now >= c->retry_at)
+                conn_open(t, i, now);
+            continue;
+        }
+        if (c->busy && now - (c->written ? c->sent : c->assigned) > limit) {
+            request_failed(t, c, KB_ERR_TIMEOUT, "no response within --timeout-ms");
+            conn_recycle(t, i, now);
+        }
+    }
+}
+
+/* End of the drain: whatever is measured and unfinished is a timeout. */
+static void finish(struct thread *t)
+{
+    for (int i = 0; i < t->nconns; i++) {
+        struct conn *c = &t->conns[i];
+        if (c->busy)
+            request_failed(t, c, KB_ERR_TIMEOUT, "still in flight when the drain ended");
+        conn_close(t, i);
+    }
+    for (; t->fifo_len > 0; t->fifo_len--, t->fifo_head = (t->fifo_head + 1) % t->fifo_cap)
+        if (kb_schedule_is_measured(&t->sched, t->fifo[t->fifo_head].n)) {
+            t->c.errors[KB_ERR_TIMEOUT]++;
+            t->measured_outstanding--;
+            note_error(t, "timeout", "never sent: no free connection before the drain ended");
+        }
+}
+
+static void wait_events(struct thread *t, kb_mono_t now, kb_mono_t until)
+{
+    struct epoll_event evs[MAX_EVENTS];
+    struct timespec ts = { 0, 0 };
+    int n;
+    if (until > now) {
+        kb_mono_t d = until - now;
+        ts.tv_sec = (time_t)(d / KB_NS_PER_S);
+        ts.tv_nsec = (long)(d % KB_NS_PER_S);
+    }
+    n = epoll_pwait2(t->epfd, evs, MAX_EVENTS, &ts, NULL);
+    if (n <= 0)
+        return;
+    now = kb_mono_now();
+    for (int k = 0; k < n; k++)
+        on_event(t, &evs[k], now);
+}
+
+static void run_loop(struct thread *t)
+{
+    kb_mono_t end_sched = kb_schedule_time(&t->sched, kb_schedule_total(&t->sched));
+    kb_mono_t drain_end = end_sched + (kb_mono_t)(t->cfg->drain_s * (double)KB_NS_PER_S);
+    kb_mono_t next_scan = 0;
+    for (;;) {
+        kb_mono_t now = kb_mono_now(), next, until;
+        if (now >= next_scan) {
+            scan(t, now);
+            next_scan = now + SCAN_NS;
+        }
+        next = dispatch(t, now);
+        if (next == UINT64_MAX && (t->measured_outstanding == 0 || now >= drain_end))
+            break;
+        until = next < next_scan ? next : next_scan;
+        if (next == UINT64_MAX && drain_end < until)
+            until = drain_end;
+        wait_events(t, now, until);
+    }
+    finish(t);
+}
+
+/* ---- thread setup --------------------------------------------------------------------- */
+
+static void *thread_main(void *arg)
+{
+    struct thread *t = arg;
+    kb_mono_t now = kb_mono_now(), deadline = now + 2 * KB_NS_PER_S;
+    kb_clock_tight_slack();
+    if (t->cfg->cpus)
+        pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), t->cfg->cpus);
+    for (int i = 0; i < t->nconns; i++)
+        conn_open(t, i, now);
+    /* All connections up before the warmup: wait for every connect to finish. */
+    for (;;) {
+        int pending = 0;
+        for (int i = 0; i < t->nconns; i++)
+            pending += t->conns[i].state == C_CONNECTING;
+        now = kb_mono_now();
+        if (!pending || now >= deadline)
+            break;
+        wait_events(t, now, now + 10 * KB_NS_PER_MS);
+    }
+    pthread_barrier_wait(&t->shared->opened);
+    pthread_barrier_wait(&t->shared->started);
+    kb_schedule_init(&t->sched, atomic_load(&t->shared->t0), t->cfg->rate, t->cfg->warmup_s,
+                     t->cfg->duration_s, t->index, (unsigned)t->cfg->threads);
+    t->measure_end = kb_schedule_time(&t->sched, kb_schedule_total(&t->sched));
+    run_loop(t);
+    return NULL;
+}
+
+static void thread_free(struct thread *t)
+{
+    if (t->epfd >= 0)
+        close(t->epfd);
+    free(t->conns);
+    free(t->free_stack);
+    free(t->fifo);
+    kb_hist_free(&t->corrected);
+    kb_hist_free(&t->uncorrected);
+    kb_hist_free(&t->lag);
+}
+
+static int hist3(struct kb_hist *a, struct kb_hist *b, struct kb_hist *c)
+{
+    return kb_hist_init(a, 1, KB_LOAD_HIST_MAX_US, 3) | kb_hist_init(b, 1, KB_LOAD_HIST_MAX_US, 3) |
+           kb_hist_init(c, 1, KB_LOAD_HIST_MAX_US, 3);
+}
+
+static int thread_setup(struct thread *t, const struct kb_load_config *cfg, unsigned index,
+                        struct shared *sh)
+{
+    int base = cfg->connections / cfg->threads, extra = cfg->connections % cfg->threads;
+    t->cfg = cfg;
+    t->index = index;
+    t->shared = sh;
+    /* C not divisible by T: the first C % T threads take one more, so every one is used. */
+    t->nconns = base + ((int)index < extra ? 1 : 0);
+    t->epfd = epoll_create1(EPOLL_CLOEXEC);
+    t->conns = calloc((size_t)t->nconns, sizeof(*t->conns));
+    t->free_stack = calloc((size_t)t->nconns, sizeof(int));
+    t->fifo_cap = 4096;
+    t->fifo = malloc(t->fifo_cap * sizeof(*t->fifo));
+    if (t->epfd < 0 || !t->conns || !t->free_stack || !t->fifo ||
+        hist3(&t->corrected, &t->uncorrected, &t->lag))
+        return -1;
+    for (int i = 0; i < t->nconns; i++)
+        t->conns[i].fd = -1;
+    return 0;
+}
+
+static void merge(struct kb_load_result *res, struct thread *t)
+{
+    struct kb_load_counts *d = &res->c;
+    const struct kb_load_counts *s = &t->c;
+    d->scheduled += s->scheduled;
+    d->sent += s->sent;
+    d->completed += s->completed;
+    for (int k = 0; k < KB_ERR_KINDS; k++)
+        d->errors[k] += s->errors[k];
+    for (int k = 0; k < KB_LOAD_STATUS_MAX; k++)
+        d->status[k] += s->status[k];
+    d->status_other += s->status_other;
+    d->non2xx += s->non2xx;
+    d->mm_status += s->mm_status;
+    d->mm_content_type += s->mm_content_type;
+    d->mm_body += s->mm_body;
+    d->mm_total += s->mm_total;
+    d->reconnects += s->reconnects;
+    d->connect_failures += s->connect_failures;
+    d->interval_completed += s->interval_completed;
+    kb_hist_add(&res->corrected, &t->corrected);
+    kb_hist_add(&res->uncorrected, &t->uncorrected);
+    kb_hist_add(&res->lag, &t->lag);
+    if (!res->first_error[0] && t->first_error[0])
+        memcpy(res->first_error, t->first_error, sizeof(res->first_error));
+}
+
+static double cpu_now(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* The main thread's part: fix t0, then sample CPU at the interval's two ends. */
+static void time_interval(const struct kb_load_config *cfg, struct shared *sh, struct kb_load_result *res)
+{
+    kb_mono_t t0 = kb_mono_now() + 5 * KB_NS_PER_MS, a, b;
+    double cpu0, cpu1;
+    struct kb_schedule s;
+    atomic_store(&sh->t0, t0);
+    pthread_barrier_wait(&sh->started);
+    kb_schedule_init(&s, t0, cfg->rate, cfg->warmup_s, cfg->duration_s, 0, 1);
+    kb_mono_sleep_until(kb_schedule_time(&s, s.warmup_n));
+    a = kb_mono_now();
+    cpu0 = cpu_now();
+    kb_mono_sleep_until(kb_schedule_time(&s, kb_schedule_total(&s)));
+    b = kb_mono_now();
+    cpu1 = cpu_now();
+    res->cpu_seconds = cpu1 - cpu0;
+    res->interval_s = (double)(b - a) / (double)KB_NS_PER_S;
+}
+
+int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, char *err, size_t errlen)
+{
+    struct thread *ts = NULL;
+    struct shared sh;
+    int started = 0, rc = -1;
+    kb_mono_t drain_from;
+    memset(res, 0, sizeof(*res));
+    if (cfg->threads < 1 || cfg->connections < cfg->threads) {
+        snprintf(err, errlen, "need threads >= 1 and connections >= threads");
+        return -1;
+    }
+    if (hist3(&res->corrected, &res->uncorrected, &res->lag) ||
+        !(ts = calloc((size_t)cfg->threads, sizeof(*ts)))) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    pthread_barrier_init(&sh.opened, NULL, (unsigned)cfg->threads + 1);
+    pthread_barrier_init(&sh.started, NULL, (unsigned)cfg->threads + 1);
+    for (int i = 0; i < cfg->threads; i++) {
+        ts[i].epfd = -1;
+        if (thread_setup(&ts[i], cfg, (unsigned)i, &sh)) {
+            snprintf(err, errlen, "thread setup failed: %s", strerror(errno));
+            goto out_barriers;
+        }
+    }
+    for (; started < cfg->threads; started++)
+        if (pthread_create(&ts[started].tid, NULL, thread_main, &ts[started])) {
+            snprintf(err, errlen, "pthread_create failed");
+            /* The started threads wait at the barrier forever; nothing sane remains. */
+            abort();
+        }
+    pthread_barrier_wait(&sh.opened);
+    time_interval(cfg, &sh, res);
+    drain_from = kb_mono_now();
+    for (int i = 0; i < cfg->threads; i++)
+        pthread_join(ts[i].tid, NULL);
+    res->drain_used_s = (double)(kb_mono_now() - drain_from) / (double)KB_NS_PER_S;
+    for (int i = 0; i < cfg->threads; i++)
+        merge(res, &ts[i]);
+    rc = 0;
+out_barriers:
+    pthread_barrier_destroy(&sh.opened);
+    pthread_barrier_destroy(&sh.started);
+out:
+    if (ts)
+        for (int i = 0; i < cfg->threads; i++)
+            thread_free(&ts[i]);
+    free(ts);
+    if (rc)
+        kb_load_result_free(res);
+    return rc;
+}
+
+void kb_load_result_free(struct kb_load_result *res)
+{
+    kb_hist_free(&res->corrected);
+    kb_hist_free(&res->uncorrected);
+    kb_hist_free(&res->lag);
+}
+
+uint64_t kb_load_errors_total(const struct kb_load_counts *c)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < KB_ERR_KINDS; k++)
+        n += c->errors[k];
+    return n;
+}
+
+int kb_load_probe(const struct sockaddr_in *addr, int timeout_ms, char *err, size_t errlen)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), soerr = 0, rc = -1;
+    socklen_t sl = sizeof(soerr);
+    struct pollfd pfd;
+    char ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &addr->sin_addr, ip, sizeof(ip));
+    if (fd < 0) {
+        snprintf(err, errlen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0) {
+        rc = 0;
+        goto out;
+    }
+    if (errno != EINPROGRESS) {
+        soerr = errno;
+        goto fail;
+    }
+    pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
+    if (poll(&pfd, 1, timeout_ms) != 1) {
+        soerr = ETIMEDOUT;
+        goto fail;
+    }
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+    if (!soerr) {
+        rc = 0;
+        goto out;
+    }
+fail:
+    snprintf(err, errlen, "cannot connect to %s:%d: %s", ip, ntohs(addr->sin_port), strerror(soerr));
+out:
+    close(fd);
+    return rc;
+}

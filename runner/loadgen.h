@@ -1,0 +1,79 @@
+/* loadgen.h -- the open-loop load generator: T threads, each an epoll loop over its share of
+ * C persistent connections, sending on the schedule of runner/schedule.h and checking every
+ * response with runner/http_resp.h. It returns counters and merged histograms; it prints
+ * nothing (cmd_load.c and loadout.c present the result).
+ *
+ * Accounting: every measured request ends exactly once -- completed, or one error kind
+ * (connect, read, write, timeout, peer_close, malformed). Requests still queued or in flight
+ * when the drain ends are timeouts. So scheduled == completed + errors.total. */
+#ifndef KB_LOADGEN_H
+#define KB_LOADGEN_H
+
+/* Needs _GNU_SOURCE (cpu_set_t) defined by the including .c before any header. */
+#include <netinet/in.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runner/clock.h"
+#include "runner/hist.h"
+#include "runner/http_resp.h"
+
+/* Histogram range: 1 us to one hour, 3 significant figures. */
+#define KB_LOAD_HIST_MAX_US 3600000000LL
+#define KB_LOAD_STATUS_MAX 600
+
+enum kb_err_kind {
+    KB_ERR_CONNECT, KB_ERR_READ, KB_ERR_WRITE, KB_ERR_TIMEOUT, KB_ERR_PEER_CLOSE,
+    KB_ERR_MALFORMED, KB_ERR_KINDS
+};
+extern const char *const kb_err_kind_names[KB_ERR_KINDS];
+
+struct kb_load_config {
+    struct sockaddr_in addr;
+    const char *request;               /* pre-formatted request bytes; owned by the caller */
+    size_t request_len;
+    const struct kb_resp_expect *expect;
+    double rate;                       /* requests per second, all threads */
+    double warmup_s, duration_s, drain_s;
+    int threads, connections;
+    int64_t timeout_ms;                /* per request, from its write */
+    const cpu_set_t *cpus;             /* pin every load thread to these, or NULL */
+};
+
+struct kb_load_counts {
+    uint64_t scheduled, sent, completed;
+    uint64_t errors[KB_ERR_KINDS];
+    uint64_t status[KB_LOAD_STATUS_MAX];   /* by status code; codes >= 600 land in status_other */
+    uint64_t status_other;
+    uint64_t non2xx;
+    uint64_t mm_status, mm_content_type, mm_body, mm_total;
+    uint64_t reconnects;                   /* connections re-opened after a close, any cause */
+    uint64_t connect_failures;             /* connection attempts that failed */
+    uint64_t interval_completed;           /* completed by the end of the measured interval */
+};
+
+struct kb_load_result {
+    struct kb_load_counts c;
+    struct kb_hist corrected;      /* us, from intended send time to response end */
+    struct kb_hist uncorrected;    /* us, from the request's write to response end */
+    struct kb_hist lag;            /* us, write time minus intended time */
+    double cpu_seconds;            /* process user+system CPU over the measured interval */
+    double interval_s;             /* measured interval length actually observed */
+    double drain_used_s;           /* time spent draining after the last scheduled send */
+    char first_error[256];         /* empty when none */
+};
+
+/* One blocking connect with a timeout: 0 when the target accepts connections, else -1
+ * with the reason in err. Used before any load is sent. */
+int kb_load_probe(const struct sockaddr_in *addr, int timeout_ms, char *err, size_t errlen);
+
+/* Runs the whole warmup + interval + drain. 0, or -1 with err set (setup failure: no load
+ * result). On 0, res holds histograms the caller releases with kb_load_result_free. */
+int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, char *err, size_t errlen);
+void kb_load_result_free(struct kb_load_result *res);
+
+/* errors.total of the counters. */
+uint64_t kb_load_errors_total(const struct kb_load_counts *c);
+
+#endif

@@ -1,0 +1,193 @@
+/* loadout.c -- JSON (jansson), .hgrm and the stdout summary of one `kneebench load` run. */
+#define _GNU_SOURCE
+#include "runner/loadout.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runner/loadgen.h"
+
+double kb_loadout_achieved_rps(const struct kb_load_meta *m, const struct kb_load_result *r)
+{
+    return m->duration_s > 0 ? (double)r->c.completed / m->duration_s : 0;
+}
+
+double kb_loadout_cpu_fraction(const struct kb_load_meta *m, const struct kb_load_result *r)
+{
+    double denom = r->interval_s * (m->client_cpus > 0 ? m->client_cpus : 1);
+    return denom > 0 ? r->cpu_seconds / denom : 0;
+}
+
+static json_t *hist_json(const struct kb_hist *h)
+{
+    return json_pack("{s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I}",
+                     "count", (json_int_t)h->total_count,
+                     "min", (json_int_t)kb_hist_min(h),
+                     "mean", kb_hist_mean(h),
+                     "p50", (json_int_t)kb_hist_value_at_percentile(h, 50.0),
+                     "p90", (json_int_t)kb_hist_value_at_percentile(h, 90.0),
+                     "p99", (json_int_t)kb_hist_value_at_percentile(h, 99.0),
+                     "p999", (json_int_t)kb_hist_value_at_percentile(h, 99.9),
+                     "max", (json_int_t)kb_hist_max(h));
+}
+
+static json_t *errors_json(const struct kb_load_counts *c)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "total", json_integer((json_int_t)kb_load_errors_total(c)));
+    for (int k = 0; k < KB_ERR_KINDS; k++)
+        json_object_set_new(o, kb_err_kind_names[k], json_integer((json_int_t)c->errors[k]));
+    return o;
+}
+
+static json_t *status_json(const struct kb_load_counts *c)
+{
+    json_t *o = json_object();
+    char key[8];
+    for (int s = 0; s < KB_LOAD_STATUS_MAX; s++)
+        if (c->status[s]) {
+            snprintf(key, sizeof(key), "%d", s);
+            json_object_set_new(o, key, json_integer((json_int_t)c->status[s]));
+        }
+    if (c->status_other)
+        json_object_set_new(o, "other", json_integer((json_int_t)c->status_other));
+    return o;
+}
+
+static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *r)
+{
+    const struct kb_load_counts *c = &r->c;
+    uint64_t errs = kb_load_errors_total(c), ended = c->completed + errs;
+    double achieved = kb_loadout_achieved_rps(m, r);
+    json_t *o = json_object();
+    json_object_set_new(o, "kneebench_load", json_integer(1));
+    json_object_set_new(o, "url", json_string(m->url));
+    json_object_set_new(o, "route", json_string(m->route));
+    json_object_set_new(o, "requested_rps", json_real(m->requested_rps));
+    json_object_set_new(o, "threads", json_integer(m->threads));
+    json_object_set_new(o, "connections", json_integer(m->connections));
+    json_object_set_new(o, "warmup_s", json_real(m->warmup_s));
+    json_object_set_new(o, "duration_s", json_real(m->duration_s));
+    json_object_set_new(o, "drain_s", json_real(m->drain_s));
+    json_object_set_new(o, "started_at", json_string(m->started_at));
+    json_object_set_new(o, "scheduled", json_integer((json_int_t)c->scheduled));
+    json_object_set_new(o, "sent", json_integer((json_int_t)c->sent));
+    json_object_set_new(o, "completed", json_integer((json_int_t)c->completed));
+    json_object_set_new(o, "completed_in_interval", json_integer((json_int_t)c->interval_completed));
+    json_object_set_new(o, "timeouts", json_integer((json_int_t)c->errors[KB_ERR_TIMEOUT]));
+    /* Computed, not assumed: non-zero here would mean a request was lost by the client. */
+    json_object_set_new(o, "in_flight_at_end",
+                        json_integer((json_int_t)(c->scheduled > ended ? c->scheduled - ended : 0)));
+    json_object_set_new(o, "achieved_rps", json_real(achieved));
+    json_object_set_new(o, "delivery", json_real(m->requested_rps > 0 ? achieved / m->requested_rps : 0));
+    json_object_set_new(o, "errors", errors_json(c));
+    json_object_set_new(o, "status", status_json(c));
+    json_object_set_new(o, "non2xx", json_integer((json_int_t)c->non2xx));
+    json_object_set_new(o, "mismatches", json_pack("{s:I, s:I, s:I, s:I}",
+                        "total", (json_int_t)c->mm_total, "status", (json_int_t)c->mm_status,
+                        "content_type", (json_int_t)c->mm_content_type, "body", (json_int_t)c->mm_body));
+    json_object_set_new(o, "client_cpu_seconds", json_real(r->cpu_seconds));
+    json_object_set_new(o, "client_cpus", json_integer(m->client_cpus));
+    json_object_set_new(o, "client_cpu_fraction", json_real(kb_loadout_cpu_fraction(m, r)));
+    json_object_set_new(o, "client_cpu_us_per_request",
+                        json_real(c->completed ? r->cpu_seconds * 1e6 / (double)c->completed : 0));
+    json_object_set_new(o, "interval_s", json_real(r->interval_s));
+    json_object_set_new(o, "corrected_us", hist_json(&r->corrected));
+    json_object_set_new(o, "uncorrected_us", hist_json(&r->uncorrected));
+    json_object_set_new(o, "lag_us", hist_json(&r->lag));
+    json_object_set_new(o, "reconnects", json_integer((json_int_t)c->reconnects));
+    json_object_set_new(o, "connect_failures", json_integer((json_int_t)c->connect_failures));
+    json_object_set_new(o, "first_error", r->first_error[0] ? json_string(r->first_error) : json_null());
+    return o;
+}
+
+/* Write via path.tmp.<pid> and rename, so a reader never sees half a file. */
+static int open_tmp(const char *path, char *tmp, size_t tmplen, FILE **f, char *err, size_t errlen)
+{
+    snprintf(tmp, tmplen, "%s.tmp.%ld", path, (long)getpid());
+    *f = fopen(tmp, "w");
+    if (!*f) {
+        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int close_rename(FILE *f, int failed, const char *tmp, const char *path, char *err, size_t errlen)
+{
+    if (fclose(f) != 0 || failed) {
+        snprintf(err, errlen, "cannot write %s", tmp);
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int kb_loadout_write_json(const char *path, const struct kb_load_meta *m,
+                          const struct kb_load_result *r, char *err, size_t errlen)
+{
+    char tmp[4096];
+    FILE *f;
+    json_t *o;
+    int failed;
+    if (open_tmp(path, tmp, sizeof(tmp), &f, err, errlen))
+        return -1;
+    o = build(m, r);
+    failed = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) != 0 ||
+             fputc('\n', f) == EOF;
+    json_decref(o);
+    return close_rename(f, failed, tmp, path, err, errlen);
+}
+
+int kb_loadout_write_hgrm(const char *path, const struct kb_hist *h, char *err, size_t errlen)
+{
+    char tmp[4096];
+    FILE *f;
+    if (open_tmp(path, tmp, sizeof(tmp), &f, err, errlen))
+        return -1;
+    /* Values in microseconds (value scale 1), 5 ticks per half distance as wrk2 prints. */
+    return close_rename(f, kb_hist_print_hgrm(h, f, 5, 1.0) != 0, tmp, path, err, errlen);
+}
+
+static void hist_line(FILE *f, const char *name, const struct kb_hist *h)
+{
+    fprintf(f, "  %-12s %9lld %9lld %9lld %9lld %9lld %10lld\n", name,
+            (long long)kb_hist_value_at_percentile(h, 50.0), (long long)kb_hist_value_at_percentile(h, 90.0),
+            (long long)kb_hist_value_at_percentile(h, 99.0), (long long)kb_hist_value_at_percentile(h, 99.9),
+            (long long)kb_hist_max(h), (long long)h->total_count);
+}
+
+void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_load_result *r)
+{
+    const struct kb_load_counts *c = &r->c;
+    double achieved = kb_loadout_achieved_rps(m, r);
+    fprintf(f, "kneebench load %s (route %s): %d threads, %d connections, %.0fs warmup, %.0fs measured, %.0fs drain\n",
+            m->url, m->route, m->threads, m->connections, m->warmup_s, m->duration_s, m->drain_s);
+    fprintf(f, "  rate: requested %.0f/s, achieved %.1f/s, delivery %.4f\n", m->requested_rps,
+            achieved, m->requested_rps > 0 ? achieved / m->requested_rps : 0);
+    fprintf(f, "  requests: scheduled %llu, sent %llu, completed %llu, errors %llu, non-2xx %llu, mismatches %llu\n",
+            (unsigned long long)c->scheduled, (unsigned long long)c->sent, (unsigned long long)c->completed,
+            (unsigned long long)kb_load_errors_total(c), (unsigned long long)c->non2xx,
+            (unsigned long long)c->mm_total);
+    fprintf(f, "  errors:");
+    for (int k = 0; k < KB_ERR_KINDS; k++)
+        fprintf(f, " %s %llu", kb_err_kind_names[k], (unsigned long long)c->errors[k]);
+    fprintf(f, "; reconnects %llu\n", (unsigned long long)c->reconnects);
+    fprintf(f, "  latency (us)     p50       p90       p99     p99.9       max      count\n");
+    hist_line(f, "corrected", &r->corrected);
+    hist_line(f, "uncorrected", &r->uncorrected);
+    hist_line(f, "send lag", &r->lag);
+    fprintf(f, "  client: %.3f CPU s over %.2f s on %d CPU(s) = %.1f %%, %.2f us CPU per request\n",
+            r->cpu_seconds, r->interval_s, m->client_cpus, 100.0 * kb_loadout_cpu_fraction(m, r),
+            c->completed ? r->cpu_seconds * 1e6 / (double)c->completed : 0.0);
+    if (r->first_error[0])
+        fprintf(f, "  first error: %s\n", r->first_error);
+}

@@ -1,0 +1,35 @@
+/* loadout.h -- what `kneebench load` writes: the --json document (the interface the curve
+ * reads; fields documented in runner/README-load.md), the .hgrm files and the human summary.
+ * Files are written atomically (tmp + rename). Nothing here measures anything. */
+#ifndef KB_LOADOUT_H
+#define KB_LOADOUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "runner/hist.h"
+
+struct kb_load_result;
+
+/* What the run was asked to do, echoed into the JSON. */
+struct kb_load_meta {
+    const char *url;
+    const char *route;
+    double requested_rps;
+    int threads, connections;
+    double warmup_s, duration_s, drain_s;
+    char started_at[32];
+    int client_cpus;
+};
+
+/* 0, or -1 with err set. */
+int kb_loadout_write_json(const char *path, const struct kb_load_meta *m,
+                          const struct kb_load_result *r, char *err, size_t errlen);
+int kb_loadout_write_hgrm(const char *path, const struct kb_hist *h, char *err, size_t errlen);
+void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_load_result *r);
+
+/* Derived figures, shared by the JSON and the summary. */
+double kb_loadout_achieved_rps(const struct kb_load_meta *m, const struct kb_load_result *r);
+double kb_loadout_cpu_fraction(const struct kb_load_meta *m, const struct kb_load_result *r);
+
+#endif
