@@ -1,0 +1,293 @@
+/* evidence.c -- atomic writes, SHA-256 identity, host facts. */
+#define _GNU_SOURCE
+#include "runner/evidence.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+char *kb_path(char *out, size_t outlen, const char *dir, const char *file)
+{
+    snprintf(out, outlen, "%s/%s", dir, file);
+    return out;
+}
+
+int kb_mkdirs(const char *path, char *err, size_t errlen)
+{
+    char buf[4096];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *p = buf + 1; ; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+                snprintf(err, errlen, "mkdir %s: %s", buf, strerror(errno));
+                return -1;
+            }
+            *p = c;
+            if (!c)
+                break;
+        }
+    }
+    return 0;
+}
+
+int kb_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
+{
+    char tmp[4200];
+    const char *p = data;
+    int fd;
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+        goto fail;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            close(fd);
+            goto fail;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    if (fsync(fd) < 0 || close(fd) < 0 || rename(tmp, path) < 0)
+        goto fail;
+    return 0;
+fail:
+    snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
+    unlink(tmp);
+    return -1;
+}
+
+int kb_write_json_atomic(const char *path, const json_t *v, char *err, size_t errlen)
+{
+    char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    size_t len;
+    int rc;
+    if (!s) {
+        snprintf(err, errlen, "serialising %s failed", path);
+        return -1;
+    }
+    len = strlen(s);
+    s = realloc(s, len + 2);
+    s[len++] = '\n';
+    rc = kb_write_atomic(path, s, len, err, errlen);
+    free(s);
+    return rc;
+}
+
+int kb_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int kb_sha256_file(const char *path, char hex[KB_SHA256_HEX], char *err, size_t errlen)
+{
+    unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+    ssize_t n;
+    if (fd < 0 || !ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+        snprintf(err, errlen, "hashing %s: %s", path, strerror(errno));
+        goto out;
+    }
+    while ((n = read(fd, buf, sizeof(buf))) > 0)
+        EVP_DigestUpdate(ctx, buf, (size_t)n);
+    if (n < 0 || !EVP_DigestFinal_ex(ctx, md, &mdlen)) {
+        snprintf(err, errlen, "hashing %s: %s", path, strerror(errno));
+        goto out;
+    }
+    for (unsigned i = 0; i < mdlen; i++)
+        sprintf(hex + 2 * i, "%02x", md[i]);
+    rc = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    EVP_MD_CTX_free(ctx);
+    return rc;
+}
+
+int kb_which(const char *name, char *out, size_t outlen)
+{
+    const char *path = getenv("PATH");
+    if (strchr(name, '/')) {
+        snprintf(out, outlen, "%s", name);
+        return access(out, X_OK) == 0 ? 0 : -1;
+    }
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t len = strcspn(p, ":");
+        snprintf(out, outlen, "%.*s/%s", (int)len, p, name);
+        if (access(out, X_OK) == 0)
+            return 0;
+        p += len + (p[len] == ':');
+    }
+    return -1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct filelist {
+    char **v;
+    size_t n, cap;
+};
+
+static void list_add(struct filelist *l, const char *path)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->v = realloc(l->v, l->cap * sizeof(char *));
+    }
+    l->v[l->n++] = strdup(path);
+}
+
+/* Regular files under dir, recursively; symlinks are followed for files, not for dirs. */
+static void walk(const char *dir, struct filelist *l)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[4096];
+    struct stat st;
+    if (!d)
+        return;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) < 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            walk(path, l);
+        else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && stat(path, &st) == 0 &&
+                 S_ISREG(st.st_mode))
+            list_add(l, path);
+    }
+    closedir(d);
+}
+
+static int add_digests(json_t *files, struct filelist *l, char *err, size_t errlen)
+{
+    char hex[KB_SHA256_HEX];
+    qsort(l->v, l->n, sizeof(char *), cmp_str);
+    for (size_t i = 0; i < l->n; i++) {
+        if (kb_sha256_file(l->v[i], hex, err, errlen) < 0)
+            return -1;
+        json_object_set_new(files, l->v[i], json_string(hex));
+    }
+    return 0;
+}
+
+static void combined(json_t *files, char hex[KB_SHA256_HEX])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    const char *k;
+    json_t *v;
+    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+    json_object_foreach(files, k, v) {
+        EVP_DigestUpdate(ctx, k, strlen(k) + 1);
+        EVP_DigestUpdate(ctx, json_string_value(v), 64);
+    }
+    EVP_DigestFinal_ex(ctx, md, &mdlen);
+    EVP_MD_CTX_free(ctx);
+    for (unsigned i = 0; i < mdlen; i++)
+        sprintf(hex + 2 * i, "%02x", md[i]);
+}
+
+json_t *kb_fixture_identity(char *const *executables, size_t nexe, char *const *sources,
+                            size_t nsrc, char *err, size_t errlen)
+{
+    struct filelist l = { 0 };
+    json_t *files = json_object(), *out = NULL;
+    char path[4096], hex[KB_SHA256_HEX];
+    for (size_t i = 0; i < nexe; i++) {
+        if (kb_which(executables[i], path, sizeof(path)) < 0) {
+            snprintf(err, errlen, "executable %s not found", executables[i]);
+            goto done;
+        }
+        list_add(&l, path);
+    }
+    for (size_t i = 0; i < nsrc; i++)
+        walk(sources[i], &l);
+    if (add_digests(files, &l, err, errlen) < 0)
+        goto done;
+    combined(files, hex);
+    out = json_pack("{s:s,s:O}", "sha256", hex, "files", files);
+done:
+    for (size_t i = 0; i < l.n; i++)
+        free(l.v[i]);
+    free(l.v);
+    json_decref(files);
+    return out;
+}
+
+int kb_capture_line(char *const *argv, char *out, size_t outlen)
+{
+    int fds[2], st;
+    ssize_t n;
+    pid_t pid;
+    out[0] = '\0';
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return -1;
+    if ((pid = fork()) == 0) {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    n = pid < 0 ? -1 : read(fds[0], out, outlen - 1);
+    out[n > 0 ? n : 0] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    /* drain the rest so the child never blocks on a full pipe */
+    for (char junk[512]; n > 0 && read(fds[0], junk, sizeof(junk)) > 0;)
+        ;
+    close(fds[0]);
+    if (pid < 0 || waitpid(pid, &st, 0) < 0)
+        return -1;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static void cpu_model(char *out, size_t outlen)
+{
+    char line[512];
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    snprintf(out, outlen, "unknown");
+    while (f && fgets(line, sizeof(line), f)) {
+        char *colon = strchr(line, ':');
+        if (!strncmp(line, "model name", 10) && colon) {
+            snprintf(out, outlen, "%s", colon + 2);
+            out[strcspn(out, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+json_t *kb_host_identity(void)
+{
+    struct utsname u;
+    char kernel[512], cpu[256];
+    uname(&u);
+    snprintf(kernel, sizeof(kernel), "%s %s %s %s", u.sysname, u.release, u.version, u.machine);
+    cpu_model(cpu, sizeof(cpu));
+    return json_pack("{s:s,s:s,s:s,s:i,s:s}", "hostname", u.nodename, "kernel", kernel,
+                     "cpu_model", cpu, "online_cpus", (int)sysconf(_SC_NPROCESSORS_ONLN),
+                     "libmicrohttpd", MHD_get_version());
+}

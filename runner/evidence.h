@@ -1,0 +1,48 @@
+/* evidence.h -- writes a run's artefacts atomically and computes identity.
+ *
+ * Owns: atomic file writes (tmp in the same directory, fsync, rename), directory creation,
+ * SHA-256 of files and of a fixture (its executables and every file of its source
+ * directories, sorted by path), and the host facts a run records (kernel, CPU model,
+ * libmicrohttpd version, a command's first line of output). Never prints; errors go to err. */
+#ifndef KB_EVIDENCE_H
+#define KB_EVIDENCE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define KB_SHA256_HEX 65   /* 64 hex digits + NUL */
+
+/* out = dir + "/" + file, truncated to outlen. Returns out. */
+char *kb_path(char *out, size_t outlen, const char *dir, const char *file);
+
+/* mkdir -p. 0 or -1 with err. */
+int kb_mkdirs(const char *path, char *err, size_t errlen);
+
+/* Write data to path atomically. 0 or -1 with err. */
+int kb_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
+/* The same for a JSON value (pretty, keys in insertion order, trailing newline). */
+int kb_write_json_atomic(const char *path, const json_t *v, char *err, size_t errlen);
+
+/* 1 if path exists as a regular file. */
+int kb_file_exists(const char *path);
+
+/* SHA-256 of one file, lowercase hex. 0 or -1 with err. */
+int kb_sha256_file(const char *path, char hex[KB_SHA256_HEX], char *err, size_t errlen);
+
+/* Resolve an executable name through PATH (a name with '/' is taken as is). 0 or -1. */
+int kb_which(const char *name, char *out, size_t outlen);
+
+/* Identity of a fixture: a JSON object {"files": {path: sha256...}, "sha256": combined}
+ * over the executables (names resolved through PATH) and every regular file under each
+ * source directory (recursively, sorted). The combined digest covers paths and digests.
+ * Returns a new reference, or NULL with err. */
+json_t *kb_fixture_identity(char *const *executables, size_t nexe, char *const *sources,
+                            size_t nsrc, char *err, size_t errlen);
+
+/* First line of a command's stdout+stderr (argv NULL-terminated), "" if none. 0 or -1. */
+int kb_capture_line(char *const *argv, char *out, size_t outlen);
+
+/* Host facts: kernel (uname -srvm), CPU model, online CPUs, libmicrohttpd version. */
+json_t *kb_host_identity(void);
+
+#endif

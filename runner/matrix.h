@@ -1,0 +1,52 @@
+/* matrix.h -- plans a curve: which points run, in which order, with which parameters.
+ *
+ * Pure: no I/O. The plan is runtimes (the contract's order, rotated by one per repeat so no
+ * runtime always goes first) x routes x rates (ascending). Overrides narrow or change the
+ * contract's values; names are checked against the contract. kb_plan_free() frees what
+ * kb_matrix_plan() allocated; point strings point into the plan's own copies. */
+#ifndef KB_MATRIX_H
+#define KB_MATRIX_H
+
+#include "contract.h"
+
+#include <stddef.h>
+
+struct kb_plan_opts {
+    const char *profile;       /* "paper", "quick", ... (contract profiles); NULL = paper */
+    const char *runtimes;      /* comma list or NULL = all, in the contract's order */
+    const char *routes;        /* comma list or NULL = the comparison's routes */
+    const char *rates;         /* comma list or NULL = the contract's rates */
+    double duration_s, warmup_s, drain_s;   /* < 0 = from the profile */
+    int threads, connections;  /* <= 0 = from the contract */
+    int repeats;               /* <= 0 = 1 */
+};
+
+struct kb_point {
+    size_t index;              /* 0-based position in run order */
+    int repeat;                /* 1-based */
+    const char *runtime;
+    const char *route;
+    long rate;
+    char id[128];              /* "<runtime>-<route>-<rate>" (+ "-r<k>" when repeats > 1) */
+};
+
+struct kb_plan {
+    char profile[32];
+    double duration_s, warmup_s, drain_s;
+    int threads, connections, repeats;
+    struct kb_strlist runtimes, routes;     /* owned copies, contract order */
+    long *rates;
+    size_t nrates;
+    struct kb_point *points;
+    size_t npoints;
+};
+
+/* 0, or -1 with the reason in err (unknown name, empty list, bad number). */
+int kb_matrix_plan(const struct kb_contract *c, const struct kb_plan_opts *o, struct kb_plan *p,
+                   char *err, size_t errlen);
+void kb_plan_free(struct kb_plan *p);
+
+/* The point with this id, or NULL. */
+const struct kb_point *kb_plan_find(const struct kb_plan *p, const char *id);
+
+#endif

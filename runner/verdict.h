@@ -1,0 +1,70 @@
+/* verdict.h -- judges one point from its evidence: controlled, uncontrolled, failed (with
+ * the reason) or client-limited, by the contract's criteria (PROTOCOL.md, seed 000 / 004).
+ *
+ * Pure: the load generator's JSON is parsed into struct kb_load_result (jansson value in,
+ * no files), the runner adds what it saw (fixture exit, identity, pre/postflight), and
+ * kb_verdict_judge() decides. Failure reasons are checked first, then the client's trust,
+ * then the controlled criteria. */
+#ifndef KB_VERDICT_H
+#define KB_VERDICT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+enum kb_verdict {
+    KB_CONTROLLED,
+    KB_UNCONTROLLED,
+    KB_FAILED,
+    KB_CLIENT_LIMITED,
+};
+
+struct kb_latency {
+    double count, min, mean, p50, p90, p99, p999, max;   /* microseconds */
+};
+
+struct kb_load_result {
+    double requested_rps, achieved_rps, delivery;
+    long long scheduled, sent, completed, timeouts;
+    long long errors_total, err_connect, err_read, err_write, err_timeout, err_peer_close,
+        err_malformed;
+    long long non2xx, mismatches, mm_status, mm_content_type, mm_body;
+    double client_cpu_seconds, client_cpu_fraction;
+    int client_cpus;
+    struct kb_latency corrected, uncorrected, lag;
+    char first_error[256];
+};
+
+/* What the runner observed around the load, beside the load generator's own figures. */
+struct kb_point_obs {
+    int have_load;             /* the load JSON was produced and parsed */
+    int load_exit;             /* the load generator's exit status */
+    char load_problem[256];    /* why have_load is 0 */
+    int preflight_failed;
+    char preflight_reason[256];
+    int fixture_exited;
+    char exit_reason[128];
+    int identity_changed;
+    int postflight_failed;
+    char postflight_reason[256];
+};
+
+struct kb_criteria {
+    double min_delivery;
+    long max_p99_us;
+    double client_cpu_max_fraction;
+    long client_lag_p99_max_us;
+};
+
+/* 0, or -1 with err naming the missing/mistyped field. */
+int kb_load_result_parse(json_t *load, struct kb_load_result *out, char *err, size_t errlen);
+
+/* The verdict; reason gets a one-line explanation (for failed and client-limited the cause,
+ * for the others the deciding figures). */
+enum kb_verdict kb_verdict_judge(const struct kb_load_result *r, const struct kb_point_obs *o,
+                                 const struct kb_criteria *c, char *reason, size_t reasonlen);
+
+const char *kb_verdict_name(enum kb_verdict v);
+/* -1 when the name is none of them. */
+int kb_verdict_from_name(const char *name);
+
+#endif
