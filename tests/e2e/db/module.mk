@@ -1,0 +1,17 @@
+# tests/e2e/db/: the PostgreSQL route (issue 6) against a real throwaway cluster. test-db
+# builds the pool's Check suite and gray-static, normal and ASan+UBSan, then run.sh starts
+# the cluster, runs all four and stops it.
+DB_POOL_OBJS := $(OBJ)/gray-static/pgpool.o $(OBJ)/gray-static/stats.o $(OBJ)/gray-static/loop.o
+
+$(BUILD)/tests/e2e/db/test_pgpool: $(OBJ)/tests/e2e/db/test_pgpool.o $(DB_POOL_OBJS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_ALL)
+
+.PHONY: test-db
+test-db:
+	@$(MAKE) --no-print-directory build/tests/e2e/db/test_pgpool build/gray-static
+	@$(MAKE) --no-print-directory SANITIZER=asan build/asan/tests/e2e/db/test_pgpool \
+	 build/asan/gray-static
+	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) tests/e2e/db/run.sh $(abspath build)
+TESTS += test-db

@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""test_db.py -- gray-static's GET /db and GET /stats against a real throwaway cluster.
+
+Run by tests/e2e/db/run.sh, which starts the cluster (tests/lib/pgcluster.sh) and sets
+KB_PG_CONNINFO, KB_PG_DIR, KB_GRAY_STATIC (the binary under test) and KB_SUITE (the name the
+counts are recorded under: db, or db-asan for the ASan+UBSan build). Every server is started
+on a free port, stopped with SIGTERM, and must exit 0 with no sanitizer report.
+"""
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from kbtest import test, skip, exit_with  # noqa: E402
+
+CONTRACT = json.load(open(os.environ.get("KNEEBENCH_CONTRACT",
+                                         os.path.join(ROOT, "fixtures", "contract.json"))))
+DB_ROUTE = next(r for r in CONTRACT["routes"] if r["name"] == "db")
+BODY_RE = re.compile(DB_ROUTE["body_regex"])
+CONNINFO = os.environ.get("KB_PG_CONNINFO", "")
+PGDIR = os.environ.get("KB_PG_DIR", "")
+BINARY = os.environ.get("KB_GRAY_STATIC", os.path.join(ROOT, "build", "gray-static"))
+PGCLUSTER = os.path.join(ROOT, "tests", "lib", "pgcluster.sh")
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
+def need_cluster():
+    if not CONNINFO:
+        skip("KB_PG_CONNINFO not set (run through tests/e2e/db/run.sh)")
+    if not os.access(BINARY, os.X_OK):
+        raise AssertionError(f"{BINARY} is not built")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Server:
+    """One gray-static process on a free port; stop() checks a clean exit."""
+
+    def __init__(self, *args):
+        self.port = free_port()
+        self.err_path = f"/tmp/kb-db-test-{os.getpid()}-{self.port}.err"
+        self.err = open(self.err_path, "w+")
+        self.proc = subprocess.Popen([BINARY, "--port", str(self.port), *args],
+                                     stdout=subprocess.PIPE, stderr=self.err, text=True)
+        line = self.proc.stdout.readline()
+        if "listening on" not in line:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"server did not start: {line!r} {self.stderr()}")
+
+    def stderr(self):
+        self.err.flush()
+        with open(self.err_path) as f:
+            return f.read()
+
+    def get(self, path, timeout=10):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            c.request("GET", path)
+            r = c.getresponse()
+            return r.status, r.getheader("Content-Type"), r.read().decode()
+        finally:
+            c.close()
+
+    def stats(self):
+        status, ctype, body = self.get("/stats")
+        assert status == 200 and ctype == "application/json", (status, ctype, body)
+        return json.loads(body)
+
+    def wait_stats(self, pred, timeout=5.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            st = self.stats()
+            if pred(st) or time.monotonic() > deadline:
+                return st
+            time.sleep(0.02)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("server did not stop on SIGTERM")
+        err = self.stderr()
+        self.err.close()
+        os.unlink(self.err_path)
+        assert not any(m in err for m in SANITIZER_MARKS), err
+        assert rc == 0, f"exit {rc}: {err}"
+        return err
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.stop()
+        else:
+            self.proc.kill()
+            self.proc.wait()
+            self.err.close()
+
+
+def assert_quiet(st, pool):
+    """Gauges where an idle server has them: nothing parked, queued or running."""
+    for k in ("suspended_now", "queries_in_flight", "queued", "pool_busy"):
+        assert st[k] == 0, (k, st)
+    assert st["pool_idle"] == pool, st
+
+
+def psql_rows(ids):
+    q = "SELECT id, randomnumber FROM world WHERE id IN (%s)" % ",".join(str(i) for i in ids)
+    out = subprocess.run(["psql", "-X", "-A", "-t", "-F", " ", CONNINFO, "-c", q],
+                         check=True, capture_output=True, text=True).stdout
+    return {int(a): int(b) for a, b in (l.split() for l in out.splitlines() if l.strip())}
+
+
+def backends():
+    """Client backends on the test database other than this query's own."""
+    q = "SELECT count(*) FROM pg_stat_activity WHERE datname = 'kb' AND pid <> pg_backend_pid()"
+    return int(subprocess.run(["psql", "-X", "-A", "-t", CONNINFO, "-c", q], check=True,
+                              capture_output=True, text=True).stdout.strip())
+
+
+def fetch_many(srv, path, n, conns):
+    """n GETs spread over `conns` concurrent keep-alive connections; [(status, body)]."""
+    results, lock = [], threading.Lock()
+
+    def worker(k):
+        c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+        try:
+            for _ in range(k):
+                c.request("GET", path)
+                r = c.getresponse()
+                item = (r.status, r.read().decode())
+                with lock:
+                    results.append(item)
+        finally:
+            c.close()
+
+    per = [n // conns + (1 if i < n % conns else 0) for i in range(conns)]
+    ts = [threading.Thread(target=worker, args=(k,)) for k in per if k]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return results
+
+
+@test
+def db_rows_are_exact_and_match_the_table():
+    need_cluster()
+    with Server("--db", CONNINFO, "--db-pool", "4") as srv:
+        seen = {}
+        c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+        for _ in range(200):   # one keep-alive connection: each answer arrives on it
+            c.request("GET", DB_ROUTE["path"])
+            r = c.getresponse()
+            body = r.read().decode()
+            assert r.status == DB_ROUTE["status"], (r.status, body)
+            assert r.getheader("Content-Type") == DB_ROUTE["content_type"]
+            for h in CONTRACT["headers"]["required"]:
+                assert r.getheader(h), (h, r.getheaders())
+            assert BODY_RE.match(body), body
+            row = json.loads(body)
+            assert list(row) == ["id", "randomNumber"], body
+            assert 1 <= row["id"] <= CONTRACT["db"]["world_rows"], body
+            seen[row["id"]] = row["randomNumber"]
+        c.close()
+        assert len(seen) > 150, f"ids not random: {len(seen)} distinct of 200"
+        assert psql_rows(seen) == seen
+        st = srv.stats()
+        assert st["queries_total"] == 200 and st["errors"] == 0, st
+        assert_quiet(st, 4)
+
+
+@test
+def default_pool_is_the_contracts_and_no_db_means_no_libpq():
+    need_cluster()
+    with Server("--db", CONNINFO) as srv:
+        st = srv.wait_stats(lambda s: s["pool_idle"] == s["pool_size"])
+        assert st["pool_size"] == CONTRACT["db"]["pool_size"], st
+        assert st["pool_idle"] == st["pool_size"], st
+    deadline = time.monotonic() + 5          # the pool's backends exit after its server
+    while backends() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert backends() == 0
+    with Server() as srv:
+        assert srv.get("/db")[0] == 404
+        assert srv.get("/plaintext")[0] == 200
+        st = srv.stats()
+        assert st["db_enabled"] is False and st["pool_size"] == 0 and st["reconnects"] == 0, st
+        time.sleep(0.2)
+        assert backends() == 0, "a server without --db connected to PostgreSQL"
+
+
+@test
+def two_sleeping_queries_overlap_on_one_thread():
+    need_cluster()
+    with Server("--db", CONNINFO, "--db-pool", "2", "--test-routes") as srv:
+        srv.wait_stats(lambda s: s["pool_idle"] == 2)
+        assert int(open(f"/proc/{srv.proc.pid}/status").read().split("Threads:")[1].split()[0]) == 1
+        times = []
+
+        def one():
+            t0 = time.monotonic()
+            status, _, body = srv.get("/db-sleep?ms=250")
+            times.append((status, time.monotonic() - t0))
+
+        t0 = time.monotonic()
+        ts = [threading.Thread(target=one) for _ in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        total = time.monotonic() - t0
+        assert [s for s, _ in times] == [200, 200], times
+        assert all(d >= 0.25 for _, d in times), times
+        assert total < 0.45, f"not overlapped: {total:.3f}s for two 250 ms queries"
+        st = srv.stats()
+        assert st["suspended_max"] >= 2, st
+        assert_quiet(st, 2)
+
+
+@test
+def pool_of_two_serves_fifty_concurrent_requests():
+    need_cluster()
+    with Server("--db", CONNINFO, "--db-pool", "2") as srv:
+        res = fetch_many(srv, "/db", 50, 50)
+        assert len(res) == 50
+        bad = [r for r in res if r[0] != 200 or not BODY_RE.match(r[1])]
+        assert not bad, bad[:3]
+        st = srv.stats()
+        assert st["queries_total"] == 50 and st["errors"] == 0 and st["unavailable"] == 0, st
+        assert st["suspended_max"] > 2, st      # more parked than connections: they queued
+        assert_quiet(st, 2)
+
+
+@test
+def client_killed_mid_query_retires_the_connection():
+    need_cluster()
+    with Server("--db", CONNINFO, "--db-pool", "1", "--test-routes") as srv:
+        srv.wait_stats(lambda s: s["pool_idle"] == 1)
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"GET /db-sleep?ms=3000 HTTP/1.1\r\nHost: x\r\n\r\n")
+        st = srv.wait_stats(lambda st: st["queries_in_flight"] == 1)
+        assert st["suspended_now"] == 1, st
+        t0 = time.monotonic()
+        s.close()
+        st = srv.wait_stats(lambda st: st["retired"] == 1 and st["pool_idle"] == 1)
+        assert st["retired"] == 1 and st["pool_idle"] == 1, st
+        assert time.monotonic() - t0 < 2.0, "retired only when the query ended"
+        assert st["reconnects"] == 2, st                 # the pool refilled
+        status, _, body = srv.get("/db")
+        assert status == 200 and BODY_RE.match(body), (status, body)
+        st = srv.stats()
+        assert_quiet(st, 1)
+        err = srv.stop()
+        srv.stop = lambda: None
+        assert "connection retired" in err, err
+
+
+@test
+def stats_return_to_zero_after_load():
+    need_cluster()
+    with Server("--db", CONNINFO, "--db-pool", "8") as srv:
+        res = fetch_many(srv, "/db", 800, 32)
+        assert all(r[0] == 200 for r in res), [r for r in res if r[0] != 200][:3]
+        st = srv.wait_stats(lambda s: s["suspended_now"] == 0)
+        assert_quiet(st, 8)
+        assert st["suspended_max"] >= 8 and st["queries_total"] == 800, st
+        assert st["suspended_total"] == 800, st
+
+
+@test
+def postgres_stopped_gives_503_then_service_resumes():
+    need_cluster()
+    if not PGDIR:
+        skip("KB_PG_DIR not set: cannot stop and restart the cluster")
+    with Server("--db", CONNINFO, "--db-pool", "4") as srv:
+        srv.wait_stats(lambda s: s["pool_idle"] == 4)
+        assert srv.get("/db")[0] == 200
+        subprocess.run([PGCLUSTER, "stop", PGDIR], check=True, capture_output=True)
+        try:
+            statuses = []
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and statuses[-3:] != [503] * 3:
+                statuses.append(srv.get("/db")[0])
+            assert set(statuses) <= {200, 503}, statuses
+            assert statuses[-3:] == [503] * 3, statuses
+            st = srv.stats()
+            assert st["db_reachable"] is False and st["unavailable"] >= 3, st
+        finally:
+            subprocess.run([PGCLUSTER, "start", PGDIR], check=True, capture_output=True)
+        deadline = time.monotonic() + 10
+        status = None
+        while time.monotonic() < deadline:
+            status, _, body = srv.get("/db")
+            if status == 200:
+                break
+            assert status == 503, (status, body)
+            time.sleep(0.05)
+        assert status == 200, "service did not resume after the database came back"
+        res = fetch_many(srv, "/db", 40, 8)
+        assert all(r[0] == 200 for r in res), res[:3]
+        st = srv.wait_stats(lambda s: s["pool_idle"] == 4)
+        assert st["db_reachable"] is True, st
+        assert_quiet(st, 4)
+        err = srv.stop()
+        srv.stop = lambda: None
+        assert "database unreachable" in err and "reachable again" in err, err
+
+
+if __name__ == "__main__":
+    exit_with(os.environ.get("KB_SUITE", "db"), sys.argv[1:] or None)
