@@ -1,0 +1,54 @@
+/* hlog.h -- a point's time series: HdrHistogram interval logs (.hlog) and a per-second CSV.
+ *
+ * Owns: the V2 compressed histogram encoding (HdrHistogram_c's hdr_encode_compressed: big-
+ * endian header with cookie 0x1c849313, zigzag LEB128 counts with zero runs as negative
+ * numbers, zlib-compressed, wrapped with cookie 0x1c849314, then base64) and a series of
+ * intervals that is written, atomically, as an .hlog readable by HdrHistogram's own tools
+ * (the header lines and "Tag=...,start,length,max,payload" lines of hdr_log_write_entry)
+ * and as CSV (achieved rate, corrected p50/p99/max, errors per interval).
+ * Histograms are runner/hist.h's kb_hist (the HdrHistogram layout). Nothing here prints. */
+#ifndef KB_HLOG_H
+#define KB_HLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runner/hist.h"
+
+/* The base64 text of h's V2 compressed encoding. Returns a malloc'd NUL-terminated string
+ * the caller frees, or NULL with the reason in err. */
+char *kb_hlog_encode(const struct kb_hist *h, char *err, size_t errlen);
+
+/* One interval's figures as the CSV carries them (filled by kb_hlog_series_add). */
+struct kb_hlog_row {
+    double start_s;        /* seconds since the series' base time */
+    double length_s;
+    int64_t completed;     /* responses recorded in the interval's histogram */
+    int64_t errors;
+    double achieved_rps;   /* completed / length_s */
+    int64_t p50_us, p99_us, max_us;
+};
+
+struct kb_hlog_series;     /* opaque: a tag, a base time and the intervals added so far */
+
+/* A series whose lines carry tag (NULL or "" = untagged) and whose interval start times
+ * are relative to base_epoch_s (wall-clock seconds since the epoch at the series' start).
+ * NULL on no memory. Free with kb_hlog_series_free. */
+struct kb_hlog_series *kb_hlog_series_new(const char *tag, double base_epoch_s);
+void kb_hlog_series_free(struct kb_hlog_series *s);
+
+/* Encode h now (the caller may reset it right after) as the interval [start_s, start_s +
+ * length_s) with errors counted in it. 0, or -1 with err. */
+int kb_hlog_series_add(struct kb_hlog_series *s, double start_s, double length_s,
+                       const struct kb_hist *h, int64_t errors, char *err, size_t errlen);
+
+size_t kb_hlog_series_len(const struct kb_hlog_series *s);
+/* The i-th interval's figures; NULL when i is out of range. Owned by the series. */
+const struct kb_hlog_row *kb_hlog_series_row(const struct kb_hlog_series *s, size_t i);
+
+/* Write the .hlog to hlog_path and the CSV to csv_path (either may be NULL), each through
+ * a temporary file renamed into place. 0, or -1 with err. */
+int kb_hlog_series_write(const struct kb_hlog_series *s, const char *hlog_path,
+                         const char *csv_path, char *err, size_t errlen);
+
+#endif
