@@ -243,8 +243,12 @@ static enum MHD_Result answer(struct gs_request *req)
 {
     struct db_req *r = req->ctx;
 
-    if (r->state == R_GONE)
-        return MHD_NO;                           /* close: the client is not there */
+    if (r->state == R_GONE) {
+        /* Nobody will read it; queuing it (rather than MHD_NO, which MHD logs as an
+         * application error per connection) lets MHD close the dead socket quietly. */
+        static const char gone[] = "{\"error\":\"client closed the connection\"}";
+        return respond_json(req, 503, gone, sizeof(gone) - 1);
+    }
     if (r->state != R_ANSWERED)
         return MHD_YES;                          /* spurious call while waiting */
     return respond_json(req, r->status, r->body, r->len);
