@@ -1,0 +1,312 @@
+"""End-to-end tests of `kneebench load` (and kb-control) against servers this suite starts.
+
+Every run is a few seconds at a low rate (the machine is shared). The stall test is the
+coordinated-omission proof: a server that holds every response for 500 ms once, driven
+through 4 connections, must show the stall in the corrected p99.9 and not in the
+uncorrected one. The hostile tests check that each misbehaviour ends up as the named error
+kind with exact counts, and that scheduled == completed + errors.total always holds.
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from kbtest import exit_with, skip, test  # noqa: E402
+
+BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+KB = os.path.join(BUILD, "kneebench")
+KB_ASAN = os.path.join(ROOT, "build", "asan", "kneebench")
+CONTROL = os.path.join(BUILD, "kb-control")
+CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
+ROUTES = {r["name"]: r for r in CONTRACT["routes"]}
+TMP = tempfile.mkdtemp(prefix="kb-load-e2e-")
+
+
+class Proc:
+    """A server this test started: its port, and stop() that ends it by its own PID."""
+
+    def __init__(self, argv):
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline()
+        if "listening on" not in line:
+            self.p.kill()
+            raise AssertionError(f"server did not start: {line!r} {self.p.stderr.read()}")
+        self.port = int(line.strip().rsplit(":", 1)[1])
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        return self.p.returncode
+
+
+def hostile(mode, **kw):
+    stats = os.path.join(TMP, f"stats-{mode}-{time.monotonic_ns()}.json")
+    argv = [sys.executable, os.path.join(HERE, "hostile_server.py"), "--mode", mode, "--stats", stats]
+    for k, v in kw.items():
+        argv += [f"--{k.replace('_', '-')}", str(v)]
+    s = Proc(argv)
+    s.stats = stats
+    return s
+
+
+def server_stats(s):
+    s.stop()
+    with open(s.stats) as f:
+        return json.load(f)
+
+
+def load(port, *extra, kb=KB, route="plaintext", rate=200, duration=2, warmup=0, threads=2,
+         connections=4, drain=2, env=None):
+    out = os.path.join(TMP, f"load-{time.monotonic_ns()}.json")
+    argv = [kb, "load", "--url", f"http://127.0.0.1:{port}{ROUTES[route]['path']}", "--route", route,
+            "--rate", str(rate), "--duration", str(duration), "--warmup", str(warmup),
+            "--threads", str(threads), "--connections", str(connections), "--drain", str(drain),
+            "--json", out, *extra]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr}{p.stdout}"
+    with open(out) as f:
+        return json.load(f), p
+
+
+def need(path):
+    if not os.path.exists(path):
+        skip(f"{path} is not built")
+
+
+def check_identity(j):
+    e = j["errors"]
+    kinds = ["connect", "read", "write", "timeout", "peer_close", "malformed"]
+    assert e["total"] == sum(e[k] for k in kinds), e
+    assert j["scheduled"] == j["completed"] + e["total"], j
+    assert j["in_flight_at_end"] == 0, j
+    assert j["timeouts"] == e["timeout"]
+    assert sum(v for v in j["status"].values()) == j["completed"], j["status"]
+    assert j["corrected_us"]["count"] == j["completed"] == j["uncorrected_us"]["count"]
+    assert j["scheduled"] == round(j["requested_rps"] * j["duration_s"]), j
+
+
+@test
+def stall_shows_in_corrected_not_uncorrected():
+    need(KB)
+    s = hostile("stall", stall_after=1.5, stall_ms=500)
+    hgrm = os.path.join(TMP, "stall.hgrm")
+    try:
+        j, _ = load(s.port, "--hgrm", hgrm, rate=1000, duration=5, warmup=1, threads=2,
+                    connections=4)
+    finally:
+        st = server_stats(s)
+    check_identity(j)
+    assert st["events"] == 1, st
+    assert j["errors"]["total"] == 0 and j["mismatches"]["total"] == 0, j
+    c, u = j["corrected_us"], j["uncorrected_us"]
+    # 500 ms stall at 1000 req/s: ~500 requests are delayed, up to ~500 ms each.
+    assert c["p999"] >= 300_000, c
+    assert c["max"] >= 400_000, c
+    # only the 4 requests in flight on the 4 connections waited: below the 99.9th rank
+    assert u["p999"] < 100_000, u
+    assert u["max"] >= 400_000, u
+    assert c["p999"] > 5 * u["p999"], (c, u)
+    with open(hgrm) as f:
+        text = f.read()
+    assert text.startswith("       Value   Percentile   TotalCount 1/(1-Percentile)\n\n")
+    assert f"Total count    = {j['completed']:12d}]" in text
+
+
+def hostile_case(mode, every, timeout_ms=300):
+    need(KB)
+    s = hostile(mode, every=every)
+    try:
+        j, _ = load(s.port, "--timeout-ms", str(timeout_ms))
+    finally:
+        st = server_stats(s)
+    check_identity(j)
+    assert st["requests"] >= 1 and st["events"] >= 1, st
+    return j, st
+
+
+@test
+def close_mid_response_is_peer_close():
+    j, st = hostile_case("close_mid", 10)
+    assert j["errors"]["peer_close"] == st["events"], (j["errors"], st)
+    assert j["errors"]["total"] == st["events"]
+    assert j["reconnects"] >= st["events"]
+
+
+@test
+def reset_is_read_error():
+    j, st = hostile_case("reset", 10)
+    e = j["errors"]
+    # An RST reads as ECONNRESET (read); if the FIN raced it, as a peer close. Never lost.
+    assert e["read"] + e["peer_close"] == st["events"] == e["total"], (e, st)
+    assert e["read"] >= 1, e
+
+
+@test
+def garbage_is_malformed():
+    j, st = hostile_case("garbage", 10)
+    assert j["errors"]["malformed"] == st["events"] == j["errors"]["total"], (j["errors"], st)
+
+
+@test
+def trickled_response_completes():
+    j, st = hostile_case("trickle", 20)
+    assert j["errors"]["total"] == 0 and j["mismatches"]["total"] == 0, j
+    assert j["completed"] == j["scheduled"]
+
+
+@test
+def short_content_length_is_body_mismatch():
+    j, st = hostile_case("short_length", 10)
+    assert j["mismatches"]["body"] == st["events"], (j["mismatches"], st)
+
+
+@test
+def long_content_length_times_out():
+    j, st = hostile_case("long_length", 20)
+    assert j["errors"]["timeout"] == st["events"] == j["errors"]["total"], (j["errors"], st)
+
+
+@test
+def ten_megabyte_body_is_counted():
+    j, st = hostile_case("big", 50)
+    assert j["mismatches"]["body"] == st["events"], (j["mismatches"], st)
+    assert j["errors"]["total"] == 0, j["errors"]
+
+
+@test
+def silent_server_times_out():
+    j, st = hostile_case("silent", 25)
+    assert j["errors"]["timeout"] == st["events"] == j["errors"]["total"], (j["errors"], st)
+
+
+@test
+def bad_arguments_exit_2_before_any_load():
+    need(KB)
+    s = hostile("ok")
+    url = f"http://127.0.0.1:{s.port}/plaintext"
+    base = ["--url", url, "--route", "plaintext", "--rate", "100", "--duration", "1", "--warmup", "0"]
+    cases = [
+        [],
+        ["--url", url, "--route", "plaintext", "--rate", "100", "--duration", "1"],
+        base + ["--rate", "0"],
+        base + ["--rate", "-5"],
+        base + ["--rate", "fast"],
+        base + ["--duration", "0"],
+        base + ["--threads", "0"],
+        base + ["--threads", "8", "--connections", "4"],
+        base + ["--route", "nosuch"],
+        base + ["--url", "ftp://127.0.0.1/x"],
+        base + ["--url", "http://127.0.0.1:99999/x"],
+        base + ["--cpus", "4096"],
+        base + ["--json", "/nonexistent-dir/x.json"],
+        base + ["--timeout-ms", "0"],
+        base + ["--bogus"],
+        base + ["extra"],
+    ]
+    try:
+        for argv in cases:
+            p = subprocess.run([KB, "load", *argv], capture_output=True, text=True, timeout=30)
+            assert p.returncode == 2, (argv, p.returncode, p.stderr)
+            assert p.stderr.startswith("kneebench load: "), (argv, p.stderr)
+    finally:
+        st = server_stats(s)
+    assert st["connections"] == 0, f"load was sent for a bad command line: {st}"
+
+
+@test
+def unreachable_target_exits_3():
+    need(KB)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()      # nothing listens there now
+    p = subprocess.run([KB, "load", "--url", f"http://127.0.0.1:{port}/plaintext", "--route",
+                        "plaintext", "--rate", "100", "--duration", "1", "--warmup", "0"],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 3, (p.returncode, p.stderr)
+    assert "unreachable" in p.stderr and "no load sent" in p.stderr, p.stderr
+
+
+@test
+def control_server_serves_contract_bytes():
+    need(KB)
+    need(CONTROL)
+    s = Proc([CONTROL, "--port", "0"])
+    try:
+        for route in ("plaintext", "json"):
+            j, _ = load(s.port, route=route, rate=500, duration=1, threads=2, connections=8)
+            check_identity(j)
+            assert j["completed"] == j["scheduled"] == 500, j
+            assert j["mismatches"]["total"] == 0 and j["errors"]["total"] == 0, j
+        # pipelining: two requests in one write, two responses in order; then a 404
+        c = socket.create_connection(("127.0.0.1", s.port))
+        c.sendall(b"GET /plaintext HTTP/1.1\r\nHost: x\r\n\r\nGET /json HTTP/1.1\r\nHost: x\r\n\r\n"
+                  b"GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        data = b""
+        while True:
+            b = c.recv(65536)
+            if not b:
+                break
+            data += b
+        c.close()
+        text = data.decode()
+        assert text.count("HTTP/1.1 200 OK") == 2 and text.count("HTTP/1.1 404") == 1, text
+        assert text.index(ROUTES["plaintext"]["body"]) < text.index(ROUTES["json"]["body"])
+        for h in ("Server: kb-control", "Date: ", "Content-Length: 13", "Content-Type: text/plain"):
+            assert h in text, h
+    finally:
+        assert s.stop() == 0
+
+
+@test
+def every_connection_used_when_not_divisible():
+    need(KB)
+    s = hostile("ok")
+    try:
+        j, _ = load(s.port, rate=300, duration=1, threads=3, connections=7)
+    finally:
+        st = server_stats(s)
+    check_identity(j)
+    # 7 load connections, plus the one probe connect made before any load
+    assert st["connections"] == 7 + 1, st
+    assert j["completed"] == 300
+
+
+@test
+def asan_build_runs_clean():
+    need(KB_ASAN)
+    need(CONTROL)
+    s = Proc([CONTROL, "--port", "0"])
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:exitcode=99",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    try:
+        j, p = load(s.port, kb=KB_ASAN, rate=400, duration=1, warmup=0.5, threads=2,
+                    connections=8, env=env)
+    finally:
+        s.stop()
+    check_identity(j)
+    assert "Sanitizer" not in p.stderr, p.stderr
+    # and with errors on the path: a hostile server
+    h = hostile("close_mid", every=5)
+    try:
+        j, p = load(h.port, kb=KB_ASAN, rate=200, duration=1, env=env)
+    finally:
+        server_stats(h)
+    check_identity(j)
+    assert "Sanitizer" not in p.stderr, p.stderr
+
+
+if __name__ == "__main__":
+    exit_with("e2e-load", sys.argv[1:])
