@@ -87,7 +87,8 @@ def run_load(binary, mode, port):
         out = os.path.join(d, "load.json")
         argv = [binary, "load", "--url", f"http://127.0.0.1:{port}/plaintext",
                 "--route", "plaintext", "--rate", str(RATE), "--duration", str(DURATION),
-                "--warmup", "0", "--threads", "1", "--connections", str(CONNS), "--json", out]
+                "--warmup", "0", "--drain", "1", "--timeout-ms", "1000", "--threads", "1",
+                "--connections", str(CONNS), "--quiet", "--json", out]
         env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0",
                    UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
         t0 = time.monotonic()
@@ -191,15 +192,22 @@ def check_cl_long(flavour):
 
 def check_cl_short(flavour):
     j, errors, mm = scenario("cl-short", flavour)
-    assert mm["body"] > 0, f"cl-short: a truncated body was not a body mismatch: {mm}"
-    assert errors["malformed"] > 0, \
-        f"cl-short: the bytes past Content-Length were not taken as malformed: {errors}"
+    completed = int(field(j, "completed"))
+    assert completed > 0 and mm["body"] == completed, \
+        f"cl-short: every response lied about its length, yet body mismatches {mm['body']} " \
+        f"of {completed} completed"
+    # The bytes past Content-Length must never be taken as the next response: either they
+    # are counted malformed, or the connection is dropped and re-opened.
+    assert errors["malformed"] > 0 or int(field(j, "reconnects")) > 0, \
+        f"cl-short: bytes past Content-Length neither malformed nor the connection reopened"
 
 
 def check_big(flavour):
     j, errors, mm = scenario("big", flavour)
-    assert mm["body"] > 0 or errors["malformed"] > 0, \
-        f"big: a 10 MB body was neither a body mismatch nor malformed: {errors} {mm}"
+    completed = int(field(j, "completed"))
+    assert mm["body"] + errors["malformed"] > 0 and mm["body"] == completed, \
+        f"big: a 10 MB body must be a body mismatch or malformed, never a match: " \
+        f"completed {completed}, {errors} {mm}"
 
 
 def check_mixed(flavour):
