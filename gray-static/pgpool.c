@@ -277,6 +277,14 @@ static void fail_queue(void *arg)
     }
 }
 
+/* While unreachable, waiting jobs get their 503 from a zero-delay timer, never from inside
+ * pg_pool_submit or pg_pool_cancel. */
+static void schedule_fail(struct pg_pool *p)
+{
+    if (!p->reachable && p->q_head && !p->fail_timer)
+        p->fail_timer = gs_loop_after(p->loop, 0, fail_queue, p);
+}
+
 /* After a failure: when no connection is usable any more, the database is unreachable;
  * waiting jobs get their 503 (deferred), new ones are refused until a connection works. */
 static void check_unreachable(struct pg_pool *p, const char *msg)
@@ -288,8 +296,7 @@ static void check_unreachable(struct pg_pool *p, const char *msg)
         plog(p, "database unreachable, answering 503 and reconnecting", msg);
     p->reachable = 0;
     p->st->db_reachable = 0;
-    if (p->q_head && !p->fail_timer)
-        p->fail_timer = gs_loop_after(p->loop, 0, fail_queue, p);
+    schedule_fail(p);
 }
 
 /* ---- connection lifecycle --------------------------------------------------------- */
@@ -425,7 +432,11 @@ static void conn_ready(struct pg_conn *c)
     c->backoff_ms = p->backoff_min;
     p->st->reconnects++;
     set_state(c, C_IDLE);
-    if (!watch(c, EPOLLIN) && !p->reachable) {
+    if (watch(c, EPOLLIN) != 0) {
+        conn_fail(c, "cannot watch the connection's socket");
+        return;
+    }
+    if (!p->reachable) {
         p->reachable = 1;
         p->st->db_reachable = 1;
         plog(p, "database reachable again", NULL);
@@ -608,6 +619,7 @@ static void start_job(struct pg_conn *c, uint32_t s)
     if (send_job(c, j) != 0) {
         conn_lost(c, PQerrorMessage(c->pg));
         queue_push(p, s, 1);
+        schedule_fail(p);                 /* that may have been the last usable connection */
     }
 }
 
