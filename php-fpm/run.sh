@@ -79,6 +79,12 @@ if [ "$(id -u)" -eq 0 ]; then
     group=$(id -gn "$user")
     ngx_root= fpm_root=
     chmod 0711 "$dir"
+    # The directories above the run directory are the caller's: say so plainly instead of
+    # letting nginx answer 502 to every request.
+    if command -v setpriv >/dev/null && ! setpriv --reuid="$user" --regid="$group" \
+            --clear-groups test -x "$dir"; then
+        die "$user cannot reach $dir (make its parent directories o+x)"
+    fi
 else
     user=$(id -un) group=$(id -gn)
     ngx_root='#' fpm_root=';'
