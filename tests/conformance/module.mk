@@ -1,0 +1,22 @@
+# tests/conformance/: every fixture of fixtures/contract.json started for real and checked
+# byte for byte (test_conformance.py); the ASan+UBSan build of gray-static under the same
+# suite, which must also stop cleanly on SIGTERM with no sanitizer report.
+CONFORMANCE       := tests/conformance/test_conformance.py
+CONFORMANCE_NEEDS := $(BUILD)/go-server
+ifneq ($(wildcard gray-static/module.mk),)
+CONFORMANCE_NEEDS += $(BUILD)/gray-static
+endif
+
+.PHONY: test-conformance test-conformance-asan
+test-conformance: $(CONFORMANCE_NEEDS)
+	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) python3 $(CONFORMANCE) \
+	   --build $(abspath $(BUILD)) --name conformance
+
+# The suite skips gray-static (with the reason) while there is no gray-static/module.mk.
+test-conformance-asan:
+	@if [ -f gray-static/module.mk ]; then \
+	   $(MAKE) --no-print-directory SANITIZER=asan build/asan/gray-static || exit 1; fi
+	@ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	 KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) python3 $(CONFORMANCE) \
+	   --build $(abspath build/asan) --runtime gray-static --asan --name conformance-asan
+TESTS += test-conformance test-conformance-asan
