@@ -11,4 +11,4 @@ PROGRAMS += $(BUILD)/kb-control
 # A measurement, not a test: prints figures (server on CPU 0, client on CPU 1).
 .PHONY: bench-loadgen
 bench-loadgen: $(BUILD)/kneebench $(BUILD)/kb-control
-	@control/bench-loadgen.sh $(BUILD)
+	@python3 control/bench_loadgen.py $(BUILD)

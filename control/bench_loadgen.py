@@ -1,0 +1,184 @@
+"""bench_loadgen.py -- `make bench-loadgen`: measurements of the load generator, not a test.
+
+Server pinned to CPU 0, client to CPU 1, side by side in one run:
+  1. client CPU per completed request, kneebench vs Debian's wrk (closed loop, same route,
+     same 4 threads x 256 connections), against gray-static's plaintext if build/gray-static
+     exists, else kb-control;
+  2. achieved/requested at 20k, 45k and 60k req/s against that same target;
+  3. against kb-control, the highest rate kneebench holds from one core with client CPU
+     under 80 % and send-lag p99 under 1 ms (and delivery >= 0.995), climbing a ladder.
+Prints a table and writes every figure to $BUILD/bench-loadgen.json. The machine is shared:
+figures are noisy, compare them as ratios from one run.
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
+KB = os.path.join(BUILD, "kneebench")
+SERVER_CPU, CLIENT_CPU = "0", "1"
+DURATION, WARMUP = float(os.environ.get("BENCH_DURATION", 5)), 1
+TMP = tempfile.mkdtemp(prefix="kb-bench-")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def wait_port(port, proc, timeout=10):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited: {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"server on port {port} did not come up")
+
+
+def start(name, argv, port):
+    p = subprocess.Popen(["taskset", "-c", SERVER_CPU, *argv], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    wait_port(port, p)
+    return p
+
+
+def stop(p):
+    p.terminate()
+    try:
+        p.wait(10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
+def wrk(url):
+    argv = ["taskset", "-c", CLIENT_CPU, "wrk", "-t4", "-c256", f"-d{int(DURATION)}s", url]
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(os.path.join(TMP, "wrk.out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.execvp(argv[0], argv)
+    _, status, ru = os.wait4(pid, 0)
+    text = open(os.path.join(TMP, "wrk.out")).read()
+    m = re.search(r"(\d+) requests in ([\d.]+)s", text)
+    if status != 0 or not m:
+        raise SystemExit(f"wrk failed: {text}")
+    n, secs = int(m.group(1)), float(m.group(2))
+    cpu = ru.ru_utime + ru.ru_stime
+    errs = re.search(r"Socket errors: .*|Non-2xx.*", text)
+    return {"requests": n, "seconds": secs, "rps": n / secs, "cpu_s": cpu,
+            "cpu_us_per_request": cpu * 1e6 / n, "errors_line": errs.group(0) if errs else None}
+
+
+def kneebench(url, route, rate, duration=DURATION):
+    out = os.path.join(TMP, f"kb-{rate}.json")
+    argv = [KB, "load", "--url", url, "--route", route, "--rate", str(rate), "--duration",
+            str(duration), "--warmup", str(WARMUP), "--cpus", CLIENT_CPU, "--json", out, "--quiet"]
+    p = subprocess.run(argv, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"kneebench failed ({p.returncode}): {p.stderr}")
+    j = json.load(open(out))
+    return {"rate": rate, "delivery": j["delivery"], "achieved_rps": j["achieved_rps"],
+            "cpu_fraction": j["client_cpu_fraction"], "cpu_us_per_request": j["client_cpu_us_per_request"],
+            "lag_p99_us": j["lag_us"]["p99"], "corrected_p99_us": j["corrected_us"]["p99"],
+            "uncorrected_p99_us": j["uncorrected_us"]["p99"], "errors": j["errors"]["total"],
+            "mismatches": j["mismatches"]["total"]}
+
+
+def holds(r):
+    return r["cpu_fraction"] < 0.80 and r["lag_p99_us"] < 1000 and r["delivery"] >= 0.995 \
+        and r["errors"] == 0
+
+
+def row(label, r):
+    print(f"  {label:<22} {r['rate']:>7} {r['achieved_rps']:>10.0f} {r['delivery']:>8.4f} "
+          f"{100 * r['cpu_fraction']:>6.1f}% {r['cpu_us_per_request']:>7.2f} {r['lag_p99_us']:>8} "
+          f"{r['corrected_p99_us']:>9} {r['errors']:>6}")
+
+
+def header():
+    print(f"  {'':<22} {'rate':>7} {'achieved':>10} {'delivery':>8} {'cpu':>7} {'us/req':>7} "
+          f"{'lag p99':>8} {'corr p99':>9} {'errors':>6}")
+
+
+def main():
+    if os.cpu_count() < 2:
+        raise SystemExit("bench-loadgen needs two CPUs (server on 0, client on 1)")
+    for tool in ("taskset", "wrk"):
+        if not shutil.which(tool):
+            raise SystemExit(f"bench-loadgen needs {tool}")
+    results = {"server_cpu": SERVER_CPU, "client_cpu": CLIENT_CPU, "duration_s": DURATION,
+               "warmup_s": WARMUP, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    gray = os.path.join(BUILD, "gray-static")
+    cport = free_port()
+    control = start("kb-control", [os.path.join(BUILD, "kb-control"), "--port", str(cport)], cport)
+    try:
+        if os.path.exists(gray):
+            gport = free_port()
+            target = start("gray-static", [gray, "--port", str(gport), "--bind", "127.0.0.1"], gport)
+            tname, turl = "gray-static", f"http://127.0.0.1:{gport}/plaintext"
+        else:
+            target, tname, turl = None, "kb-control", f"http://127.0.0.1:{cport}/plaintext"
+        try:
+            print(f"bench-loadgen: server CPU {SERVER_CPU}, client CPU {CLIENT_CPU}, target {tname} "
+                  f"({turl}), {DURATION:.0f}s per run")
+            w = wrk(turl)
+            results["target"] = tname
+            results["wrk"] = w
+            print(f"  wrk -t4 -c256 (closed loop): {w['rps']:.0f} req/s, {w['cpu_s']:.2f} CPU s, "
+                  f"{w['cpu_us_per_request']:.2f} us CPU per request {w['errors_line'] or ''}")
+            header()
+            runs = []
+            for rate in (20000, 45000, 60000):
+                r = kneebench(turl, "plaintext", rate)
+                r["vs_wrk_cpu_per_request"] = r["cpu_us_per_request"] / w["cpu_us_per_request"]
+                runs.append(r)
+                row(f"kneebench -> {tname}", r)
+            results["rates"] = runs
+            for r in runs:
+                print(f"  at {r['rate']}: kneebench/wrk CPU per request = {r['vs_wrk_cpu_per_request']:.2f} "
+                      f"(target <= 0.5); delivery {r['delivery']:.4f} (target >= 0.995 unless the server saturates)")
+        finally:
+            if target:
+                stop(target)
+        curl = f"http://127.0.0.1:{cport}/plaintext"
+        print("  ladder against kb-control (holds: CPU < 80 %, lag p99 < 1 ms, delivery >= 0.995, no errors):")
+        header()
+        ladder, best = [], 0
+        for rate in (30000, 45000, 60000, 75000, 90000, 105000, 120000):
+            r = kneebench(curl, "plaintext", rate)
+            r["holds"] = holds(r)
+            ladder.append(r)
+            row("kneebench -> kb-control" if r["holds"] else "  (not held)", r)
+            if not r["holds"]:
+                break
+            best = rate
+        results["ladder"] = ladder
+        results["highest_held_rps"] = best
+        print(f"  highest rate held from one core: {best} req/s (target >= 75000)")
+    finally:
+        stop(control)
+    out = os.path.join(BUILD, "bench-loadgen.json")
+    with open(out + ".tmp", "w") as f:
+        json.dump(results, f, indent=2)
+    os.rename(out + ".tmp", out)
+    print(f"  figures: {out}")
+
+
+if __name__ == "__main__":
+    main()
