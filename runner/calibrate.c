@@ -62,6 +62,7 @@ static int parse_cpus(const char *list, cpu_set_t *set, char *err, size_t errlen
         b = a;
         if (*end == '-') {
             p = end + 1;
+            end = (char *)p;
             b = (*p == '\0' || *p == ',') ? last : strtol(p, &end, 10);
             if (b < a || b >= CPU_SETSIZE)
                 goto bad;
