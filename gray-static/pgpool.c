@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 
 #define CONNECT_TIMEOUT_MS 5000
 
@@ -48,6 +49,7 @@ struct pg_job {
     void *arg;
     uint64_t token;
     char params[PG_MAX_PARAMS][PG_PARAM_LEN];
+    long long due_ms;      /* submission + timeout (monotonic) */
 };
 
 struct pg_pool {
@@ -68,10 +70,13 @@ struct pg_pool {
     struct gs_stats own;   /* used when the caller gave no stats */
     int reachable;
     long fail_timer;
+    long timeout_ms;       /* < 0: jobs never time out */
+    long sweep_timer;      /* looks for overdue jobs while any are pending */
 };
 
 static void conn_open(struct pg_conn *c);
 static void dispatch(struct pg_pool *p);
+static void arm_sweep(struct pg_pool *p);
 
 /* ---- small helpers ---------------------------------------------------------------- */
 
@@ -603,6 +608,66 @@ static void conn_io(void *arg, uint32_t events)
     }
 }
 
+/* ---- overdue jobs ----------------------------------------------------------------- */
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A running job is overdue: its connection's state is uncertain, so it is replaced. */
+static void expire_running(struct pg_conn *c)
+{
+    struct pg_pool *p = c->pool;
+    uint32_t s = c->job;
+
+    c->job = 0;
+    p->st->queries_in_flight--;
+    p->st->retired++;
+    p->st->timeouts++;
+    p->st->unavailable++;
+    plog(p, "query timed out, answering 503, connection retired", NULL);
+    conn_close(c);
+    set_state(c, C_DOWN);
+    c->backoff_ms = p->backoff_min;
+    conn_open(c);
+    job_finish(p, s, PG_UNAVAILABLE, NULL, "query timed out");
+}
+
+static void sweep(void *arg)
+{
+    struct pg_pool *p = arg;
+    long long now = now_ms();
+
+    p->sweep_timer = 0;
+    for (int i = 0; i < p->size; i++) {
+        struct pg_conn *c = &p->conns[i];
+        if (c->state == C_BUSY && c->job && job_at(p, c->job)->due_ms <= now)
+            expire_running(c);
+    }
+    while (p->q_head && job_at(p, p->q_head)->due_ms <= now) {   /* FIFO: oldest first */
+        uint32_t s = p->q_head;
+        queue_unlink(p, s);
+        p->st->timeouts++;
+        p->st->unavailable++;
+        job_finish(p, s, PG_UNAVAILABLE, NULL, "timed out waiting for a connection");
+    }
+    arm_sweep(p);
+}
+
+/* Sweep a few times per timeout while anything is pending; no timer when idle. */
+static void arm_sweep(struct pg_pool *p)
+{
+    long every = p->timeout_ms / 4 < 250 ? p->timeout_ms / 4 : 250;
+
+    if (p->timeout_ms < 0 || p->sweep_timer || (!p->q_head && !p->st->queries_in_flight))
+        return;
+    p->sweep_timer = gs_loop_after(p->loop, every > 0 ? every : 1, sweep, p);
+}
+
 /* ---- dispatch, submit, cancel ----------------------------------------------------- */
 
 /* Start the job on the idle connection. If the connection turns out broken, the job goes
@@ -671,7 +736,9 @@ enum pg_outcome pg_pool_submit(struct pg_pool *p, const char *stmt, int nparams,
         snprintf(j->params[i], PG_PARAM_LEN, "%s", params[i]);
     ticket->slot = s;
     ticket->gen = j->gen;
+    j->due_ms = now_ms() + p->timeout_ms;
     queue_push(p, s, 0);
+    arm_sweep(p);
     dispatch(p);
     return PG_OK;
 }
@@ -755,6 +822,7 @@ struct pg_pool *pg_pool_new(struct gs_loop *loop, const struct pg_pool_config *c
     p->st = cfg->stats ? cfg->stats : &p->own;
     p->backoff_min = cfg->backoff_min_ms > 0 ? cfg->backoff_min_ms : 25;
     p->backoff_max = cfg->backoff_max_ms > 0 ? cfg->backoff_max_ms : 1000;
+    p->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 30000;
     p->reachable = 1;
     p->st->db_enabled = 1;
     p->st->db_reachable = 1;
@@ -775,6 +843,8 @@ void pg_pool_free(struct pg_pool *p)
         return;
     if (p->fail_timer)
         gs_loop_cancel(p->loop, p->fail_timer);
+    if (p->sweep_timer)
+        gs_loop_cancel(p->loop, p->sweep_timer);
     for (int i = 0; p->conns && i < p->size; i++)
         conn_close(&p->conns[i]);
     for (size_t i = 0; i < p->nstmts; i++) {

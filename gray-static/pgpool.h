@@ -7,8 +7,9 @@
  * PQgetResult drained until NULL) is driven by socket readiness, so nothing ever waits on
  * the database. Exhaustion queues, it does not fail. Lost connections reconnect by
  * themselves with exponential backoff; while no connection can be made the pool reports
- * itself unreachable and answers PG_UNAVAILABLE at once. A query whose submitter cancels
- * it while it runs retires (closes) that connection -- its protocol state is uncertain --
+ * itself unreachable and answers PG_UNAVAILABLE at once. A job still unanswered after the
+ * timeout (a hung database) is answered PG_UNAVAILABLE. A query whose submitter cancels
+ * it, or that times out, while it runs retires (closes) that connection -- its protocol state is uncertain --
  * and a fresh one replaces it. Without PQcancelStart (libpq < 17) a cancel would block,
  * so the connection is just closed.
  *
@@ -46,6 +47,9 @@ struct pg_pool_config {
     size_t nstmts;
     long backoff_min_ms;          /* first reconnect delay after a failure; 0 = 25 ms */
     long backoff_max_ms;          /* doubling stops here; 0 = 1000 ms */
+    long timeout_ms;              /* a job not answered this long after submission gets
+                                     PG_UNAVAILABLE (a running one retires its connection);
+                                     0 = 30000 ms, < 0 = never */
     FILE *log;                    /* one line per state change / error; may be NULL */
     struct gs_stats *stats;       /* counters updated in place; may be NULL */
 };

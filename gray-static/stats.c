@@ -25,6 +25,7 @@ static int put_totals(json_t *o, const struct gs_stats *s)
     return put(o, "suspended_max", s->suspended_max) | put(o, "suspended_total", s->suspended_total)
          | put(o, "queries_total", s->queries_total) | put(o, "retired", s->retired)
          | put(o, "errors", s->errors) | put(o, "unavailable", s->unavailable)
+         | put(o, "timeouts", s->timeouts)
          | put(o, "reconnects", s->reconnects);
 }
 

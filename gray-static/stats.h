@@ -26,9 +26,11 @@ struct gs_stats {
     long suspended_max;      /* high-water mark of suspended_now */
     long suspended_total;
     long queries_total;      /* queries completed with a result */
-    long retired;            /* connections closed because their client left mid-query */
+    long retired;            /* connections closed with a query outstanding (its client
+                                left, or it timed out): never reused */
     long errors;             /* queries answered 500 (database error) */
     long unavailable;        /* requests answered 503 (database unreachable) */
+    long timeouts;           /* of those, jobs unanswered within the pool's timeout */
     long reconnects;         /* connections (re)established */
 };
 

@@ -96,11 +96,11 @@ static int ten_done(struct ctx *x) { return x->done >= 10; }
 static int fifty_done(struct ctx *x) { return x->done >= 50; }
 static int one_done(struct ctx *x) { return x->done >= 1; }
 
-static void setup(struct ctx *x, const char *ci, int size)
+static void setup_timeout(struct ctx *x, const char *ci, int size, long timeout_ms)
 {
     struct pg_pool_config cfg = { .conninfo = ci, .size = size, .stmts = stmts,
                                   .nstmts = sizeof(stmts) / sizeof(stmts[0]), .log = stderr,
-                                  .stats = &x->st };
+                                  .stats = &x->st, .timeout_ms = timeout_ms };
     char err[128];
 
     memset(x, 0, sizeof(*x));
@@ -108,6 +108,11 @@ static void setup(struct ctx *x, const char *ci, int size)
     ck_assert_ptr_nonnull(x->loop);
     x->pool = pg_pool_new(x->loop, &cfg, err, sizeof(err));
     ck_assert_msg(x->pool != NULL, "pg_pool_new: %s", err);
+}
+
+static void setup(struct ctx *x, const char *ci, int size)
+{
+    setup_timeout(x, ci, size, 0);
 }
 
 static void teardown(struct ctx *x)
@@ -265,6 +270,31 @@ START_TEST(stale_ticket_never_cancels_a_newer_job)
 }
 END_TEST
 
+static int two_done(struct ctx *x) { return x->done >= 2; }
+
+START_TEST(hung_query_times_out_and_retires)
+{
+    struct ctx x;
+
+    setup_timeout(&x, conninfo(), 1, 300);
+    ck_assert(run_until(&x, all_idle, 5000));
+    submit(&x, "sleep", 3000, 0);               /* runs, then hangs past the timeout */
+    submit(&x, "world", 5, 5);                  /* waits behind it, as long */
+    ck_assert(run_until(&x, two_done, 2000));   /* well before the 3 s sleep ends */
+    ck_assert_int_eq(x.unavail, 2);
+    ck_assert_int_eq(x.st.timeouts, 2);
+    ck_assert_int_eq(x.st.retired, 1);
+    x.done = 0;
+    submit(&x, "world", 6, 6);                  /* the replacement connection serves */
+    ck_assert(run_until(&x, one_done, 5000));
+    ck_assert_int_eq(x.ok, 1);
+    ck_assert_int_eq(x.wrong, 0);
+    ck_assert(run_until(&x, all_idle, 5000));
+    assert_quiet(&x);
+    teardown(&x);
+}
+END_TEST
+
 static int unreachable(struct ctx *x)
 {
     return !x->st.db_reachable && x->done >= x->want;
@@ -302,6 +332,7 @@ static Suite *suite(void)
     tcase_add_test(tc, database_error_is_500_and_connection_stays);
     tcase_add_test(tc, cancel_mid_query_retires_and_refills);
     tcase_add_test(tc, stale_ticket_never_cancels_a_newer_job);
+    tcase_add_test(tc, hung_query_times_out_and_retires);
     tcase_add_test(tc, unreachable_database_answers_unavailable);
     suite_add_tcase(s, tc);
     return s;
