@@ -1,0 +1,530 @@
+/* agent.c -- serve-agent (see agent.h).
+ *
+ * Design: one thread, one client at a time (the suite's runner is the only client), poll
+ * with a short timeout so a stop request is seen within 200 ms. Commands are parsed against
+ * the contract before anything runs: the agent never executes a string it was sent, only
+ * the contract's own argv template for a runtime the contract names, so a client can start,
+ * sample and stop the suite's fixtures and nothing else. Fixtures go through sandbox.h's
+ * backend, so a remote server gets the same limits as a local one. */
+#define _GNU_SOURCE
+#include "runner/agent.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner/procs.h"
+#include "runner/sandbox.h"
+
+#define ANSWER_MAX 4096
+
+struct agent {
+    const struct kb_agent_cfg *cfg;
+    struct kb_contract contract;
+    const struct kb_sandbox_ops *ops;
+    struct kb_sandbox *sb;
+    char running[64];
+    int port;
+    char build[PATH_MAX], rundir[512];
+    const char *serve_bind;
+};
+
+static int runtime_known(const struct kb_contract *c, const char *name)
+{
+    return !strcmp(name, "control") || kb_contract_runtime(c, name) != NULL;
+}
+
+static int parse_start(const struct kb_contract *c, const char *args, struct kb_agent_cmd *cmd,
+                       char *err, size_t errlen)
+{
+    char extra[2];
+    long port;
+    char portword[16], *end;
+    int n = sscanf(args, "%63s %15s %1s", cmd->runtime, portword, extra);
+
+    if (n != 2) {
+        snprintf(err, errlen, "refused: usage: start RUNTIME PORT");
+        return -1;
+    }
+    if (!runtime_known(c, cmd->runtime)) {
+        snprintf(err, errlen, "refused: '%s' is not a runtime of the contract", cmd->runtime);
+        return -1;
+    }
+    port = strtol(portword, &end, 10);
+    if (*end || port < 1 || port > 65535) {
+        snprintf(err, errlen, "refused: bad port '%s'", portword);
+        return -1;
+    }
+    cmd->port = (int)port;
+    return 0;
+}
+
+int kb_agent_parse(const struct kb_contract *c, const char *line, struct kb_agent_cmd *cmd,
+                   char *err, size_t errlen)
+{
+    static const struct { const char *word; enum kb_agent_verb verb; } verbs[] = {
+        { "identity", KB_AGENT_IDENTITY }, { "start", KB_AGENT_START },
+        { "sample", KB_AGENT_SAMPLE }, { "limits", KB_AGENT_LIMITS },
+        { "stop", KB_AGENT_STOP }, { "quit", KB_AGENT_QUIT },
+    };
+    char word[16], rest[2];
+    size_t len = strcspn(line, " ");
+
+    memset(cmd, 0, sizeof(*cmd));
+    if (strlen(line) >= KB_AGENT_LINE_MAX || len == 0 || len >= sizeof(word)) {
+        snprintf(err, errlen, "refused: not a command of this agent");
+        return -1;
+    }
+    memcpy(word, line, len);
+    word[len] = '\0';
+    for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+        if (strcmp(word, verbs[i].word))
+            continue;
+        cmd->verb = verbs[i].verb;
+        if (cmd->verb == KB_AGENT_START)
+            return parse_start(c, line + len, cmd, err, errlen);
+        if (sscanf(line + len, "%1s", rest) == 1) {
+            snprintf(err, errlen, "refused: '%s' takes no arguments", word);
+            return -1;
+        }
+        return 0;
+    }
+    snprintf(err, errlen, "refused: unknown command '%s' (accepted: identity, start RUNTIME "
+             "PORT, sample, limits, stop, quit)", word);
+    return -1;
+}
+
+/* ---- answers ---- */
+
+static void answer_json(char *out, size_t outlen, json_t *j)
+{
+    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+    snprintf(out, outlen, text ? "ok %s" : "err out of memory", text);
+    free(text);
+    json_decref(j);
+}
+
+static void cpu_model(char *out, size_t len)
+{
+    char line[512];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+
+    snprintf(out, len, "unknown");
+    while (f && fgets(line, sizeof(line), f)) {
+        char *colon = strchr(line, ':');
+        if (!strncmp(line, "model name", 10) && colon) {
+            snprintf(out, len, "%s", colon + 2);
+            out[strcspn(out, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+static void do_identity(struct agent *a, char *out, size_t outlen)
+{
+    struct utsname u;
+    char model[256];
+    json_t *rts = json_array();
+
+    uname(&u);
+    cpu_model(model, sizeof(model));
+    for (size_t i = 0; i < a->contract.nruntimes; i++)
+        json_array_append_new(rts, json_string(a->contract.runtimes[i].name));
+    json_array_append_new(rts, json_string("control"));
+    answer_json(out, outlen, json_pack("{s:s, s:i, s:s, s:s, s:s, s:i, s:o, s:s, s:b, s:s?}",
+                "agent", "kneebench serve-agent", "protocol", KB_AGENT_PROTOCOL,
+                "hostname", u.nodename, "kernel", u.release, "cpu_model", model,
+                "cpus_online", (int)sysconf(_SC_NPROCESSORS_ONLN), "runtimes", rts,
+                "backend", a->ops->name, "limits", !a->cfg->no_limits,
+                "running", a->running[0] ? a->running : NULL));
+}
+
+static int connect_once(const char *addr, int port)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    int fd, ok = 0;
+
+    if (!strcmp(addr, "0.0.0.0"))
+        addr = "127.0.0.1";
+    if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1 || (fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+        return 0;
+    ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+    close(fd);
+    return ok;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+/* The runtime's argv and env from the contract's templates; malloc'd strings in argv/env,
+ * NULL-terminated. 0, or -1 when the template is too long or memory ran out. */
+static int expand(struct agent *a, const struct kb_runtime *rt, int port, char **argv,
+                  char **env, size_t max, const char *rundir)
+{
+    char portstr[16], cpus[16];
+    const char *keys[] = { "root", "build", "port", "bind", "rundir", "cpus" };
+    const char *vals[] = { KB_ROOT, a->build, portstr, a->serve_bind, rundir, cpus };
+
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    snprintf(cpus, sizeof(cpus), "%d", a->contract.cpus > 0 ? a->contract.cpus : 1);
+    if (rt->command.n >= max || rt->env_keys.n >= max)
+        return -1;
+    for (size_t i = 0; i < rt->command.n; i++)
+        if (!(argv[i] = kb_expand(rt->command.v[i], keys, vals, 6)))
+            return -1;
+    for (size_t i = 0; i < rt->env_keys.n; i++) {
+        char *v = kb_expand(rt->env_vals.v[i], keys, vals, 6);
+        if (!v || asprintf(&env[i], "%s=%s", rt->env_keys.v[i], v) < 0) {
+            free(v);
+            return -1;
+        }
+        free(v);
+    }
+    return 0;
+}
+
+static void free_list(char **v, size_t max)
+{
+    for (size_t i = 0; i < max && v[i]; i++)
+        free(v[i]);
+}
+
+static int wait_accepting(struct agent *a, int port, char *err, size_t errlen)
+{
+    for (int i = 0; i < 750; i++) {
+        if (connect_once(a->serve_bind, port))
+            return 0;
+        if (!a->ops->alive(a->sb)) {
+            snprintf(err, errlen, "the fixture exited at start (%s)", a->ops->exit_reason(a->sb));
+            return -1;
+        }
+        sleep_ms(20);
+    }
+    snprintf(err, errlen, "the fixture did not accept on port %d within 15 s", port);
+    return -1;
+}
+
+static void stop_fixture(struct agent *a, char *err, size_t errlen)
+{
+    if (a->sb && a->ops->stop(a->sb, err, errlen) < 0 && a->cfg->log)
+        fprintf(a->cfg->log, "serve-agent: stopping %s: %s\n", a->running, err);
+    a->sb = NULL;
+    a->running[0] = '\0';
+}
+
+static int start_fixture(struct agent *a, const struct kb_agent_cmd *cmd, char *err,
+                         size_t errlen)
+{
+    const struct kb_runtime *rt = !strcmp(cmd->runtime, "control") ? &a->contract.control
+                                  : kb_contract_runtime(&a->contract, cmd->runtime);
+    char *argv[64] = { 0 }, *env[64] = { 0 }, rundir[600], log[640];
+    struct kb_fixture_spec spec = { .name = cmd->runtime, .port = cmd->port };
+    int rc = -1;
+
+    snprintf(rundir, sizeof(rundir), "%s/%s", a->rundir, cmd->runtime);
+    snprintf(log, sizeof(log), "%s/fixture.log", rundir);
+    if (mkdir(rundir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "%.300s: %s", rundir, strerror(errno));
+        return -1;
+    }
+    if (expand(a, rt, cmd->port, argv, env, 63, rundir) < 0) {
+        snprintf(err, errlen, "cannot expand the contract's command for %s", cmd->runtime);
+        goto out;
+    }
+    spec.argv = argv;
+    spec.env_add = env;
+    spec.rundir = rundir;
+    spec.log_path = log;
+    spec.no_limits = a->cfg->no_limits;
+    spec.limits = (struct kb_limits){ .cpus = a->contract.cpus,
+                                      .memory_bytes = a->contract.memory_bytes,
+                                      .pids = a->contract.pids };
+    snprintf(spec.limits.server_cpuset, sizeof(spec.limits.server_cpuset), "%s",
+             a->contract.server_cpus ? a->contract.server_cpus : "");
+    if (!(a->sb = a->ops->start(&spec, err, errlen)))
+        goto out;
+    snprintf(a->running, sizeof(a->running), "%s", cmd->runtime);
+    a->port = cmd->port;
+    if (wait_accepting(a, cmd->port, err, errlen) < 0) {
+        char e2[256];
+        stop_fixture(a, e2, sizeof(e2));
+        goto out;
+    }
+    rc = 0;
+out:
+    free_list(argv, 64);
+    free_list(env, 64);
+    return rc;
+}
+
+static void do_start(struct agent *a, const struct kb_agent_cmd *cmd, char *out, size_t outlen)
+{
+    char err[512] = "";
+
+    if (a->sb) {
+        snprintf(out, outlen, "err busy: %s is running on port %d (stop it first)", a->running,
+                 a->port);
+        return;
+    }
+    if (start_fixture(a, cmd, err, sizeof(err)) < 0) {
+        snprintf(out, outlen, "err %s", err);
+        return;
+    }
+    answer_json(out, outlen, json_pack("{s:s, s:i, s:s}", "started", a->running, "port",
+                                       a->port, "bind", a->serve_bind));
+}
+
+static void do_sample(struct agent *a, char *out, size_t outlen)
+{
+    pid_t pids[KB_SANDBOX_MAX_PIDS];
+    struct kb_proc_sample s = { 0 };
+    size_t n;
+
+    if (!a->sb) {
+        snprintf(out, outlen, "err nothing is running");
+        return;
+    }
+    n = a->ops->pids(a->sb, pids, KB_SANDBOX_MAX_PIDS);
+    kb_procs_sample(pids, n, &s);
+    answer_json(out, outlen, json_pack("{s:s, s:b, s:s, s:i, s:f, s:I, s:I, s:I, s:I}",
+                "runtime", a->running, "alive", a->ops->alive(a->sb),
+                "exit_reason", a->ops->exit_reason(a->sb), "processes", (int)s.nprocs,
+                "cpu_seconds", s.cpu_seconds, "rss_bytes", (json_int_t)s.rss_bytes,
+                "pss_bytes", (json_int_t)s.pss_bytes, "fds", (json_int_t)s.fds,
+                "threads", (json_int_t)s.threads));
+}
+
+static void do_limits(struct agent *a, char *out, size_t outlen)
+{
+    struct kb_limits_applied l;
+    char err[256] = "";
+
+    memset(&l, 0, sizeof(l));
+    if (!a->sb) {
+        snprintf(out, outlen, "err nothing is running");
+        return;
+    }
+    if (a->ops->limits_applied(a->sb, &l, err, sizeof(err)) < 0) {
+        snprintf(out, outlen, "err %s", err);
+        return;
+    }
+    answer_json(out, outlen, json_pack("{s:s, s:i, s:I, s:I, s:f, s:s, s:I, s:I, s:I, s:s}",
+                "backend", l.backend, "cgroup_version", l.cgroup_version,
+                "cpu_quota_us", (json_int_t)l.cpu_quota_us,
+                "cpu_period_us", (json_int_t)l.cpu_period_us, "cpus", l.cpus,
+                "cpuset", l.cpuset, "memory_bytes", (json_int_t)l.memory_bytes,
+                "memsw_bytes", (json_int_t)l.memsw_bytes, "pids_max", (json_int_t)l.pids_max,
+                "paths", l.paths));
+}
+
+static void do_stop(struct agent *a, char *out, size_t outlen)
+{
+    char err[256] = "", name[64];
+
+    if (!a->sb) {
+        snprintf(out, outlen, "err nothing is running");
+        return;
+    }
+    snprintf(name, sizeof(name), "%s", a->running);
+    if (a->ops->stop(a->sb, err, sizeof(err)) < 0) {
+        a->sb = NULL;
+        a->running[0] = '\0';
+        snprintf(out, outlen, "err stopped %s, but: %s", name, err);
+        return;
+    }
+    a->sb = NULL;
+    a->running[0] = '\0';
+    answer_json(out, outlen, json_pack("{s:s}", "stopped", name));
+}
+
+/* One command line in, one answer line out (no newline). Returns 1 to close the client. */
+static int handle(struct agent *a, const char *line, char *out, size_t outlen)
+{
+    struct kb_agent_cmd cmd;
+    char err[256];
+
+    if (kb_agent_parse(&a->contract, line, &cmd, err, sizeof(err)) < 0) {
+        snprintf(out, outlen, "err %s", err);
+        return 0;
+    }
+    switch (cmd.verb) {
+    case KB_AGENT_IDENTITY: do_identity(a, out, outlen); break;
+    case KB_AGENT_START: do_start(a, &cmd, out, outlen); break;
+    case KB_AGENT_SAMPLE: do_sample(a, out, outlen); break;
+    case KB_AGENT_LIMITS: do_limits(a, out, outlen); break;
+    case KB_AGENT_STOP: do_stop(a, out, outlen); break;
+    case KB_AGENT_QUIT: snprintf(out, outlen, "ok {\"bye\":true}"); return 1;
+    }
+    return 0;
+}
+
+/* ---- connections ---- */
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Answers every complete line in buf; returns 1 when the client is done. */
+static int drain_lines(struct agent *a, int fd, char *buf, size_t *len)
+{
+    char *nl, out[ANSWER_MAX];
+
+    while ((nl = memchr(buf, '\n', *len))) {
+        size_t linelen = (size_t)(nl - buf);
+        int done;
+        *nl = '\0';
+        if (linelen && buf[linelen - 1] == '\r')
+            buf[linelen - 1] = '\0';
+        done = handle(a, buf, out, sizeof(out) - 1);
+        if (a->cfg->log)
+            fprintf(a->cfg->log, "serve-agent: '%.80s' -> %.120s\n", buf, out);
+        strcat(out, "\n");
+        if (write_all(fd, out, strlen(out)) < 0 || done)
+            return 1;
+        memmove(buf, nl + 1, *len - linelen - 1);
+        *len -= linelen + 1;
+    }
+    if (*len >= KB_AGENT_LINE_MAX) {
+        static const char refuse[] = "err refused: line too long\n";
+        write_all(fd, refuse, sizeof(refuse) - 1);
+        return 1;
+    }
+    return 0;
+}
+
+static void serve_client(struct agent *a, int fd)
+{
+    char buf[KB_AGENT_LINE_MAX + 1];
+    size_t len = 0;
+
+    while (!*a->cfg->stop) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        ssize_t r;
+        if (poll(&p, 1, 200) <= 0)
+            continue;
+        r = recv(fd, buf + len, sizeof(buf) - 1 - len, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+        if (drain_lines(a, fd, buf, &len))
+            break;
+    }
+    close(fd);
+}
+
+static int listen_on(const struct kb_agent_cfg *cfg, char *err, size_t errlen)
+{
+    const char *addr = cfg->bind ? cfg->bind : "127.0.0.1";
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port) };
+    socklen_t len = sizeof(sa);
+    int fd, one = 1;
+
+    if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+        snprintf(err, errlen, "bad --bind address '%s' (IPv4)", addr);
+        return -1;
+    }
+    if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
+        snprintf(err, errlen, "listen on %s:%d: %s", addr, cfg->port, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (cfg->log) {
+        fprintf(cfg->log, "serve-agent: listening on %s:%d\n", addr, ntohs(sa.sin_port));
+        fflush(cfg->log);
+    }
+    return fd;
+}
+
+static int agent_setup(struct agent *a, const struct kb_agent_cfg *cfg, char *err,
+                       size_t errlen)
+{
+    const char *backend = cfg->backend ? cfg->backend : "native";
+    char self[PATH_MAX];
+    ssize_t n;
+
+    a->cfg = cfg;
+    a->serve_bind = cfg->serve_bind ? cfg->serve_bind : cfg->bind ? cfg->bind : "127.0.0.1";
+    if (!(a->ops = kb_sandbox_backend(backend))) {
+        snprintf(err, errlen, "unknown sandbox backend '%s'", backend);
+        return -1;
+    }
+    if (!cfg->no_limits && a->ops->available(err, errlen) < 0)
+        return -1;
+    snprintf(a->rundir, sizeof(a->rundir), "%s", cfg->rundir);
+    if (mkdir(a->rundir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "%.300s: %s", a->rundir, strerror(errno));
+        return -1;
+    }
+    if (cfg->build_dir) {
+        snprintf(a->build, sizeof(a->build), "%s", cfg->build_dir);
+    } else if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+        self[n] = '\0';
+        snprintf(a->build, sizeof(a->build), "%s", dirname(self));
+    }
+    return kb_contract_load(cfg->contract_path ? cfg->contract_path : kb_contract_default_path(),
+                            &a->contract, err, errlen);
+}
+
+int kb_agent_serve(const struct kb_agent_cfg *cfg, char *err, size_t errlen)
+{
+    struct agent a;
+    int lfd = -1, rc = -1;
+
+    memset(&a, 0, sizeof(a));
+    if (agent_setup(&a, cfg, err, errlen) < 0)
+        goto out;
+    if ((lfd = listen_on(cfg, err, errlen)) < 0)
+        goto out;
+    while (!*cfg->stop) {
+        struct pollfd p = { .fd = lfd, .events = POLLIN };
+        int cfd;
+        if (poll(&p, 1, 200) <= 0)
+            continue;
+        if ((cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+            serve_client(&a, cfd);
+    }
+    rc = 0;
+out:
+    if (a.sb) {
+        char e2[256];
+        stop_fixture(&a, e2, sizeof(e2));
+    }
+    if (lfd >= 0)
+        close(lfd);
+    if (a.contract.path)
+        kb_contract_free(&a.contract);
+    return rc;
+}
