@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Closed-loop throughput of every fixture and route with Debian's wrk, side by side in one run.
+
+Each fixture is started from the contract's argv template exactly as the conformance suite
+starts it, pinned with taskset to the contract's server CPUs; wrk runs pinned to the next
+CPU, one fixture and route after the other. This is a sanity figure (closed loop, so it
+says nothing about latency under a fixed rate); the comparison proper is the open-loop curve.
+
+  wrk_closed_loop.py --build DIR [--duration 5s] [--threads 2] [--connections 256]
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_conformance as tc  # noqa: E402
+
+
+def client_cpu(server_cpus):
+    """The first CPU after the server's (the contract's client_cpus is an open range)."""
+    last = max(int(p.split("-")[-1]) for p in server_cpus.split(","))
+    if last + 1 >= os.cpu_count():
+        raise SystemExit("no CPU left for the client")
+    return str(last + 1)
+
+
+def run_wrk(port, path, args, cpu):
+    cmd = ["taskset", "-c", cpu, "wrk", f"-t{args.threads}", f"-c{args.connections}",
+           f"-d{args.duration}", f"http://{tc.BIND}:{port}{path}"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    sock = re.search(r"Socket errors: (.*)", out)
+    return (float(rps.group(1)) if rps else None,
+            int(non2xx.group(1)) if non2xx else 0,
+            sock.group(1).strip() if sock else "none",
+            " ".join(cmd))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--duration", default="5s")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--connections", type=int, default=256)
+    ap.add_argument("--runtime", action="append")
+    args = ap.parse_args()
+    if not shutil.which("wrk"):
+        raise SystemExit("wrk is not installed")
+    server_cpus = tc.CONTRACT["limits"]["server_cpus"]
+    cpu = client_cpu(server_cpus)
+    rows = []
+    for rt in tc.CONTRACT["runtimes"]:
+        if args.runtime and rt["name"] not in args.runtime:
+            continue
+        fx = tc.Fixture(rt, os.path.abspath(args.build), False)
+        reason = fx.missing()
+        if reason:
+            print(f"{rt['name']}: skipped ({reason})", flush=True)
+            continue
+        fx.rt = dict(rt, command=["taskset", "-c", server_cpus] + rt["command"])
+        try:
+            fx.start()
+            for route in tc.exact_routes(rt["name"]):
+                rps, non2xx, sock, cmd = run_wrk(fx.port, route["path"], args, cpu)
+                rows.append((rt["name"], route["name"], rps, non2xx, sock))
+                print(f"{rt['name']:12} {route['name']:10} {rps or 0:10.0f} req/s  "
+                      f"non-2xx {non2xx}  socket errors: {sock}   [{cmd}]", flush=True)
+            if not fx.running():
+                print(f"{rt['name']}: exited during the run", flush=True)
+        finally:
+            fx.stop()
+            fx.cleanup()
+    print("\nruntime      route      req/s")
+    for name, route, rps, non2xx, sock in rows:
+        print(f"{name:12} {route:10} {rps or 0:10.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
