@@ -168,7 +168,8 @@ static struct MHD_Response *make_response(const void *body, size_t len, enum gs_
 }
 
 static enum MHD_Result respond(struct gs_request *req, unsigned status, const char *ctype,
-                               const void *body, size_t len, enum gs_body how, const char *allow)
+                               const void *body, size_t len, enum gs_body how,
+                               const char *hname, const char *hval)
 {
     struct MHD_Response *r = make_response(body, len, how);
     enum MHD_Result ret = MHD_NO;
@@ -183,7 +184,7 @@ static enum MHD_Result respond(struct gs_request *req, unsigned status, const ch
         MHD_add_response_header(r, MHD_HTTP_HEADER_DATE,
                                 gs_date_get(&req->server->date, time(NULL))) == MHD_YES &&
         MHD_add_response_header(r, MHD_HTTP_HEADER_SERVER, GS_SERVER_NAME) == MHD_YES &&
-        (!allow || MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow) == MHD_YES))
+        (!hname || MHD_add_response_header(r, hname, hval) == MHD_YES))
         ret = MHD_queue_response(req->conn, status, r);
     MHD_destroy_response(r); /* MHD holds its own reference while sending */
     return ret;
@@ -192,7 +193,7 @@ static enum MHD_Result respond(struct gs_request *req, unsigned status, const ch
 enum MHD_Result gs_respond(struct gs_request *req, unsigned status, const char *content_type,
                            const void *body, size_t len, enum gs_body how)
 {
-    return respond(req, status, content_type, body, len, how, NULL);
+    return respond(req, status, content_type, body, len, how, NULL, NULL);
 }
 
 void gs_request_suspend(struct gs_request *req)
@@ -225,12 +226,12 @@ static enum MHD_Result dispatch(struct gs_server *s, struct gs_request *req)
     case GS_MATCH_BAD_METHOD:
         gs_routes_allow(&s->routes, req->url, allow, sizeof(allow));
         return respond(req, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", bad_method,
-                       sizeof(bad_method) - 1, GS_BODY_STATIC, allow);
+                       sizeof(bad_method) - 1, GS_BODY_STATIC, MHD_HTTP_HEADER_ALLOW, allow);
     case GS_MATCH_NOT_FOUND:
         break;
     }
     return respond(req, MHD_HTTP_NOT_FOUND, "text/plain", not_found, sizeof(not_found) - 1,
-                   GS_BODY_STATIC, NULL);
+                   GS_BODY_STATIC, NULL, NULL);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -427,6 +428,9 @@ int gs_server_start(struct gs_server *s, char *err, size_t errlen)
                               MHD_OPTION_LISTEN_BACKLOG_SIZE, s->cfg.backlog,
                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, s->cfg.conn_memory,
                               MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.idle_timeout_s,
+                              /* strict: HTTP/1.1 without Host is a 400 (RFC 9112 3.2), as
+                               * from nginx, Go and Node */
+                              MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
                               MHD_OPTION_END);
     if (!s->mhd) {
         snprintf(err, errlen, "cannot start libmicrohttpd on %s port %d (address in use?)",

@@ -48,7 +48,7 @@ struct gs_request {
     /* Called once when MHD finishes the request: toe is MHD_REQUEST_TERMINATED_COMPLETED_OK,
      * or why it ended early (client gone, timeout, daemon shutdown). Frees ctx. */
     void (*on_done)(struct gs_request *req, enum MHD_RequestTerminationCode toe);
-    int suspended;
+    int suspended;                 /* set by gs_request_suspend, cleared by _resume */
 };
 
 /* How gs_respond treats body: static for the process (never copied, never freed), malloc'd
