@@ -27,6 +27,7 @@ struct load_args {
     double rate, duration, warmup, drain;
     int threads, connections, quiet;
     long timeout_ms;
+    long spin_us;
     int have_rate, have_duration, have_warmup, have_drain;
 };
 
@@ -36,7 +37,7 @@ static void usage(FILE *f)
         "usage: kneebench load --url http://HOST:PORT/PATH --route NAME --rate RPS --duration S\n"
         "                      --warmup S [--drain S] [--threads N] [--connections N] [--json FILE]\n"
         "                      [--hgrm FILE] [--uncorrected-hgrm FILE] [--contract FILE]\n"
-        "                      [--timeout-ms N] [--cpus LIST] [--quiet]\n"
+        "                      [--timeout-ms N] [--cpus LIST] [--spin-us N] [--quiet]\n"
         "  Drives one route open-loop at a fixed rate; latency counts from each request's\n"
         "  intended send time. Threads, connections and drain default to the contract's\n"
         "  comparison section. Exit 0 when the run completed (server errors are data),\n"
@@ -138,6 +139,7 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         { "threads", 1, 0, 't' }, { "connections", 1, 0, 'c' }, { "json", 1, 0, 'j' },
         { "hgrm", 1, 0, 'H' }, { "uncorrected-hgrm", 1, 0, 'U' }, { "contract", 1, 0, 'C' },
         { "timeout-ms", 1, 0, 'T' }, { "cpus", 1, 0, 'p' }, { "quiet", 0, 0, 'q' },
+        { "spin-us", 1, 0, 'S' },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
     };
     int o;
@@ -175,6 +177,9 @@ static int parse_args(int argc, char **argv, struct load_args *a)
             a->connections = (int)v; break;
         case 'T':
             if (parse_int(optarg, 1, 3600000, &a->timeout_ms)) return bad("--timeout-ms must be 1..3600000, not '%s'", optarg);
+            break;
+        case 'S':
+            if (parse_int(optarg, 0, 1000, &a->spin_us)) return bad("--spin-us must be 0..1000, not '%s'", optarg);
             break;
         default:
             return bad("unknown or incomplete option '%s'", argv[optind - 1]);
@@ -282,6 +287,7 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     cfg.threads = a->threads;
     cfg.connections = a->connections;
     cfg.timeout_ms = a->timeout_ms;
+    cfg.spin_ns = a->spin_us * 1000;
     cfg.cpus = a->cpus ? &cpus : NULL;
     if (!cfg.cpus)
         sched_getaffinity(0, sizeof(cpus), &cpus);

@@ -491,7 +491,7 @@ static void run_loop(struct thread *t)
 {
     kb_mono_t end_sched = kb_schedule_time(&t->sched, kb_schedule_total(&t->sched));
     kb_mono_t drain_end = end_sched + (kb_mono_t)(t->cfg->drain_s * (double)KB_NS_PER_S);
-    kb_mono_t next_scan = 0;
+    kb_mono_t next_scan = 0, spin = (kb_mono_t)t->cfg->spin_ns;
     for (;;) {
         kb_mono_t now = kb_mono_now(), next, until;
         if (now >= next_scan) {
@@ -501,7 +501,14 @@ static void run_loop(struct thread *t)
         next = dispatch(t, now);
         if (next == UINT64_MAX && (t->measured_outstanding == 0 || now >= drain_end))
             break;
-        until = next < next_scan ? next : next_scan;
+        if (next != UINT64_MAX && next - now <= spin) {
+            /* --spin-us: the last microseconds before a send are busy-waited, trading CPU
+             * for wake-up precision; events that arrive meanwhile wait for the next turn. */
+            while (kb_mono_now() < next)
+                __builtin_ia32_pause();
+            continue;
+        }
+        until = next < next_scan ? next - spin : next_scan;
         if (next == UINT64_MAX && drain_end < until)
             until = drain_end;
         wait_events(t, now, until);

@@ -38,6 +38,7 @@ struct kb_load_config {
     double warmup_s, duration_s, drain_s;
     int threads, connections;
     int64_t timeout_ms;                /* per request, from its write */
+    int64_t spin_ns;                   /* busy-wait this close to a send instead of sleeping */
     const cpu_set_t *cpus;             /* pin every load thread to these, or NULL */
 };
 

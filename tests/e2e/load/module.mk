@@ -3,7 +3,7 @@
 # with the reason otherwise.
 .PHONY: test-load-e2e
 test-load-e2e: $(BUILD)/kneebench $(BUILD)/kb-control
-	@-$(MAKE) --no-print-directory SANITIZER=asan build/asan/kneebench >/dev/null 2>&1
+	@-$(MAKE) --no-print-directory SANITIZER=asan build/asan/kneebench build/asan/kb-control >/dev/null 2>&1
 	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
 	 python3 tests/e2e/load/test_load.py
 TESTS += test-load-e2e

@@ -24,6 +24,7 @@ BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
 KB = os.path.join(BUILD, "kneebench")
 KB_ASAN = os.path.join(ROOT, "build", "asan", "kneebench")
 CONTROL = os.path.join(BUILD, "kb-control")
+CONTROL_ASAN = os.path.join(ROOT, "build", "asan", "kb-control")
 CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
 ROUTES = {r["name"]: r for r in CONTRACT["routes"]}
 TMP = tempfile.mkdtemp(prefix="kb-load-e2e-")
@@ -212,6 +213,7 @@ def bad_arguments_exit_2_before_any_load():
         base + ["--cpus", "4096"],
         base + ["--json", "/nonexistent-dir/x.json"],
         base + ["--timeout-ms", "0"],
+        base + ["--spin-us", "5000"],
         base + ["--bogus"],
         base + ["extra"],
     ]
@@ -287,17 +289,24 @@ def every_connection_used_when_not_divisible():
 @test
 def asan_build_runs_clean():
     need(KB_ASAN)
-    need(CONTROL)
-    s = Proc([CONTROL, "--port", "0"])
+    need(CONTROL_ASAN)
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:exitcode=99",
                UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    s = subprocess.Popen([CONTROL_ASAN, "--port", "0"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    port = int(s.stdout.readline().strip().rsplit(":", 1)[1])
     try:
-        j, p = load(s.port, kb=KB_ASAN, rate=400, duration=1, warmup=0.5, threads=2,
-                    connections=8, env=env)
+        j, p = load(port, "--spin-us", "5", kb=KB_ASAN, rate=400, duration=1, warmup=0.5,
+                    threads=2, connections=8, env=env)
+        j2, p2 = load(port, kb=KB_ASAN, route="json", rate=400, duration=1, env=env)
     finally:
-        s.stop()
+        s.send_signal(signal.SIGTERM)
+        _, serr = s.communicate(timeout=10)
     check_identity(j)
-    assert "Sanitizer" not in p.stderr, p.stderr
+    check_identity(j2)
+    assert j["mismatches"]["total"] == 0 == j2["mismatches"]["total"], (j, j2)
+    assert "Sanitizer" not in p.stderr + p2.stderr, p.stderr + p2.stderr
+    assert s.returncode == 0 and "Sanitizer" not in serr, (s.returncode, serr)
     # and with errors on the path: a hostile server
     h = hostile("close_mid", every=5)
     try:
