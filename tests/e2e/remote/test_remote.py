@@ -104,6 +104,14 @@ def start_agent(hosts, *args):
     return p, line.rsplit("listening on ", 1)[1].strip()
 
 
+def stop_agent(p):
+    """SIGTERM by PID: the agent must stop its fixture and exit 0 (under ASan: no report)."""
+    p.send_signal(signal.SIGTERM)
+    rest = p.communicate(timeout=15)[0]
+    assert p.returncode == 0, f"serve-agent exited {p.returncode}:\n{rest[-3000:]}"
+    assert "Sanitizer" not in rest, rest[-3000:]
+
+
 def call(hosts, addr, *cmds):
     p = hosts.run(NS_B, KNEEBENCH, "serve-agent", "--call", addr, *cmds)
     lines = p.stdout.splitlines()
@@ -166,6 +174,24 @@ def load_across_hosts_through_the_agent():
         # The fixture is gone: nothing answers on its port any more.
         p = hosts.run(NS_B, KNEEBENCH, "serve-agent", "--call", f"{ADDR_A}:{port}", "identity")
         assert p.returncode == 2, "the stopped fixture's port still accepts"
+        stop_agent(agent)
+
+
+@test
+def agent_exit_stops_a_running_fixture():
+    need_builds()
+    port = free_port()
+    with Hosts() as hosts, tempfile.TemporaryDirectory(prefix="kb-remote-") as d:
+        agent, addr = start_agent(hosts, "--bind", ADDR_A, "--rundir", os.path.join(d, "run"))
+        rc, lines, err = call(hosts, addr, f"start gray-static {port}", "limits")
+        assert rc == 0, f"{lines} {err}"
+        cgroups = ok_json(lines[1])["paths"].split()
+        assert cgroups and all(os.path.isdir(c) for c in cgroups), cgroups
+        stop_agent(agent)
+        left = [c for c in cgroups if os.path.exists(c)]
+        assert not left, f"cgroups left after the agent exited: {left}"
+        p = hosts.run(NS_B, KNEEBENCH, "serve-agent", "--call", f"{ADDR_A}:{port}", "identity")
+        assert p.returncode == 2, "the fixture outlived its agent"
 
 
 @test
@@ -183,6 +209,7 @@ def refuses_anything_but_its_commands():
         assert rc == 1 and lines and lines[0].startswith("err "), lines
         rc, lines, err = call(hosts, addr, "identity")   # still serving after all that
         assert rc == 0 and ok_json(lines[0])["running"] is None
+        stop_agent(agent)
 
 
 @test
@@ -207,4 +234,4 @@ def namespaces_are_gone_afterwards():
 
 
 if __name__ == "__main__":
-    exit_with("e2e-remote", sys.argv[1:])
+    exit_with("e2e-remote" + os.environ.get("KB_TEST_SUFFIX", ""), sys.argv[1:])
