@@ -16,6 +16,7 @@
 #include "gray-static/loop.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +43,8 @@ struct gs_timer {
 
 struct gs_loop {
     int ep;
-    int stopfd;
-    int stopping;
+    int stopfd;           /* eventfd: wakes a blocked epoll_wait when a stop is asked */
+    atomic_int stop_req;  /* set by gs_loop_stop from any thread or a signal handler */
     int woken;
     struct gs_slot *slots;
     size_t nslots;
@@ -252,7 +253,10 @@ void gs_loop_set_owner(struct gs_loop *l, long (*wait_ms)(void *arg), void (*on_
 void gs_loop_stop(struct gs_loop *l)
 {
     uint64_t one = 1;
-    ssize_t w = write(l->stopfd, &one, sizeof(one)); /* EAGAIN: already pending, fine */
+    ssize_t w;
+
+    atomic_store(&l->stop_req, 1); /* lock-free on Linux: async-signal-safe */
+    w = write(l->stopfd, &one, sizeof(one)); /* EAGAIN: already pending, fine */
     (void)w;
 }
 
@@ -287,8 +291,7 @@ static void dispatch(struct gs_loop *l, const struct epoll_event *ev)
     if (ev->data.u64 == UINT64_MAX) {
         uint64_t n;
         ssize_t r = read(l->stopfd, &n, sizeof(n));
-        (void)r;
-        l->stopping = 1;
+        (void)r; /* only a wake-up; stop_req says stop */
         return;
     }
     if (fd >= l->nslots)
@@ -302,8 +305,7 @@ int gs_loop_run(struct gs_loop *l, char *err, size_t errlen)
 {
     struct epoll_event evs[GS_LOOP_BATCH];
 
-    l->stopping = 0;
-    while (!l->stopping) {
+    while (!atomic_load(&l->stop_req)) {
         long long now = now_ms(), owner_due;
         int n = epoll_wait(l->ep, evs, GS_LOOP_BATCH, wait_bound(l, now, &owner_due));
 
@@ -323,5 +325,6 @@ int gs_loop_run(struct gs_loop *l, char *err, size_t errlen)
                 l->on_wake(l->owner);
         }
     }
+    atomic_store(&l->stop_req, 0); /* a later gs_loop_run runs again */
     return 0;
 }

@@ -40,8 +40,9 @@ void gs_loop_set_owner(struct gs_loop *l, long (*wait_ms)(void *arg), void (*on_
 
 /* Run until gs_loop_stop. 0, or -1 with the reason in err. */
 int gs_loop_run(struct gs_loop *l, char *err, size_t errlen);
-/* Ask gs_loop_run to return after its current iteration. Safe from any thread and from a
- * signal handler (it only writes to an eventfd). */
+/* Ask gs_loop_run to return after its current iteration (if it is not running, the next
+ * gs_loop_run returns at once). Safe from any thread and from a signal
+ * handler (an atomic flag and a write to an eventfd). */
 void gs_loop_stop(struct gs_loop *l);
 
 #endif
