@@ -7,10 +7,10 @@
 #
 # It stays the parent of both servers: SIGTERM/SIGINT are forwarded to both and it exits 0
 # once they are gone; if either dies on its own the other is stopped and run.sh exits 1, so
-# whoever started it sees the death. Start it in its own process group: a SIGKILL to run.sh
-# alone cannot be forwarded. php-fpm puts itself in a new session (setsid), so a kill of
-# run.sh's process group does not reach it: where util-linux's setpriv is present, both
-# servers get a parent-death signal (SIGTERM) so they never outlive run.sh.
+# whoever started it sees the death. A SIGKILL to run.sh
+# alone cannot be forwarded, and neither server is in run.sh's process group (php-fpm puts
+# itself in a new session, nginx is started in one): where util-linux's setpriv is present,
+# both masters get a parent-death signal (SIGTERM) so they never outlive run.sh.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -118,9 +118,31 @@ show_logs() {
     return 0
 }
 
-stop_all() {
+# Each server runs in a process group of its own (php-fpm calls setsid itself; nginx is
+# started under setsid): a master that dies leaves its workers behind, still holding the
+# port or the socket, and only a signal to the group reaches them.
+signal_all() {
+    local sig=$1 p
+    for p in $fpm_pid $nginx_pid; do
+        kill -"$sig" -- "-$p" 2>/dev/null || kill -"$sig" "$p" 2>/dev/null || true
+    done
+}
+
+stop_all() { signal_all TERM; }
+
+# Wait for both masters, then for their groups to empty; KILL what is left after 5 s.
+reap_all() {
     local p
-    for p in $fpm_pid $nginx_pid; do kill -TERM "$p" 2>/dev/null || true; done
+    for p in $fpm_pid $nginx_pid; do
+        while kill -0 "$p" 2>/dev/null; do wait "$p" || true; done
+    done
+    for _ in $(seq 100); do
+        local left=0
+        for p in $fpm_pid $nginx_pid; do kill -0 -- "-$p" 2>/dev/null && left=1; done
+        [ "$left" -eq 0 ] && return 0
+        sleep 0.05
+    done
+    signal_all KILL
 }
 
 on_signal() { stopping=1; stop_all; }
@@ -130,6 +152,8 @@ pdeath=()
 if setpriv --help 2>/dev/null | grep -e --pdeathsig >/dev/null; then
     pdeath=(setpriv --pdeathsig TERM --)
 fi
+own_group=()
+command -v setsid >/dev/null && own_group=(setsid)
 trap on_signal TERM INT
 
 "${pdeath[@]}" "$fpm" --nodaemonize -c "$dir/php.ini" --fpm-config "$dir/php-fpm.conf" &
@@ -143,11 +167,11 @@ for _ in $(seq 100); do
 done
 if [ "$stopping" -eq 0 ] && [ ! -S "$dir/php-fpm.sock" ]; then
     echo "php-fpm/run.sh: php-fpm did not open its socket" >&2
-    show_logs; stop_all; wait || true; exit 1
+    show_logs; stop_all; reap_all; exit 1
 fi
 
 if [ "$stopping" -eq 0 ]; then
-    "${pdeath[@]}" "$nginx" -p "$dir/" -c "$dir/nginx.conf" -e stderr &
+    "${pdeath[@]}" "${own_group[@]}" "$nginx" -p "$dir/" -c "$dir/nginx.conf" -e stderr &
     nginx_pid=$!
 fi
 
@@ -160,8 +184,6 @@ if [ "$stopping" -eq 0 ]; then
     show_logs
     stop_all
 fi
-for p in $fpm_pid $nginx_pid; do
-    while kill -0 "$p" 2>/dev/null; do wait "$p" || true; done
-done
+reap_all
 [ "$stopping" -eq 1 ] && exit 0
 exit 1
