@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,4 +315,192 @@ int kb_hlog_series_write(const struct kb_hlog_series *s, const char *hlog_path,
     if (csv_path && write_atomic(csv_path, write_csv, s, err, errlen) < 0)
         return -1;
     return 0;
+}
+
+/* ---- the collector -------------------------------------------------------------------- */
+
+struct pending_interval {
+    uint64_t index;
+    int reports;
+    int64_t errors;
+    double length_s;           /* the longest a thread reported (the last one may be short) */
+    struct kb_hist h;
+};
+
+struct kb_hlog_collector {
+    pthread_mutex_t lock;
+    struct kb_hlog_series *series;
+    double interval_s;
+    int nthreads, sigfigs, failed;
+    int64_t highest;
+    struct pending_interval *p;
+    size_t np, cap;
+    char err[256];
+};
+
+struct kb_hlog_collector *kb_hlog_collector_new(const char *tag, double base_epoch_s,
+                                                double interval_s, int nthreads,
+                                                int64_t highest, int sigfigs)
+{
+    struct kb_hlog_collector *c;
+
+    if (interval_s <= 0 || nthreads < 1 || !(c = calloc(1, sizeof(*c))))
+        return NULL;
+    if (!(c->series = kb_hlog_series_new(tag, base_epoch_s))) {
+        free(c);
+        return NULL;
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    c->interval_s = interval_s;
+    c->nthreads = nthreads;
+    c->highest = highest;
+    c->sigfigs = sigfigs;
+    return c;
+}
+
+static struct pending_interval *pending_get(struct kb_hlog_collector *c, uint64_t index)
+{
+    struct pending_interval *p;
+
+    for (size_t i = 0; i < c->np; i++)
+        if (c->p[i].index == index)
+            return &c->p[i];
+    if (c->np == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 8;
+        struct pending_interval *v = realloc(c->p, cap * sizeof(*v));
+        if (!v)
+            return NULL;
+        c->p = v;
+        c->cap = cap;
+    }
+    p = &c->p[c->np];
+    memset(p, 0, sizeof(*p));
+    if (kb_hist_init(&p->h, 1, c->highest, c->sigfigs) != 0)
+        return NULL;
+    p->index = index;
+    c->np++;
+    return p;
+}
+
+/* Encodes p into the series and drops it from the pending list (order kept). */
+static void pending_emit(struct kb_hlog_collector *c, struct pending_interval *p)
+{
+    size_t at = (size_t)(p - c->p);
+
+    if (!c->failed && kb_hlog_series_add(c->series, (double)p->index * c->interval_s,
+                                         p->length_s, &p->h, p->errors, c->err,
+                                         sizeof(c->err)) < 0)
+        c->failed = 1;
+    kb_hist_free(&p->h);
+    memmove(&c->p[at], &c->p[at + 1], (c->np - at - 1) * sizeof(*c->p));
+    c->np--;
+}
+
+static void collect(struct kb_hlog_collector *c, uint64_t index, const struct kb_hist *h,
+                    int64_t errors, double length_s)
+{
+    struct pending_interval *p;
+
+    pthread_mutex_lock(&c->lock);
+    if (!(p = pending_get(c, index))) {
+        if (!c->failed)
+            snprintf(c->err, sizeof(c->err), "hlog: out of memory");
+        c->failed = 1;
+    } else {
+        kb_hist_add(&p->h, h);
+        p->errors += errors;
+        if (length_s > p->length_s)
+            p->length_s = length_s;
+        if (++p->reports == c->nthreads)
+            pending_emit(c, p);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+static int by_index(const void *a, const void *b)
+{
+    uint64_t x = ((const struct pending_interval *)a)->index;
+    uint64_t y = ((const struct pending_interval *)b)->index;
+    return x < y ? -1 : x > y;
+}
+
+struct kb_hlog_series *kb_hlog_collector_finish(struct kb_hlog_collector *c, char *err,
+                                                size_t errlen)
+{
+    struct kb_hlog_series *s;
+
+    pthread_mutex_lock(&c->lock);
+    qsort(c->p, c->np, sizeof(*c->p), by_index);
+    while (c->np > 0)
+        pending_emit(c, &c->p[0]);
+    s = c->series;
+    if (c->failed) {
+        snprintf(err, errlen, "%s", c->err);
+        s = NULL;
+    } else {
+        c->series = NULL;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return s;
+}
+
+void kb_hlog_collector_free(struct kb_hlog_collector *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->np; i++)
+        kb_hist_free(&c->p[i].h);
+    free(c->p);
+    kb_hlog_series_free(c->series);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* ---- the per-thread recorder ---------------------------------------------------------- */
+
+int kb_hlog_recorder_init(struct kb_hlog_recorder *r, struct kb_hlog_collector *col,
+                          uint64_t start_ns)
+{
+    memset(r, 0, sizeof(*r));
+    r->col = col;
+    r->start_ns = start_ns;
+    r->interval_ns = (uint64_t)(col->interval_s * 1e9);
+    r->next_ns = start_ns + r->interval_ns;
+    return kb_hist_init(&r->h, 1, col->highest, col->sigfigs);
+}
+
+/* Hands over every interval that ended by now_ns (empty ones too: every thread reports
+ * every interval, which is how the collector knows one is complete). */
+static void roll(struct kb_hlog_recorder *r, uint64_t now_ns)
+{
+    while (now_ns >= r->next_ns) {
+        collect(r->col, r->index, &r->h, r->errors, r->col->interval_s);
+        kb_hist_reset(&r->h);
+        r->errors = 0;
+        r->index++;
+        r->next_ns += r->interval_ns;
+    }
+}
+
+void kb_hlog_recorder_value(struct kb_hlog_recorder *r, int64_t value, uint64_t now_ns)
+{
+    roll(r, now_ns);
+    kb_hist_record(&r->h, value);
+}
+
+void kb_hlog_recorder_error(struct kb_hlog_recorder *r, uint64_t now_ns)
+{
+    roll(r, now_ns);
+    r->errors++;
+}
+
+void kb_hlog_recorder_finish(struct kb_hlog_recorder *r, uint64_t now_ns)
+{
+    uint64_t begun;
+
+    roll(r, now_ns);
+    begun = r->next_ns - r->interval_ns;
+    if (now_ns > begun)
+        collect(r->col, r->index, &r->h, r->errors, (double)(now_ns - begun) / 1e9);
+    kb_hist_free(&r->h);
 }

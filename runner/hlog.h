@@ -51,4 +51,46 @@ const struct kb_hlog_row *kb_hlog_series_row(const struct kb_hlog_series *s, siz
 int kb_hlog_series_write(const struct kb_hlog_series *s, const char *hlog_path,
                          const char *csv_path, char *err, size_t errlen);
 
+/* ---- collecting a series from several threads ----
+ *
+ * A load thread records into its own kb_hlog_recorder (no locking on its path); at each
+ * interval boundary the recorder hands its interval histogram to the shared collector,
+ * which merges it under a lock into that interval's histogram and encodes the interval as
+ * soon as every thread has handed it over, so only the few intervals in flight are held.
+ * Intervals are counted from the recorder's start (the measured interval's start) by the
+ * time each response completes, so a queue forming shows as latency rising over time. */
+struct kb_hlog_collector;  /* opaque, thread-safe */
+
+/* nthreads recorders will report; intervals are interval_s long; histograms use the
+ * layout (1, highest, sigfigs) of the recorders'. NULL on bad arguments or no memory. */
+struct kb_hlog_collector *kb_hlog_collector_new(const char *tag, double base_epoch_s,
+                                                double interval_s, int nthreads,
+                                                int64_t highest, int sigfigs);
+
+/* Encodes whatever is still pending (intervals some thread never reached), in order, and
+ * hands back the series: the caller owns it (kb_hlog_series_free) and frees the collector
+ * with kb_hlog_collector_free. NULL with err when an encoding failed. Call once, after every
+ * recorder finished. */
+struct kb_hlog_series *kb_hlog_collector_finish(struct kb_hlog_collector *c, char *err,
+                                                size_t errlen);
+void kb_hlog_collector_free(struct kb_hlog_collector *c);
+
+struct kb_hlog_recorder {      /* one per thread; its fields are the module's business */
+    struct kb_hlog_collector *col;
+    struct kb_hist h;
+    int64_t errors;
+    uint64_t index;            /* current interval */
+    uint64_t start_ns, interval_ns, next_ns;
+};
+
+/* 0, or -1 when no memory. start_ns: the thread's clock reading where interval 0 begins. */
+int kb_hlog_recorder_init(struct kb_hlog_recorder *r, struct kb_hlog_collector *col,
+                          uint64_t start_ns);
+/* A response completing at now_ns with value (µs). */
+void kb_hlog_recorder_value(struct kb_hlog_recorder *r, int64_t value, uint64_t now_ns);
+/* A request failing at now_ns. */
+void kb_hlog_recorder_error(struct kb_hlog_recorder *r, uint64_t now_ns);
+/* Hands over every interval up to now_ns (the last one partial) and frees the recorder. */
+void kb_hlog_recorder_finish(struct kb_hlog_recorder *r, uint64_t now_ns);
+
 #endif

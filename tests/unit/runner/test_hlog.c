@@ -6,6 +6,7 @@
 #include "tests/lib/kb_check.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,6 +214,106 @@ START_TEST(test_atomic_write_leaves_no_temporary)
 }
 END_TEST
 
+/* Three threads record synthetic responses at known times; the collector's intervals must
+ * hold exactly the values whose completion time falls in them, whichever thread saw them. */
+#define COL_THREADS 3
+#define COL_PER_THREAD 3000
+
+struct col_thread {
+    struct kb_hlog_collector *col;
+    int id;
+    uint64_t end_ns;
+    int64_t values[COL_PER_THREAD];
+    uint64_t times[COL_PER_THREAD];
+    int failed[COL_PER_THREAD];
+};
+
+static void *col_thread_main(void *arg)
+{
+    struct col_thread *t = arg;
+    struct kb_hlog_recorder r;
+
+    if (kb_hlog_recorder_init(&r, t->col, 1000) != 0)
+        return NULL;
+    for (int i = 0; i < COL_PER_THREAD; i++) {
+        if (t->failed[i])
+            kb_hlog_recorder_error(&r, t->times[i]);
+        else
+            kb_hlog_recorder_value(&r, t->values[i], t->times[i]);
+    }
+    kb_hlog_recorder_finish(&r, t->end_ns);
+    return NULL;
+}
+
+START_TEST(test_collector_merges_threads_by_interval)
+{
+    static struct col_thread ts[COL_THREADS];
+    struct kb_hlog_collector *col = kb_hlog_collector_new("c", 1700000000.0, 1.0, COL_THREADS,
+                                                          HIGHEST_US, 3);
+    struct kb_hlog_series *s;
+    pthread_t tid[COL_THREADS];
+    uint64_t seed = 42;
+    struct tmpdir t;
+    char path[512], err[256];
+    FILE *f;
+    const size_t nint = 5;   /* the longest thread ends at 4.5 s: intervals 0..4 */
+
+    ck_assert_ptr_nonnull(col);
+    for (int k = 0; k < COL_THREADS; k++) {
+        ts[k].col = col;
+        ts[k].id = k;
+        ts[k].end_ns = 1000 + (k == 1 ? 3200000000ULL : 4500000000ULL);
+        for (int i = 0; i < COL_PER_THREAD; i++) {
+            /* increasing times spread over the thread's span, one in 17 a failure */
+            ts[k].times[i] = 1000 + (ts[k].end_ns - 1001) * (uint64_t)i / COL_PER_THREAD;
+            ts[k].values[i] = latency(&seed);
+            ts[k].failed[i] = (rnd(&seed) % 17) == 0;
+        }
+    }
+    for (int k = 0; k < COL_THREADS; k++)
+        ck_assert_int_eq(pthread_create(&tid[k], NULL, col_thread_main, &ts[k]), 0);
+    for (int k = 0; k < COL_THREADS; k++)
+        pthread_join(tid[k], NULL);
+    s = kb_hlog_collector_finish(col, err, sizeof(err));
+    ck_assert_msg(s != NULL, "%s", err);
+    ck_assert_uint_eq(kb_hlog_series_len(s), nint);
+    ck_assert_double_eq_tol(kb_hlog_series_row(s, 0)->length_s, 1.0, 1e-9);
+    ck_assert_double_eq_tol(kb_hlog_series_row(s, 4)->length_s, 0.5, 1e-6);
+    tmpdir_make(&t);
+    snprintf(path, sizeof(path), "%s/expect.json", t.path);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    fprintf(f, "{\"intervals\": [");
+    for (size_t iv = 0; iv < nint; iv++) {
+        int first = 1, errors = 0;
+        fprintf(f, "%s{\"values\": [", iv ? ", " : "");
+        for (int k = 0; k < COL_THREADS; k++)
+            for (int i = 0; i < COL_PER_THREAD; i++) {
+                if ((ts[k].times[i] - 1000) / 1000000000ULL != iv)
+                    continue;
+                if (ts[k].failed[i]) {
+                    errors++;
+                    continue;
+                }
+                fprintf(f, "%s%lld", first ? "" : ",", (long long)ts[k].values[i]);
+                first = 0;
+            }
+        fprintf(f, "], \"errors\": %d}", errors);
+    }
+    fprintf(f, "]}\n");
+    ck_assert_int_eq(fclose(f), 0);
+    {
+        char hlog[512], csv[512];
+        snprintf(hlog, sizeof(hlog), "%s/point.hlog", t.path);
+        snprintf(csv, sizeof(csv), "%s/point.csv", t.path);
+        ck_assert_msg(kb_hlog_series_write(s, hlog, csv, err, sizeof(err)) == 0, "%s", err);
+    }
+    ck_assert_int_eq(decode_check(t.path), 0);
+    kb_hlog_series_free(s);
+    kb_hlog_collector_free(col);
+    tmpdir_remove(&t);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("hlog");
@@ -224,6 +325,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_decoder_refuses_a_corrupted_log);
     tcase_add_test(tc, test_rows_match_histogram);
     tcase_add_test(tc, test_atomic_write_leaves_no_temporary);
+    tcase_add_test(tc, test_collector_merges_threads_by_interval);
     suite_add_tcase(s, tc);
     return s;
 }
