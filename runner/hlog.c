@@ -456,6 +456,27 @@ void kb_hlog_collector_free(struct kb_hlog_collector *c)
     free(c);
 }
 
+int kb_hlog_collector_write(struct kb_hlog_collector *c, const char *hlog_path,
+                            const char *csv_path, char *err, size_t errlen)
+{
+    struct kb_hlog_series *s = kb_hlog_collector_finish(c, err, errlen);
+    int rc;
+
+    if (!s)
+        return -1;
+    rc = kb_hlog_series_write(s, hlog_path, csv_path, err, errlen);
+    kb_hlog_series_free(s);
+    return rc;
+}
+
+double kb_hlog_epoch_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* ---- the per-thread recorder ---------------------------------------------------------- */
 
 int kb_hlog_recorder_init(struct kb_hlog_recorder *r, struct kb_hlog_collector *col,

@@ -75,6 +75,14 @@ struct kb_hlog_series *kb_hlog_collector_finish(struct kb_hlog_collector *c, cha
                                                 size_t errlen);
 void kb_hlog_collector_free(struct kb_hlog_collector *c);
 
+/* finish + kb_hlog_series_write + free the series: what a command does at the end of a run.
+ * 0, or -1 with err. The collector is still the caller's to free. */
+int kb_hlog_collector_write(struct kb_hlog_collector *c, const char *hlog_path,
+                            const char *csv_path, char *err, size_t errlen);
+
+/* Wall-clock seconds since the epoch now (a series' base time). */
+double kb_hlog_epoch_now(void);
+
 struct kb_hlog_recorder {      /* one per thread; its fields are the module's business */
     struct kb_hlog_collector *col;
     struct kb_hist h;
