@@ -1,6 +1,9 @@
-# tests/e2e/calibrate/: kneebench calibrate against kb-control, free and under a CPU quota.
+# tests/e2e/calibrate/: kneebench calibrate against kb-control, free and under a CPU quota;
+# and the per-second .hlog/CSV series of kneebench load read back by an independent decoder.
 .PHONY: test-calibrate
 test-calibrate: $(BUILD)/kneebench $(BUILD)/kb-control
 	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/calibrate/test_calibrate.py
+	 python3 tests/e2e/calibrate/test_calibrate.py; a=$$?; \
+	 KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
+	 python3 tests/e2e/calibrate/test_series.py && exit $$a
 TESTS += test-calibrate
