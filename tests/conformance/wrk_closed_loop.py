@@ -7,11 +7,16 @@ CPU, one fixture and route after the other. This is a sanity figure (closed loop
 says nothing about latency under a fixed rate); the comparison proper is the open-loop curve.
 
   wrk_closed_loop.py --build DIR [--duration 5s] [--threads 2] [--connections 256]
+                     [--repeat N]
+
+With --repeat N the whole sequence runs N times, the runtime order rotated each time (the
+host is shared and noisy), and the summary gives the median with the min-max range.
 """
 import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -40,6 +45,28 @@ def run_wrk(port, path, args, cpu):
             " ".join(cmd))
 
 
+def measure(rt, args, server_cpus, cpu, results):
+    fx = tc.Fixture(rt, os.path.abspath(args.build), False)
+    reason = fx.missing()
+    if reason:
+        print(f"{rt['name']}: skipped ({reason})", flush=True)
+        return
+    fx.rt = dict(rt, command=["taskset", "-c", server_cpus] + rt["command"])
+    try:
+        fx.start()
+        for route in tc.exact_routes(rt["name"]):
+            rps, non2xx, sock, cmd = run_wrk(fx.port, route["path"], args, cpu)
+            ok = non2xx == 0 and sock == "none"
+            results.setdefault((rt["name"], route["name"]), []).append(rps if ok else None)
+            print(f"{rt['name']:12} {route['name']:10} {rps or 0:10.0f} req/s  "
+                  f"non-2xx {non2xx}  socket errors: {sock}   [{cmd}]", flush=True)
+        if not fx.running():
+            print(f"{rt['name']}: exited during the run", flush=True)
+    finally:
+        fx.stop()
+        fx.cleanup()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", required=True)
@@ -47,36 +74,26 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--connections", type=int, default=256)
     ap.add_argument("--runtime", action="append")
+    ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
     if not shutil.which("wrk"):
         raise SystemExit("wrk is not installed")
     server_cpus = tc.CONTRACT["limits"]["server_cpus"]
     cpu = client_cpu(server_cpus)
-    rows = []
-    for rt in tc.CONTRACT["runtimes"]:
-        if args.runtime and rt["name"] not in args.runtime:
-            continue
-        fx = tc.Fixture(rt, os.path.abspath(args.build), False)
-        reason = fx.missing()
-        if reason:
-            print(f"{rt['name']}: skipped ({reason})", flush=True)
-            continue
-        fx.rt = dict(rt, command=["taskset", "-c", server_cpus] + rt["command"])
-        try:
-            fx.start()
-            for route in tc.exact_routes(rt["name"]):
-                rps, non2xx, sock, cmd = run_wrk(fx.port, route["path"], args, cpu)
-                rows.append((rt["name"], route["name"], rps, non2xx, sock))
-                print(f"{rt['name']:12} {route['name']:10} {rps or 0:10.0f} req/s  "
-                      f"non-2xx {non2xx}  socket errors: {sock}   [{cmd}]", flush=True)
-            if not fx.running():
-                print(f"{rt['name']}: exited during the run", flush=True)
-        finally:
-            fx.stop()
-            fx.cleanup()
-    print("\nruntime      route      req/s")
-    for name, route, rps, non2xx, sock in rows:
-        print(f"{name:12} {route:10} {rps or 0:10.0f}")
+    runtimes = [rt for rt in tc.CONTRACT["runtimes"]
+                if not args.runtime or rt["name"] in args.runtime]
+    results = {}
+    for r in range(args.repeat):
+        k = r % len(runtimes)
+        for rt in runtimes[k:] + runtimes[:k]:
+            measure(rt, args, server_cpus, cpu, results)
+    print(f"\nruntime      route       req/s (median of {args.repeat}; min-max)")
+    for rt in runtimes:
+        for route in tc.exact_routes(rt["name"]):
+            v = [x for x in results.get((rt["name"], route["name"]), []) if x is not None]
+            if v:
+                print(f"{rt['name']:12} {route['name']:10} {statistics.median(v):8.0f}"
+                      f"  ({min(v):.0f}-{max(v):.0f})")
     return 0
 
 
