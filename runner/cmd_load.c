@@ -28,6 +28,7 @@ struct load_args {
     int threads, connections, quiet;
     long timeout_ms;
     long spin_us;
+    int eager_rx;
     int have_rate, have_duration, have_warmup, have_drain;
 };
 
@@ -37,7 +38,7 @@ static void usage(FILE *f)
         "usage: kneebench load --url http://HOST:PORT/PATH --route NAME --rate RPS --duration S\n"
         "                      --warmup S [--drain S] [--threads N] [--connections N] [--json FILE]\n"
         "                      [--hgrm FILE] [--uncorrected-hgrm FILE] [--contract FILE]\n"
-        "                      [--timeout-ms N] [--cpus LIST] [--spin-us N] [--quiet]\n"
+        "                      [--timeout-ms N] [--cpus LIST] [--spin-us N] [--eager-rx] [--quiet]\n"
         "  Drives one route open-loop at a fixed rate; latency counts from each request's\n"
         "  intended send time. Threads, connections and drain default to the contract's\n"
         "  comparison section. Exit 0 when the run completed (server errors are data),\n"
@@ -139,7 +140,7 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         { "threads", 1, 0, 't' }, { "connections", 1, 0, 'c' }, { "json", 1, 0, 'j' },
         { "hgrm", 1, 0, 'H' }, { "uncorrected-hgrm", 1, 0, 'U' }, { "contract", 1, 0, 'C' },
         { "timeout-ms", 1, 0, 'T' }, { "cpus", 1, 0, 'p' }, { "quiet", 0, 0, 'q' },
-        { "spin-us", 1, 0, 'S' },
+        { "spin-us", 1, 0, 'S' }, { "eager-rx", 0, 0, 'E' },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
     };
     int o;
@@ -156,6 +157,7 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         case 'C': a->contract = optarg; break;
         case 'p': a->cpus = optarg; break;
         case 'q': a->quiet = 1; break;
+        case 'E': a->eager_rx = 1; break;
         case 'h': usage(stdout); return 1;
         case 'R':
             if (parse_num(optarg, 1e-3, 1e7, &a->rate)) return bad("--rate must be a number in (0, 1e7], not '%s'", optarg);
@@ -288,6 +290,7 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     cfg.connections = a->connections;
     cfg.timeout_ms = a->timeout_ms;
     cfg.spin_ns = a->spin_us * 1000;
+    cfg.rx_timestamps = !a->eager_rx;
     cfg.cpus = a->cpus ? &cpus : NULL;
     if (!cfg.cpus)
         sched_getaffinity(0, sizeof(cpus), &cpus);

@@ -10,6 +10,10 @@
  *      flight per connection; none free: they wait, their latency counting from the intended
  *      time); 3. sleep in epoll_pwait2 until the next intended time (1 ns timer slack, so
  *      the wake-up is within microseconds); 4. read responses, parse and check them.
+ * Response times come from the kernel's receive timestamp (SO_TIMESTAMPNS) unless
+ * --eager-rx, so while the next send is under 1 ms away and no request is queued the thread
+ * need not wake for each response: it sleeps until the send and collects responses then,
+ * with their true arrival times -- one wake-up per request instead of two.
  * After the last scheduled request the loop drains for at most drain_s; measured requests
  * still queued or in flight then are counted as timeouts, so every request ends once.
  * The hot path makes no allocation: requests are pre-formatted, the read buffer is per
@@ -30,6 +34,7 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runner/schedule.h"
@@ -42,6 +47,7 @@ const char *const kb_err_kind_names[KB_ERR_KINDS] = {
 #define MAX_EVENTS 256
 #define RETRY_NS (100 * KB_NS_PER_MS)      /* back-off after a failed connect */
 #define SCAN_NS (10 * KB_NS_PER_MS)        /* how often request timeouts are checked */
+#define LAZY_NS (1 * KB_NS_PER_MS)         /* sleep through responses when a send is this close */
 
 enum conn_state { C_DOWN, C_CONNECTING, C_READY };
 
@@ -79,6 +85,7 @@ struct thread {
     struct kb_schedule sched;
     kb_mono_t measure_end;   /* intended time of the first request after the interval */
     uint64_t measured_outstanding;
+    kb_mono_t real_offset;   /* CLOCK_REALTIME - CLOCK_MONOTONIC, refreshed every wake-up */
     struct kb_load_counts c;
     struct kb_hist corrected, uncorrected, lag;
     char first_error[256];
@@ -142,6 +149,8 @@ static void conn_open(struct thread *t, int i, kb_mono_t now)
     if (fd < 0)
         goto fail;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (t->cfg->rx_timestamps)
+        setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
     if (connect(fd, (const struct sockaddr *)&t->cfg->addr, sizeof(t->cfg->addr)) < 0 &&
         errno != EINPROGRESS)
         goto fail;
@@ -373,10 +382,38 @@ static void on_closed(struct thread *t, int i, kb_mono_t now, int err)
     conn_recycle(t, i, now);
 }
 
+/* recv, and when the socket has SO_TIMESTAMPNS, the kernel's receive time of the data
+ * (CLOCK_REALTIME, converted with the thread's offset) in *at; else *at stays `now`. */
+static ssize_t recv_stamped(struct thread *t, int fd, kb_mono_t now, kb_mono_t *at)
+{
+    union { char buf[CMSG_SPACE(sizeof(struct timespec)) * 2]; struct cmsghdr align; } ctl;
+    struct iovec iov = { .iov_base = t->buf, .iov_len = sizeof(t->buf) };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+    ssize_t r;
+    *at = now;
+    if (!t->cfg->rx_timestamps)
+        return recv(fd, t->buf, sizeof(t->buf), 0);
+    m.msg_control = ctl.buf;
+    m.msg_controllen = sizeof(ctl.buf);
+    r = recvmsg(fd, &m, 0);
+    for (struct cmsghdr *cm = r > 0 ? CMSG_FIRSTHDR(&m) : NULL; cm; cm = CMSG_NXTHDR(&m, cm))
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec ts;
+            uint64_t real;
+            memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+            real = (uint64_t)ts.tv_sec * KB_NS_PER_S + (uint64_t)ts.tv_nsec;
+            /* Only a time between the offset's origin and now is believable. */
+            if (real > t->real_offset && real - t->real_offset < now)
+                *at = real - t->real_offset;
+        }
+    return r;
+}
+
 static void on_readable(struct thread *t, int i, kb_mono_t now)
 {
     struct conn *c = &t->conns[i];
-    ssize_t r = recv(c->fd, t->buf, sizeof(t->buf), 0);
+    kb_mono_t at;
+    ssize_t r = recv_stamped(t, c->fd, now, &at);
     size_t off = 0, used;
     if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
         on_closed(t, i, now, r < 0 ? errno : 0);
@@ -400,7 +437,8 @@ static void on_readable(struct thread *t, int i, kb_mono_t now)
         return;
     case KB_RESP_DONE:
         off = used;
-        record_response(t, c, now);
+        /* The response cannot have ended before its request was written. */
+        record_response(t, c, at > c->sent ? at : c->sent);
         request_done(t, c);
         if (off < (size_t)r) {
             /* More bytes than the response framed: the stream is out of step. */
@@ -483,6 +521,11 @@ static void wait_events(struct thread *t, kb_mono_t now, kb_mono_t until)
     if (n <= 0)
         return;
     now = kb_mono_now();
+    if (t->cfg->rx_timestamps) {
+        struct timespec rt;
+        clock_gettime(CLOCK_REALTIME, &rt);
+        t->real_offset = (kb_mono_t)rt.tv_sec * KB_NS_PER_S + (kb_mono_t)rt.tv_nsec - now;
+    }
     for (int k = 0; k < n; k++)
         on_event(t, &evs[k], now);
 }
@@ -511,7 +554,15 @@ static void run_loop(struct thread *t)
         until = next < next_scan ? next - spin : next_scan;
         if (next == UINT64_MAX && drain_end < until)
             until = drain_end;
-        wait_events(t, now, until);
+        if (t->cfg->rx_timestamps && next != UINT64_MAX && next - now <= LAZY_NS && t->fifo_len == 0) {
+            /* The next send is close and nothing waits for a connection: sleep through
+             * response arrivals (their kernel receive times are kept) and collect them when
+             * waking to send -- one wake-up per send instead of two. */
+            kb_mono_sleep_until(until);
+            wait_events(t, until, until);
+        } else {
+            wait_events(t, now, until);
+        }
     }
     finish(t);
 }

@@ -96,6 +96,9 @@ def check_identity(j):
     assert sum(v for v in j["status"].values()) == j["completed"], j["status"]
     assert j["corrected_us"]["count"] == j["completed"] == j["uncorrected_us"]["count"]
     assert j["scheduled"] == round(j["requested_rps"] * j["duration_s"]), j
+    # each request's corrected latency >= its uncorrected one, so every percentile is too
+    for k in ("p50", "p90", "p99", "p999", "max"):
+        assert j["corrected_us"][k] >= j["uncorrected_us"][k], (k, j["corrected_us"], j["uncorrected_us"])
 
 
 @test
@@ -270,6 +273,21 @@ def control_server_serves_contract_bytes():
             assert h in text, h
     finally:
         assert s.stop() == 0
+
+
+@test
+def eager_and_timestamped_receive_agree_on_counts():
+    need(KB)
+    need(CONTROL)
+    s = Proc([CONTROL, "--port", "0"])
+    try:
+        for extra in (["--eager-rx"], [], ["--spin-us", "20"]):
+            j, _ = load(s.port, *extra, rate=2000, duration=1, threads=4, connections=16)
+            check_identity(j)
+            assert j["completed"] == 2000 and j["errors"]["total"] == 0, (extra, j)
+            assert j["uncorrected_us"]["min"] >= 0 and j["lag_us"]["count"] == 2000, (extra, j)
+    finally:
+        s.stop()
 
 
 @test
