@@ -7,13 +7,13 @@
  * serves every connection; other modules (the PostgreSQL route) put their sockets on the same
  * loop and park requests with MHD_suspend_connection (MHD_ALLOW_SUSPEND_RESUME is always on).
  *
- * Why this loop (measured on this host, libmicrohttpd 0.9.75; numbers and command in
- * gray-static/LOOP.md): MHD's own internal-thread epoll stalled when 256 connections opened at
- * once, while internal poll, internal select and this application-owned epoll loop did not;
- * among those, this loop's throughput on one CPU was at least as high as poll's and select's
- * (see LOOP.md), it has no FD_SETSIZE ceiling, and it is the only one in which another
- * module's sockets and MHD share one thread without locks. The internal-thread variants stay
- * selectable (--loop) so that the comparison can be repeated.
+ * Why this loop (measured here with libmicrohttpd 0.9.75; command and figures in
+ * gray-static/LOOP.md): with the server CPU-bound, this loop used the least CPU per request
+ * and served the most requests in 3 of 4 side-by-side rows against MHD's internal poll and
+ * select threads and MHD_USE_TURBO; MHD's internal epoll thread stalled (~200 req/s) when
+ * 256 connections opened at once. It also has no FD_SETSIZE ceiling, and it is the only
+ * choice in which another module's sockets and MHD share one thread without locks. The
+ * internal-thread loops stay selectable (--loop) so that the comparison can be repeated.
  *
  * Request lifecycle. MHD calls on_request first when the headers are in: we only allocate the
  * gs_request then. Answering on that first call makes 0.9.75 mark the connection "must
