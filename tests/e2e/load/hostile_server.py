@@ -104,6 +104,16 @@ class Server:
             w.write(response(self.ct, b"x" * (10 * 1024 * 1024)))
             await w.drain()
             return True
+        if a.mode == "conn_close":     # a correct response that ends the connection
+            w.write(ok.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1))
+            await w.drain()
+            return False
+        if a.mode == "chunked":
+            w.write(ok.split(b"Content-Length")[0] + b"Transfer-Encoding: chunked\r\n\r\n" +
+                    b"".join(b"%x\r\n%s\r\n" % (1, self.body[i:i + 1]) for i in range(len(self.body))) +
+                    b"0\r\n\r\n")
+            await w.drain()
+            return True
         if a.mode == "silent":
             await asyncio.sleep(3600)
             return False

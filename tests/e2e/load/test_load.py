@@ -190,6 +190,20 @@ def ten_megabyte_body_is_counted():
 
 
 @test
+def connection_close_reconnects_and_completes():
+    j, st = hostile_case("conn_close", 10)
+    assert j["errors"]["total"] == 0 and j["mismatches"]["total"] == 0, j
+    assert j["completed"] == j["scheduled"] and j["reconnects"] >= st["events"], (j, st)
+
+
+@test
+def chunked_response_matches():
+    j, st = hostile_case("chunked", 3)
+    assert j["errors"]["total"] == 0 and j["mismatches"]["total"] == 0, j
+    assert j["completed"] == j["scheduled"]
+
+
+@test
 def silent_server_times_out():
     j, st = hostile_case("silent", 25)
     assert j["errors"]["timeout"] == st["events"] == j["errors"]["total"], (j["errors"], st)
