@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# build-image.sh -- build the kneebench image from docker/Dockerfile, skipping when up to date.
+#
+#   docker/build-image.sh --base BASE_IMAGE --tag TAG [--targets "build/gray-static ..."]
+#
+# The build context is packed here from the working tree (only what the Dockerfile copies),
+# in a canonical order with fixed mtimes/owners, and hashed together with the base image's ID
+# and the build targets. The hash is stored as a label on the image: when TAG already carries
+# the same hash nothing is rebuilt, so repeated `make image` / test runs cost seconds.
+# Builds use the host network so apt inside reaches the same mirror the host uses.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+base="" tag="" targets=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --base) base=$2; shift 2 ;;
+        --tag) tag=$2; shift 2 ;;
+        --targets) targets=$2; shift 2 ;;
+        *) echo "usage: build-image.sh --base IMG --tag TAG [--targets T]" >&2; exit 2 ;;
+    esac
+done
+[ -n "$base" ] && [ -n "$tag" ] || { echo "usage: build-image.sh --base IMG --tag TAG" >&2; exit 2; }
+
+die() { echo "image: $*" >&2; exit 1; }
+docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info failed)"
+
+pinned=$(sed -n 's/^ARG BASE_IMAGE=//p' "$here/Dockerfile")
+if ! base_id=$(docker image inspect -f '{{.Id}}' "$base" 2>/dev/null); then
+    # Not here: docker build will try to pull it. Say what to do when that cannot work.
+    echo "image: base $base is not present locally; docker build will try to pull it" >&2
+    base_id="unresolved:$base"
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/kneebench-image.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+paths=(Makefile fixtures gray-static go node php-fpm docker)
+for p in "${paths[@]}"; do [ -e "$root/$p" ] || mkdir -p "$work/empty/$p"; done
+# Missing fixture directories (work in progress) become empty ones so COPY does not fail.
+tar -C "$root" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
+    --exclude='*.o' --exclude='*.d' --exclude=node_modules --exclude=__pycache__ \
+    -cf "$work/context.tar" $(for p in "${paths[@]}"; do [ -e "$root/$p" ] && echo "$p"; done)
+if [ -d "$work/empty" ]; then
+    tar -C "$work/empty" --sort=name --mtime=@0 --owner=0 --group=0 -rf "$work/context.tar" .
+fi
+hash=$( { sha256sum <"$work/context.tar" | cut -d' ' -f1; echo "$base $base_id"; echo "$targets"; } \
+        | sha256sum | cut -d' ' -f1)
+
+if [ "$(docker image inspect -f '{{index .Config.Labels "org.kneebench.context"}}' "$tag" 2>/dev/null)" = "$hash" ]; then
+    echo "image: $tag is up to date (context $hash), not rebuilt"
+    exit 0
+fi
+
+args=(build --network host --build-arg "BASE_IMAGE=$base" --label "org.kneebench.context=$hash"
+      --label "org.kneebench.pinned-base=$pinned" -t "$tag" -f docker/Dockerfile)
+[ -n "$targets" ] && args+=(--build-arg "KB_TARGETS=$targets")
+# Without the buildx plugin the CLI would refuse BuildKit; use the classic builder then.
+docker buildx version >/dev/null 2>&1 || export DOCKER_BUILDKIT=0
+echo "image: building $tag FROM $base"
+start=$(date +%s)
+if ! docker "${args[@]}" - <"$work/context.tar"; then
+    if [ "${base_id#unresolved:}" != "$base_id" ]; then
+        die "build failed and the base $base was neither local nor pullable. Without a registry: \`make base-image\` then \`make image BASE_IMAGE=kneebench-base:bookworm\`"
+    fi
+    die "docker build failed (output above)"
+fi
+echo "image: $tag = $(docker image inspect -f '{{.Id}}' "$tag") built in $(( $(date +%s) - start )) s"

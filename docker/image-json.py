@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""image-json.py BASE_IMAGE -- print the image's identity JSON (run once, at build time).
+
+What base the image was built FROM (the build argument, and what that base says it is), the
+toolchain that compiled the fixtures (recorded by the build stage) and each runtime's version
+line, so a run's identity can name exactly what it measured. Stdlib only.
+"""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = "/opt/kneebench"
+
+
+def os_release():
+    out = {}
+    with open("/etc/os-release") as f:
+        for line in f:
+            k, _, v = line.strip().partition("=")
+            if k:
+                out[k] = v.strip('"')
+    return out
+
+
+def first_line(argv):
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    except OSError as e:
+        return f"unavailable: {e}"
+    text = (p.stdout or p.stderr).strip()
+    return text.splitlines()[0] if text else f"exit {p.returncode}, no output"
+
+
+def main():
+    base = sys.argv[1] if len(sys.argv) > 1 else ""
+    osr = os_release()
+    toolchain = {}
+    with open(os.path.join(ROOT, "build", "toolchain.txt")) as f:
+        for line in f:
+            k, _, v = line.strip().partition("=")
+            toolchain[k] = v
+    with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:
+        contract = json.load(f)
+    versions = {}
+    for rt in contract["runtimes"]:
+        argv = [a.replace("{root}", ROOT).replace("{build}", ROOT + "/build")
+                for a in rt.get("version", [])]
+        # The go toolchain stays in the build stage: its version is the one that compiled.
+        if argv and argv[0] == "go":
+            versions[rt["name"]] = toolchain.get("go", "unknown")
+        elif argv:
+            versions[rt["name"]] = first_line(argv)
+    versions["nginx"] = first_line(["nginx", "-v"])
+    versions["postgresql"] = first_line(["sh", "-c", "ls /usr/lib/postgresql | sort -V | tail -n1"])
+    try:
+        with open("/etc/kneebench-base.json") as f:
+            local_base = json.load(f)
+    except OSError:
+        local_base = None
+    ident = {
+        "base_image": base,
+        "base_os": osr.get("PRETTY_NAME", "unknown"),
+        "base_os_id": f"{osr.get('ID', '?')}:{osr.get('VERSION_CODENAME', '?')}",
+        "local_base": local_base,
+        "toolchain": toolchain,
+        "versions": versions,
+    }
+    json.dump(ident, sys.stdout, indent=2, sort_keys=True)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
