@@ -1,0 +1,663 @@
+/* sandbox_docker.c -- the docker backend: one fixture in its own container of the kneebench
+ * image (docker/Dockerfile), under the contract's limits.
+ *
+ * Design: the docker CLI is run by posix_spawnp (never through a shell), each call in its
+ * own process group so a Ctrl-C at the terminal reaches the runner (which then calls stop)
+ * but not the cleanup commands themselves; stdout and stderr are captured for errors.
+ * A container is started detached with host networking (the loopback path is then the
+ * native backend's), `--cpus --cpuset-cpus --memory --memory-swap --pids-limit` from the
+ * spec's limits, a name "kneebench-<runner pid>-<runtime>-<n>" and a label carrying the
+ * runner's PID, so a runner that died hard leaves containers the next start sweeps away.
+ * The image's entrypoint starts the runtime named spec->name exactly as the contract says;
+ * spec->argv only lends its --bind value. The image is $KB_DOCKER_IMAGE (the curve's
+ * --image sets it), else "kneebench:latest".
+ *
+ * Processes and limits come from the container's cgroup, found through
+ * /proc/<init pid>/cgroup and the cgroup mounts in /proc/self/mountinfo, so it works for
+ * cgroup v1 (…/<ctrl>/docker/<id>) and v2 (…/system.slice/docker-<id>.scope) alike.
+ * stop() copies the container's output into spec->log_path, then `docker rm -f`. */
+#define _GNU_SOURCE
+#include "runner/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define DK_DEFAULT_IMAGE "kneebench:latest"
+#define DK_LABEL "org.kneebench.runner-pid"
+#define DK_TIMEOUT_S 60
+#define DK_MAX_ARGS 64
+#define DK_NCTRL 4
+
+static const char *const dk_ctrls[DK_NCTRL] = { "cpu", "cpuset", "memory", "pids" };
+
+struct kb_sandbox {
+    char name[160];            /* container name */
+    char id[80];               /* full container id */
+    char log_path[1024];       /* "" = discard */
+    pid_t init_pid;            /* host PID of the container's PID 1 (tini) */
+    unsigned long long init_start; /* its start time, so a reused PID is not taken for it */
+    int version;               /* cgroup version of the container's cgroups: 1 or 2 */
+    int dead;
+    char exit_reason[160];
+    char dirs[DK_NCTRL][512];  /* v1: per controller (cpu cpuset memory pids); v2: dirs[0] */
+};
+
+/* Output of one docker CLI call: stdout and stderr kept apart, both NUL-terminated. */
+struct dk_out {
+    char out[4096];
+    char err[1024];
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void chomp(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '))
+        s[--n] = '\0';
+}
+
+/* Append what is readable on fd to buf (bounded, extra dropped); 0 at EOF. */
+static int drain(int fd, char *buf, size_t cap, size_t *len)
+{
+    char tmp[1024];
+    ssize_t n = read(fd, tmp, sizeof(tmp));
+    if (n <= 0)
+        return n < 0 && errno == EINTR ? 1 : 0;
+    size_t take = (size_t)n < cap - 1 - *len ? (size_t)n : cap - 1 - *len;
+    memcpy(buf + *len, tmp, take);
+    *len += take;
+    buf[*len] = '\0';
+    return 1;
+}
+
+/* Read both pipes to EOF or the deadline. */
+static void collect(int ofd, int efd, struct dk_out *o, double deadline)
+{
+    struct pollfd pf[2] = { { ofd, POLLIN, 0 }, { efd, POLLIN, 0 } };
+    size_t olen = 0, elen = 0;
+    while ((pf[0].fd >= 0 || pf[1].fd >= 0) && now_s() < deadline) {
+        if (poll(pf, 2, 200) < 0 && errno != EINTR)
+            break;
+        if (pf[0].fd >= 0 && pf[0].revents && !drain(pf[0].fd, o->out, sizeof(o->out), &olen))
+            pf[0].fd = -1;
+        if (pf[1].fd >= 0 && pf[1].revents && !drain(pf[1].fd, o->err, sizeof(o->err), &elen))
+            pf[1].fd = -1;
+    }
+}
+
+/* Wait for pid until the deadline, then kill it. The exit status, or -1 when it was killed
+ * for running too long. */
+static int wait_until(pid_t pid, double deadline)
+{
+    int st;
+    while (waitpid(pid, &st, WNOHANG) == 0) {
+        if (now_s() >= deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            return -1;
+        }
+        struct timespec ts = { 0, 20 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Run `docker argv...`; stdout into o->out unless out_fd >= 0 (then stdout AND stderr go
+ * there). Returns docker's exit status, or -1 (could not run / timed out, said in o->err). */
+static int docker_run(char *const argv[], struct dk_out *o, int out_fd, int timeout_s)
+{
+    int op[2] = { -1, -1 }, ep[2] = { -1, -1 }, rc = -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    pid_t pid;
+    o->out[0] = o->err[0] = '\0';
+    if (pipe2(op, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+        snprintf(o->err, sizeof(o->err), "pipe: %s", strerror(errno));
+        goto done;
+    }
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, out_fd >= 0 ? out_fd : op[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, out_fd >= 0 ? out_fd : ep[1], 2);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
+    int e = posix_spawnp(&pid, "docker", &fa, &at, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(op[1]);
+    close(ep[1]);
+    op[1] = ep[1] = -1;
+    if (e != 0) {
+        snprintf(o->err, sizeof(o->err), "cannot run docker: %s", strerror(e));
+        goto done;
+    }
+    double deadline = now_s() + timeout_s;
+    collect(op[0], ep[0], o, deadline);
+    rc = wait_until(pid, deadline);
+    if (rc < 0)
+        snprintf(o->err, sizeof(o->err), "docker %s: no answer within %d s", argv[1], timeout_s);
+    chomp(o->out);
+    chomp(o->err);
+done:
+    for (int i = 0; i < 2; i++) {
+        if (op[i] >= 0)
+            close(op[i]);
+        if (ep[i] >= 0)
+            close(ep[i]);
+    }
+    return rc;
+}
+
+/* "docker <what> failed: <stderr or status>" into err. */
+static void say_failed(const char *what, int rc, const struct dk_out *o, char *err, size_t errlen)
+{
+    if (o->err[0])
+        snprintf(err, errlen, "docker %s: %s", what, o->err);
+    else
+        snprintf(err, errlen, "docker %s failed (status %d)", what, rc);
+}
+
+static const char *dk_image(void)
+{
+    const char *img = getenv("KB_DOCKER_IMAGE");
+    return img && *img ? img : DK_DEFAULT_IMAGE;
+}
+
+static int dk_available(char *err, size_t errlen)
+{
+    struct dk_out o;
+    char *const info[] = { "docker", "info", "--format", "{{.ServerVersion}}", NULL };
+    char *const img[] = { "docker", "image", "inspect", "--format", "{{.Id}}",
+                          (char *)dk_image(), NULL };
+    int rc = docker_run(info, &o, -1, 20);
+    if (rc != 0 || !o.out[0]) {
+        snprintf(err, errlen, "no Docker engine answers: %s", o.err[0] ? o.err : "docker info failed");
+        return -1;
+    }
+    if (docker_run(img, &o, -1, 20) != 0) {
+        snprintf(err, errlen, "image %s not found (make image, or --image IMG): %s", dk_image(),
+                 o.err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- stale and concurrent containers --------------------------------------------------- */
+
+static int docker_rm(const char *name, struct dk_out *o)
+{
+    char *const rm[] = { "docker", "rm", "-f", "-v", (char *)name, NULL };
+    return docker_run(rm, o, -1, DK_TIMEOUT_S);
+}
+
+/* Remove containers left by runners that are gone; refuse (-1, err) when a container of a
+ * live kneebench is running: a point must not share the machine with another fixture. */
+static int clear_the_field(char *err, size_t errlen)
+{
+    struct dk_out o;
+    char *const ps[] = { "docker", "ps", "-a", "--filter", "label=" DK_LABEL, "--format",
+                         "{{.Names}} {{.Label \"" DK_LABEL "\"}} {{.State}}", NULL };
+    int rc = docker_run(ps, &o, -1, DK_TIMEOUT_S);
+    if (rc != 0) {
+        say_failed("ps", rc, &o, err, errlen);
+        return -1;
+    }
+    char list[sizeof(o.out)], *save = NULL;
+    memcpy(list, o.out, sizeof(list));
+    for (char *line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char name[200], state[32];
+        long owner;
+        if (sscanf(line, "%199s %ld %31s", name, &owner, state) != 3)
+            continue;
+        int owner_alive = owner > 0 && (kill((pid_t)owner, 0) == 0 || errno != ESRCH);
+        if (!owner_alive || strcmp(state, "running")) {
+            if (owner == (long)getpid() || !owner_alive)
+                docker_rm(name, &o);
+            continue;
+        }
+        snprintf(err, errlen, "container %s of kneebench pid %ld is still running; one "
+                 "fixture at a time", name, owner);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the container's cgroups ----------------------------------------------------------- */
+
+/* Start time (field 22 of /proc/PID/stat) and whether it is a zombie; 0 if gone. */
+static unsigned long long proc_start(pid_t pid, int *zombie)
+{
+    char path[64], buf[1024], *p, state;
+    unsigned long long start = 0;
+    FILE *f;
+    size_t len;
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if (!(f = fopen(path, "re")))
+        return 0;
+    len = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    if (!(p = strrchr(buf, ')')) ||
+        sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                      "%*d %*d %llu", &state, &start) != 2)
+        return 0;
+    *zombie = state == 'Z';
+    return start;
+}
+
+/* Does the comma-separated list contain word? */
+static int has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0' || p[n] == '\n'))
+            return 1;
+    return 0;
+}
+
+/* The mount point and mount root of the v1 hierarchy holding ctrl, or of the v2 hierarchy
+ * when ctrl is NULL, from /proc/self/mountinfo. 0 or -1. */
+static int cg_mount(const char *ctrl, char *mnt, size_t mntlen, char *mroot, size_t rootlen)
+{
+    char line[2048], root[512], point[512], fstype[64], super[512];
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    int found = -1;
+    if (!f)
+        return -1;
+    while (found < 0 && fgets(line, sizeof(line), f)) {
+        char *dash = strstr(line, " - ");
+        if (!dash || sscanf(line, "%*s %*s %*s %511s %511s", root, point) != 2 ||
+            sscanf(dash + 3, "%63s %*s %511s", fstype, super) != 2)
+            continue;
+        if (ctrl ? !strcmp(fstype, "cgroup") && has_word(super, ctrl) : !strcmp(fstype, "cgroup2")) {
+            snprintf(mnt, mntlen, "%s", point);
+            snprintf(mroot, rootlen, "%s", root);
+            found = 0;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* Join a mount point with a cgroup path (relative to the hierarchy), minus the mount root. */
+static void cg_join(char *out, size_t outlen, const char *mnt, const char *mroot, const char *path)
+{
+    size_t rl = strlen(mroot);
+    if (strcmp(mroot, "/") && !strncmp(path, mroot, rl))
+        path += rl;
+    snprintf(out, outlen, "%s%s", mnt, path);
+}
+
+/* Fill sb->dirs from /proc/<init>/cgroup: v1 when every controller has its own line. */
+static int find_cgroups(struct kb_sandbox *sb, char *err, size_t errlen)
+{
+    char path[64], line[1024], mnt[512], mroot[512], v2path[512] = "";
+    int have = 0;
+    FILE *f;
+    snprintf(path, sizeof(path), "/proc/%ld/cgroup", (long)sb->init_pid);
+    if (!(f = fopen(path, "re"))) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        *c2 = '\0';
+        chomp(c2 + 1);
+        if (!strcmp(line, "0") && c1[1] == '\0')
+            snprintf(v2path, sizeof(v2path), "%s", c2 + 1);
+        for (int i = 0; i < DK_NCTRL; i++)
+            if (has_word(c1 + 1, dk_ctrls[i]) && cg_mount(dk_ctrls[i], mnt, sizeof(mnt), mroot,
+                                                           sizeof(mroot)) == 0) {
+                cg_join(sb->dirs[i], sizeof(sb->dirs[i]), mnt, mroot, c2 + 1);
+                have |= 1 << i;
+            }
+    }
+    fclose(f);
+    if (have == (1 << DK_NCTRL) - 1) {
+        sb->version = 1;
+        return 0;
+    }
+    if (v2path[0] && cg_mount(NULL, mnt, sizeof(mnt), mroot, sizeof(mroot)) == 0) {
+        sb->version = 2;
+        cg_join(sb->dirs[0], sizeof(sb->dirs[0]), mnt, mroot, v2path);
+        return 0;
+    }
+    snprintf(err, errlen, "cannot find the cgroups of container %s (pid %ld)", sb->name,
+             (long)sb->init_pid);
+    return -1;
+}
+
+/* ---- start ------------------------------------------------------------------------------ */
+
+/* The value following "--bind" in the native argv, else loopback. */
+static const char *bind_of(const struct kb_fixture_spec *spec)
+{
+    for (size_t i = 0; spec->argv && spec->argv[i]; i++)
+        if (!strcmp(spec->argv[i], "--bind") && spec->argv[i + 1])
+            return spec->argv[i + 1];
+    return "127.0.0.1";
+}
+
+/* The `docker run` command line; strings live in store (owned by the caller). */
+struct dk_cmd {
+    char *argv[DK_MAX_ARGS];
+    size_t n;
+    char store[DK_MAX_ARGS][256];
+};
+
+static void add(struct dk_cmd *c, const char *fmt, const char *a, long long b)
+{
+    if (c->n + 1 >= DK_MAX_ARGS)
+        return;
+    snprintf(c->store[c->n], sizeof(c->store[c->n]), fmt, a ? a : "", b);
+    c->argv[c->n] = c->store[c->n];
+    c->argv[++c->n] = NULL;
+}
+
+static void build_run(struct dk_cmd *c, const struct kb_sandbox *sb,
+                      const struct kb_fixture_spec *spec)
+{
+    const struct kb_limits *l = &spec->limits;
+    c->n = 0;
+    add(c, "docker%s", NULL, 0);
+    add(c, "run%s", NULL, 0);
+    add(c, "--detach%s", NULL, 0);
+    add(c, "--name=%s", sb->name, 0);
+    add(c, "--label=" DK_LABEL "=%s%lld", NULL, (long long)getpid());
+    add(c, "--network=host%s", NULL, 0);
+    if (!spec->no_limits) {
+        if (l->cpus > 0)
+            add(c, "--cpus=%s%lld", NULL, l->cpus);
+        if (l->server_cpuset[0])
+            add(c, "--cpuset-cpus=%s", l->server_cpuset, 0);
+        if (l->memory_bytes > 0) {
+            add(c, "--memory=%s%lld", NULL, l->memory_bytes);
+            add(c, "--memory-swap=%s%lld", NULL, l->memory_bytes);
+        }
+        if (l->pids > 0)
+            add(c, "--pids-limit=%s%lld", NULL, l->pids);
+    }
+    for (size_t i = 0; spec->env_add && spec->env_add[i]; i++)
+        add(c, "--env=%s", spec->env_add[i], 0);
+    add(c, "%s", dk_image(), 0);
+    add(c, "%s", spec->name, 0);
+    add(c, "--port%s", NULL, 0);
+    add(c, "%s%lld", NULL, spec->port);
+    add(c, "--bind%s", NULL, 0);
+    add(c, "%s", bind_of(spec), 0);
+    add(c, "--cpus%s", NULL, 0);
+    add(c, "%s%lld", NULL, spec->no_limits || l->cpus <= 0 ? 1 : l->cpus);
+}
+
+/* The container's id and its PID 1 on the host (0 when it already stopped). */
+static int inspect_running(struct kb_sandbox *sb, char *err, size_t errlen)
+{
+    struct dk_out o;
+    char *const insp[] = { "docker", "inspect", "--format", "{{.Id}} {{.State.Pid}}",
+                           sb->name, NULL };
+    long pid = 0;
+    int rc = docker_run(insp, &o, -1, DK_TIMEOUT_S);
+    if (rc != 0 || sscanf(o.out, "%79s %ld", sb->id, &pid) != 2) {
+        say_failed("inspect", rc, &o, err, errlen);
+        return -1;
+    }
+    sb->init_pid = (pid_t)pid;
+    return 0;
+}
+
+static void dk_exit_note(struct kb_sandbox *sb);
+static int dk_stop(struct kb_sandbox *sb, char *err, size_t errlen);
+
+static struct kb_sandbox *dk_start(const struct kb_fixture_spec *spec, char *err, size_t errlen)
+{
+    static unsigned seq;
+    struct kb_sandbox *sb = calloc(1, sizeof(*sb));
+    struct dk_cmd *cmd = calloc(1, sizeof(*cmd));
+    struct dk_out o;
+    int zombie = 0, rc;
+    if (!sb || !cmd) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    snprintf(sb->name, sizeof(sb->name), "kneebench-%ld-%s-%u", (long)getpid(), spec->name, seq++);
+    snprintf(sb->log_path, sizeof(sb->log_path), "%s", spec->log_path ? spec->log_path : "");
+    if (clear_the_field(err, errlen) < 0)
+        goto fail;
+    build_run(cmd, sb, spec);
+    if ((rc = docker_run(cmd->argv, &o, -1, DK_TIMEOUT_S)) != 0) {
+        say_failed("run", rc, &o, err, errlen);
+        goto fail_rm;
+    }
+    if (inspect_running(sb, err, errlen) < 0)
+        goto fail_rm;
+    if (sb->init_pid <= 0 || !(sb->init_start = proc_start(sb->init_pid, &zombie)) || zombie) {
+        dk_exit_note(sb);
+        snprintf(err, errlen, "container %s exited at once: %s", sb->name, sb->exit_reason);
+        goto fail_rm;
+    }
+    if (find_cgroups(sb, err, errlen) < 0)
+        goto fail_rm;
+    free(cmd);
+    return sb;
+fail_rm: {
+    /* The container may exist even when run failed half-way: never leave it behind. */
+    char ignored[256];
+    dk_stop(sb, ignored, sizeof(ignored));
+    free(cmd);
+    return NULL;
+}
+fail:
+    free(sb);
+    free(cmd);
+    return NULL;
+}
+
+/* ---- running ---------------------------------------------------------------------------- */
+
+static size_t read_procs(const char *dir, pid_t *out, size_t max)
+{
+    char path[600];
+    size_t n = 0;
+    long v;
+    FILE *f;
+    snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+    if (!(f = fopen(path, "re")))
+        return 0;
+    while (n < max && fscanf(f, "%ld", &v) == 1)
+        out[n++] = (pid_t)v;
+    fclose(f);
+    return n;
+}
+
+static size_t dk_pids(struct kb_sandbox *sb, pid_t *out, size_t max)
+{
+    /* v1: the pids controller's directory (index 3) holds every process; v2: the one. */
+    return read_procs(sb->dirs[sb->version == 2 ? 0 : 3], out, max);
+}
+
+/* The container's exit, in words, from docker (once it is dead). */
+static void dk_exit_note(struct kb_sandbox *sb)
+{
+    struct dk_out o;
+    char *const insp[] = { "docker", "inspect", "--format",
+                           "{{.State.ExitCode}} {{.State.OOMKilled}} {{.State.Error}}", sb->name, NULL };
+    int code = -1;
+    char oom[8] = "";
+    if (docker_run(insp, &o, -1, DK_TIMEOUT_S) != 0 || sscanf(o.out, "%d %7s", &code, oom) < 1) {
+        snprintf(sb->exit_reason, sizeof(sb->exit_reason), "container gone (%.120s)", o.err);
+        return;
+    }
+    /* tini (PID 1) exits with the runtime's status, or 128+N when a signal N killed it. */
+    if (code > 128)
+        snprintf(sb->exit_reason, sizeof(sb->exit_reason), "signal %d%s", code - 128,
+                 !strcmp(oom, "true") ? " (OOM killed)" : "");
+    else
+        snprintf(sb->exit_reason, sizeof(sb->exit_reason), "exit %d%s%s", code,
+                 code == 127 ? " (command not found)" : "",
+                 !strcmp(oom, "true") ? " (OOM killed)" : "");
+}
+
+static int dk_alive(struct kb_sandbox *sb)
+{
+    int zombie = 0;
+    if (sb->dead)
+        return 0;
+    if (proc_start(sb->init_pid, &zombie) == sb->init_start && !zombie)
+        return 1;
+    sb->dead = 1;
+    dk_exit_note(sb);
+    return 0;
+}
+
+static const char *dk_exit_reason(struct kb_sandbox *sb)
+{
+    dk_alive(sb);
+    return sb->dead ? sb->exit_reason : "";
+}
+
+/* The file's first line; -1 when unreadable. */
+static int read_line(const char *dir, const char *file, char *out, size_t outlen)
+{
+    char path[700];
+    FILE *f;
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    out[0] = '\0';
+    if (!(f = fopen(path, "re")))
+        return -1;
+    if (!fgets(out, (int)outlen, f))
+        out[0] = '\0';
+    fclose(f);
+    chomp(out);
+    return 0;
+}
+
+/* A number from a cgroup file; -1 for "max", absent, or v1's page-rounded "unlimited". */
+static long long read_ll(const char *dir, const char *file)
+{
+    char buf[64];
+    if (read_line(dir, file, buf, sizeof(buf)) < 0 || !buf[0] || !strcmp(buf, "max"))
+        return -1;
+    long long v = atoll(buf);
+    return v >= (1LL << 62) ? -1 : v;
+}
+
+static void read_back_v1(const struct kb_sandbox *sb, struct kb_limits_applied *o)
+{
+    o->cpu_quota_us = read_ll(sb->dirs[0], "cpu.cfs_quota_us");
+    o->cpu_period_us = read_ll(sb->dirs[0], "cpu.cfs_period_us");
+    read_line(sb->dirs[1], "cpuset.cpus", o->cpuset, sizeof(o->cpuset));
+    read_line(sb->dirs[1], "cpuset.mems", o->cpuset_mems, sizeof(o->cpuset_mems));
+    o->memory_bytes = read_ll(sb->dirs[2], "memory.limit_in_bytes");
+    o->memsw_bytes = read_ll(sb->dirs[2], "memory.memsw.limit_in_bytes");
+    o->pids_max = read_ll(sb->dirs[3], "pids.max");
+}
+
+/* v2 as the native backend reads it: memsw_bytes is memory.swap.max (0 = no swap). */
+static void read_back_v2(const char *dir, struct kb_limits_applied *o)
+{
+    char buf[128], q[32];
+    if (read_line(dir, "cpu.max", buf, sizeof(buf)) == 0 &&
+        sscanf(buf, "%31s %lld", q, &o->cpu_period_us) == 2)
+        o->cpu_quota_us = strcmp(q, "max") ? atoll(q) : -1;
+    read_line(dir, "cpuset.cpus.effective", o->cpuset, sizeof(o->cpuset));
+    read_line(dir, "cpuset.mems.effective", o->cpuset_mems, sizeof(o->cpuset_mems));
+    o->memory_bytes = read_ll(dir, "memory.max");
+    o->memsw_bytes = read_ll(dir, "memory.swap.max");
+    o->pids_max = read_ll(dir, "pids.max");
+}
+
+static int dk_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o, char *err,
+                             size_t errlen)
+{
+    memset(o, 0, sizeof(*o));
+    snprintf(o->backend, sizeof(o->backend), "docker");
+    o->cgroup_version = sb->version;
+    o->cpu_quota_us = o->cpu_period_us = o->memory_bytes = o->memsw_bytes = o->pids_max = -1;
+    if (sb->version == 2)
+        read_back_v2(sb->dirs[0], o);
+    else
+        read_back_v1(sb, o);
+    if (o->cpu_quota_us > 0 && o->cpu_period_us > 0)
+        o->cpus = (double)o->cpu_quota_us / (double)o->cpu_period_us;
+    /* "container <id> <dir>...": truncated by whole directories if it ever overflows. */
+    size_t len = (size_t)snprintf(o->paths, sizeof(o->paths), "container %.64s", sb->id);
+    for (int i = 0; i < (sb->version == 2 ? 1 : DK_NCTRL); i++) {
+        size_t d = strlen(sb->dirs[i]);
+        if (len + 1 + d >= sizeof(o->paths))
+            break;
+        o->paths[len++] = ' ';
+        memcpy(o->paths + len, sb->dirs[i], d + 1);
+        len += d;
+    }
+    if (o->cpu_period_us <= 0 || !o->cpuset[0]) {
+        snprintf(err, errlen, "could not read limits back from %s", o->paths);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- stop ------------------------------------------------------------------------------- */
+
+/* The container's stdout+stderr into the spec's log file (best effort: a missing log must
+ * not keep a container alive). */
+static void save_logs(const struct kb_sandbox *sb)
+{
+    struct dk_out o;
+    char *const logs[] = { "docker", "logs", "--timestamps", (char *)sb->name, NULL };
+    int fd;
+    if (!sb->log_path[0])
+        return;
+    if ((fd = open(sb->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
+        return;
+    docker_run(logs, &o, fd, DK_TIMEOUT_S);
+    close(fd);
+}
+
+/* Logs, then `docker rm -f` (SIGKILL to every process in it, then removal), then check it
+ * is really gone. sb is freed either way. */
+static int dk_stop(struct kb_sandbox *sb, char *err, size_t errlen)
+{
+    struct dk_out o;
+    char *const insp[] = { "docker", "inspect", "--format", "{{.Id}}", sb->name, NULL };
+    int rc = 0;
+    save_logs(sb);
+    int rm = docker_rm(sb->name, &o);
+    if (docker_run(insp, &o, -1, DK_TIMEOUT_S) == 0) {
+        snprintf(err, errlen, "container %s is still there after docker rm -f (status %d)",
+                 sb->name, rm);
+        rc = -1;
+    }
+    free(sb);
+    return rc;
+}
+
+const struct kb_sandbox_ops kb_sandbox_docker = {
+    .name = "docker",
+    .available = dk_available,
+    .start = dk_start,
+    .pids = dk_pids,
+    .alive = dk_alive,
+    .exit_reason = dk_exit_reason,
+    .limits_applied = dk_limits_applied,
+    .stop = dk_stop,
+};
