@@ -38,6 +38,14 @@
 
 #define GS_MAX_STOP_HOOKS 8
 
+/* Strict client parsing: HTTP/1.1 without Host is a 400 (RFC 9112 3.2), as from nginx, Go
+ * and Node. libmicrohttpd 1.0 renamed the option (level 1 = the old strict 1). */
+#if MHD_VERSION >= 0x00097701
+#define GS_STRICT_OPTION MHD_OPTION_CLIENT_DISCIPLINE_LVL
+#else
+#define GS_STRICT_OPTION MHD_OPTION_STRICT_FOR_CLIENT
+#endif
+
 struct gs_stop_hook {
     void (*cb)(void *arg);
     void *arg;
@@ -428,9 +436,7 @@ int gs_server_start(struct gs_server *s, char *err, size_t errlen)
                               MHD_OPTION_LISTEN_BACKLOG_SIZE, s->cfg.backlog,
                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, s->cfg.conn_memory,
                               MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.idle_timeout_s,
-                              /* strict: HTTP/1.1 without Host is a 400 (RFC 9112 3.2), as
-                               * from nginx, Go and Node */
-                              MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
+                              GS_STRICT_OPTION, (int)1,
                               MHD_OPTION_END);
     if (!s->mhd) {
         snprintf(err, errlen, "cannot start libmicrohttpd on %s port %d (address in use?)",
