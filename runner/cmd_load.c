@@ -196,6 +196,53 @@ static int parse_args(int argc, char **argv, struct load_args *a)
     return 0;
 }
 
+/* The CPU bandwidth quota of this process's cgroup, in CPUs (cgroup v1 cpu.cfs_quota_us /
+ * cfs_period_us, or v2 cpu.max), or 0 when there is none. A client held to 0.5 CPU by a
+ * quota must see its CPU fraction against 0.5, not against the CPUs it may run on. */
+static double cgroup_cpu_quota(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    char line[1024], path[2048];
+    double quota = 0;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        char *ctrl = strchr(line, ':'), *rel = ctrl ? strchr(ctrl + 1, ':') : NULL;
+        long long q = 0, period = 0;
+        FILE *g;
+        if (!rel)
+            continue;
+        rel[strcspn(rel, "\n")] = '\0';
+        *rel++ = '\0';
+        ctrl++;
+        if (!strcmp(ctrl, "cpu") || strstr(ctrl, "cpu,") == ctrl) {
+            snprintf(path, sizeof(path), "/sys/fs/cgroup/%s%s/cpu.cfs_quota_us", ctrl, rel);
+            if ((g = fopen(path, "r"))) {
+                if (fscanf(g, "%lld", &q) != 1)
+                    q = 0;
+                fclose(g);
+            }
+            snprintf(path, sizeof(path), "/sys/fs/cgroup/%s%s/cpu.cfs_period_us", ctrl, rel);
+            if ((g = fopen(path, "r"))) {
+                if (fscanf(g, "%lld", &period) != 1)
+                    period = 0;
+                fclose(g);
+            }
+        } else if (!*ctrl) {
+            snprintf(path, sizeof(path), "/sys/fs/cgroup%s/cpu.max", rel);
+            if ((g = fopen(path, "r"))) {
+                if (fscanf(g, "%lld %lld", &q, &period) != 2)
+                    q = period = 0;
+                fclose(g);
+            }
+        }
+        if (q > 0 && period > 0 && (quota == 0 || (double)q / (double)period < quota))
+            quota = (double)q / (double)period;
+    }
+    fclose(f);
+    return quota;
+}
+
 /* Refuse an unwritable output before the run rather than after it. */
 static int check_writable(const char *path)
 {
@@ -297,7 +344,8 @@ static int run(struct load_args *a, const struct kb_contract *ct)
 
     meta = (struct kb_load_meta){ .url = a->url, .route = a->route, .requested_rps = a->rate,
         .threads = a->threads, .connections = a->connections, .warmup_s = a->warmup,
-        .duration_s = a->duration, .drain_s = a->drain, .client_cpus = CPU_COUNT(&cpus) };
+        .duration_s = a->duration, .drain_s = a->drain, .client_cpus = CPU_COUNT(&cpus),
+        .client_cpu_quota = cgroup_cpu_quota() };
     kb_clock_iso8601_utc(meta.started_at, sizeof(meta.started_at));
     if (kb_load_run(&cfg, &res, err, sizeof(err))) {
         fprintf(stderr, "kneebench load: %s\n", err);

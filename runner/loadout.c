@@ -17,7 +17,11 @@ double kb_loadout_achieved_rps(const struct kb_load_meta *m, const struct kb_loa
 
 double kb_loadout_cpu_fraction(const struct kb_load_meta *m, const struct kb_load_result *r)
 {
-    double denom = r->interval_s * (m->client_cpus > 0 ? m->client_cpus : 1);
+    double cpus = m->client_cpus > 0 ? m->client_cpus : 1;
+    double denom;
+    if (m->client_cpu_quota > 0 && m->client_cpu_quota < cpus)
+        cpus = m->client_cpu_quota;
+    denom = r->interval_s * cpus;
     return denom > 0 ? r->cpu_seconds / denom : 0;
 }
 
@@ -91,6 +95,8 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
                         "content_type", (json_int_t)c->mm_content_type, "body", (json_int_t)c->mm_body));
     json_object_set_new(o, "client_cpu_seconds", json_real(r->cpu_seconds));
     json_object_set_new(o, "client_cpus", json_integer(m->client_cpus));
+    json_object_set_new(o, "client_cpu_quota",
+                        m->client_cpu_quota > 0 ? json_real(m->client_cpu_quota) : json_null());
     json_object_set_new(o, "client_cpu_fraction", json_real(kb_loadout_cpu_fraction(m, r)));
     json_object_set_new(o, "client_cpu_us_per_request",
                         json_real(c->completed ? r->cpu_seconds * 1e6 / (double)c->completed : 0));
@@ -185,8 +191,10 @@ void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_l
     hist_line(f, "corrected", &r->corrected);
     hist_line(f, "uncorrected", &r->uncorrected);
     hist_line(f, "send lag", &r->lag);
-    fprintf(f, "  client: %.3f CPU s over %.2f s on %d CPU(s) = %.1f %%, %.2f us CPU per request\n",
-            r->cpu_seconds, r->interval_s, m->client_cpus, 100.0 * kb_loadout_cpu_fraction(m, r),
+    fprintf(f, "  client: %.3f CPU s over %.2f s on %d CPU(s)", r->cpu_seconds, r->interval_s, m->client_cpus);
+    if (m->client_cpu_quota > 0)
+        fprintf(f, " (cgroup quota %.2f CPU)", m->client_cpu_quota);
+    fprintf(f, " = %.1f %%, %.2f us CPU per request\n", 100.0 * kb_loadout_cpu_fraction(m, r),
             c->completed ? r->cpu_seconds * 1e6 / (double)c->completed : 0.0);
     if (r->first_error[0])
         fprintf(f, "  first error: %s\n", r->first_error);

@@ -19,7 +19,8 @@ struct kb_load_meta {
     int threads, connections;
     double warmup_s, duration_s, drain_s;
     char started_at[32];
-    int client_cpus;
+    int client_cpus;           /* CPUs the load threads may run on */
+    double client_cpu_quota;   /* the cgroup's CPU bandwidth limit in CPUs, 0 when none */
 };
 
 /* 0, or -1 with err set. */

@@ -112,6 +112,7 @@ def stall_shows_in_corrected_not_uncorrected():
     finally:
         st = server_stats(s)
     check_identity(j)
+    assert j["client_cpu_quota"] is None or j["client_cpu_quota"] > 0
     assert st["events"] == 1, st
     assert j["errors"]["total"] == 0 and j["mismatches"]["total"] == 0, j
     c, u = j["corrected_us"], j["uncorrected_us"]
@@ -302,6 +303,38 @@ def eager_and_timestamped_receive_agree_on_counts():
             assert j["uncorrected_us"]["min"] >= 0 and j["lag_us"]["count"] == 2000, (extra, j)
     finally:
         s.stop()
+
+
+@test
+def cgroup_cpu_quota_is_what_the_client_was_given():
+    need(KB)
+    need(CONTROL)
+    base = "/sys/fs/cgroup/cpu"
+    if not os.access(base, os.W_OK) or not os.path.exists(os.path.join(base, "cpu.cfs_quota_us")):
+        skip("no writable cgroup v1 cpu controller here")
+    cg = os.path.join(base, f"kb-e2e-load-{os.getpid()}")
+    os.mkdir(cg)
+    s = Proc([CONTROL, "--port", "0"])
+    try:
+        with open(os.path.join(cg, "cpu.cfs_period_us"), "w") as f:
+            f.write("100000")
+        with open(os.path.join(cg, "cpu.cfs_quota_us"), "w") as f:
+            f.write("25000")
+        out = os.path.join(TMP, "quota.json")
+        argv = [KB, "load", "--url", f"http://127.0.0.1:{s.port}/plaintext", "--route", "plaintext",
+                "--rate", "1000", "--duration", "1", "--warmup", "0", "--threads", "2",
+                "--connections", "4", "--json", out]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                           preexec_fn=lambda: open(os.path.join(cg, "tasks"), "w").write(str(os.getpid())))
+        assert p.returncode == 0, p.stderr
+        j = json.load(open(out))
+    finally:
+        s.stop()
+        os.rmdir(cg)
+    check_identity(j)
+    assert j["client_cpu_quota"] == 0.25, j["client_cpu_quota"]
+    want = j["client_cpu_seconds"] / (j["interval_s"] * 0.25)
+    assert abs(j["client_cpu_fraction"] - want) < 1e-6, (j["client_cpu_fraction"], want)
 
 
 @test
