@@ -95,9 +95,33 @@ struct thread {
 };
 
 struct shared {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int go;                  /* 1: every thread exists, start; -1: setup failed, leave */
     pthread_barrier_t opened, started;
     _Atomic kb_mono_t t0;
 };
+
+/* Threads wait here until all of them were created, so that a failed pthread_create can
+ * still be unwound (the barriers count every thread). */
+static int wait_go(struct shared *sh)
+{
+    int go;
+    pthread_mutex_lock(&sh->mu);
+    while (!sh->go)
+        pthread_cond_wait(&sh->cv, &sh->mu);
+    go = sh->go;
+    pthread_mutex_unlock(&sh->mu);
+    return go;
+}
+
+static void set_go(struct shared *sh, int go)
+{
+    pthread_mutex_lock(&sh->mu);
+    sh->go = go;
+    pthread_cond_broadcast(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
+}
 
 static void note_error(struct thread *t, const char *what, const char *detail)
 {
@@ -572,7 +596,11 @@ static void run_loop(struct thread *t)
 static void *thread_main(void *arg)
 {
     struct thread *t = arg;
-    kb_mono_t now = kb_mono_now(), deadline = now + 2 * KB_NS_PER_S;
+    kb_mono_t now, deadline;
+    if (wait_go(t->shared) < 0)
+        return NULL;
+    now = kb_mono_now();
+    deadline = now + 2 * KB_NS_PER_S;
     kb_clock_tight_slack();
     if (t->cfg->cpus)
         pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), t->cfg->cpus);
@@ -707,10 +735,14 @@ int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, ch
         snprintf(err, errlen, "out of memory");
         goto out;
     }
+    pthread_mutex_init(&sh.mu, NULL);
+    pthread_cond_init(&sh.cv, NULL);
+    sh.go = 0;
     pthread_barrier_init(&sh.opened, NULL, (unsigned)cfg->threads + 1);
     pthread_barrier_init(&sh.started, NULL, (unsigned)cfg->threads + 1);
+    for (int i = 0; i < cfg->threads; i++)
+        ts[i].epfd = -1;      /* so that thread_free of a slot never set up closes nothing */
     for (int i = 0; i < cfg->threads; i++) {
-        ts[i].epfd = -1;
         if (thread_setup(&ts[i], cfg, (unsigned)i, &sh)) {
             snprintf(err, errlen, "thread setup failed: %s", strerror(errno));
             goto out_barriers;
@@ -719,9 +751,12 @@ int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, ch
     for (; started < cfg->threads; started++)
         if (pthread_create(&ts[started].tid, NULL, thread_main, &ts[started])) {
             snprintf(err, errlen, "pthread_create failed");
-            /* The started threads wait at the barrier forever; nothing sane remains. */
-            abort();
+            set_go(&sh, -1);
+            for (int i = 0; i < started; i++)
+                pthread_join(ts[i].tid, NULL);
+            goto out_barriers;
         }
+    set_go(&sh, 1);
     pthread_barrier_wait(&sh.opened);
     time_interval(cfg, &sh, res);
     drain_from = kb_mono_now();
@@ -734,6 +769,8 @@ int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, ch
 out_barriers:
     pthread_barrier_destroy(&sh.opened);
     pthread_barrier_destroy(&sh.started);
+    pthread_cond_destroy(&sh.cv);
+    pthread_mutex_destroy(&sh.mu);
 out:
     if (ts)
         for (int i = 0; i < cfg->threads; i++)
