@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #include "gray-static/server.h"
 #include "gray-static/date.h"
+#include "gray-static/hdrcheck.h"
 #include "gray-static/hello.h"
 
 #include <errno.h>
@@ -223,11 +224,16 @@ void gs_request_resume(struct gs_request *req)
 
 static enum MHD_Result dispatch(struct gs_server *s, struct gs_request *req)
 {
-    static const char not_found[] = "Not Found\n", bad_method[] = "Method Not Allowed\n";
+    static const char not_found[] = "Not Found\n", bad_method[] = "Method Not Allowed\n",
+                      bad_request[] = "Bad Request\n";
     char allow[128];
 
     if (req->route)
         return req->route->handler(req); /* called again after a resume */
+    if (req->bad) /* a request MHD let through but RFC 9110/9112 refuse (hdrcheck.h) */
+        return respond(req, MHD_HTTP_BAD_REQUEST, "text/plain", bad_request,
+                       sizeof(bad_request) - 1, GS_BODY_STATIC, MHD_HTTP_HEADER_CONNECTION,
+                       "close");
     switch (gs_routes_match(&s->routes, req->method, req->url, &req->route)) {
     case GS_MATCH_OK:
         return req->route->handler(req);
@@ -256,6 +262,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!(req = calloc(1, sizeof(*req))))
             return MHD_NO;
         *req = (struct gs_request){ .conn = conn, .server = s, .method = method, .url = url };
+        req->bad = !gs_headers_ok(conn, s->cfg.conn_memory);
         *req_cls = req;
         return MHD_YES;
     }

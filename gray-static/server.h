@@ -49,6 +49,7 @@ struct gs_request {
      * or why it ended early (client gone, timeout, daemon shutdown). Frees ctx. */
     void (*on_done)(struct gs_request *req, enum MHD_RequestTerminationCode toe);
     int suspended;                 /* set by gs_request_suspend, cleared by _resume */
+    int bad;                       /* internal: headers MHD passed but we refuse (400) */
 };
 
 /* How gs_respond treats body: static for the process (never copied, never freed), malloc'd
