@@ -7,9 +7,9 @@ For each runtime (in the contract's run order) it expands the runtime's argv tem
 of its own on a free loopback port, waits until it answers, and checks with a raw-socket
 HTTP/1.1 client written here: exact status, Content-Type, body bytes and Content-Length,
 Date (IMF-fixdate, current, changing across seconds), Server, keep-alive for 100 requests,
-a request split across TCP writes, 404, 405 with Allow, and a list of malformed or hostile
-requests, each of which must be answered with a 4xx or a close while a second client on
-another connection keeps getting exact answers. Last, SIGTERM must stop the fixture with
+a request split across TCP writes, ten pipelined requests, 404, 405 with Allow, and twenty
+kinds of malformed or hostile request, each of which must be answered with a 4xx or a close
+while a second client on another connection keeps getting exact answers. Last, SIGTERM must stop the fixture with
 status 0 and leave none of its processes behind (with --asan: and no sanitizer report).
 
 Stdlib only. Usage:
@@ -568,6 +568,19 @@ def check_split_writes(fx):
         c.close()
 
 
+def check_pipelined(fx):
+    """Ten requests in one write (HTTP/1.1 pipelining): ten exact answers, in order."""
+    routes = exact_routes(fx.name)
+    order = [routes[i % len(routes)] for i in range(10)]
+    c = Client(fx.port)
+    try:
+        c.send(b"".join(c.request_bytes("GET", r["path"]) for r in order))
+        for route in order:
+            check_route(c.read_response(), route)
+    finally:
+        c.close()
+
+
 def check_not_found(fx):
     for path in ("/no-such-route", "/plaintext/extra", "/PLAINTEXT"):
         c = Client(fx.port)
@@ -830,6 +843,7 @@ def register(fx):
     add("keepalive_100", check_keepalive_100)
     add("date_changes", check_date_changes)
     add("split_writes", check_split_writes)
+    add("pipelined_10", check_pipelined)
     add("not_found_404", check_not_found)
     add("method_not_allowed_405", check_method_not_allowed)
     for name, payload, also_ok, http09 in HOSTILE:
