@@ -9,8 +9,9 @@ HTTP/1.1 client written here: exact status, Content-Type, body bytes and Content
 Date (IMF-fixdate, current, changing across seconds), Server, keep-alive for 100 requests,
 a request split across TCP writes, ten pipelined requests, 404, 405 with Allow, and twenty
 kinds of malformed or hostile request, each of which must be answered with a 4xx or a close
-while a second client on another connection keeps getting exact answers. Last, SIGTERM must stop the fixture with
-status 0 and leave none of its processes behind (with --asan: and no sanitizer report).
+while a second client on another connection keeps getting exact answers. Last, SIGTERM must
+stop the fixture with status 0 and leave none of its processes behind (with --asan: and no
+sanitizer report).
 
 Stdlib only. Usage:
   test_conformance.py --build DIR [--runtime NAME ...] [--asan] [--name RESULTS_NAME]
