@@ -218,12 +218,16 @@ static json_t *plan_json(const struct curve *cv)
         json_array_append_new(rts, json_string(p->runtimes.v[i]));
     for (size_t i = 0; i < p->routes.n; i++)
         json_array_append_new(rts2, json_string(p->routes.v[i]));
-    return json_pack("{s:s,s:f,s:f,s:f,s:i,s:i,s:i,s:o,s:o,s:o,s:s,s:b,s:s,s:s,s:o}",
+    return json_pack("{s:s,s:f,s:f,s:f,s:i,s:i,s:i,s:o,s:o,s:o,s:s,s:b,s:s,s:s,"
+                     "s:{s:f,s:I,s:f,s:I},s:o}",
         "profile", p->profile, "duration_s", p->duration_s, "warmup_s", p->warmup_s,
         "drain_s", p->drain_s, "threads", p->threads, "connections", p->connections,
         "repeats", p->repeats, "runtimes", rts, "routes", rts2, "rates", rates,
         "backend", cv->backend, "unconstrained", cv->no_limits,
-        "server_cpus", cv->server_cpus, "client_cpus", cv->client_cpus, "points", pts);
+        "server_cpus", cv->server_cpus, "client_cpus", cv->client_cpus,
+        "criteria", "min_delivery", cv->c.min_delivery, "max_p99_us", (json_int_t)cv->c.max_p99_us,
+        "client_cpu_max_fraction", cv->c.client_cpu_max_fraction, "client_lag_p99_max_us",
+        (json_int_t)cv->c.client_lag_p99_max_us, "points", pts);
 }
 
 /* A run directory holds one plan: a re-run must ask for the same one to resume it. */

@@ -1,0 +1,69 @@
+/* report.h -- reads a run directory's evidence (and nothing else) into a model, aggregates
+ * repeats, and writes report.md, report.csv, report.json and SVG charts from it.
+ *
+ * kb_report_load() fills struct kb_report from plan.json, run.json, fixtures/<rt>/ and every
+ * points/<id>/{verdict.json,DONE}; points without a marker are listed in missing. Aggregates
+ * are one row per runtime x route x rate: medians over repeats with min-max ranges. The
+ * writers (report_md.c, report_data.c, report_svg.c) only read the model. kb_report_free()
+ * frees everything kb_report_load() allocated. */
+#ifndef KB_REPORT_H
+#define KB_REPORT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct kb_stat {
+    double med, min, max;
+};
+
+struct kb_report_row {
+    char runtime[32], route[32];
+    long rate;
+    int n;                       /* repeats found */
+    char verdict[16];            /* aggregated verdict */
+    char reason[512];            /* first failure/client-limit reason, or the last point's */
+    struct kb_stat achieved, delivery, p50, p90, p99, p999, max;   /* latency in ms */
+    long long errors, non2xx, mismatches;                          /* summed over repeats */
+    double client_cpu_max, lag_p99_max_ms, server_cpu_med;
+    long long rss_max;
+};
+
+struct kb_report {
+    json_t *plan, *run;          /* owned */
+    json_t *fixtures;            /* {runtime: {limits, identity sha256, preflight}} owned */
+    char **missing;              /* ids without a completion marker */
+    size_t nmissing;
+    struct kb_report_row *rows;
+    size_t nrows;
+    int repeats, unconstrained, partial;
+    double min_delivery, max_p99_ms;
+};
+
+/* 0, or -1 with err (no plan.json, unreadable verdict). Missing points are not an error
+ * here; the caller decides (refuse, or --partial). */
+int kb_report_load(const char *dir, struct kb_report *r, char *err, size_t errlen);
+void kb_report_free(struct kb_report *r);
+
+/* The row for runtime/route/rate, or NULL. */
+const struct kb_report_row *kb_report_row(const struct kb_report *r, const char *runtime,
+                                          const char *route, long rate);
+/* The highest rate whose aggregated verdict is controlled; 0 when none. */
+long kb_report_highest(const struct kb_report *r, const char *runtime, const char *route);
+
+/* Writers: 0 or -1 with err. Each writes atomically into dir. */
+int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, size_t errlen);
+int kb_report_write_csv(const struct kb_report *r, const char *dir, char *err, size_t errlen);
+int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, size_t errlen);
+/* charts/achieved-<route>.svg and charts/p99-<route>.svg per route. */
+int kb_report_write_svg(const struct kb_report *r, const char *dir, char *err, size_t errlen);
+
+/* Helpers for the writers: the plan's names in order. */
+size_t kb_report_nruntimes(const struct kb_report *r);
+const char *kb_report_runtime(const struct kb_report *r, size_t i);
+size_t kb_report_nroutes(const struct kb_report *r);
+const char *kb_report_route(const struct kb_report *r, size_t i);
+size_t kb_report_nrates(const struct kb_report *r);
+long kb_report_rate(const struct kb_report *r, size_t i);
+
+#endif

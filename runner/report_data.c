@@ -1,0 +1,91 @@
+/* report_data.c -- report.csv (one row per runtime x route x rate) and report.json (the same
+ * rows, the highest controlled points, the missing list and the run identity). */
+#define _GNU_SOURCE
+#include "runner/report.h"
+#include "runner/evidence.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* CSV fields never contain a comma or quote except the reason: quote it, double quotes. */
+static void csv_quoted(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int kb_report_write_csv(const struct kb_report *r, const char *dir, char *err, size_t errlen)
+{
+    char *buf = NULL, path[4200];
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int rc;
+    fprintf(f, "runtime,route,requested_rps,repeats,verdict,achieved_rps,achieved_min,achieved_max,"
+            "delivery,p50_ms,p90_ms,p99_ms,p99_min_ms,p99_max_ms,p999_ms,max_ms,errors,non2xx,"
+            "mismatches,client_cpu_max,lag_p99_max_ms,server_cpu,server_rss_max_bytes,"
+            "unconstrained,partial,reason\n");
+    for (size_t i = 0; i < r->nrows; i++) {
+        const struct kb_report_row *w = &r->rows[i];
+        fprintf(f, "%s,%s,%ld,%d,%s,%.1f,%.1f,%.1f,%.4f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,"
+                "%lld,%lld,%lld,%.3f,%.3f,%.3f,%lld,%d,%d,", w->runtime, w->route, w->rate, w->n,
+                w->verdict, w->achieved.med, w->achieved.min, w->achieved.max, w->delivery.med,
+                w->p50.med, w->p90.med, w->p99.med, w->p99.min, w->p99.max, w->p999.med,
+                w->max.med, w->errors, w->non2xx, w->mismatches, w->client_cpu_max,
+                w->lag_p99_max_ms, w->server_cpu_med, w->rss_max, r->unconstrained, r->partial);
+        csv_quoted(f, w->reason);
+        fputc('\n', f);
+    }
+    fclose(f);
+    rc = kb_write_atomic(kb_path(path, sizeof(path), dir, "report.csv"), buf, len, err, errlen);
+    free(buf);
+    return rc;
+}
+
+static json_t *stat_json(struct kb_stat s)
+{
+    return json_pack("{s:f,s:f,s:f}", "median", s.med, "min", s.min, "max", s.max);
+}
+
+static json_t *row_json(const struct kb_report_row *w)
+{
+    return json_pack("{s:s,s:s,s:I,s:i,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:I,s:I,s:f,s:f,s:f,s:I}",
+        "runtime", w->runtime, "route", w->route, "requested_rps", (json_int_t)w->rate,
+        "repeats", w->n, "verdict", w->verdict, "reason", w->reason,
+        "achieved_rps", stat_json(w->achieved), "delivery", stat_json(w->delivery),
+        "p50_ms", stat_json(w->p50), "p90_ms", stat_json(w->p90), "p99_ms", stat_json(w->p99),
+        "p999_ms", stat_json(w->p999), "max_ms", stat_json(w->max), "errors", (json_int_t)w->errors,
+        "non2xx", (json_int_t)w->non2xx, "mismatches", (json_int_t)w->mismatches,
+        "client_cpu_max", w->client_cpu_max, "lag_p99_max_ms", w->lag_p99_max_ms,
+        "server_cpu", w->server_cpu_med, "server_rss_max_bytes", (json_int_t)w->rss_max);
+}
+
+int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, size_t errlen)
+{
+    json_t *rows = json_array(), *hi = json_object(), *missing = json_array(), *doc;
+    char path[4200];
+    int rc;
+    for (size_t i = 0; i < r->nrows; i++)
+        json_array_append_new(rows, row_json(&r->rows[i]));
+    for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
+        json_t *o = json_object();
+        for (size_t j = 0; j < kb_report_nroutes(r); j++) {
+            long h = kb_report_highest(r, kb_report_runtime(r, i), kb_report_route(r, j));
+            json_object_set_new(o, kb_report_route(r, j), h ? json_integer(h) : json_null());
+        }
+        json_object_set_new(hi, kb_report_runtime(r, i), o);
+    }
+    for (size_t i = 0; i < r->nmissing; i++)
+        json_array_append_new(missing, json_string(r->missing[i]));
+    doc = json_pack("{s:b,s:b,s:o,s:o,s:o,s:O,s:O,s:O}", "partial", r->partial,
+                    "unconstrained", r->unconstrained, "missing", missing,
+                    "highest_controlled", hi, "rows", rows, "plan", r->plan, "run", r->run,
+                    "fixtures", r->fixtures);
+    rc = kb_write_json_atomic(kb_path(path, sizeof(path), dir, "report.json"), doc, err, errlen);
+    json_decref(doc);
+    return rc;
+}

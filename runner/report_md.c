@@ -1,0 +1,188 @@
+/* report_md.c -- report.md: stamps, highest controlled points and ratios, every curve,
+ * charts, identity. Built in memory, written atomically. */
+#define _GNU_SOURCE
+#include "runner/report.h"
+#include "runner/evidence.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *js(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "?";
+}
+
+/* "1.23" or, with repeats, "1.23 (1.10-1.40)". */
+static const char *fmt_stat(char *buf, size_t len, struct kb_stat s, int n, const char *f)
+{
+    char a[32], b[32], c[32];
+    snprintf(a, sizeof(a), f, s.med);
+    if (n <= 1)
+        return snprintf(buf, len, "%s", a), buf;
+    snprintf(b, sizeof(b), f, s.min);
+    snprintf(c, sizeof(c), f, s.max);
+    snprintf(buf, len, "%s (%s-%s)", a, b, c);
+    return buf;
+}
+
+static void stamps(FILE *f, const struct kb_report *r)
+{
+    if (r->partial) {
+        fprintf(f, "> **PARTIAL REPORT**: %zu of %zu planned points have no complete evidence "
+                "and are left out:", r->nmissing,
+                json_array_size(json_object_get(r->plan, "points")));
+        for (size_t i = 0; i < r->nmissing; i++)
+            fprintf(f, " `%s`", r->missing[i]);
+        fprintf(f, "\n\n");
+    }
+    if (r->unconstrained)
+        fprintf(f, "> **UNCONSTRAINED**: this run used `--no-limits`; no CPU, memory or process "
+                "limit was applied, so no point is comparable with the paper's.\n\n");
+}
+
+static void run_summary(FILE *f, const struct kb_report *r)
+{
+    json_t *p = r->plan;
+    fprintf(f, "Started %s. Profile `%s`: %g s warmup, %g s measured, %g s drain per point; "
+            "%lld threads, %lld connections; %d repeat(s)%s. Sandbox `%s`, server CPUs %s, "
+            "client CPUs %s. Controlled = delivery >= %.0f %% and corrected p99 < %g ms.\n\n",
+            js(r->run, "started"), js(p, "profile"),
+            json_number_value(json_object_get(p, "warmup_s")),
+            json_number_value(json_object_get(p, "duration_s")),
+            json_number_value(json_object_get(p, "drain_s")),
+            json_integer_value(json_object_get(p, "threads")),
+            json_integer_value(json_object_get(p, "connections")), r->repeats,
+            r->repeats > 1 ? " (runtime order rotated; medians with min-max ranges)" : "",
+            js(p, "backend"), js(p, "server_cpus"), js(p, "client_cpus"),
+            100 * r->min_delivery, r->max_p99_ms);
+}
+
+static void highest_table(FILE *f, const struct kb_report *r)
+{
+    size_t nro = kb_report_nroutes(r);
+    fprintf(f, "## Highest controlled point (req/s)\n\n| runtime |");
+    for (size_t j = 0; j < nro; j++)
+        fprintf(f, " %s |", kb_report_route(r, j));
+    for (size_t j = 0; j < nro; j++)
+        fprintf(f, " %s vs gray-static |", kb_report_route(r, j));
+    fprintf(f, "\n|---|");
+    for (size_t j = 0; j < 2 * nro; j++)
+        fprintf(f, "---:|");
+    fprintf(f, "\n");
+    for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
+        const char *rt = kb_report_runtime(r, i);
+        fprintf(f, "| %s |", rt);
+        for (size_t j = 0; j < nro; j++) {
+            long h = kb_report_highest(r, rt, kb_report_route(r, j));
+            h ? fprintf(f, " %ld |", h) : fprintf(f, " none |");
+        }
+        for (size_t j = 0; j < nro; j++) {
+            long h = kb_report_highest(r, rt, kb_report_route(r, j));
+            long g = kb_report_highest(r, "gray-static", kb_report_route(r, j));
+            g && h ? fprintf(f, " %.2f |", (double)h / (double)g) : fprintf(f, " - |");
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "\nA point counts only when controlled; failed and client-limited points never do. "
+            "Ratios are to gray-static's highest controlled point on the same route, measured "
+            "in this run (\"-\" when either has none or gray-static was not run).\n\n");
+}
+
+static void curve_table(FILE *f, const struct kb_report *r, const char *route)
+{
+    char a[128], b[128], c[128], d[128], e[128], g[128], h[128];
+    fprintf(f, "### %s\n\n| runtime | requested/s | achieved/s | delivery | p50 ms | p90 ms | "
+            "p99 ms | p99.9 ms | max ms | errors | non-2xx | mismatches | client CPU | "
+            "verdict | why |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
+            route);
+    for (size_t i = 0; i < kb_report_nruntimes(r); i++)
+        for (size_t k = 0; k < kb_report_nrates(r); k++) {
+            const struct kb_report_row *w =
+                kb_report_row(r, kb_report_runtime(r, i), route, kb_report_rate(r, k));
+            if (!w || w->n == 0) {
+                fprintf(f, "| %s | %ld | | | | | | | | | | | | missing | no complete evidence |\n",
+                        kb_report_runtime(r, i), kb_report_rate(r, k));
+                continue;
+            }
+            fprintf(f, "| %s | %ld | %s | %s | %s | %s | %s | %s | %s | %lld | %lld | %lld | "
+                    "%.0f %% | %s | %s |\n", w->runtime, w->rate,
+                    fmt_stat(a, sizeof(a), w->achieved, w->n, "%.0f"),
+                    fmt_stat(b, sizeof(b), (struct kb_stat){ 100 * w->delivery.med,
+                             100 * w->delivery.min, 100 * w->delivery.max }, w->n, "%.1f %%"),
+                    fmt_stat(c, sizeof(c), w->p50, w->n, "%.2f"),
+                    fmt_stat(d, sizeof(d), w->p90, w->n, "%.2f"),
+                    fmt_stat(e, sizeof(e), w->p99, w->n, "%.2f"),
+                    fmt_stat(g, sizeof(g), w->p999, w->n, "%.2f"),
+                    fmt_stat(h, sizeof(h), w->max, w->n, "%.2f"), w->errors, w->non2xx,
+                    w->mismatches, 100 * w->client_cpu_max, w->verdict, w->reason);
+        }
+    fprintf(f, "\n![achieved vs requested, %s](charts/achieved-%s.svg)\n"
+            "![corrected p99 vs requested, %s](charts/p99-%s.svg)\n\n", route, route, route, route);
+}
+
+static void limits_table(FILE *f, const struct kb_report *r)
+{
+    const char *rt;
+    json_t *fx;
+    fprintf(f, "### Fixtures: limits read back from the sandbox, identity, preflight\n\n"
+            "| runtime | backend | cgroup | CPUs (quota/period) | cpuset | memory bytes | memsw bytes | "
+            "pids.max | identity SHA-256 | preflight |\n|---|---|---|---|---|---:|---:|---:|---|---|\n");
+    json_object_foreach(r->fixtures, rt, fx) {
+        json_t *l = json_object_get(fx, "limits"), *p = json_object_get(fx, "preflight");
+        fprintf(f, "| %s | %s | v%lld | %.2f (%lld/%lld) | %s | %lld | %lld | %lld | `%.16s...` | %s |\n",
+                rt, js(l, "backend"), json_integer_value(json_object_get(l, "cgroup_version")),
+                json_number_value(json_object_get(l, "cpus")),
+                json_integer_value(json_object_get(l, "cpu_quota_us")),
+                json_integer_value(json_object_get(l, "cpu_period_us")), js(l, "cpuset"),
+                json_integer_value(json_object_get(l, "memory_bytes")),
+                json_integer_value(json_object_get(l, "memsw_bytes")),
+                json_integer_value(json_object_get(l, "pids_max")),
+                json_string_value(json_object_get(fx, "identity_sha256"))
+                    ? json_string_value(json_object_get(fx, "identity_sha256")) : "none",
+                !p ? "not run" : json_is_true(json_object_get(p, "failed")) ? js(p, "reason") : "ok");
+    }
+    fprintf(f, "\n(-1 = no limit. Identity covers the fixture's executables and every source file; "
+            "full lists in fixtures/<runtime>/identity.json, rechecked after every point.)\n\n");
+}
+
+static void identity(FILE *f, const struct kb_report *r)
+{
+    json_t *h = json_object_get(r->run, "host"), *v = json_object_get(r->run, "runtime_versions"),
+           *val;
+    const char *k;
+    fprintf(f, "## Identity\n\n- host: %s, kernel `%s`, CPU `%s`, %lld CPUs online\n"
+            "- libmicrohttpd %s\n- runner SHA-256 `%s`\n- contract `%s` SHA-256 `%s`\n",
+            js(h, "hostname"), js(h, "kernel"), js(h, "cpu_model"),
+            json_integer_value(json_object_get(h, "online_cpus")), js(h, "libmicrohttpd"),
+            js(r->run, "runner_sha256"), js(r->run, "contract"), js(r->run, "contract_sha256"));
+    json_object_foreach(v, k, val)
+        fprintf(f, "- %s: `%s`\n", k, json_string_value(val));
+    fprintf(f, "- command line: `kneebench");
+    for (size_t i = 0; i < json_array_size(json_object_get(r->run, "command_line")); i++)
+        fprintf(f, " %s", json_string_value(json_array_get(json_object_get(r->run, "command_line"), i)));
+    fprintf(f, "`\n\n");
+    limits_table(f, r);
+}
+
+int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, size_t errlen)
+{
+    char *buf = NULL, path[4200];
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int rc;
+    fprintf(f, "# kneebench: %zu-point comparison\n\n", json_array_size(json_object_get(r->plan, "points")));
+    stamps(f, r);
+    run_summary(f, r);
+    highest_table(f, r);
+    fprintf(f, "## Curves\n\n");
+    for (size_t j = 0; j < kb_report_nroutes(r); j++)
+        curve_table(f, r, kb_report_route(r, j));
+    identity(f, r);
+    fprintf(f, "Generated by `kneebench report` from the evidence in this directory only "
+            "(points/<id>/verdict.json and load.json, .hgrm, samples.csv).\n");
+    fclose(f);
+    rc = kb_write_atomic(kb_path(path, sizeof(path), dir, "report.md"), buf, len, err, errlen);
+    free(buf);
+    return rc;
+}

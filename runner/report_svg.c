@@ -1,0 +1,252 @@
+/* report_svg.c -- two charts per route, one line per runtime: achieved vs requested rate
+ * (linear, with the ideal y = x), and corrected p99 vs requested rate (log axis, with the
+ * controlled limit line). Markers say the verdict: filled = controlled, hollow =
+ * uncontrolled, cross = failed, square = client-limited; repeats draw min-max bars. */
+#define _GNU_SOURCE
+#include "runner/report.h"
+#include "runner/evidence.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define W 860
+#define H 500
+#define ML 80
+#define MR 170
+#define MT 46
+#define MB 60
+
+struct axis {
+    double lo, hi;
+    int log;
+};
+
+static double map(const struct axis *a, double v, double p0, double p1)
+{
+    double t = a->log ? (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo))
+                      : (v - a->lo) / (a->hi - a->lo);
+    return p0 + t * (p1 - p0);
+}
+static double px(const struct axis *a, double v) { return map(a, v, ML, W - MR); }
+static double py(const struct axis *a, double v) { return map(a, v, H - MB, MT); }
+
+static const char *color(const char *runtime, size_t i)
+{
+    static const char *const named[][2] = { { "php-fpm", "#8e44ad" }, { "node", "#27ae60" },
+                                            { "go", "#2980b9" }, { "gray-static", "#c0392b" } };
+    static const char *const spare[] = { "#d35400", "#16a085", "#7f8c8d", "#2c3e50" };
+    for (size_t k = 0; k < 4; k++)
+        if (!strcmp(runtime, named[k][0]))
+            return named[k][1];
+    return spare[i % 4];
+}
+
+/* A 1-2-5 step giving about six ticks; never zero, so tick loops end. */
+static double nice_step(double span)
+{
+    double raw = (span > 0 ? span : 1) / 6, mag = pow(10, floor(log10(raw))), f = raw / mag;
+    return mag * (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10);
+}
+
+static void tick_label(char *buf, size_t len, double v, int ms)
+{
+    if (ms)
+        snprintf(buf, len, v >= 1000 ? "%.0f s" : v >= 1 ? "%.0f ms" : "%g ms",
+                 v >= 1000 ? v / 1000 : v);
+    else
+        snprintf(buf, len, v >= 1000 ? "%gk" : "%g", v >= 1000 ? v / 1000 : v);
+}
+
+static void frame(FILE *f, const char *title, const char *xl, const char *yl)
+{
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+            "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">%s</text>\n"
+            "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n"
+            "<text transform=\"translate(18 %d) rotate(-90)\" text-anchor=\"middle\">%s</text>\n"
+            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#333\"/>\n",
+            W, H, W, H, ML, title, (ML + W - MR) / 2, H - 16, xl, (MT + H - MB) / 2, yl, ML, MT,
+            W - MR - ML, H - MB - MT);
+}
+
+static void xticks(FILE *f, const struct axis *x)
+{
+    char lab[32];
+    for (double v = x->lo, st = nice_step(x->hi - x->lo); v <= x->hi + st / 1e6; v += st) {
+        tick_label(lab, sizeof(lab), v, 0);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
+                "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
+                px(x, v), MT, px(x, v), H - MB, px(x, v), H - MB + 16, lab);
+    }
+}
+
+static void yticks(FILE *f, const struct axis *y, int ms)
+{
+    char lab[32];
+    if (y->log) {
+        for (double v = y->lo; v > 0 && v <= y->hi * 1.0001; v *= 10) {
+            tick_label(lab, sizeof(lab), v, ms);
+            fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                    "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                    ML, py(y, v), W - MR, py(y, v), ML - 6, py(y, v) + 4, lab);
+        }
+        return;
+    }
+    for (double v = y->lo, st = nice_step(y->hi - y->lo); v <= y->hi + st / 1e6; v += st) {
+        tick_label(lab, sizeof(lab), v, 0);
+        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                ML, py(y, v), W - MR, py(y, v), ML - 6, py(y, v) + 4, lab);
+    }
+}
+
+static void marker(FILE *f, double x, double y, const char *verdict, const char *c)
+{
+    if (!strcmp(verdict, "failed"))
+        fprintf(f, "<path d=\"M%.1f %.1fl10 10m0 -10l-10 10\" stroke=\"%s\" stroke-width=\"2.5\"/>\n",
+                x - 5, y - 5, c);
+    else if (!strcmp(verdict, "client-limited"))
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" fill=\"white\" "
+                "stroke=\"%s\" stroke-width=\"2\"/>\n", x - 4.5, y - 4.5, c);
+    else
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\" stroke=\"%s\" "
+                "stroke-width=\"2\"/>\n", x, y, strcmp(verdict, "controlled") ? "white" : c, c);
+}
+
+static void legend(FILE *f, const struct kb_report *r)
+{
+    int y = MT + 10;
+    static const char *const kinds[] = { "controlled", "uncontrolled", "failed", "client-limited" };
+    for (size_t i = 0; i < kb_report_nruntimes(r); i++, y += 20) {
+        const char *rt = kb_report_runtime(r, i);
+        fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2.5\"/>"
+                "<text x=\"%d\" y=\"%d\">%s</text>\n", W - MR + 14, y, W - MR + 40, y,
+                color(rt, i), W - MR + 46, y + 4, rt);
+    }
+    y += 14;
+    for (size_t k = 0; k < 4; k++, y += 20) {
+        marker(f, W - MR + 27, y, kinds[k], "#555");
+        fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", W - MR + 46, y + 4, kinds[k]);
+    }
+}
+
+/* One runtime's polyline, range bars and markers; val picks the statistic charted. */
+static void series(FILE *f, const struct kb_report *r, size_t i, const char *route,
+                   const struct axis *x, const struct axis *y, int p99)
+{
+    const char *rt = kb_report_runtime(r, i), *c = color(rt, i);
+    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2.5\" points=\"", c);
+    for (size_t k = 0; k < kb_report_nrates(r); k++) {
+        const struct kb_report_row *w = kb_report_row(r, rt, route, kb_report_rate(r, k));
+        struct kb_stat s;
+        if (!w || !w->n)
+            continue;
+        s = p99 ? w->p99 : w->achieved;
+        if (s.med > (p99 ? 0 : -1))
+            fprintf(f, "%.1f,%.1f ", px(x, (double)w->rate), py(y, fmax(s.med, y->lo)));
+    }
+    fprintf(f, "\"/>\n");
+    for (size_t k = 0; k < kb_report_nrates(r); k++) {
+        const struct kb_report_row *w = kb_report_row(r, rt, route, kb_report_rate(r, k));
+        struct kb_stat s;
+        if (!w || !w->n)
+            continue;
+        s = p99 ? w->p99 : w->achieved;
+        if (p99 && s.med <= 0)
+            continue;
+        if (w->n > 1)
+            fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
+                    px(x, (double)w->rate), py(y, fmax(s.min, y->lo)), px(x, (double)w->rate),
+                    py(y, fmax(s.max, y->lo)), c);
+        marker(f, px(x, (double)w->rate), py(y, fmax(s.med, y->lo)), w->verdict, c);
+    }
+}
+
+static double max_rate(const struct kb_report *r)
+{
+    double m = 1;
+    for (size_t k = 0; k < kb_report_nrates(r); k++)
+        m = fmax(m, (double)kb_report_rate(r, k));
+    return m;
+}
+
+static void chart_achieved(FILE *f, const struct kb_report *r, const char *route)
+{
+    double top = max_rate(r);
+    char title[128];
+    for (size_t i = 0; i < r->nrows; i++)
+        top = fmax(top, r->rows[i].achieved.max);
+    struct axis x = { 0, max_rate(r) * 1.05, 0 }, y = { 0, top * 1.05, 0 };
+    snprintf(title, sizeof(title), "%s: achieved vs requested rate", route);
+    frame(f, title, "requested rate (req/s)", "achieved rate (req/s)");
+    xticks(f, &x);
+    yticks(f, &y, 0);
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
+            "stroke-dasharray=\"5 4\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"#777\" "
+            "text-anchor=\"end\">achieved = requested</text>\n",
+            px(&x, 0), py(&y, 0), px(&x, x.hi), py(&y, fmin(x.hi, y.hi)), px(&x, x.hi * 0.5) - 10,
+            py(&y, x.hi * 0.5) - 4);
+    for (size_t i = 0; i < kb_report_nruntimes(r); i++)
+        series(f, r, i, route, &x, &y, 0);
+}
+
+static void chart_p99(FILE *f, const struct kb_report *r, const char *route)
+{
+    double lo = r->max_p99_ms, hi = r->max_p99_ms;
+    char title[128];
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->rows[i].n && r->rows[i].p99.min > 0) {
+            lo = fmin(lo, r->rows[i].p99.min);
+            hi = fmax(hi, r->rows[i].p99.max);
+        }
+    struct axis x = { 0, max_rate(r) * 1.05, 0 };
+    struct axis y = { pow(10, floor(log10(fmax(lo, 1e-3)))),
+                      pow(10, ceil(log10(fmax(hi, 1e-3) * 1.2))), 1 };
+    snprintf(title, sizeof(title), "%s: corrected p99 latency vs requested rate", route);
+    frame(f, title, "requested rate (req/s)", "corrected p99 (log scale)");
+    xticks(f, &x);
+    yticks(f, &y, 1);
+    fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e74c3c\" "
+            "stroke-width=\"1.5\" stroke-dasharray=\"8 4\"/><text x=\"%d\" y=\"%.1f\" "
+            "fill=\"#e74c3c\">%g ms: controlled limit</text>\n", ML, py(&y, r->max_p99_ms),
+            W - MR, py(&y, r->max_p99_ms), ML + 6, py(&y, r->max_p99_ms) - 5, r->max_p99_ms);
+    for (size_t i = 0; i < kb_report_nruntimes(r); i++)
+        series(f, r, i, route, &x, &y, 1);
+}
+
+static int write_chart(const struct kb_report *r, const char *dir, const char *kind,
+                       const char *route, char *err, size_t errlen)
+{
+    char *buf = NULL, path[4300];
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int rc;
+    if (!strcmp(kind, "achieved"))
+        chart_achieved(f, r, route);
+    else
+        chart_p99(f, r, route);
+    legend(f, r);
+    if (r->partial || r->unconstrained)
+        fprintf(f, "<text x=\"%d\" y=\"40\" fill=\"#c0392b\" font-weight=\"bold\">%s%s</text>\n",
+                W - MR - 220, r->partial ? "PARTIAL " : "", r->unconstrained ? "UNCONSTRAINED" : "");
+    fprintf(f, "</svg>\n");
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/charts/%s-%s.svg", dir, kind, route);
+    rc = kb_write_atomic(path, buf, len, err, errlen);
+    free(buf);
+    return rc;
+}
+
+int kb_report_write_svg(const struct kb_report *r, const char *dir, char *err, size_t errlen)
+{
+    char cdir[4200];
+    if (kb_mkdirs(kb_path(cdir, sizeof(cdir), dir, "charts"), err, errlen) < 0)
+        return -1;
+    for (size_t j = 0; j < kb_report_nroutes(r); j++)
+        if (write_chart(r, dir, "achieved", kb_report_route(r, j), err, errlen) < 0 ||
+            write_chart(r, dir, "p99", kb_report_route(r, j), err, errlen) < 0)
+            return -1;
+    return 0;
+}
