@@ -8,3 +8,4 @@ $(BUILD)/kneebench: $(OBJ)/runner/main.o $(runner_LIB_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_ALL) $(runner_LDLIBS)
 PROGRAMS += $(BUILD)/kneebench
+-include runner/curve.mk
