@@ -1,0 +1,24 @@
+# runner/curve.mk: `make curve` -- build everything, run the comparison, write the report.
+#
+#   make curve                          paper profile (30 s points), native cgroup sandbox
+#   make curve PROFILE=quick            a few seconds a point: all 56 points in minutes
+#   make curve BACKEND=docker           fixtures in the digest-pinned image instead
+#   make curve RUN=runs/mine            resume (or start) that run directory
+#   make curve ARGS="--runtimes go,gray-static --repeats 3"   anything `kneebench curve` takes
+#
+# The curve's exit status 1 (some evidence could not be written) still gets a report, which
+# then names what is missing; any other failure (bad options, no cgroups) stops here.
+PROFILE ?= paper
+BACKEND ?= native
+ARGS    ?=
+ifeq ($(RUN),)
+RUN := runs/$(PROFILE)-$(shell date -u +%Y%m%dT%H%M%SZ)
+endif
+
+.PHONY: curve
+curve: $(PROGRAMS)
+	@echo "kneebench: curve into $(RUN) (PROFILE=$(PROFILE) BACKEND=$(BACKEND))"
+	@$(BUILD)/kneebench curve --run $(RUN) --profile $(PROFILE) --backend $(BACKEND) \
+	   --build $(abspath $(BUILD)) $(ARGS); st=$$?; \
+	 if [ $$st -gt 1 ]; then exit $$st; fi; \
+	 $(BUILD)/kneebench report $(RUN) && echo "kneebench: report in $(RUN)/report.md"
