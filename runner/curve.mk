@@ -8,6 +8,7 @@
 #
 # The curve's exit status 1 (some evidence could not be written) still gets a report, which
 # then names what is missing; any other failure (bad options, no cgroups) stops here.
+# `all`, not $(PROGRAMS): modules included after this one add programs later.
 PROFILE ?= paper
 BACKEND ?= native
 ARGS    ?=
@@ -16,7 +17,7 @@ RUN := runs/$(PROFILE)-$(shell date -u +%Y%m%dT%H%M%SZ)
 endif
 
 .PHONY: curve
-curve: $(PROGRAMS)
+curve: all
 	@echo "kneebench: curve into $(RUN) (PROFILE=$(PROFILE) BACKEND=$(BACKEND))"
 	@$(BUILD)/kneebench curve --run $(RUN) --profile $(PROFILE) --backend $(BACKEND) \
 	   --build $(abspath $(BUILD)) $(ARGS); st=$$?; \
