@@ -582,6 +582,48 @@ def check_pipelined(fx):
         c.close()
 
 
+def fixture_usage(root_pid):
+    """(tasks, PSS bytes) of a fixture: every thread of every process below root_pid (the
+    pids limit counts threads) and the proportional set size they hold together."""
+    tasks = pss_kb = 0
+    for pid in descendants(root_pid):
+        try:
+            tasks += len(os.listdir(f"/proc/{pid}/task"))
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        pss_kb += int(line.split()[1])
+        except OSError:
+            pass                # exited meanwhile
+    return tasks, pss_kb * 1024
+
+
+def check_connections_and_limits(fx):
+    """The contract's connection count opened at once, one request on each, every answer
+    exact; meanwhile the fixture stays within the contract's pids and memory limits."""
+    n = CONTRACT["comparison"]["connections"]
+    routes = exact_routes(fx.name)
+    clients = []
+    try:
+        for _ in range(n):
+            clients.append(Client(fx.port))
+        for i, c in enumerate(clients):
+            c.send(c.request_bytes("GET", routes[i % len(routes)]["path"]))
+        tasks, pss = fixture_usage(fx.proc.pid)
+        for i, c in enumerate(clients):
+            check_route(c.read_response(), routes[i % len(routes)])
+    finally:
+        for c in clients:
+            c.close()
+    limits = CONTRACT["limits"]
+    if tasks > limits["pids"]:
+        raise AssertionError(f"{tasks} tasks with {n} connections open, limit {limits['pids']}")
+    if pss > limits["memory_bytes"]:
+        raise AssertionError(f"PSS {pss >> 20} MiB with {n} connections open, "
+                             f"limit {limits['memory_bytes'] >> 20} MiB")
+    print(f"     {n} connections: {tasks} tasks, PSS {pss / 1048576:.1f} MiB", flush=True)
+
+
 def check_not_found(fx):
     for path in ("/no-such-route", "/plaintext/extra", "/PLAINTEXT"):
         c = Client(fx.port)
@@ -845,6 +887,7 @@ def register(fx):
     add("date_changes", check_date_changes)
     add("split_writes", check_split_writes)
     add("pipelined_10", check_pipelined)
+    add("connections_and_limits", check_connections_and_limits)
     add("not_found_404", check_not_found)
     add("method_not_allowed_405", check_method_not_allowed)
     for name, payload, also_ok, http09 in HOSTILE:
