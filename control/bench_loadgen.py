@@ -7,7 +7,8 @@ Server pinned to CPU 0, client to CPU 1, side by side in one run:
   2. achieved/requested at 20k, 45k and 60k req/s against that same target;
   3. against kb-control, the highest rate kneebench holds from one core with client CPU
      under 80 % and send-lag p99 under 1 ms (and delivery >= 0.995), climbing a ladder.
-Prints a table and writes every figure to $BUILD/bench-loadgen.json. The machine is shared:
+BENCH_RT=1 runs both sides SCHED_FIFO (for a busy shared host); BENCH_DURATION and
+BENCH_ROUNDS size it. Prints a table and writes every figure to $BUILD/bench-loadgen.json. The machine is shared:
 figures are noisy, compare them as ratios from one run.
 """
 import json
@@ -22,10 +23,25 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
 SERVER_CPU, CLIENT_CPU = "0", "1"
 DURATION, WARMUP = float(os.environ.get("BENCH_DURATION", 5)), 1
 TMP = tempfile.mkdtemp(prefix="kb-bench-")
+# Private copies: the tree is shared and a rebuild mid-run must not pull a binary away.
+KB = shutil.copy2(os.path.join(BUILD, "kneebench"), os.path.join(TMP, "kneebench"))
+CONTROL = shutil.copy2(os.path.join(BUILD, "kb-control"), os.path.join(TMP, "kb-control"))
+GRAY = os.path.join(BUILD, "gray-static")
+if os.path.exists(GRAY):
+    GRAY = shutil.copy2(GRAY, os.path.join(TMP, "gray-static"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", 2))
+# BENCH_RT=1: server and clients (wrk and kneebench alike) run SCHED_FIFO 1, so that other
+# work on a shared host cannot starve either side of the comparison.
+RT = ["chrt", "-f", "1"] if os.environ.get("BENCH_RT") == "1" else []
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
 def free_port():
@@ -50,7 +66,7 @@ def wait_port(port, proc, timeout=10):
 
 
 def start(name, argv, port):
-    p = subprocess.Popen(["taskset", "-c", SERVER_CPU, *argv], stdout=subprocess.DEVNULL,
+    p = subprocess.Popen([*RT, "taskset", "-c", SERVER_CPU, *argv], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     wait_port(port, p)
     return p
@@ -66,7 +82,7 @@ def stop(p):
 
 
 def wrk(url):
-    argv = ["taskset", "-c", CLIENT_CPU, "wrk", "-t4", "-c256", f"-d{int(DURATION)}s", url]
+    argv = [*RT, "taskset", "-c", CLIENT_CPU, "wrk", "-t4", "-c256", f"-d{int(DURATION)}s", url]
     pid = os.fork()
     if pid == 0:
         fd = os.open(os.path.join(TMP, "wrk.out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
@@ -85,10 +101,11 @@ def wrk(url):
             "cpu_us_per_request": cpu * 1e6 / n, "errors_line": errs.group(0) if errs else None}
 
 
-def kneebench(url, route, rate, duration=DURATION):
+def kneebench(url, route, rate, duration=DURATION, extra=()):
     out = os.path.join(TMP, f"kb-{rate}.json")
-    argv = [KB, "load", "--url", url, "--route", route, "--rate", str(rate), "--duration",
-            str(duration), "--warmup", str(WARMUP), "--cpus", CLIENT_CPU, "--json", out, "--quiet"]
+    argv = [*RT, KB, "load", "--url", url, "--route", route, "--rate", str(rate), "--duration",
+            str(duration), "--warmup", str(WARMUP), "--cpus", CLIENT_CPU, "--json", out, "--quiet",
+            *extra]
     p = subprocess.run(argv, capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"kneebench failed ({p.returncode}): {p.stderr}")
@@ -124,9 +141,9 @@ def main():
             raise SystemExit(f"bench-loadgen needs {tool}")
     results = {"server_cpu": SERVER_CPU, "client_cpu": CLIENT_CPU, "duration_s": DURATION,
                "warmup_s": WARMUP, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    gray = os.path.join(BUILD, "gray-static")
+    gray = GRAY
     cport = free_port()
-    control = start("kb-control", [os.path.join(BUILD, "kb-control"), "--port", str(cport)], cport)
+    control = start("kb-control", [CONTROL, "--port", str(cport)], cport)
     try:
         if os.path.exists(gray):
             gport = free_port()
@@ -136,27 +153,56 @@ def main():
             target, tname, turl = None, "kb-control", f"http://127.0.0.1:{cport}/plaintext"
         try:
             print(f"bench-loadgen: server CPU {SERVER_CPU}, client CPU {CLIENT_CPU}, target {tname} "
-                  f"({turl}), {DURATION:.0f}s per run")
-            w = wrk(turl)
+                  f"({turl}), {DURATION:.0f}s per run{', SCHED_FIFO' if RT else ''}")
+            results["sched_fifo"] = bool(RT)
             results["target"] = tname
-            results["wrk"] = w
-            print(f"  wrk -t4 -c256 (closed loop): {w['rps']:.0f} req/s, {w['cpu_s']:.2f} CPU s, "
-                  f"{w['cpu_us_per_request']:.2f} us CPU per request {w['errors_line'] or ''}")
+            # Two interleaved rounds (wrk, then kneebench at each rate), medians reported:
+            # the machine is shared, so side by side and twice is the least it takes.
+            rounds = []
             header()
+            for rnd in range(ROUNDS):
+                w = wrk(turl)
+                print(f"  wrk -t4 -c256 closed loop: {w['rps']:.0f} req/s, {w['cpu_s']:.2f} CPU s, "
+                      f"{w['cpu_us_per_request']:.2f} us CPU per request {w['errors_line'] or ''}")
+                rs = []
+                for rate in (20000, 45000, 60000):
+                    r = kneebench(turl, "plaintext", rate)
+                    rs.append(r)
+                    row(f"kneebench -> {tname}", r)
+                rounds.append({"wrk": w, "kneebench": rs})
+            results["rounds"] = rounds
+            wrk_us = median([rd["wrk"]["cpu_us_per_request"] for rd in rounds])
+            results["wrk_cpu_us_per_request_median"] = wrk_us
             runs = []
-            for rate in (20000, 45000, 60000):
-                r = kneebench(turl, "plaintext", rate)
-                r["vs_wrk_cpu_per_request"] = r["cpu_us_per_request"] / w["cpu_us_per_request"]
+            for k, rate in enumerate((20000, 45000, 60000)):
+                per = [rd["kneebench"][k] for rd in rounds]
+                r = {"rate": rate,
+                     "cpu_us_per_request": median([x["cpu_us_per_request"] for x in per]),
+                     "delivery": median([x["delivery"] for x in per])}
+                r["vs_wrk_cpu_per_request"] = r["cpu_us_per_request"] / wrk_us
                 runs.append(r)
-                row(f"kneebench -> {tname}", r)
             results["rates"] = runs
+            print(f"  medians of {ROUNDS} rounds: wrk {wrk_us:.2f} us CPU per request")
             for r in runs:
-                print(f"  at {r['rate']}: kneebench/wrk CPU per request = {r['vs_wrk_cpu_per_request']:.2f} "
+                print(f"  at {r['rate']}: kneebench {r['cpu_us_per_request']:.2f} us, /wrk = {r['vs_wrk_cpu_per_request']:.2f} "
                       f"(target <= 0.5); delivery {r['delivery']:.4f} (target >= 0.995 unless the server saturates)")
         finally:
             if target:
                 stop(target)
         curl = f"http://127.0.0.1:{cport}/plaintext"
+        print("  receive modes and spin at 45000 against kb-control (A/B/A/B):")
+        header()
+        modes = {"timestamped (default)": [], "--eager-rx": [], "--spin-us 10": []}
+        for _ in range(ROUNDS):
+            for name, extra in (("timestamped (default)", ()), ("--eager-rx", ("--eager-rx",)),
+                                ("--spin-us 10", ("--spin-us", "10"))):
+                r = kneebench(curl, "plaintext", 45000, extra=extra)
+                modes[name].append(r)
+                row(name, r)
+        results["modes_45k"] = modes
+        for name, rs in modes.items():
+            print(f"    {name:<22} median {median([x['cpu_us_per_request'] for x in rs]):.2f} us CPU/request, "
+                  f"lag p99 median {median([x['lag_p99_us'] for x in rs]):.0f} us")
         print("  ladder against kb-control (holds: CPU < 80 %, lag p99 < 1 ms, delivery >= 0.995, no errors):")
         header()
         ladder, best = [], 0
