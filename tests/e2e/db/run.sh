@@ -3,7 +3,7 @@
 #
 #   tests/e2e/db/run.sh BUILD_ROOT     (BUILD_ROOT holds gray-static and asan/gray-static)
 #
-# Starts a cluster under BUILD_ROOT/pgtest (tests/lib/pgcluster.sh), runs the pool's Check
+# Starts a cluster under BUILD_ROOT/pgtest (gray-static/pgcluster.sh), runs the pool's Check
 # suite and test_db.py with the normal build and the ASan+UBSan build, and always stops and
 # removes the cluster. Counts go to $KB_TEST_RESULTS (pgpool, pgpool-asan, db, db-asan).
 # Without PostgreSQL server binaries the suites are recorded as skipped, with the reason.
@@ -22,9 +22,9 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
 fi
 
 dir=$build/pgtest/run-$$
-cleanup() { tests/lib/pgcluster.sh stop "$dir" >/dev/null 2>&1; rm -rf "$dir"; }
+cleanup() { gray-static/pgcluster.sh stop "$dir" >/dev/null 2>&1; rm -rf "$dir"; }
 trap cleanup EXIT
-if ! conninfo=$(tests/lib/pgcluster.sh start "$dir"); then
+if ! conninfo=$(gray-static/pgcluster.sh start "$dir"); then
     echo "FAIL test-db: the throwaway cluster did not start"
     [ -n "$results" ] && mkdir -p "$results" && echo "0 1 0" >"$results/db"
     exit 1

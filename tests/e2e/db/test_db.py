@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """test_db.py -- gray-static's GET /db and GET /stats against a real throwaway cluster.
 
-Run by tests/e2e/db/run.sh, which starts the cluster (tests/lib/pgcluster.sh) and sets
+Run by tests/e2e/db/run.sh, which starts the cluster (gray-static/pgcluster.sh) and sets
 KB_PG_CONNINFO, KB_PG_DIR, KB_GRAY_STATIC (the binary under test) and KB_SUITE (the name the
 counts are recorded under: db, or db-asan for the ASan+UBSan build). Every server is started
 on a free port, stopped with SIGTERM, and must exit 0 with no sanitizer report.
@@ -29,7 +29,7 @@ BODY_RE = re.compile(DB_ROUTE["body_regex"])
 CONNINFO = os.environ.get("KB_PG_CONNINFO", "")
 PGDIR = os.environ.get("KB_PG_DIR", "")
 BINARY = os.environ.get("KB_GRAY_STATIC", os.path.join(ROOT, "build", "gray-static"))
-PGCLUSTER = os.path.join(ROOT, "tests", "lib", "pgcluster.sh")
+PGCLUSTER = os.path.join(ROOT, "gray-static", "pgcluster.sh")
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
 

@@ -1,6 +1,6 @@
 /* test_pgpool.c -- the readiness-driven libpq pool against a real throwaway cluster.
  *
- * Needs KB_PG_CONNINFO (tests/e2e/db/run.sh starts the cluster with tests/lib/pgcluster.sh
+ * Needs KB_PG_CONNINFO (tests/e2e/db/run.sh starts the cluster with gray-static/pgcluster.sh
  * and sets it); without it every case fails with that reason. The pool runs on gray-static's
  * own loop; each case drives it until a condition holds or a deadline passes. */
 #include "gray-static/loop.h"

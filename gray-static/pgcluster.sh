@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # pgcluster.sh -- a throwaway PostgreSQL cluster for the db route's tests and runs.
+# (Lives beside gray-static, not under tests/: kneebench soak and curve start it for real runs.)
 #
 #   pgcluster.sh start DIR   initdb into DIR/data (first time), start it on a private unix
 #                            socket directory DIR/sock and a free port, create and fill the
@@ -14,7 +15,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/.." && pwd)
 contract=${KNEEBENCH_CONTRACT:-$root/fixtures/contract.json}
 
 die() { echo "pgcluster: $*" >&2; exit 1; }
