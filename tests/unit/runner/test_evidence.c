@@ -1,0 +1,127 @@
+/* test_evidence.c -- atomic writes leave only the final file, SHA-256 matches the FIPS
+ * vector, fixture identity follows every byte of the sources, mkdirs nests. */
+#define _GNU_SOURCE
+#include "runner/evidence.h"
+#include "tests/lib/kb_check.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof(dir), "/tmp/kb-evidence-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static size_t entries(const char *d)
+{
+    DIR *h = opendir(d);
+    struct dirent *e;
+    size_t n = 0;
+    while (h && (e = readdir(h)))
+        n += e->d_name[0] != '.';
+    if (h)
+        closedir(h);
+    return n;
+}
+
+START_TEST(atomic_write_and_json)
+{
+    char path[128], err[256], buf[64] = "";
+    FILE *f;
+    json_t *j = json_pack("{s:i}", "a", 1), *back;
+    ck_assert_int_eq(kb_write_atomic(kb_path(path, sizeof(path), dir, "x.txt"), "hello", 5, err,
+                                     sizeof(err)), 0);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+    fclose(f);
+    ck_assert_str_eq(buf, "hello");
+    ck_assert_int_eq(kb_write_json_atomic(kb_path(path, sizeof(path), dir, "y.json"), j, err,
+                                          sizeof(err)), 0);
+    back = json_load_file(path, 0, NULL);
+    ck_assert(json_equal(back, j));
+    ck_assert_uint_eq(entries(dir), 2);   /* no temporary files left */
+    ck_assert_int_eq(kb_write_atomic("/nonexistent-dir/x", "a", 1, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "/nonexistent-dir/x"));
+    json_decref(j);
+    json_decref(back);
+}
+END_TEST
+
+START_TEST(sha256_known_vector)
+{
+    char path[128], err[256], hex[KB_SHA256_HEX];
+    kb_write_atomic(kb_path(path, sizeof(path), dir, "abc"), "abc", 3, err, sizeof(err));
+    ck_assert_int_eq(kb_sha256_file(path, hex, err, sizeof(err)), 0);
+    ck_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    ck_assert_int_eq(kb_sha256_file("/nonexistent", hex, err, sizeof(err)), -1);
+}
+END_TEST
+
+START_TEST(identity_tracks_sources)
+{
+    char src[128], sub[160], path[200], err[256], *srcs[1] = { src }, *exe[1] = { "sh" };
+    json_t *a, *b, *c;
+    kb_path(src, sizeof(src), dir, "src");
+    kb_path(sub, sizeof(sub), src, "deep/er");
+    ck_assert_int_eq(kb_mkdirs(sub, err, sizeof(err)), 0);
+    kb_write_atomic(kb_path(path, sizeof(path), sub, "f.c"), "int x;", 6, err, sizeof(err));
+    a = kb_fixture_identity(exe, 1, srcs, 1, err, sizeof(err));
+    b = kb_fixture_identity(exe, 1, srcs, 1, err, sizeof(err));
+    ck_assert_ptr_nonnull(a);
+    ck_assert(json_equal(a, b));
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(a, "files"), path));
+    ck_assert_uint_eq(json_object_size(json_object_get(a, "files")), 2);  /* sh + f.c */
+    kb_write_atomic(path, "int y;", 6, err, sizeof(err));
+    c = kb_fixture_identity(exe, 1, srcs, 1, err, sizeof(err));
+    ck_assert(!json_equal(json_object_get(a, "sha256"), json_object_get(c, "sha256")));
+    exe[0] = "no-such-program-kb";
+    ck_assert_ptr_null(kb_fixture_identity(exe, 1, srcs, 1, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "no-such-program-kb"));
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+}
+END_TEST
+
+START_TEST(host_and_capture)
+{
+    char line[128];
+    char *argv[] = { "echo", "one", NULL };
+    json_t *h = kb_host_identity();
+    ck_assert_ptr_nonnull(json_string_value(json_object_get(h, "kernel")));
+    ck_assert_ptr_nonnull(json_string_value(json_object_get(h, "libmicrohttpd")));
+    ck_assert_int_eq(kb_capture_line(argv, line, sizeof(line)), 0);
+    ck_assert_str_eq(line, "one");
+    json_decref(h);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("evidence");
+    TCase *tc = tcase_create("files");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, atomic_write_and_json);
+    tcase_add_test(tc, sha256_known_vector);
+    tcase_add_test(tc, identity_tracks_sources);
+    tcase_add_test(tc, host_and_capture);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return kb_check_run(suite(), "evidence");
+}

@@ -1,0 +1,154 @@
+/* test_verdict.c -- every verdict and failure reason from constructed evidence, the criteria
+ * edges (95 % delivery inclusive, 100 ms p99 exclusive), and the load JSON parser. */
+#define _POSIX_C_SOURCE 200809L
+#include "runner/verdict.h"
+#include "tests/lib/kb_check.h"
+
+#include <string.h>
+
+static const struct kb_criteria crit = { 0.95, 100000, 0.80, 1000 };
+static char why[512];
+
+static struct kb_load_result good(void)
+{
+    struct kb_load_result r;
+    memset(&r, 0, sizeof(r));
+    r.requested_rps = 1000;
+    r.achieved_rps = 1000;
+    r.delivery = 1.0;
+    r.corrected.p99 = 5000;
+    r.lag.p99 = 100;
+    r.client_cpu_fraction = 0.1;
+    r.client_cpus = 1;
+    return r;
+}
+
+static const struct kb_point_obs ok_obs = { .have_load = 1 };
+
+START_TEST(controlled_and_edges)
+{
+    struct kb_load_result r = good();
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CONTROLLED);
+    r.delivery = 0.95;
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CONTROLLED);
+    r.delivery = 0.9499;
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_UNCONTROLLED);
+    r = good();
+    r.corrected.p99 = 100000;
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_UNCONTROLLED);
+    r.corrected.p99 = 99999;
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CONTROLLED);
+}
+END_TEST
+
+START_TEST(client_limited)
+{
+    struct kb_load_result r = good();
+    r.client_cpu_fraction = 0.81;
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CLIENT_LIMITED);
+    ck_assert_ptr_nonnull(strstr(why, "client CPU"));
+    r = good();
+    r.lag.p99 = 1001;
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CLIENT_LIMITED);
+    ck_assert_ptr_nonnull(strstr(why, "lag"));
+    /* an uncontrolled point with a limited client is client-limited: never promoted */
+    r.delivery = 0.5;
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CLIENT_LIMITED);
+}
+END_TEST
+
+START_TEST(failures_with_reasons)
+{
+    struct kb_load_result r = good();
+    struct kb_point_obs o = ok_obs;
+    r.errors_total = 3;
+    r.err_read = 3;
+    ck_assert_int_eq(kb_verdict_judge(&r, &o, &crit, why, sizeof(why)), KB_FAILED);
+    ck_assert_ptr_nonnull(strstr(why, "socket errors: 3"));
+    r = good();
+    r.non2xx = 1;
+    ck_assert_int_eq(kb_verdict_judge(&r, &o, &crit, why, sizeof(why)), KB_FAILED);
+    ck_assert_ptr_nonnull(strstr(why, "non-2xx"));
+    r = good();
+    r.mismatches = r.mm_body = 2;
+    ck_assert_int_eq(kb_verdict_judge(&r, &o, &crit, why, sizeof(why)), KB_FAILED);
+    ck_assert_ptr_nonnull(strstr(why, "mismatched"));
+    r = good();
+    o.fixture_exited = 1;
+    strcpy(o.exit_reason, "signal 9");
+    r.errors_total = 10;   /* the exit explains the errors: it is named first */
+    ck_assert_int_eq(kb_verdict_judge(&r, &o, &crit, why, sizeof(why)), KB_FAILED);
+    ck_assert_str_eq(why, "process exited (signal 9)");
+    o = ok_obs;
+    o.identity_changed = 1;
+    ck_assert_int_eq(kb_verdict_judge(&r, &o, &crit, why, sizeof(why)), KB_FAILED);
+    ck_assert_str_eq(why, "changed fixture identity");
+    o = ok_obs;
+    o.have_load = 0;
+    strcpy(o.load_problem, "no load.json");
+    ck_assert_int_eq(kb_verdict_judge(&r, &o, &crit, why, sizeof(why)), KB_FAILED);
+    ck_assert_ptr_nonnull(strstr(why, "missing load evidence"));
+    r = good();
+    o = ok_obs;
+    o.postflight_failed = 1;
+    strcpy(o.postflight_reason, "/json: status 500");
+    ck_assert_int_eq(kb_verdict_judge(&r, &o, &crit, why, sizeof(why)), KB_FAILED);
+    o = ok_obs;
+    o.preflight_failed = 1;
+    strcpy(o.preflight_reason, "start failed");
+    ck_assert_int_eq(kb_verdict_judge(&r, &o, &crit, why, sizeof(why)), KB_FAILED);
+    ck_assert_ptr_nonnull(strstr(why, "preflight failed: start failed"));
+}
+END_TEST
+
+START_TEST(parse_load_json)
+{
+    const char *doc = "{\"requested_rps\":1000,\"achieved_rps\":990,\"delivery\":0.99,"
+        "\"scheduled\":1000,\"sent\":1000,\"completed\":990,\"timeouts\":0,\"non2xx\":0,"
+        "\"client_cpu_seconds\":0.1,\"client_cpu_fraction\":0.1,\"client_cpus\":1,"
+        "\"errors\":{\"total\":1,\"connect\":0,\"read\":1,\"write\":0,\"timeout\":0,"
+        "\"peer_close\":0,\"malformed\":0},\"mismatches\":{\"total\":0,\"status\":0,"
+        "\"content_type\":0,\"body\":0},\"first_error\":\"read: reset\","
+        "\"corrected_us\":{\"count\":990,\"min\":1,\"mean\":2,\"p50\":2,\"p90\":3,\"p99\":4,\"p999\":5,\"max\":6},"
+        "\"uncorrected_us\":{\"count\":990,\"min\":1,\"mean\":2,\"p50\":2,\"p90\":3,\"p99\":4,\"p999\":5,\"max\":6},"
+        "\"lag_us\":{\"count\":990,\"min\":1,\"mean\":2,\"p50\":2,\"p90\":3,\"p99\":4,\"p999\":5,\"max\":6}}";
+    json_t *j = json_loads(doc, 0, NULL), *lat;
+    struct kb_load_result r;
+    ck_assert_int_eq(kb_load_result_parse(j, &r, why, sizeof(why)), 0);
+    ck_assert_int_eq(r.completed, 990);
+    ck_assert_int_eq(r.err_read, 1);
+    ck_assert_double_eq(r.corrected.p99, 4);
+    ck_assert_str_eq(r.first_error, "read: reset");
+    lat = json_object_get(j, "lag_us");
+    json_object_del(lat, "p99");
+    ck_assert_int_eq(kb_load_result_parse(j, &r, why, sizeof(why)), -1);
+    ck_assert_ptr_nonnull(strstr(why, "lag_us.p99"));
+    json_decref(j);
+}
+END_TEST
+
+START_TEST(names_round_trip)
+{
+    for (int v = KB_CONTROLLED; v <= KB_CLIENT_LIMITED; v++)
+        ck_assert_int_eq(kb_verdict_from_name(kb_verdict_name((enum kb_verdict)v)), v);
+    ck_assert_int_eq(kb_verdict_from_name("great"), -1);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("verdict");
+    TCase *tc = tcase_create("judge");
+    tcase_add_test(tc, controlled_and_edges);
+    tcase_add_test(tc, client_limited);
+    tcase_add_test(tc, failures_with_reasons);
+    tcase_add_test(tc, parse_load_json);
+    tcase_add_test(tc, names_round_trip);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return kb_check_run(suite(), "verdict");
+}
