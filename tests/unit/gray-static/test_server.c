@@ -513,6 +513,36 @@ START_TEST(sigint_stops_cleanly)
 }
 END_TEST
 
+/* MHD's idle timeout reaches our loop through MHD_get_timeout: an idle client is closed. */
+START_TEST(idle_connection_is_closed_after_the_timeout)
+{
+    struct gs_config cfg;
+    struct tclient *c;
+    struct tresp r;
+    struct timespec t0, t1;
+
+    gs_config_defaults(&cfg);
+    cfg.idle_timeout_s = 1;
+    ck_assert_ptr_nonnull(srv = gs_server_new(&cfg, err, sizeof(err)));
+    ck_assert_msg(gs_server_start(srv, err, sizeof(err)) == 0, "%s", err);
+    port = gs_server_port(srv);
+    ck_assert_int_eq(pthread_create(&thr, NULL, serve, NULL), 0);
+    ck_assert_ptr_nonnull(c = tc_new(port));
+    ck_assert_int_eq(get(c, "/plaintext", &r), 1);
+    assert_route(&r, "plaintext");
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ck_assert_int_eq(tc_closed(c), 1); /* within the client's 3 s receive timeout */
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ck_assert_int_ge((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 900);
+    tc_free(c);
+    gs_server_stop(srv);
+    pthread_join(thr, NULL);
+    ck_assert_int_eq(run_rc, 0);
+    gs_server_free(srv);
+    srv = NULL;
+}
+END_TEST
+
 START_TEST(async_route_needs_our_loop)
 {
     struct gs_config cfg;
@@ -563,6 +593,7 @@ static Suite *suite(void)
     tcase_add_test(life, sigterm_stops_cleanly);
     tcase_add_test(life, sigint_stops_cleanly);
     tcase_add_test(life, async_route_needs_our_loop);
+    tcase_add_test(life, idle_connection_is_closed_after_the_timeout);
     suite_add_tcase(s, life);
     return s;
 }
