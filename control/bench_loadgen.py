@@ -7,7 +7,8 @@ Server pinned to CPU 0, client to CPU 1, side by side in one run:
   2. achieved/requested at 20k, 45k and 60k req/s against that same target;
   3. against kb-control, the highest rate kneebench holds from one core with client CPU
      under 80 % and send-lag p99 under 1 ms (and delivery >= 0.995), climbing a ladder.
-BENCH_RT=1 runs both sides SCHED_FIFO (for a busy shared host); BENCH_DURATION and
+BENCH_RT=1 runs both sides SCHED_FIFO (for a busy shared host; measured here it protects
+the send lag but raises the client's CPU per request, RT wake-ups across CPUs being dearer); BENCH_DURATION and
 BENCH_ROUNDS size it. Prints a table and writes every figure to $BUILD/bench-loadgen.json. The machine is shared:
 figures are noisy, compare them as ratios from one run.
 """
