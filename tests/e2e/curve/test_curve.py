@@ -1,0 +1,296 @@
+"""End-to-end tests of `kneebench curve` and `kneebench report` on a small matrix.
+
+Two runtimes (go and gray-static when built, else node), both routes, two low rates, about
+a second a point, the real load generator, the native cgroup sandbox. Checks the evidence
+layout, that every verdict follows from its evidence and the contract's criteria, the limits
+read back from the cgroups, the report; then a fixture killed mid-point, a run interrupted
+with SIGINT and resumed, the report refusing an incomplete run, a changed plan refused.
+The machine is shared, so no test depends on a latency figure: verdicts are checked for
+consistency with their evidence, not for a particular outcome, except where the test
+provokes one.
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from kbtest import exit_with, skip, test  # noqa: E402
+
+BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+KB = os.path.join(BUILD, "kneebench")
+CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
+CRIT = CONTRACT["comparison"]["criteria"]
+LIMITS = CONTRACT["limits"]
+TMP = tempfile.mkdtemp(prefix="kb-curve-e2e-")
+SECOND = "gray-static" if os.access(os.path.join(BUILD, "gray-static"), os.X_OK) else "node"
+SHORT = ["--duration", "1", "--warmup", "0.5", "--drain", "0.5", "--free-ports",
+         "--build", BUILD]
+POINT_FILES = ["command.json", "load.json", "corrected.hgrm", "uncorrected.hgrm",
+               "samples.csv", "verdict.json", "DONE"]
+
+
+def need_root():
+    if os.geteuid() != 0 or not os.access("/sys/fs/cgroup/pids", os.W_OK) and \
+            not os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+        skip("the native sandbox needs root and writable cgroups")
+    if not os.access(KB, os.X_OK):
+        skip(f"{KB} is not built")
+
+
+def curve(run, *args, timeout=120):
+    return subprocess.run([KB, "curve", "--run", run, *SHORT, *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def report(run, *args):
+    return subprocess.run([KB, "report", *args, run], capture_output=True, text=True, timeout=60)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def cgroups_of(pid):
+    return glob.glob(f"/sys/fs/cgroup/*/kneebench-{pid}-*") + \
+        glob.glob(f"/sys/fs/cgroup/kneebench-{pid}-*")
+
+
+def expected_verdict(v):
+    """The verdict the contract's criteria give this point's evidence, or None when the
+    runner's own observations (exit, identity, pre/postflight) decide it."""
+    reason = v["reason"]
+    if any(reason.startswith(p) for p in ("process exited", "changed fixture identity",
+                                           "preflight failed", "postflight failed",
+                                           "missing load evidence")):
+        return None
+    ld = v["load"]
+    if ld["errors"]["total"] or ld["non2xx"] or ld["mismatches"]["total"]:
+        return "failed"
+    if ld["client_cpu_fraction"] > CRIT["client_cpu_max_fraction"] or \
+            ld["lag_us"]["p99"] > CRIT["client_lag_p99_max_us"]:
+        return "client-limited"
+    ok = ld["delivery"] >= CRIT["min_delivery"] and ld["corrected_us"]["p99"] < CRIT["max_p99_us"]
+    return "controlled" if ok else "uncontrolled"
+
+
+_main = {}
+
+
+def main_run():
+    """The shared small run: two runtimes, both routes, rates 500 and 1000."""
+    need_root()
+    if not _main:
+        run = os.path.join(TMP, "main")
+        t0 = time.monotonic()
+        r = curve(run, "--runtimes", f"go,{SECOND}", "--rates", "500,1000")
+        _main.update(run=run, proc=r, wall=time.monotonic() - t0)
+        assert r.returncode == 0, r.stdout + r.stderr
+    return _main["run"]
+
+
+@test
+def evidence_layout_and_progress():
+    run = main_run()
+    plan = load(f"{run}/plan.json")
+    assert len(plan["points"]) == 8
+    assert plan["runtimes"] == [r["name"] for r in CONTRACT["runtimes"] if r["name"] in ("go", SECOND)]
+    runj = load(f"{run}/run.json")
+    for k in ("runner_sha256", "contract_sha256", "host", "runtime_versions", "command_line"):
+        assert runj[k], k
+    assert len(runj["runner_sha256"]) == 64
+    for rt in plan["runtimes"]:
+        for f in ("limits.json", "identity.json", "preflight.json", "fixture.log"):
+            assert os.path.exists(f"{run}/fixtures/{rt}/{f}"), (rt, f)
+        pre = load(f"{run}/fixtures/{rt}/preflight.json")
+        assert pre["failed"] is False and pre["plaintext"]["ok"] and pre["json"]["ok"], pre
+        ident = load(f"{run}/fixtures/{rt}/identity.json")
+        assert len(ident["sha256"]) == 64 and ident["files"]
+    for p in plan["points"]:
+        d = f"{run}/points/{p['id']}"
+        for f in POINT_FILES:
+            assert os.path.exists(f"{d}/{f}"), (p["id"], f)
+        # the marker is written last
+        assert os.path.getmtime(f"{d}/DONE") >= os.path.getmtime(f"{d}/verdict.json")
+        rows = open(f"{d}/samples.csv").read().splitlines()
+        assert rows[0].startswith("t_s,server_cpu_s") and len(rows) >= 2, rows
+        cmd = load(f"{d}/command.json")
+        assert cmd["rate"] == p["rate"] and cmd["connections"] == CONTRACT["comparison"]["connections"]
+        assert not glob.glob(f"{d}/*.tmp*")
+    out = _main["proc"].stdout
+    assert out.count("eta ") == 8 and "8/8]" in out, out
+
+
+@test
+def verdicts_follow_evidence():
+    run = main_run()
+    seen = {}
+    for p in load(f"{run}/plan.json")["points"]:
+        v = load(f"{run}/points/{p['id']}/verdict.json")
+        assert v["verdict"] in ("controlled", "uncontrolled", "failed", "client-limited")
+        assert v["reason"]
+        want = expected_verdict(v)
+        assert want is None or want == v["verdict"], (p["id"], want, v["verdict"], v["reason"])
+        assert v["load"]["requested_rps"] == p["rate"]
+        assert v["server"]["samples"] >= 1 and v["server"]["rss_max_bytes"] > 0
+        seen.setdefault(p["runtime"], []).append(v["verdict"])
+    # at these rates a working fixture serves: each runtime has points that did not fail
+    for rt, vs in seen.items():
+        assert any(x != "failed" for x in vs), (rt, vs)
+
+
+@test
+def limits_read_back_equal_contract_and_cgroups_removed():
+    run = main_run()
+    for rt in load(f"{run}/plan.json")["runtimes"]:
+        lim = load(f"{run}/fixtures/{rt}/limits.json")
+        assert lim["backend"] == "native" and lim["cgroup_version"] in (1, 2)
+        assert abs(lim["cpus"] - LIMITS["cpus"]) < 1e-9, lim
+        assert lim["memory_bytes"] == LIMITS["memory_bytes"], lim
+        assert lim["pids_max"] == LIMITS["pids"], lim
+        assert lim["cpuset"] == LIMITS["server_cpus"], lim
+        for path in lim["paths"].split():
+            assert not os.path.exists(path), f"{path} left behind"
+
+
+@test
+def report_from_complete_run():
+    run = main_run()
+    r = report(run)
+    assert r.returncode == 0, r.stderr
+    md = open(f"{run}/report.md").read()
+    assert "PARTIAL" not in md and "Highest controlled point" in md
+    plan = load(f"{run}/plan.json")
+    csv = open(f"{run}/report.csv").read().splitlines()
+    assert len(csv) == 1 + len(plan["points"])
+    rep = load(f"{run}/report.json")
+    for p in plan["points"]:
+        v = load(f"{run}/points/{p['id']}/verdict.json")
+        row = [x for x in rep["rows"] if x["runtime"] == p["runtime"] and
+               x["route"] == p["route"] and x["requested_rps"] == p["rate"]]
+        assert len(row) == 1 and row[0]["verdict"] == v["verdict"], (p, row)
+        assert f"| {p['runtime']} | {p['rate']} |" in md
+    for rt in plan["runtimes"]:
+        for route in plan["routes"]:
+            ctl = [p["rate"] for p in plan["points"] if p["runtime"] == rt and p["route"] == route
+                   and load(f"{run}/points/{p['id']}/verdict.json")["verdict"] == "controlled"]
+            assert rep["highest_controlled"][rt][route] == (max(ctl) if ctl else None)
+    for route in plan["routes"]:
+        for kind in ("achieved", "p99"):
+            svg = open(f"{run}/charts/{kind}-{route}.svg").read()
+            assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+            for rt in plan["runtimes"]:
+                assert f">{rt}</text>" in svg
+
+
+@test
+def report_refuses_incomplete_run():
+    src = main_run()
+    run = os.path.join(TMP, "incomplete")
+    shutil.copytree(src, run)
+    gone = load(f"{run}/plan.json")["points"][3]["id"]
+    os.unlink(f"{run}/points/{gone}/DONE")
+    r = report(run)
+    assert r.returncode == 1 and gone in r.stderr and "refusing" in r.stderr, r.stderr
+    r = report(run, "--partial")
+    assert r.returncode == 0, r.stderr
+    md = open(f"{run}/report.md").read()
+    assert "PARTIAL" in md and gone in md
+    assert load(f"{run}/report.json")["partial"] is True
+
+
+@test
+def changed_plan_refused():
+    run = main_run()
+    r = curve(run, "--runtimes", f"go,{SECOND}", "--rates", "500,2000")
+    assert r.returncode == 2 and "different plan" in r.stderr, r.stderr
+
+
+@test
+def fixture_killed_mid_point():
+    need_root()
+    run = os.path.join(TMP, "fault")
+    p = subprocess.Popen([KB, "curve", "--run", run, "--runtimes", "go", "--routes", "plaintext",
+                          "--rates", "200,300", "--duration", "2", "--warmup", "0.5", "--drain",
+                          "0.5", "--free-ports", "--build", BUILD], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    first = f"{run}/points/go-plaintext-200"
+    deadline = time.monotonic() + 30
+    while not os.path.exists(f"{first}/command.json") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)   # inside the measured interval
+    lim = load(f"{run}/fixtures/go/limits.json")
+    procs = [x for x in lim["paths"].split() if "/pids/" in x or x.count("/") == 4]
+    killed = []
+    for pid in open(f"{procs[0]}/cgroup.procs").read().split():
+        os.kill(int(pid), signal.SIGKILL)   # the fixture this test's curve started
+        killed.append(pid)
+    assert killed
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, out + err
+    v1 = load(f"{first}/verdict.json")
+    assert v1["verdict"] == "failed" and v1["reason"].startswith("process exited"), v1["reason"]
+    v2 = load(f"{run}/points/go-plaintext-300/verdict.json")
+    assert v2["verdict"] != "failed", v2["reason"]   # restarted for the next point
+    assert load(f"{run}/fixtures/go/preflight.json")["failed"] is False
+
+
+@test
+def interrupted_run_resumes():
+    need_root()
+    run = os.path.join(TMP, "resume")
+    args = [KB, "curve", "--run", run, "--runtimes", "go", "--routes", "plaintext,json",
+            "--rates", "200,300", *SHORT]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not glob.glob(f"{run}/points/*/DONE") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    lim = load(f"{run}/fixtures/go/limits.json")
+    pidsdir = [x for x in lim["paths"].split() if "/pids/" in x or x.count("/") == 4][0]
+    fixture_pids = [int(x) for x in open(f"{pidsdir}/cgroup.procs").read().split()]
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130, (p.returncode, out, err)
+    done = glob.glob(f"{run}/points/*/DONE")
+    assert 1 <= len(done) < 4, done
+    assert not cgroups_of(p.pid), cgroups_of(p.pid)
+    for pid in fixture_pids:
+        assert not os.path.exists(f"/proc/{pid}") or \
+            open(f"/proc/{pid}/stat").read().split()[2] == "Z", f"fixture {pid} survived"
+    r = report(run)
+    assert r.returncode == 1   # incomplete until resumed
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("(kept)") == len(done), r.stdout
+    assert len(glob.glob(f"{run}/points/*/DONE")) == 4
+    assert report(run).returncode == 0
+
+
+@test
+def no_limits_marks_unconstrained():
+    if not os.access(KB, os.X_OK):
+        skip(f"{KB} is not built")
+    run = os.path.join(TMP, "nolimits")
+    r = curve(run, "--no-limits", "--runtimes", "go", "--routes", "plaintext", "--rates", "200")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "UNCONSTRAINED" in r.stdout
+    assert load(f"{run}/fixtures/go/limits.json")["cgroup_version"] == 0
+    assert load(f"{run}/points/go-plaintext-200/verdict.json")["unconstrained"] is True
+    assert report(run).returncode == 0
+    assert "UNCONSTRAINED" in open(f"{run}/report.md").read()
+
+
+if __name__ == "__main__":
+    try:
+        exit_with("curve-e2e", sys.argv[1:] or None)
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
