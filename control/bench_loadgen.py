@@ -191,12 +191,13 @@ def main():
             if target:
                 stop(target)
         curl = f"http://127.0.0.1:{cport}/plaintext"
-        print("  receive modes and spin at 45000 against kb-control (A/B/A/B):")
+        print("  receive modes, spin and timer slack at 45000 against kb-control (interleaved):")
         header()
-        modes = {"timestamped (default)": [], "--eager-rx": [], "--spin-us 10": []}
+        variants = (("timestamped (default)", ()), ("--eager-rx", ("--eager-rx",)),
+                    ("--spin-us 10", ("--spin-us", "10")), ("--timer-slack-us 30", ("--timer-slack-us", "30")))
+        modes = {name: [] for name, _ in variants}
         for _ in range(ROUNDS):
-            for name, extra in (("timestamped (default)", ()), ("--eager-rx", ("--eager-rx",)),
-                                ("--spin-us 10", ("--spin-us", "10"))):
+            for name, extra in variants:
                 r = kneebench(curl, "plaintext", 45000, extra=extra)
                 modes[name].append(r)
                 row(name, r)

@@ -21,9 +21,9 @@ void kb_mono_sleep_until(kb_mono_t t)
         ;
 }
 
-int kb_clock_tight_slack(void)
+int kb_clock_set_slack(uint64_t ns)
 {
-    return prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL) == 0 ? 0 : -1;
+    return prctl(PR_SET_TIMERSLACK, (unsigned long)(ns ? ns : 1), 0UL, 0UL, 0UL) == 0 ? 0 : -1;
 }
 
 void kb_clock_iso8601_utc(char *buf, int len)

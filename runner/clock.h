@@ -16,9 +16,10 @@ kb_mono_t kb_mono_now(void);
 /* Sleep until the absolute time t (clock_nanosleep TIMER_ABSTIME). */
 void kb_mono_sleep_until(kb_mono_t t);
 
-/* Ask the kernel for 1 ns timer slack on the calling thread so that timed waits wake
- * within microseconds instead of the default 50 us. Returns 0 or -1. */
-int kb_clock_tight_slack(void);
+/* Set the calling thread's timer slack (how late the kernel may fire its timers, to
+ * coalesce wake-ups): 1 ns makes timed waits wake within microseconds instead of the
+ * default 50 us. Returns 0 or -1. */
+int kb_clock_set_slack(uint64_t ns);
 
 /* ISO-8601 UTC wall-clock time ("2026-11-30T05:03:07Z") into buf. */
 void kb_clock_iso8601_utc(char *buf, int len);

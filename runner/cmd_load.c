@@ -28,6 +28,7 @@ struct load_args {
     int threads, connections, quiet;
     long timeout_ms;
     long spin_us;
+    long slack_us;
     int eager_rx;
     int have_rate, have_duration, have_warmup, have_drain;
 };
@@ -38,7 +39,8 @@ static void usage(FILE *f)
         "usage: kneebench load --url http://HOST:PORT/PATH --route NAME --rate RPS --duration S\n"
         "                      --warmup S [--drain S] [--threads N] [--connections N] [--json FILE]\n"
         "                      [--hgrm FILE] [--uncorrected-hgrm FILE] [--contract FILE]\n"
-        "                      [--timeout-ms N] [--cpus LIST] [--spin-us N] [--eager-rx] [--quiet]\n"
+        "                      [--timeout-ms N] [--cpus LIST] [--spin-us N] [--timer-slack-us N]\n"
+        "                      [--eager-rx] [--quiet]\n"
         "  Drives one route open-loop at a fixed rate; latency counts from each request's\n"
         "  intended send time. Threads, connections and drain default to the contract's\n"
         "  comparison section. Exit 0 when the run completed (server errors are data),\n"
@@ -140,7 +142,7 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         { "threads", 1, 0, 't' }, { "connections", 1, 0, 'c' }, { "json", 1, 0, 'j' },
         { "hgrm", 1, 0, 'H' }, { "uncorrected-hgrm", 1, 0, 'U' }, { "contract", 1, 0, 'C' },
         { "timeout-ms", 1, 0, 'T' }, { "cpus", 1, 0, 'p' }, { "quiet", 0, 0, 'q' },
-        { "spin-us", 1, 0, 'S' }, { "eager-rx", 0, 0, 'E' },
+        { "spin-us", 1, 0, 'S' }, { "timer-slack-us", 1, 0, 'L' }, { "eager-rx", 0, 0, 'E' },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
     };
     int o;
@@ -179,6 +181,9 @@ static int parse_args(int argc, char **argv, struct load_args *a)
             a->connections = (int)v; break;
         case 'T':
             if (parse_int(optarg, 1, 3600000, &a->timeout_ms)) return bad("--timeout-ms must be 1..3600000, not '%s'", optarg);
+            break;
+        case 'L':
+            if (parse_int(optarg, 0, 1000, &a->slack_us)) return bad("--timer-slack-us must be 0..1000, not '%s'", optarg);
             break;
         case 'S':
             if (parse_int(optarg, 0, 1000, &a->spin_us)) return bad("--spin-us must be 0..1000, not '%s'", optarg);
@@ -337,6 +342,7 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     cfg.connections = a->connections;
     cfg.timeout_ms = a->timeout_ms;
     cfg.spin_ns = a->spin_us * 1000;
+    cfg.timer_slack_ns = a->slack_us * 1000;
     cfg.rx_timestamps = !a->eager_rx;
     cfg.cpus = a->cpus ? &cpus : NULL;
     if (!cfg.cpus)

@@ -601,7 +601,7 @@ static void *thread_main(void *arg)
         return NULL;
     now = kb_mono_now();
     deadline = now + 2 * KB_NS_PER_S;
-    kb_clock_tight_slack();
+    kb_clock_set_slack((uint64_t)t->cfg->timer_slack_ns);
     if (t->cfg->cpus)
         pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), t->cfg->cpus);
     for (int i = 0; i < t->nconns; i++)

@@ -39,6 +39,7 @@ struct kb_load_config {
     int threads, connections;
     int64_t timeout_ms;                /* per request, from its write */
     int64_t spin_ns;                   /* busy-wait this close to a send instead of sleeping */
+    int64_t timer_slack_ns;            /* 0: 1 ns, precise wake-ups */
     int rx_timestamps;                 /* time responses by SO_TIMESTAMPNS and collect them lazily */
     const cpu_set_t *cpus;             /* pin every load thread to these, or NULL */
 };

@@ -232,6 +232,7 @@ def bad_arguments_exit_2_before_any_load():
         base + ["--json", "/nonexistent-dir/x.json"],
         base + ["--timeout-ms", "0"],
         base + ["--spin-us", "5000"],
+        base + ["--timer-slack-us", "-1"],
         base + ["--bogus"],
         base + ["extra"],
     ]
@@ -296,7 +297,7 @@ def eager_and_timestamped_receive_agree_on_counts():
     need(CONTROL)
     s = Proc([CONTROL, "--port", "0"])
     try:
-        for extra in (["--eager-rx"], [], ["--spin-us", "20"]):
+        for extra in (["--eager-rx"], [], ["--spin-us", "20"], ["--timer-slack-us", "30"]):
             j, _ = load(s.port, *extra, rate=2000, duration=1, threads=4, connections=16)
             check_identity(j)
             assert j["completed"] == 2000 and j["errors"]["total"] == 0, (extra, j)
