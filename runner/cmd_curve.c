@@ -771,8 +771,10 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     if (rc < 0)
         fprintf(stderr, "kneebench curve: %s\n", err);
     cv->finished++;
-    cv->ran++;
-    cv->run_secs += now_s() - t0;
+    if (!obs.preflight_failed) {    /* only driven points predict the ETA */
+        cv->ran++;
+        cv->run_secs += now_s() - t0;
+    }
     progress(cv, pt, kb_verdict_name(v), load, 0);
 out:
     if (s.csv)

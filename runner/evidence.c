@@ -119,21 +119,58 @@ out:
     return rc;
 }
 
-int kb_which(const char *name, char *out, size_t outlen)
+/* The highest-versioned "<name><digit>..." executable in dir (php-fpm8.2 for php-fpm),
+ * the same choice php-fpm/run.sh makes; 0 and out filled, or -1. */
+static int versioned_in(const char *dir, size_t dlen, const char *name, char *out, size_t outlen)
+{
+    char d[1024], best[256] = "";
+    size_t nl = strlen(name);
+    struct dirent *e;
+    DIR *h;
+    snprintf(d, sizeof(d), "%.*s", (int)dlen, dir);
+    if (!(h = opendir(d)))
+        return -1;
+    while ((e = readdir(h))) {
+        if (strncmp(e->d_name, name, nl) || e->d_name[nl] < '0' || e->d_name[nl] > '9')
+            continue;
+        snprintf(out, outlen, "%s/%s", d, e->d_name);
+        if (access(out, X_OK) == 0 && strverscmp(e->d_name, best) > 0)
+            snprintf(best, sizeof(best), "%s", e->d_name);
+    }
+    closedir(h);
+    if (!best[0])
+        return -1;
+    snprintf(out, outlen, "%s/%s", d, best);
+    return 0;
+}
+
+static int which_in_path(const char *name, int versioned, char *out, size_t outlen)
 {
     const char *path = getenv("PATH");
-    if (strchr(name, '/')) {
-        snprintf(out, outlen, "%s", name);
-        return access(out, X_OK) == 0 ? 0 : -1;
-    }
-    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+    for (const char *p = path && *path ? path : "/usr/sbin:/usr/bin:/sbin:/bin"; *p;) {
         size_t len = strcspn(p, ":");
         snprintf(out, outlen, "%.*s/%s", (int)len, p, name);
-        if (access(out, X_OK) == 0)
+        if (!versioned && access(out, X_OK) == 0)
+            return 0;
+        if (versioned && versioned_in(p, len, name, out, outlen) == 0)
             return 0;
         p += len + (p[len] == ':');
     }
     return -1;
+}
+
+int kb_which(const char *name, char *out, size_t outlen)
+{
+    if (strchr(name, '/')) {
+        snprintf(out, outlen, "%s", name);
+        return access(out, X_OK) == 0 ? 0 : -1;
+    }
+    if (which_in_path(name, 0, out, outlen) == 0 || which_in_path(name, 1, out, outlen) == 0)
+        return 0;
+    /* sbin is where Debian puts daemons, and a non-root PATH may lack it */
+    return versioned_in("/usr/sbin", 9, name, out, outlen) == 0 ||
+                   (snprintf(out, outlen, "/usr/sbin/%s", name), access(out, X_OK) == 0)
+               ? 0 : -1;
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -29,7 +29,9 @@ int kb_file_exists(const char *path);
 /* SHA-256 of one file, lowercase hex. 0 or -1 with err. */
 int kb_sha256_file(const char *path, char hex[KB_SHA256_HEX], char *err, size_t errlen);
 
-/* Resolve an executable name through PATH (a name with '/' is taken as is). 0 or -1. */
+/* Resolve an executable name through PATH (a name with '/' is taken as is); when the bare
+ * name is absent, the highest-versioned "<name><digits>" (php-fpm -> php-fpm8.2), then
+ * /usr/sbin. 0 or -1. */
 int kb_which(const char *name, char *out, size_t outlen);
 
 /* Identity of a fixture: a JSON object {"files": {path: sha256...}, "sha256": combined}

@@ -5,6 +5,7 @@
 #include "tests/lib/kb_check.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -95,6 +96,24 @@ START_TEST(identity_tracks_sources)
 }
 END_TEST
 
+START_TEST(which_takes_newest_versioned_name)
+{
+    char a[128], b[128], out[256], err[256];
+    const char *old = getenv("PATH");
+    char *saved = strdup(old ? old : "");
+    kb_write_atomic(kb_path(a, sizeof(a), dir, "kbprog1.2"), "#!/bin/sh\n", 10, err, sizeof(err));
+    kb_write_atomic(kb_path(b, sizeof(b), dir, "kbprog1.10"), "#!/bin/sh\n", 10, err, sizeof(err));
+    chmod(a, 0755);
+    chmod(b, 0755);
+    setenv("PATH", dir, 1);
+    ck_assert_int_eq(kb_which("kbprog", out, sizeof(out)), 0);
+    ck_assert_str_eq(out, b);          /* 1.10 > 1.2, as sort -V says */
+    ck_assert_int_eq(kb_which("kbprogx", out, sizeof(out)), -1);
+    setenv("PATH", saved, 1);
+    free(saved);
+}
+END_TEST
+
 START_TEST(host_and_capture)
 {
     char line[128];
@@ -116,6 +135,7 @@ static Suite *suite(void)
     tcase_add_test(tc, atomic_write_and_json);
     tcase_add_test(tc, sha256_known_vector);
     tcase_add_test(tc, identity_tracks_sources);
+    tcase_add_test(tc, which_takes_newest_versioned_name);
     tcase_add_test(tc, host_and_capture);
     suite_add_tcase(s, tc);
     return s;
