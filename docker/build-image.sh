@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # build-image.sh -- build the kneebench image from docker/Dockerfile, skipping when up to date.
 #
-#   docker/build-image.sh --base BASE_IMAGE --tag TAG [--targets "build/gray-static ..."]
+#   docker/build-image.sh --base BASE_IMAGE --tag TAG [--targets "build/gray-static ..."] [--check]
+#
+# --check builds nothing: exit 0 when TAG is up to date with the tree, 1 when it is not.
 #
 # The build context is packed here from the working tree (only what the Dockerfile copies),
 # in a canonical order with fixed mtimes/owners, and hashed together with the base image's ID
@@ -12,12 +14,13 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-base="" tag="" targets=""
+base="" tag="" targets="" check=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --base) base=$2; shift 2 ;;
         --tag) tag=$2; shift 2 ;;
         --targets) targets=$2; shift 2 ;;
+        --check) check=1; shift ;;
         *) echo "usage: build-image.sh --base IMG --tag TAG [--targets T]" >&2; exit 2 ;;
     esac
 done
@@ -47,9 +50,14 @@ fi
 hash=$( { sha256sum <"$work/context.tar" | cut -d' ' -f1; echo "$base $base_id"; echo "$targets"; } \
         | sha256sum | cut -d' ' -f1)
 
-if [ "$(docker image inspect -f '{{index .Config.Labels "org.kneebench.context"}}' "$tag" 2>/dev/null)" = "$hash" ]; then
+have=$(docker image inspect -f '{{index .Config.Labels "org.kneebench.context"}}' "$tag" 2>/dev/null || true)
+if [ "$have" = "$hash" ]; then
     echo "image: $tag is up to date (context $hash), not rebuilt"
     exit 0
+fi
+if [ $check = 1 ]; then
+    echo "image: $tag is stale: it was built from context ${have:-none}, the tree is $hash"
+    exit 1
 fi
 
 args=(build --network host --build-arg "BASE_IMAGE=$base" --label "org.kneebench.context=$hash"
@@ -57,7 +65,7 @@ args=(build --network host --build-arg "BASE_IMAGE=$base" --label "org.kneebench
 [ -n "$targets" ] && args+=(--build-arg "KB_TARGETS=$targets")
 # Without the buildx plugin the CLI would refuse BuildKit; use the classic builder then.
 docker buildx version >/dev/null 2>&1 || export DOCKER_BUILDKIT=0
-echo "image: building $tag FROM $base"
+echo "image: building $tag FROM $base (context $hash)"
 start=$(date +%s)
 if ! docker "${args[@]}" - <"$work/context.tar"; then
     if [ "${base_id#unresolved:}" != "$base_id" ]; then

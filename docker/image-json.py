@@ -23,13 +23,14 @@ def os_release():
     return out
 
 
-def first_line(argv):
+def version_text(argv):
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=20)
     except OSError as e:
         return f"unavailable: {e}"
-    text = (p.stdout or p.stderr).strip()
-    return text.splitlines()[0] if text else f"exit {p.returncode}, no output"
+    # Every line: php-fpm/run.sh --version names nginx and php-fpm on two.
+    text = "; ".join(ln.strip() for ln in (p.stdout or p.stderr).splitlines() if ln.strip())
+    return text[:300] if text else f"exit {p.returncode}, no output"
 
 
 def main():
@@ -50,9 +51,9 @@ def main():
         if argv and argv[0] == "go":
             versions[rt["name"]] = toolchain.get("go", "unknown")
         elif argv:
-            versions[rt["name"]] = first_line(argv)
-    versions["nginx"] = first_line(["nginx", "-v"])
-    versions["postgresql"] = first_line(["sh", "-c", "ls /usr/lib/postgresql | sort -V | tail -n1"])
+            versions[rt["name"]] = version_text(argv)
+    versions["nginx"] = version_text(["nginx", "-v"])
+    versions["postgresql"] = version_text(["sh", "-c", "ls /usr/lib/postgresql | sort -V | tail -n1"])
     try:
         with open("/etc/kneebench-base.json") as f:
             local_base = json.load(f)
