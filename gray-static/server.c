@@ -62,6 +62,7 @@ struct gs_server {
     struct gs_date_cache date;
     struct gs_stop_hook hooks[GS_MAX_STOP_HOOKS];
     size_t nhooks;
+    struct gs_request *parked; /* suspended requests, newest first */
 };
 
 static const char *const loop_names[] = {
@@ -205,19 +206,46 @@ enum MHD_Result gs_respond(struct gs_request *req, unsigned status, const char *
     return respond(req, status, content_type, body, len, how, NULL, NULL);
 }
 
+static void unpark(struct gs_request *req)
+{
+    struct gs_server *s = req->server;
+
+    if (req->prev)
+        req->prev->next = req->next;
+    else
+        s->parked = req->next;
+    if (req->next)
+        req->next->prev = req->prev;
+    req->next = req->prev = NULL;
+}
+
+/* Suspended requests are kept on a list: MHD aborts the process when it is stopped with a
+ * connection still suspended, so stop_daemon resumes whatever the routes left parked. */
 void gs_request_suspend(struct gs_request *req)
 {
+    struct gs_server *s = req->server;
+
+    if (req->suspended)
+        return;
     req->suspended = 1;
+    req->next = s->parked;
+    req->prev = NULL;
+    if (s->parked)
+        s->parked->prev = req;
+    s->parked = req;
     MHD_suspend_connection(req->conn);
 }
 
 void gs_request_resume(struct gs_request *req)
 {
+    struct gs_server *s = req->server;
+
     if (!req->suspended)
         return;
     req->suspended = 0;
+    unpark(req);
     MHD_resume_connection(req->conn);
-    gs_loop_wake(req->server->loop); /* MHD_run must see the resumption this iteration */
+    gs_loop_wake(s->loop); /* MHD_run must see the resumption this iteration */
 }
 
 /* ---- the request lifecycle ---- */
@@ -228,6 +256,8 @@ static enum MHD_Result dispatch(struct gs_server *s, struct gs_request *req)
                       bad_request[] = "Bad Request\n";
     char allow[128];
 
+    if (req->abandoned) /* resumed by the shutdown, not by its route: close it */
+        return MHD_NO;
     if (req->route)
         return req->route->handler(req); /* called again after a resume */
     if (req->bad) /* a request MHD let through but RFC 9110/9112 refuse (hdrcheck.h) */
@@ -282,6 +312,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     (void)conn;
     if (!req)
         return;
+    if (req->suspended) /* not expected from MHD; never leave a freed request listed */
+        unpark(req);
     if (req->on_done)
         req->on_done(req, toe);
     free(req);
@@ -472,8 +504,12 @@ static void stop_daemon(struct gs_server *s)
     for (size_t i = 0; i < s->nhooks; i++)
         s->hooks[i].cb(s->hooks[i].arg);
     s->nhooks = 0;
+    while (s->parked) { /* left parked by a route: MHD must not stop with them suspended */
+        s->parked->abandoned = 1;
+        gs_request_resume(s->parked);
+    }
     if (s->mhd_fd >= 0) {
-        MHD_run(s->mhd); /* let requests resumed by the hooks finish their handler call */
+        MHD_run(s->mhd); /* resumed requests get their last handler call */
         gs_loop_del(s->loop, s->mhd_fd);
         gs_loop_set_owner(s->loop, NULL, NULL, NULL);
         s->mhd_fd = -1;

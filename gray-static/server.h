@@ -49,7 +49,10 @@ struct gs_request {
      * or why it ended early (client gone, timeout, daemon shutdown). Frees ctx. */
     void (*on_done)(struct gs_request *req, enum MHD_RequestTerminationCode toe);
     int suspended;                 /* set by gs_request_suspend, cleared by _resume */
-    int bad;                       /* internal: headers MHD passed but we refuse (400) */
+    /* internal to server.c */
+    int bad;                       /* headers MHD passed but we refuse (400) */
+    int abandoned;                 /* resumed by the shutdown: closed, handler not called */
+    struct gs_request *prev, *next; /* on the server's list while suspended */
 };
 
 /* How gs_respond treats body: static for the process (never copied, never freed), malloc'd
@@ -68,8 +71,10 @@ void gs_server_free(struct gs_server *s);
 
 /* Add a route (before gs_server_start). 0, or -1 with the reason in err. */
 int gs_server_add_route(struct gs_server *s, const struct gs_route *r, char *err, size_t errlen);
-/* Called after the loop stops and before the daemon does: resume every suspended request
- * here (MHD must not be stopped with suspended connections). At most 8 hooks. */
+/* Called after the loop stops and before the daemon does: resume your suspended requests
+ * here if they should still be answered (their handler runs once more). Requests still
+ * suspended after the hooks are resumed by the server and closed without a handler call
+ * (on_done still runs). At most 8 hooks. */
 int gs_server_on_stop(struct gs_server *s, void (*cb)(void *arg), void *arg);
 /* The loop every module shares; valid from gs_server_new to gs_server_free. */
 struct gs_loop *gs_server_loop(struct gs_server *s);

@@ -53,6 +53,16 @@ static enum MHD_Result slow(struct gs_request *req)
     return gs_respond(req, 200, "text/plain", body, sizeof(body) - 1, GS_BODY_STATIC);
 }
 
+/* Parks forever: only the shutdown resumes it. */
+static enum MHD_Result park(struct gs_request *req)
+{
+    ck_assert_ptr_null(req->ctx); /* never called again: the shutdown closes it */
+    req->ctx = req;
+    req->on_done = slow_done;
+    gs_request_suspend(req);
+    return MHD_YES;
+}
+
 static void *serve(void *arg)
 {
     static char terr[512];
@@ -61,20 +71,30 @@ static void *serve(void *arg)
     return NULL;
 }
 
-static void start(void)
+/* A server with the test routes, serving on its own thread. */
+static void start_server(const struct gs_config *cfg)
 {
-    struct gs_config cfg;
-    static const struct gs_route slow_route = { "GET", "/slow", slow, NULL, GS_ROUTE_ASYNC };
+    static const struct gs_route routes[] = {
+        { "GET", "/slow", slow, NULL, GS_ROUTE_ASYNC },
+        { "GET", "/park", park, NULL, GS_ROUTE_ASYNC },
+    };
 
-    ck_assert_msg(kb_contract_load(kb_contract_default_path(), &contract, err, sizeof(err)) == 0,
-                  "%s", err);
-    gs_config_defaults(&cfg);
-    ck_assert_msg((srv = gs_server_new(&cfg, err, sizeof(err))) != NULL, "%s", err);
-    ck_assert_int_eq(gs_server_add_route(srv, &slow_route, err, sizeof(err)), 0);
+    ck_assert_msg((srv = gs_server_new(cfg, err, sizeof(err))) != NULL, "%s", err);
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+        ck_assert_int_eq(gs_server_add_route(srv, &routes[i], err, sizeof(err)), 0);
     ck_assert_msg(gs_server_start(srv, err, sizeof(err)) == 0, "%s", err);
     port = gs_server_port(srv);
     ck_assert_int_gt(port, 0);
     ck_assert_int_eq(pthread_create(&thr, NULL, serve, NULL), 0);
+}
+
+static void stop_server(void)
+{
+    gs_server_stop(srv);
+    pthread_join(thr, NULL);
+    ck_assert_int_eq(run_rc, 0);
+    gs_server_free(srv);
+    srv = NULL;
 }
 
 static void load_contract(void)
@@ -88,14 +108,19 @@ static void unload_contract(void)
     kb_contract_free(&contract);
 }
 
+static void start(void)
+{
+    struct gs_config cfg;
+
+    load_contract();
+    gs_config_defaults(&cfg);
+    start_server(&cfg);
+}
+
 static void stop(void)
 {
-    gs_server_stop(srv);
-    pthread_join(thr, NULL);
-    ck_assert_int_eq(run_rc, 0);
-    gs_server_free(srv);
-    srv = NULL;
-    kb_contract_free(&contract);
+    stop_server();
+    unload_contract();
 }
 
 /* ---- helpers ---- */
@@ -523,10 +548,7 @@ START_TEST(idle_connection_is_closed_after_the_timeout)
 
     gs_config_defaults(&cfg);
     cfg.idle_timeout_s = 1;
-    ck_assert_ptr_nonnull(srv = gs_server_new(&cfg, err, sizeof(err)));
-    ck_assert_msg(gs_server_start(srv, err, sizeof(err)) == 0, "%s", err);
-    port = gs_server_port(srv);
-    ck_assert_int_eq(pthread_create(&thr, NULL, serve, NULL), 0);
+    start_server(&cfg);
     ck_assert_ptr_nonnull(c = tc_new(port));
     ck_assert_int_eq(get(c, "/plaintext", &r), 1);
     assert_route(&r, "plaintext");
@@ -535,11 +557,32 @@ START_TEST(idle_connection_is_closed_after_the_timeout)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     ck_assert_int_ge((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 900);
     tc_free(c);
-    gs_server_stop(srv);
-    pthread_join(thr, NULL);
-    ck_assert_int_eq(run_rc, 0);
-    gs_server_free(srv);
-    srv = NULL;
+    stop_server();
+}
+END_TEST
+
+/* MHD aborts if stopped with a suspended connection: the server resumes and closes what a
+ * route left parked, and the route's on_done still runs. */
+START_TEST(stop_with_a_parked_request)
+{
+    struct gs_config cfg;
+    struct tclient *c, *d;
+    struct tresp r;
+
+    gs_config_defaults(&cfg);
+    start_server(&cfg);
+    done_calls = 0;
+    ck_assert_ptr_nonnull(c = tc_new(port));
+    ck_assert_ptr_nonnull(d = tc_new(port));
+    ck_assert_int_eq(tc_sends(c, "GET /park HTTP/1.1\r\nHost: t\r\n\r\n"), 0);
+    ck_assert_int_eq(tc_sends(d, "GET /park HTTP/1.1\r\nHost: t\r\n\r\n"), 0);
+    assert_still_serving(); /* both parked by now: requests on one loop are handled in order */
+    stop_server();
+    ck_assert_int_eq(done_calls, 2);
+    ck_assert_int_eq(tc_response(c, &r), 0); /* closed, no answer */
+    ck_assert_int_eq(tc_response(d, &r), 0);
+    tc_free(c);
+    tc_free(d);
 }
 END_TEST
 
@@ -594,6 +637,7 @@ static Suite *suite(void)
     tcase_add_test(life, sigint_stops_cleanly);
     tcase_add_test(life, async_route_needs_our_loop);
     tcase_add_test(life, idle_connection_is_closed_after_the_timeout);
+    tcase_add_test(life, stop_with_a_parked_request);
     suite_add_tcase(s, life);
     return s;
 }
