@@ -8,5 +8,6 @@ int cmd_curve(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_serve_agent(int argc, char **argv);
+int cmd_soak(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@ static const struct {
     { "report", cmd_report, "write report.md, CSV, JSON and SVG charts from a run directory" },
     { "calibrate", cmd_calibrate, "prove the client's margin against the control server" },
     { "serve-agent", cmd_serve_agent, "serve the suite's start/sample/stop commands for a remote client" },
+    { "soak", cmd_soak, "the one-hour qualification: gray-static plaintext, json, db phases with resource slopes" },
 };
 
 static int usage(FILE *f)
