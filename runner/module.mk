@@ -9,3 +9,4 @@ $(BUILD)/kneebench: $(OBJ)/runner/main.o $(runner_LIB_OBJS)
 	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_ALL) $(runner_LDLIBS)
 PROGRAMS += $(BUILD)/kneebench
 -include runner/curve.mk
+-include runner/soak.mk
