@@ -53,7 +53,7 @@ struct curve {
     char load_cmd[4096];
     char server_cpus[64], client_cpus[64];
     cpu_set_t client_set;
-    int nclient, no_limits, free_ports;
+    int nclient, no_limits, free_ports, self_load;
     /* the fixture now running */
     struct kb_sandbox *sb;
     const struct kb_runtime *rt;
@@ -558,7 +558,10 @@ static pid_t spawn_load(struct curve *cv, const struct kb_point *pt, const char 
         if (f)
             dup2(fileno(stdout), 2);
         sched_setaffinity(0, sizeof(cv->client_set), &cv->client_set);
-        execv(cv->load_cmd, argv);
+        /* our own binary by default, through /proc/self/exe: the very image whose hash the
+         * run recorded, immune to build/kneebench being relinked meanwhile */
+        execv(cv->self_load ? "/proc/self/exe" : cv->load_cmd, argv);
+        fprintf(stderr, "could not execute %s: %s\n", cv->load_cmd, strerror(errno));
         _exit(127);
     }
     return pid;
@@ -662,6 +665,19 @@ static void postflight(struct curve *cv, const struct kb_point *pt, struct kb_po
     json_decref(now);
 }
 
+/* Before a point: the route must answer correctly again (an overloaded fixture may still be
+ * draining the previous point's backlog). Up to 10 s; the time taken is evidence. */
+static double settle(struct curve *cv, const struct kb_point *pt)
+{
+    const struct kb_route *r = kb_contract_route(&cv->c, pt->route);
+    double t0 = now_s();
+    char err[512];
+    while (!g_stop && cv->sb && cv->ops->alive(cv->sb) &&
+           kb_preflight_route(cv->port, r, err, sizeof(err)) < 0 && now_s() - t0 < 10)
+        sleep_s(0.1);
+    return now_s() - t0;
+}
+
 static json_t *verdict_json(const struct curve *cv, const struct kb_point *pt,
                             enum kb_verdict v, const char *reason, json_t *load,
                             const struct sampler *s, double wall)
@@ -726,7 +742,7 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     struct sampler s = { 0 };
     char path[4300], err[512], reason[768];
     json_t *j, *load = NULL;
-    double t0 = now_s();
+    double t0 = now_s(), settle_s = 0;
     enum kb_verdict v;
     int rc = -1;
 
@@ -748,7 +764,7 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     if (cv->preflight_failed) {
         obs.preflight_failed = 1;
         snprintf(obs.preflight_reason, sizeof(obs.preflight_reason), "%.200s", cv->preflight_reason);
-    } else if (drive(cv, pt, dir, &s, &obs) < 0) {
+    } else if ((settle_s = settle(cv, pt)), drive(cv, pt, dir, &s, &obs) < 0) {
         goto out;       /* interrupted: no marker, the point is redone on resume */
     } else {
         read_load(dir, &obs, &lr, &load);
@@ -760,6 +776,7 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     rename(path, reason);
     v = kb_verdict_judge(&lr, &obs, &crit, reason, sizeof(reason));
     j = verdict_json(cv, pt, v, reason, load, &s, now_s() - t0);
+    json_object_set_new(j, "settle_s", json_real(settle_s));
     kb_path(path, sizeof(path), dir, "verdict.json");
     rc = kb_write_json_atomic(path, j, err, sizeof(err));
     json_decref(j);
@@ -822,7 +839,8 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
     (void)canon;
     if (a->load_cmd)
         snprintf(cv->load_cmd, sizeof(cv->load_cmd), "%s", a->load_cmd);
-    else if (readlink("/proc/self/exe", cv->load_cmd, sizeof(cv->load_cmd) - 1) < 0)
+    else if ((cv->self_load = 1) && readlink("/proc/self/exe", cv->load_cmd,
+                                               sizeof(cv->load_cmd) - 1) < 0)
         snprintf(cv->load_cmd, sizeof(cv->load_cmd), "%s/kneebench", cv->build);
     return kb_mkdirs(cv->run, err, errlen);
 }
