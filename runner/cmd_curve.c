@@ -272,8 +272,10 @@ static json_t *fixture_identity(const struct curve *cv, const struct kb_runtime 
     for (size_t i = 0; i < ne; i++)
         exe[i] = expand(cv, rt->executables.v[i], NULL);
     for (size_t i = 0; i < ns; i++) {
-        char *s = malloc(strlen(KB_ROOT) + strlen(rt->sources.v[i]) + 2);
-        sprintf(s, "%s/%s", KB_ROOT, rt->sources.v[i]);
+        /* relative to the tree's root; an absolute path (a test's own fixture) as is */
+        const char *base = rt->sources.v[i][0] == '/' ? "" : KB_ROOT "/";
+        char *s = malloc(strlen(base) + strlen(rt->sources.v[i]) + 1);
+        sprintf(s, "%s%s", base, rt->sources.v[i]);
         src[i] = s;
     }
     id = kb_fixture_identity(exe, ne, src, ns, err, errlen);
@@ -429,6 +431,29 @@ static void preflight_all(struct curve *cv, json_t *out)
     }
 }
 
+/* The first start of a runtime in this run directory records its identity; every later
+ * start (a restart after a death, a resumed run) must match it, or the points measured
+ * from then on would be of different code. */
+static void check_identity_baseline(struct curve *cv)
+{
+    char path[4300], err[512];
+    json_t *first;
+    kb_path(path, sizeof(path), cv->fixdir, "identity.json");
+    if (!cv->identity)
+        return;
+    if (!(first = json_load_file(path, 0, NULL))) {
+        kb_write_json_atomic(path, cv->identity, err, sizeof(err));
+        return;
+    }
+    if (!json_equal(json_object_get(first, "sha256"), json_object_get(cv->identity, "sha256")) &&
+        !cv->preflight_failed) {
+        cv->preflight_failed = 1;
+        snprintf(cv->preflight_reason, sizeof(cv->preflight_reason),
+                 "changed fixture identity since this run began (see %.300s)", path);
+    }
+    json_decref(first);
+}
+
 /* Start, wait until ready, read the limits back, hash, preflight. Failures are recorded as
  * the preflight reason of every point this fixture would serve, never fatal to the run. */
 static void start_fixture(struct curve *cv, const struct kb_runtime *rt, int repeat)
@@ -467,9 +492,7 @@ static void start_fixture(struct curve *cv, const struct kb_runtime *rt, int rep
         cv->preflight_failed = 1;
         snprintf(cv->preflight_reason, sizeof(cv->preflight_reason), "identity: %.400s", err);
     }
-    snprintf(path, sizeof(path), "%s/identity.json", cv->fixdir);
-    if (cv->identity)
-        kb_write_json_atomic(path, cv->identity, err, sizeof(err));
+    check_identity_baseline(cv);
     preflight_all(cv, pre);
 out:
     json_object_set_new(pre, "failed", json_boolean(cv->preflight_failed));

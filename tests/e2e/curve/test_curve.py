@@ -289,6 +289,43 @@ def no_limits_marks_unconstrained():
     assert "UNCONSTRAINED" in open(f"{run}/report.md").read()
 
 
+@test
+def changed_identity_fails_points():
+    need_root()
+    src = os.path.join(TMP, "tiny-src")
+    os.makedirs(src)
+    shutil.copy(os.path.join(HERE, "tiny_server.py"), src)
+    contract = json.loads(json.dumps(CONTRACT))
+    cpath = os.path.join(TMP, "tiny-contract.json")
+    contract["runtimes"] = [{
+        "name": "tiny", "port": 1,
+        "command": ["python3", f"{src}/tiny_server.py", "--port", "{port}", "--bind", "{bind}",
+                    "--contract", cpath],
+        "version": ["python3", "--version"], "sources": [src], "executables": ["python3"]}]
+    json.dump(contract, open(cpath, "w"))
+    run = os.path.join(TMP, "identity")
+    p = subprocess.Popen([KB, "curve", "--run", run, "--contract", cpath, "--routes", "plaintext",
+                          "--rates", "20,30,40", *SHORT], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not glob.glob(f"{run}/points/*/DONE") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with open(f"{src}/tiny_server.py", "a") as f:
+        f.write("# edited while the curve runs\n")
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, out + err
+    v = [load(f"{run}/points/tiny-plaintext-{r}/verdict.json") for r in (20, 30, 40)]
+    assert v[0]["verdict"] != "failed", v[0]["reason"]
+    assert v[2]["verdict"] == "failed" and "changed fixture identity" in v[2]["reason"], v[2]
+    # a resumed run with the edited source is refused point by point, not silently mixed
+    os.unlink(f"{run}/points/tiny-plaintext-40/DONE")
+    r = subprocess.run([KB, "curve", "--run", run, "--contract", cpath, "--routes", "plaintext",
+                        "--rates", "20,30,40", *SHORT], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    v = load(f"{run}/points/tiny-plaintext-40/verdict.json")
+    assert v["verdict"] == "failed" and "changed fixture identity" in v["reason"], v
+
+
 if __name__ == "__main__":
     try:
         exit_with("curve-e2e", sys.argv[1:] or None)
