@@ -326,6 +326,28 @@ def changed_identity_fails_points():
     assert v["verdict"] == "failed" and "changed fixture identity" in v["reason"], v
 
 
+@test
+def repeats_rotate_and_report_ranges():
+    need_root()
+    run = os.path.join(TMP, "repeats")
+    r = curve(run, "--repeats", "2", "--runtimes", f"go,{SECOND}", "--routes", "json",
+              "--rates", "200")
+    assert r.returncode == 0, r.stdout + r.stderr
+    order = [p["id"] for p in load(f"{run}/plan.json")["points"]]
+    assert order == [f"go-json-200-r1", f"{SECOND}-json-200-r1", f"{SECOND}-json-200-r2",
+                     f"go-json-200-r2"], order
+    for rt in ("go", SECOND):
+        for k in (1, 2):
+            assert os.path.exists(f"{run}/fixtures/{rt}-r{k}/limits.json")
+    assert report(run).returncode == 0
+    rows = load(f"{run}/report.json")["rows"]
+    assert all(x["repeats"] == 2 for x in rows), rows
+    for x in rows:
+        a = x["achieved_rps"]
+        assert a["min"] <= a["median"] <= a["max"], a
+    assert "(runtime order rotated" in open(f"{run}/report.md").read()
+
+
 if __name__ == "__main__":
     try:
         exit_with("curve-e2e", sys.argv[1:] or None)
