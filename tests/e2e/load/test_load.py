@@ -129,11 +129,11 @@ def stall_shows_in_corrected_not_uncorrected():
     assert f"Total count    = {j['completed']:12d}]" in text
 
 
-def hostile_case(mode, every, timeout_ms=300):
+def hostile_case(mode, every, timeout_ms=1000, connections=4):
     need(KB)
     s = hostile(mode, every=every)
     try:
-        j, _ = load(s.port, "--timeout-ms", str(timeout_ms))
+        j, _ = load(s.port, "--timeout-ms", str(timeout_ms), connections=connections)
     finally:
         st = server_stats(s)
     check_identity(j)
@@ -179,7 +179,8 @@ def short_content_length_is_body_mismatch():
 
 @test
 def long_content_length_times_out():
-    j, st = hostile_case("long_length", 20)
+    # each one holds a connection for the 1 s timeout: 8 per second need 8 of the 16
+    j, st = hostile_case("long_length", 25, connections=16)
     assert j["errors"]["timeout"] == st["events"] == j["errors"]["total"], (j["errors"], st)
 
 
@@ -206,7 +207,7 @@ def chunked_response_matches():
 
 @test
 def silent_server_times_out():
-    j, st = hostile_case("silent", 25)
+    j, st = hostile_case("silent", 25, connections=16)
     assert j["errors"]["timeout"] == st["events"] == j["errors"]["total"], (j["errors"], st)
 
 
