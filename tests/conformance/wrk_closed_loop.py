@@ -11,6 +11,9 @@ says nothing about latency under a fixed rate); the comparison proper is the ope
 
 With --repeat N the whole sequence runs N times, the runtime order rotated each time (the
 host is shared and noisy), and the summary gives the median with the min-max range.
+Beside wrk's req/s it gives requests per CPU-second the fixture's processes consumed
+(utime+stime from /proc): on a shared host a server pinned to a busy CPU gets only part of
+it, and this figure is what it would do with the whole CPU.
 """
 import argparse
 import os
@@ -32,14 +35,31 @@ def client_cpu(server_cpus):
     return str(last + 1)
 
 
+def cpu_seconds(root_pid):
+    """utime+stime of every process of the fixture (all its threads included)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in tc.descendants(root_pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                data = f.read()
+        except OSError:
+            continue
+        fields = data[data.rindex(")") + 2:].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
 def run_wrk(port, path, args, cpu):
     cmd = ["taskset", "-c", cpu, "wrk", f"-t{args.threads}", f"-c{args.connections}",
            f"-d{args.duration}", f"http://{tc.BIND}:{port}{path}"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
     rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    total = re.search(r"(\d+) requests in", out)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     sock = re.search(r"Socket errors: (.*)", out)
     return (float(rps.group(1)) if rps else None,
+            int(total.group(1)) if total else 0,
             int(non2xx.group(1)) if non2xx else 0,
             sock.group(1).strip() if sock else "none",
             " ".join(cmd))
@@ -55,10 +75,15 @@ def measure(rt, args, server_cpus, cpu, results):
     try:
         fx.start()
         for route in tc.exact_routes(rt["name"]):
-            rps, non2xx, sock, cmd = run_wrk(fx.port, route["path"], args, cpu)
+            cpu0 = cpu_seconds(fx.proc.pid)
+            rps, total, non2xx, sock, cmd = run_wrk(fx.port, route["path"], args, cpu)
+            used = cpu_seconds(fx.proc.pid) - cpu0
+            per_cpu = total / used if used > 0 else None
             ok = non2xx == 0 and sock == "none"
-            results.setdefault((rt["name"], route["name"]), []).append(rps if ok else None)
+            results.setdefault((rt["name"], route["name"]), []).append(
+                (rps, per_cpu) if ok else None)
             print(f"{rt['name']:12} {route['name']:10} {rps or 0:10.0f} req/s  "
+                  f"{per_cpu or 0:10.0f} req/CPU-s  "
                   f"non-2xx {non2xx}  socket errors: {sock}   [{cmd}]", flush=True)
         if not fx.running():
             print(f"{rt['name']}: exited during the run", flush=True)
@@ -87,13 +112,17 @@ def main():
         k = r % len(runtimes)
         for rt in runtimes[k:] + runtimes[:k]:
             measure(rt, args, server_cpus, cpu, results)
-    print(f"\nruntime      route       req/s (median of {args.repeat}; min-max)")
+    print(f"\nruntime      route       req/s (median of {args.repeat}; min-max)"
+          "      req per server CPU-second (median; min-max)")
     for rt in runtimes:
         for route in tc.exact_routes(rt["name"]):
             v = [x for x in results.get((rt["name"], route["name"]), []) if x is not None]
             if v:
-                print(f"{rt['name']:12} {route['name']:10} {statistics.median(v):8.0f}"
-                      f"  ({min(v):.0f}-{max(v):.0f})")
+                a = [x[0] for x in v if x[0]]
+                b = [x[1] for x in v if x[1]]
+                print(f"{rt['name']:12} {route['name']:10} {statistics.median(a):8.0f}"
+                      f"  ({min(a):.0f}-{max(a):.0f})"
+                      f"      {statistics.median(b):8.0f}  ({min(b):.0f}-{max(b):.0f})")
     return 0
 
 
