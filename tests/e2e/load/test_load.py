@@ -107,7 +107,7 @@ def stall_shows_in_corrected_not_uncorrected():
     s = hostile("stall", stall_after=1.5, stall_ms=500)
     hgrm = os.path.join(TMP, "stall.hgrm")
     try:
-        j, _ = load(s.port, "--hgrm", hgrm, rate=1000, duration=5, warmup=1, threads=2,
+        j, _ = load(s.port, "--hgrm", hgrm, rate=2000, duration=4, warmup=1, threads=2,
                     connections=4)
     finally:
         st = server_stats(s)
@@ -116,13 +116,15 @@ def stall_shows_in_corrected_not_uncorrected():
     assert st["events"] == 1, st
     assert j["errors"]["total"] == 0 and j["mismatches"]["total"] == 0, j
     c, u = j["corrected_us"], j["uncorrected_us"]
-    # 500 ms stall at 1000 req/s: ~500 requests are delayed, up to ~500 ms each.
-    assert c["p999"] >= 300_000, c
+    # 500 ms stall at 2000 req/s: ~1000 of the 8000 requests are delayed, up to ~500 ms.
+    assert c["p999"] >= 400_000, c
+    assert c["p99"] >= 300_000, c
     assert c["max"] >= 400_000, c
-    # only the 4 requests in flight on the 4 connections waited: below the 99.9th rank
-    assert u["p999"] < 100_000, u
+    # only the 4 requests in flight on the 4 connections waited, fewer than the 8 above the
+    # 99.9th rank (the bound leaves room for a slow Python server on a busy host)
+    assert u["p999"] < 200_000, u
     assert u["max"] >= 400_000, u
-    assert c["p999"] > 5 * u["p999"], (c, u)
+    assert c["p999"] > 2 * u["p999"], (c, u)
     with open(hgrm) as f:
         text = f.read()
     assert text.startswith("       Value   Percentile   TotalCount 1/(1-Percentile)\n\n")
