@@ -367,10 +367,11 @@ static void stop_fixture(struct curve *cv)
     cv->identity = NULL;
 }
 
+/* Readiness polling gives up on Ctrl-C too; run_point then leaves the point unmarked. */
 static int fixture_alive(void *arg)
 {
     struct curve *cv = arg;
-    return cv->sb && cv->ops->alive(cv->sb);
+    return !g_stop && cv->sb && cv->ops->alive(cv->sb);
 }
 
 static json_t *limits_json(const struct kb_limits_applied *la)
@@ -619,7 +620,7 @@ static int drive(struct curve *cv, const struct kb_point *pt, const char *dir,
         if (w == cv->load_pid)
             break;
         if (g_stop) {
-            kill(cv->load_pid, SIGTERM);
+            kill(cv->load_pid, SIGKILL);    /* its figures are discarded anyway */
             waitpid(cv->load_pid, &st, 0);
             cv->load_pid = 0;
             return -1;
@@ -775,6 +776,8 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     kb_path(path, sizeof(path), dir, "DONE");
     unlink(path);
     ensure_fixture(cv, pt);
+    if (g_stop)
+        goto out;       /* interrupted while starting: no verdict, redone on resume */
     j = command_json(cv, pt);
     kb_path(path, sizeof(path), dir, "command.json");
     kb_write_json_atomic(path, j, err, sizeof(err));
@@ -871,7 +874,7 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
 static void cleanup(struct curve *cv)
 {
     if (cv->load_pid > 0) {
-        kill(cv->load_pid, SIGTERM);
+        kill(cv->load_pid, SIGKILL);
         waitpid(cv->load_pid, NULL, 0);
     }
     stop_fixture(cv);

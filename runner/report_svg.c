@@ -214,6 +214,8 @@ static void chart_p99(FILE *f, const struct kb_report *r, const char *route)
             W - MR, py(&y, r->max_p99_ms), ML + 6, py(&y, r->max_p99_ms) - 5, r->max_p99_ms);
     for (size_t i = 0; i < kb_report_nruntimes(r); i++)
         series(f, r, i, route, &x, &y, 1);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#777\" font-size=\"11\">points that completed "
+            "no request have no latency and are not drawn</text>\n", ML, H - 4);
 }
 
 static int write_chart(const struct kb_report *r, const char *dir, const char *kind,
