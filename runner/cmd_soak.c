@@ -75,7 +75,7 @@ struct soak {
     /* what is running now, for cleanup() */
     struct kb_sandbox *sb;
     pid_t load_pid;
-    char pgdir[4200];
+    struct kb_pgrun pg;
     int port;
     json_t *identity;
 };
@@ -373,17 +373,14 @@ static int write_or_check_plan(struct soak *s, char *err, size_t errlen)
 
 /* ---- identity ------------------------------------------------------------------------- */
 
-static char *expand(const struct soak *s, const char *tmpl, const char *rundir,
-                    const char *conninfo)
+static char *expand(const struct soak *s, const char *tmpl, const char *rundir)
 {
-    char port[16], cpus[16], pool[16];
-    const char *keys[] = { "root", "build", "port", "bind", "rundir", "cpus", "conninfo", "db_pool" };
-    const char *vals[] = { KB_ROOT, s->build, port, "127.0.0.1", rundir ? rundir : "", cpus,
-                           conninfo ? conninfo : "", pool };
+    char port[16], cpus[16];
+    const char *keys[] = { "root", "build", "port", "bind", "rundir", "cpus" };
+    const char *vals[] = { KB_ROOT, s->build, port, "127.0.0.1", rundir ? rundir : "", cpus };
     snprintf(port, sizeof(port), "%d", s->port);
     snprintf(cpus, sizeof(cpus), "%d", s->c.cpus);
-    snprintf(pool, sizeof(pool), "%d", s->db_pool);
-    return kb_expand(tmpl, keys, vals, 8);
+    return kb_expand(tmpl, keys, vals, 6);
 }
 
 static json_t *fixture_identity(const struct soak *s, char *err, size_t errlen)
@@ -393,7 +390,7 @@ static json_t *fixture_identity(const struct soak *s, char *err, size_t errlen)
     size_t ns = s->rt->sources.n < 32 ? s->rt->sources.n : 32;
     json_t *id;
     for (size_t i = 0; i < ne; i++)
-        exe[i] = expand(s, s->rt->executables.v[i], NULL, NULL);
+        exe[i] = expand(s, s->rt->executables.v[i], NULL);
     for (size_t i = 0; i < ns; i++)
         if (asprintf(&src[i], "%s/%s", KB_ROOT, s->rt->sources.v[i]) < 0)
             src[i] = NULL;
@@ -428,7 +425,7 @@ static int write_run_identity(struct soak *s, int argc, char **argv, char *err, 
     if (kb_sha256_file(s->c.path, chex, err, errlen) < 0)
         snprintf(chex, sizeof(chex), "unknown");
     for (size_t i = 0; i < s->rt->version.n && i < 15; i++)
-        gsv[i] = expand(s, s->rt->version.v[i], NULL, NULL);
+        gsv[i] = expand(s, s->rt->version.v[i], NULL);
     version_line(gsv, gs, sizeof(gs));
     version_line(pgv, pg, sizeof(pg));
     for (size_t i = 0; i < 16; i++)
@@ -478,9 +475,8 @@ static void stop_fixture(struct soak *s)
 static void stop_cluster(struct soak *s)
 {
     char err[512];
-    if (s->pgdir[0] && kb_pgcluster_stop(NULL, s->pgdir, err, sizeof(err)) < 0)
+    if (kb_pgrun_stop(&s->pg, err, sizeof(err)) < 0)
         fprintf(stderr, "kneebench soak: %s\n", err);
-    s->pgdir[0] = '\0';
 }
 
 static int fixture_alive(void *arg)
@@ -499,27 +495,12 @@ static json_t *limits_json(const struct kb_limits_applied *la)
         "paths", la->paths);
 }
 
-/* The route's preflight, retried for a few seconds: the db pool connects asynchronously
- * after the port opens, and until it has, /db answers 503. */
-static int preflight(struct soak *s, const struct kb_route *r, double patience_s, char *reason,
-                     size_t reasonlen)
-{
-    double until = now_s() + patience_s;
-    for (;;) {
-        if (kb_preflight_route(s->port, r, reason, reasonlen) == 0)
-            return 0;
-        if (now_s() >= until || g_stop || !fixture_alive(s))
-            return -1;
-        sleep_s(0.2);
-    }
-}
-
 /* Start the cluster (db), the fixture, wait, limits, identity, preflight: the first failure
  * becomes the phase's preflight reason (a failed phase, never a crash of the run). */
 static void start_phase(struct soak *s, const struct phase *p, struct kb_soak_obs *o,
                         char *argvs[64])
 {
-    char conninfo[1024] = "", err[1024], path[4300], fixdir[4200], log[4300], *env[16] = { 0 };
+    char err[1024], path[4300], fixdir[4200], log[4300], pgdir[4300], *env[16] = { 0 };
     const struct kb_route *r = kb_contract_route(&s->c, p->route);
     int db = !strcmp(p->route, "db");
     struct kb_fixture_spec spec;
@@ -531,25 +512,18 @@ static void start_phase(struct soak *s, const struct phase *p, struct kb_soak_ob
     snprintf(fixdir, sizeof(fixdir), "%s/fixture", p->dir);
     kb_mkdirs(fixdir, err, sizeof(err));
     err[0] = '\0';
-    if (db) {
-        snprintf(s->pgdir, sizeof(s->pgdir), "%s/pg", p->dir);
-        if (!kb_pgcluster_available()) {
-            snprintf(err, sizeof(err), "no PostgreSQL server binaries (make deps)");
-            s->pgdir[0] = '\0';
-        } else if (kb_pgcluster_start(NULL, s->pgdir, conninfo, sizeof(conninfo), err,
-                                      sizeof(err)) < 0) {
-            stop_cluster(s);
-        } else if (!s->rt->db_command_extra.n) {
-            snprintf(err, sizeof(err), RUNTIME " has no db_command_extra in the contract");
-        }
-    }
-    for (size_t i = 0; i < s->rt->command.n && n < 62; i++)
-        argvs[n++] = expand(s, s->rt->command.v[i], fixdir, NULL);
-    for (size_t i = 0; db && i < s->rt->db_command_extra.n && n < 62; i++)
-        argvs[n++] = expand(s, s->rt->db_command_extra.v[i], fixdir, conninfo);
+    kb_path(pgdir, sizeof(pgdir), p->dir, "pg");
+    if (db && !s->rt->db_command_extra.n)
+        snprintf(err, sizeof(err), RUNTIME " has no db_command_extra in the contract");
+    else if (db)
+        kb_pgrun_start(&s->pg, pgdir, err, sizeof(err));
+    for (size_t i = 0; i < s->rt->command.n && n < 40; i++)
+        argvs[n++] = expand(s, s->rt->command.v[i], fixdir);
     argvs[n] = NULL;
+    if (db)
+        n = kb_pgrun_args(&s->pg, s->rt, s->db_pool, argvs, n, 64);
     for (size_t i = 0; i < s->rt->env_keys.n && i < 15; i++) {
-        char *v = expand(s, s->rt->env_vals.v[i], fixdir, NULL);
+        char *v = expand(s, s->rt->env_vals.v[i], fixdir);
         if (asprintf(&env[i], "%s=%s", s->rt->env_keys.v[i], v) < 0)
             env[i] = NULL;
         free(v);
@@ -587,7 +561,8 @@ static void start_phase(struct soak *s, const struct phase *p, struct kb_soak_ob
         } else {
             kb_path(path, sizeof(path), fixdir, "identity.json");
             kb_write_json_atomic(path, s->identity, err, sizeof(err));
-            if (preflight(s, r, db ? 15.0 : 2.0, err, sizeof(err)) < 0)
+            if (kb_pgrun_wait_route(s->port, r, db ? 15000 : 2000, fixture_alive, s, err,
+                                    sizeof(err)) < 0)
                 snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason),
                          "%s: %.200s", r->path, err);
         }

@@ -2,6 +2,7 @@
  * stdout is the conninfo, stderr the reason when it fails. */
 #define _GNU_SOURCE
 #include "runner/pgcluster.h"
+#include "runner/preflight.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +10,9 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef KB_ROOT
@@ -118,4 +121,67 @@ int kb_pgcluster_stop(const char *root, const char *dir, char *err, size_t errle
 {
     char out[512];
     return run_script(root, "stop", dir, out, sizeof(out), err, errlen);
+}
+
+int kb_pgrun_wanted(const struct kb_runtime *rt, char *const *routes, size_t nroutes)
+{
+    if (!rt || !rt->db_command_extra.n)
+        return 0;
+    for (size_t i = 0; i < nroutes; i++)
+        if (routes[i] && !strcmp(routes[i], "db"))
+            return 1;
+    return 0;
+}
+
+int kb_pgrun_start(struct kb_pgrun *pg, const char *dir, char *err, size_t errlen)
+{
+    snprintf(pg->dir, sizeof(pg->dir), "%s", dir);
+    pg->conninfo[0] = '\0';
+    pg->running = 0;
+    if (!kb_pgcluster_available()) {
+        snprintf(err, errlen, "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin "
+                 "(make deps)");
+        return -1;
+    }
+    if (kb_pgcluster_start(NULL, dir, pg->conninfo, sizeof(pg->conninfo), err, errlen) < 0) {
+        char ignored[256];
+        /* a half-started cluster (initdb done, fill failed) is stopped all the same */
+        kb_pgcluster_stop(NULL, dir, ignored, sizeof(ignored));
+        return -1;
+    }
+    pg->running = 1;
+    return 0;
+}
+
+size_t kb_pgrun_args(const struct kb_pgrun *pg, const struct kb_runtime *rt, int db_pool,
+                     char **argv, size_t n, size_t max)
+{
+    char pool[16];
+    const char *keys[] = { "conninfo", "db_pool" }, *vals[] = { pg->conninfo, pool };
+    snprintf(pool, sizeof(pool), "%d", db_pool);
+    for (size_t i = 0; i < rt->db_command_extra.n && n + 1 < max; i++)
+        argv[n++] = kb_expand(rt->db_command_extra.v[i], keys, vals, 2);
+    argv[n] = NULL;
+    return n;
+}
+
+int kb_pgrun_wait_route(int port, const struct kb_route *r, int timeout_ms,
+                        int (*alive)(void *), void *arg, char *reason, size_t reasonlen)
+{
+    struct timespec pause = { 0, 200 * 1000 * 1000 };
+    for (int waited = 0;; waited += 200) {
+        if (kb_preflight_route(port, r, reason, reasonlen) == 0)
+            return 0;
+        if (waited >= timeout_ms || (alive && !alive(arg)))
+            return -1;
+        nanosleep(&pause, NULL);
+    }
+}
+
+int kb_pgrun_stop(struct kb_pgrun *pg, char *err, size_t errlen)
+{
+    if (!pg->running)
+        return 0;
+    pg->running = 0;
+    return kb_pgcluster_stop(NULL, pg->dir, err, errlen);
 }
