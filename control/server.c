@@ -131,7 +131,7 @@ static int out_append(struct kbc_conn *c, const char *b, size_t n)
 }
 
 /* Headers [h, end) of one request: 1 when the request carries a body, 0 otherwise.
- * Sets *close for Connection: close. */
+ * Sets *close_after for Connection: close, clears it for Connection: keep-alive. */
 static int has_body(const char *h, const char *end, int *close_after)
 {
     while (h < end) {
@@ -147,6 +147,8 @@ static int has_body(const char *h, const char *end, int *close_after)
             return 1;
         } else if (len >= 17 && !strncasecmp(h, "Connection: close", 17)) {
             *close_after = 1;
+        } else if (len >= 22 && !strncasecmp(h, "Connection: keep-alive", 22)) {
+            *close_after = 0;
         }
         h += len + 1;
     }
@@ -167,6 +169,8 @@ static int serve_buffer(struct kbc_server *s, struct kbc_conn *c)
         lf = memchr(start, '\n', (size_t)(end + 2 - start));
         sp1 = memchr(start, ' ', (size_t)(lf - start));
         sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(lf - sp1 - 1)) : NULL;
+        /* HTTP/1.0 closes after the response unless it asks for keep-alive. */
+        close_after = sp2 && lf - sp2 >= 9 && !memcmp(sp2 + 1, "HTTP/1.0", 8);
         if (!sp2 || sp1 - start != 3 || memcmp(start, "GET", 3) || has_body(lf + 1, end + 2, &close_after)) {
             r = &s->routes->bad_request;
             close_after = 1;
