@@ -12,6 +12,7 @@
 #include <math.h>
 #include <netdb.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,27 @@ static double cgroup_cpu_quota(void)
     return quota;
 }
 
+/* Every connection is a descriptor: raise the soft limit as far as allowed, and refuse a
+ * connection count the process could never open. */
+static int fit_descriptors(int connections)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)connections + 64;
+    if (getrlimit(RLIMIT_NOFILE, &rl))
+        return 0;
+    if (rl.rlim_cur < need && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur < need) {
+        fprintf(stderr, "kneebench load: --connections %d needs %llu descriptors, the limit is %llu "
+                "(kneebench load --help)\n", connections, (unsigned long long)need,
+                (unsigned long long)rl.rlim_cur);
+        return 2;
+    }
+    return 0;
+}
+
 /* Refuse an unwritable output before the run rather than after it. */
 static int check_writable(const char *path)
 {
@@ -317,7 +339,8 @@ static int run(struct load_args *a, const struct kb_contract *ct)
         return bad("--cpus '%s' names no CPU this process may use", a->cpus);
     if (a->threads > a->connections)
         return bad("%s", "--connections must be at least --threads (every thread needs a connection)");
-    if (check_writable(a->json) || check_writable(a->hgrm) || check_writable(a->uhgrm))
+    if (check_writable(a->json) || check_writable(a->hgrm) || check_writable(a->uhgrm) ||
+        fit_descriptors(a->connections))
         return 2;
     if (compile_expect(route, &expect, &re))
         return bad("route '%s' has a body_regex that does not compile", a->route);

@@ -8,6 +8,7 @@ kind with exact counts, and that scheduled == completed + errors.total always ho
 """
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -235,13 +236,15 @@ def bad_arguments_exit_2_before_any_load():
         base + ["--json", "/nonexistent-dir/x.json"],
         base + ["--timeout-ms", "0"],
         base + ["--spin-us", "5000"],
+        base + ["--threads", "1", "--connections", "60000"],   # beyond the descriptor limit
         base + ["--timer-slack-us", "-1"],
         base + ["--bogus"],
         base + ["extra"],
     ]
     try:
         for argv in cases:
-            p = subprocess.run([KB, "load", *argv], capture_output=True, text=True, timeout=30)
+            p = subprocess.run([KB, "load", *argv], capture_output=True, text=True, timeout=30,
+                               preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096)))
             assert p.returncode == 2, (argv, p.returncode, p.stderr)
             assert p.stderr.startswith("kneebench load: "), (argv, p.stderr)
     finally:
