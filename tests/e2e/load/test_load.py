@@ -215,6 +215,29 @@ def silent_server_times_out():
 
 
 @test
+def server_dying_mid_run_is_counted_not_fatal():
+    need(KB)
+    need(CONTROL)
+    s = Proc([CONTROL, "--port", "0"])
+    out = os.path.join(TMP, "dies.json")
+    argv = [KB, "load", "--url", f"http://127.0.0.1:{s.port}/plaintext", "--route", "plaintext",
+            "--rate", "500", "--duration", "2", "--warmup", "0", "--threads", "2",
+            "--connections", "4", "--drain", "1", "--json", out]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    s.p.kill()                      # the server vanishes half way through the interval
+    s.p.wait()
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, (p.returncode, err)
+    j = json.load(open(out))
+    check_identity(j)
+    e = j["errors"]
+    assert 0 < j["completed"] < j["scheduled"], j
+    assert e["total"] > 0 and e["connect"] + e["peer_close"] + e["read"] + e["write"] + e["timeout"] == e["total"], e
+    assert j["connect_failures"] > 0 and j["first_error"], j
+
+
+@test
 def bad_arguments_exit_2_before_any_load():
     need(KB)
     s = hostile("ok")
