@@ -11,6 +11,7 @@
 #include "runner/commands.h"
 #include "runner/evidence.h"
 #include "runner/matrix.h"
+#include "runner/pgcluster.h"
 #include "runner/preflight.h"
 #include "runner/procs.h"
 #include "runner/sandbox.h"
@@ -60,6 +61,7 @@ struct curve {
     int repeat, port, preflight_failed;
     char fixdir[4096], preflight_reason[512];
     json_t *identity;
+    struct kb_pgrun pg;        /* the db route's PostgreSQL, started with the fixture */
     pid_t load_pid;
     /* progress */
     size_t finished, ran;
@@ -363,6 +365,8 @@ static void stop_fixture(struct curve *cv)
         fprintf(stderr, "kneebench curve: %s\n", err);
     cv->sb = NULL;
     cv->rt = NULL;
+    if (kb_pgrun_stop(&cv->pg, err, sizeof(err)) < 0)
+        fprintf(stderr, "kneebench curve: %s\n", err);
     json_decref(cv->identity);
     cv->identity = NULL;
 }
@@ -393,6 +397,8 @@ static void build_spec(struct curve *cv, struct kb_fixture_spec *s, char **argv,
     for (i = 0; i < rt->command.n && i < 63; i++)
         argv[i] = expand(cv, rt->command.v[i], cv->fixdir);
     argv[i] = NULL;
+    if (cv->pg.running)
+        kb_pgrun_args(&cv->pg, rt, cv->c.db_pool_size, argv, i, 64);
     for (i = 0; i < rt->env_keys.n && i < 15; i++) {
         char *v = expand(cv, rt->env_vals.v[i], cv->fixdir);
         env[i] = malloc(strlen(rt->env_keys.v[i]) + strlen(v) + 2);
@@ -420,10 +426,13 @@ static void preflight_all(struct curve *cv, json_t *out)
     for (size_t i = 0; i < cv->plan.routes.n; i++) {
         const struct kb_route *r = kb_contract_route(&cv->c, cv->plan.routes.v[i]);
         char reason[512] = "";
-        int ok = kb_route_served_by(r, cv->rt->name) &&
-                 kb_preflight_route(cv->port, r, reason, sizeof(reason)) == 0;
         if (!kb_route_served_by(r, cv->rt->name))
-            snprintf(reason, sizeof(reason), "route %s is not served by %s", r->name, cv->rt->name);
+            continue;   /* the plan has no points for it */
+        /* the db pool connects after the port opens: give that route time to answer */
+        int ok = (cv->pg.running && !strcmp(r->name, "db")
+                      ? kb_pgrun_wait_route(cv->port, r, 15000, fixture_alive, cv, reason,
+                                            sizeof(reason))
+                      : kb_preflight_route(cv->port, r, reason, sizeof(reason))) == 0;
         json_object_set_new(out, r->name, json_pack("{s:b,s:s}", "ok", ok, "reason", reason));
         if (!ok && !cv->preflight_failed) {
             cv->preflight_failed = 1;
@@ -470,6 +479,13 @@ static void start_fixture(struct curve *cv, const struct kb_runtime *rt, int rep
     snprintf(cv->fixdir, sizeof(cv->fixdir), cv->plan.repeats > 1 ? "%s/fixtures/%s-r%d"
              : "%s/fixtures/%s", cv->run, rt->name, repeat);
     kb_mkdirs(cv->fixdir, err, sizeof(err));
+    if (kb_pgrun_wanted(rt, cv->plan.routes.v, cv->plan.routes.n) &&
+        kb_pgrun_start(&cv->pg, kb_path(path, sizeof(path), cv->fixdir, "pg"), err,
+                       sizeof(err)) < 0) {
+        cv->preflight_failed = 1;
+        snprintf(cv->preflight_reason, sizeof(cv->preflight_reason), "PostgreSQL: %.400s", err);
+        goto out;
+    }
     build_spec(cv, &spec, argv, env, log);
     if (!(cv->sb = cv->ops->start(&spec, err, sizeof(err))) ||
         kb_wait_ready(cv->port, 20000, fixture_alive, cv, err, sizeof(err)) < 0) {

@@ -132,16 +132,22 @@ static int set_params(const struct kb_contract *c, const struct kb_plan_opts *o,
     return 0;
 }
 
-static void fill_points(struct kb_plan *p)
+/* A route only some runtimes serve (db: gray-static) has no points for the others. */
+static int served(const struct kb_contract *c, const char *route, const char *runtime)
+{
+    const struct kb_route *r = kb_contract_route(c, route);
+    return r && kb_route_served_by(r, runtime);
+}
+
+static void fill_points(const struct kb_contract *c, struct kb_plan *p)
 {
     size_t nrt = p->runtimes.n, k = 0;
-    p->npoints = (size_t)p->repeats * nrt * p->routes.n * p->nrates;
-    p->points = calloc(p->npoints + 1, sizeof(*p->points));
+    p->points = calloc((size_t)p->repeats * nrt * p->routes.n * p->nrates + 1, sizeof(*p->points));
     for (int r = 0; r < p->repeats; r++)
         for (size_t i = 0; i < nrt; i++) {
             const char *rt = p->runtimes.v[(i + (size_t)r) % nrt];
             for (size_t j = 0; j < p->routes.n; j++)
-                for (size_t q = 0; q < p->nrates; q++, k++) {
+                for (size_t q = 0; q < p->nrates && served(c, p->routes.v[j], rt); q++, k++) {
                     struct kb_point *pt = &p->points[k];
                     pt->index = k;
                     pt->repeat = r + 1;
@@ -152,6 +158,7 @@ static void fill_points(struct kb_plan *p)
                              rt, pt->route, pt->rate, r + 1);
                 }
         }
+    p->npoints = k;
 }
 
 int kb_matrix_plan(const struct kb_contract *c, const struct kb_plan_opts *o, struct kb_plan *p,
@@ -165,7 +172,11 @@ int kb_matrix_plan(const struct kb_contract *c, const struct kb_plan_opts *o, st
         snprintf(err, errlen, "the plan is empty (no runtime, route or rate selected)");
         goto fail;
     }
-    fill_points(p);
+    fill_points(c, p);
+    if (!p->npoints) {
+        snprintf(err, errlen, "the plan is empty (no selected runtime serves a selected route)");
+        goto fail;
+    }
     return 0;
 fail:
     kb_plan_free(p);

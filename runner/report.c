@@ -158,6 +158,8 @@ static void build_rows(struct kb_report *r, const char *dir)
             json_string_value(json_object_get(pt, "runtime")),
             json_string_value(json_object_get(pt, "route")),
             (long)json_integer_value(json_object_get(pt, "rate")));
+        if (row)
+            r->rows[row - r->rows].planned = 1;
         if (!v || !row) {
             add_missing(r, id);
         } else if (acc[row - r->rows].n < 64) {

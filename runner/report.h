@@ -20,6 +20,7 @@ struct kb_stat {
 struct kb_report_row {
     char runtime[32], route[32];
     long rate;
+    int planned;                 /* the plan has points here (db: gray-static only) */
     int n;                       /* repeats found */
     char verdict[16];            /* aggregated verdict */
     char reason[512];            /* first failure/client-limit reason, or the last point's */

@@ -31,6 +31,8 @@ int kb_report_write_csv(const struct kb_report *r, const char *dir, char *err, s
             "unconstrained,partial,reason\n");
     for (size_t i = 0; i < r->nrows; i++) {
         const struct kb_report_row *w = &r->rows[i];
+        if (!w->planned)
+            continue;
         fprintf(f, "%s,%s,%ld,%d,%s,%.1f,%.1f,%.1f,%.4f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,"
                 "%lld,%lld,%lld,%.3f,%.3f,%.3f,%lld,%d,%d,", w->runtime, w->route, w->rate, w->n,
                 w->verdict, w->achieved.med, w->achieved.min, w->achieved.max, w->delivery.med,
@@ -70,7 +72,8 @@ int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, 
     char path[4200];
     int rc;
     for (size_t i = 0; i < r->nrows; i++)
-        json_array_append_new(rows, row_json(&r->rows[i]));
+        if (r->rows[i].planned)
+            json_array_append_new(rows, row_json(&r->rows[i]));
     for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
         json_t *o = json_object();
         for (size_t j = 0; j < kb_report_nroutes(r); j++) {

@@ -75,7 +75,9 @@ static void highest_table(FILE *f, const struct kb_report *r)
         fprintf(f, "| %s |", rt);
         for (size_t j = 0; j < nro; j++) {
             long h = kb_report_highest(r, rt, kb_report_route(r, j));
-            h ? fprintf(f, " %ld |", h) : fprintf(f, " none |");
+            const struct kb_report_row *w = kb_report_row(r, rt, kb_report_route(r, j),
+                                                          kb_report_rate(r, 0));
+            h ? fprintf(f, " %ld |", h) : fprintf(f, w && !w->planned ? " n/a |" : " none |");
         }
         for (size_t j = 0; j < nro; j++) {
             long h = kb_report_highest(r, rt, kb_report_route(r, j));
@@ -100,6 +102,8 @@ static void curve_table(FILE *f, const struct kb_report *r, const char *route)
         for (size_t k = 0; k < kb_report_nrates(r); k++) {
             const struct kb_report_row *w =
                 kb_report_row(r, kb_report_runtime(r, i), route, kb_report_rate(r, k));
+            if (w && !w->planned)
+                continue;
             if (!w || w->n == 0) {
                 fprintf(f, "| %s | %ld | | | | | | | | | | | | missing | no complete evidence |\n",
                         kb_report_runtime(r, i), kb_report_rate(r, k));

@@ -30,6 +30,7 @@ CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
 CRIT = CONTRACT["comparison"]["criteria"]
 LIMITS = CONTRACT["limits"]
 TMP = tempfile.mkdtemp(prefix="kb-curve-e2e-")
+os.chmod(TMP, 0o755)   # the db test's cluster runs as the postgres user and must reach it
 SECOND = "gray-static" if os.access(os.path.join(BUILD, "gray-static"), os.X_OK) else "node"
 SHORT = ["--duration", "1", "--warmup", "0.5", "--drain", "0.5", "--free-ports",
          "--build", BUILD]
@@ -346,6 +347,31 @@ def repeats_rotate_and_report_ranges():
         a = x["achieved_rps"]
         assert a["min"] <= a["median"] <= a["max"], a
     assert "(runtime order rotated" in open(f"{run}/report.md").read()
+
+
+@test
+def db_route_runs_with_its_cluster():
+    need_root()
+    if not glob.glob("/usr/lib/postgresql/*/bin/initdb"):
+        skip("PostgreSQL server binaries are not installed")
+    if not os.access(os.path.join(BUILD, "gray-static"), os.X_OK):
+        skip("gray-static is not built")
+    run = os.path.join(TMP, "db")
+    r = curve(run, "--runtimes", "go,gray-static", "--routes", "json,db", "--rates", "100")
+    assert r.returncode == 0, r.stdout + r.stderr
+    ids = [p["id"] for p in load(f"{run}/plan.json")["points"]]
+    assert ids == ["go-json-100", "gray-static-json-100", "gray-static-db-100"], ids
+    pre = load(f"{run}/fixtures/gray-static/preflight.json")
+    assert pre.get("db", {}).get("ok") is True, pre
+    v = load(f"{run}/points/gray-static-db-100/verdict.json")
+    assert v["verdict"] != "failed", v["reason"]
+    assert v["load"]["mismatches"]["total"] == 0 and v["load"]["completed"] > 0
+    # the cluster went with the fixture
+    pg = f"{run}/fixtures/gray-static/pg"
+    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert pg not in out, [l for l in out.splitlines() if pg in l]
+    assert report(run).returncode == 0
+    assert "| go | none | n/a |" in open(f"{run}/report.md").read()
 
 
 if __name__ == "__main__":

@@ -87,6 +87,23 @@ START_TEST(repeats_rotate_runtime_order)
 }
 END_TEST
 
+START_TEST(route_only_where_served)
+{
+    struct kb_plan_opts o = defaults();
+    o.runtimes = "go,gray-static";
+    o.routes = "json,db";
+    o.rates = "100";
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), 0);
+    ck_assert_uint_eq(P.npoints, 3);   /* go-json, gray-static-json, gray-static-db */
+    ck_assert_ptr_null(kb_plan_find(&P, "go-db-100"));
+    ck_assert_ptr_nonnull(kb_plan_find(&P, "gray-static-db-100"));
+    kb_plan_free(&P);
+    o.runtimes = "go";
+    o.routes = "db";
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), -1);
+}
+END_TEST
+
 START_TEST(bad_names_and_numbers_refused)
 {
     struct kb_plan_opts o = defaults();
@@ -113,6 +130,7 @@ static Suite *suite(void)
     tcase_add_test(tc, default_plan_is_contract_matrix);
     tcase_add_test(tc, overrides_narrow_and_sort);
     tcase_add_test(tc, repeats_rotate_runtime_order);
+    tcase_add_test(tc, route_only_where_served);
     tcase_add_test(tc, bad_names_and_numbers_refused);
     suite_add_tcase(s, tc);
     return s;
