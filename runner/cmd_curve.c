@@ -6,7 +6,23 @@
  * identity again, verdict, evidence, completion marker last. A fixture that died is
  * restarted for the next point. Points whose marker exists are kept on a re-run (resume).
  * SIGINT/SIGTERM only set a flag; every exit goes through cleanup(), which stops the load
- * child and the fixture (and so removes its cgroup). The stop flag is the one global. */
+ * child and the fixture (and so removes its cgroup). The stop flag is the one global.
+ *
+ * Evidence layout (every file written atomically, tmp + rename):
+ *   RUN/plan.json               the plan: parameters, criteria, placement, every point id
+ *   RUN/run.json                identity: runner SHA-256, contract SHA-256, host (kernel,
+ *                               CPU model, libmicrohttpd), runtime versions, command line,
+ *                               limits requested (run-resumed-<t>.json per later invocation)
+ *   RUN/fixtures/<rt>[-r<k>]/   limits.json (read back from the cgroup), identity.json
+ *                               (SHA-256 per executable and source file; the run's baseline),
+ *                               preflight.json, fixture.log, pg/ (db route's cluster)
+ *   RUN/points/<rt>-<route>-<rate>[-r<k>]/
+ *                               command.json (the point's contract), load.json,
+ *                               corrected.hgrm, uncorrected.hgrm, load.log, samples.csv
+ *                               (server CPU/RSS/PSS/fds/threads/procs + client CPU, 1/s),
+ *                               verdict.json (verdict, reason, load figures, server summary),
+ *                               DONE (the completion marker, last)
+ *   RUN/report.md, report.csv, report.json, charts/{achieved,p99}-<route>.svg (report) */
 #define _GNU_SOURCE
 #include "runner/commands.h"
 #include "runner/evidence.h"
