@@ -374,6 +374,17 @@ def db_route_runs_with_its_cluster():
     assert "| go | none | n/a |" in open(f"{run}/report.md").read()
 
 
+@test
+def refuses_without_root():
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        skip("needs root to drop to an unprivileged user with setpriv")
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", KB,
+                        "curve", "--run", os.path.join(TMP, "unprivileged"), "--profile", "quick"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "--no-limits" in r.stderr, (r.returncode, r.stderr)
+    assert not os.path.exists(os.path.join(TMP, "unprivileged"))
+
+
 if __name__ == "__main__":
     try:
         exit_with("curve-e2e", sys.argv[1:] or None)
