@@ -272,6 +272,9 @@ static void try_write(struct thread *t, int i, kb_mono_t now)
     const char *req = t->cfg->request;
     size_t len = t->cfg->request_len;
     if (c->woff == 0) {
+        /* A fresh reading: earlier sends of the same wake-up took their own time, and this
+         * request's lag and uncorrected latency must start at its own write. */
+        now = kb_mono_now();
         c->sent = now;
         if (c->measured)
             kb_hist_record(&t->lag, (int64_t)((now - c->intended) / KB_NS_PER_US));
