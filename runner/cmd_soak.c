@@ -412,8 +412,8 @@ static int write_run_identity(struct soak *s, int argc, char **argv, char *err, 
 {
     char path[4200], hex[KB_SHA256_HEX], chex[KB_SHA256_HEX], when[64], gs[512], pg[512];
     char *gsv[16] = { 0 };
-    char *pgv[] = { "sh", "-c", "ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | "
-                    "tail -n 1 | xargs -I{} {}/postgres --version", NULL };
+    char *pgv[] = { "sh", "-c", "d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | "
+                    "tail -n 1) && \"$d/postgres\" --version", NULL };
     json_t *args = json_array(), *run;
     time_t t = time(NULL);
     int rc;
@@ -990,6 +990,13 @@ static double jnum(json_t *o, const char *a, const char *b)
     return json_number_value(b ? json_object_get(v, b) : v);
 }
 
+/* A string member, "" when absent (never NULL into a format). */
+static const char *jstr(json_t *o, const char *k)
+{
+    const char *v = json_string_value(json_object_get(o, k));
+    return v ? v : "";
+}
+
 /* report.md from the phases' verdict.json files (only phases whose marker exists). Returns
  * the number of phases that are complete and passed; *complete gets how many are complete. */
 static int write_report(struct soak *s, size_t *complete, char *err, size_t errlen)
@@ -997,6 +1004,7 @@ static int write_report(struct soak *s, size_t *complete, char *err, size_t errl
     char *buf = NULL, path[4300];
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
+    json_t *run;
     int passed = 0;
     *complete = 0;
     if (!f) {
@@ -1017,12 +1025,25 @@ static int write_report(struct soak *s, size_t *complete, char *err, size_t errl
             "zero after the load. Latency is reported, not judged.\n\n",
             100 * s->crit.min_delivery, s->crit.rss.pct_per_hour, s->crit.fds.pct_per_hour,
             s->crit.rss.floor, s->crit.fds.floor);
+    kb_path(path, sizeof(path), s->run, "run.json");
+    if ((run = json_load_file(path, 0, NULL))) {
+        json_t *host = json_object_get(run, "host"), *ver = json_object_get(run, "runtime_versions");
+        fprintf(f, "Identity (run.json): started %s; runner sha256 %.16s...; %s; %s, %s, %lld "
+                "CPUs; %s.\n\n", jstr(run, "started"),
+                jstr(run, "runner_sha256"),
+                jstr(ver, RUNTIME),
+                jstr(host, "kernel"),
+                jstr(host, "cpu_model"),
+                (long long)json_integer_value(json_object_get(host, "online_cpus")),
+                jstr(ver, "postgresql"));
+        json_decref(run);
+    }
     fprintf(f, "| phase | requested/s | achieved/s | delivery | p50 ms | p99 ms | p99.9 ms | max ms "
             "| RSS first..last KiB | RSS slope KiB/h | fds first..last | fds slope /h | samples "
             "| verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|---|\n");
     for (size_t i = 0; i < s->nph; i++) {
         const struct phase *p = &s->ph[i];
-        json_t *v, *load, *rss, *fds;
+        json_t *v, *load, *rss, *fds, *lim;
         kb_path(path, sizeof(path), p->dir, "DONE");
         if (!kb_file_exists(path)) {
             fprintf(f, "| %s | %ld | | | | | | | | | | | | INCOMPLETE (no marker) |\n", p->route,
@@ -1039,7 +1060,7 @@ static int write_report(struct soak *s, size_t *complete, char *err, size_t errl
         load = json_object_get(v, "load");
         rss = json_object_get(v, "rss_bytes");
         fds = json_object_get(v, "fds");
-        passed += !strcmp(json_string_value(json_object_get(v, "verdict")), "pass");
+        passed += !strcmp(jstr(v, "verdict"), "pass");
         fprintf(f, "| %s | %ld | %.1f | %.3f %% | %.2f | %.2f | %.2f | %.2f | %.0f..%.0f | %+.1f "
                 "| %.0f..%.0f | %+.2f | %lld | **%s**: %s |\n", p->route, p->rate,
                 jnum(load, "achieved_rps", NULL), 100 * jnum(load, "delivery", NULL),
@@ -1049,8 +1070,17 @@ static int write_report(struct soak *s, size_t *complete, char *err, size_t errl
                 jnum(rss, "per_hour", NULL) / 1024, jnum(fds, "first", NULL),
                 jnum(fds, "last", NULL), jnum(fds, "per_hour", NULL),
                 (long long)json_integer_value(json_object_get(rss, "n")),
-                json_string_value(json_object_get(v, "verdict")),
-                json_string_value(json_object_get(v, "reason")));
+                jstr(v, "verdict"),
+                jstr(v, "reason"));
+        kb_path(path, sizeof(path), p->dir, "fixture/limits.json");
+        lim = json_load_file(path, 0, NULL);
+        fprintf(f, "\n%s phase: fixture identity %.16s..., limits read back: %g CPU on cpuset "
+                "%s, memory %lld bytes, pids %lld (cgroup v%d, %s).\n", p->route,
+                jstr(v, "identity_sha256"),
+                jnum(lim, "cpus", NULL), jstr(lim, "cpuset"),
+                (long long)jnum(lim, "memory_bytes", NULL), (long long)jnum(lim, "pids_max", NULL),
+                (int)jnum(lim, "cgroup_version", NULL), lim ? jstr(lim, "backend") : "no limits.json");
+        json_decref(lim);
         if (json_object_get(v, "stats"))
             fprintf(f, "\n%s phase /stats: suspended handlers max %lld over %lld reads "
                     "(%lld failed); gauges at rest after the load: %s.\n\n", p->route,
