@@ -65,6 +65,7 @@ args=(build --network host --build-arg "BASE_IMAGE=$base" --label "org.kneebench
 [ -n "$targets" ] && args+=(--build-arg "KB_TARGETS=$targets")
 # Without the buildx plugin the CLI would refuse BuildKit; use the classic builder then.
 docker buildx version >/dev/null 2>&1 || export DOCKER_BUILDKIT=0
+old_id=$(docker image inspect -f '{{.Id}}' "$tag" 2>/dev/null || true)
 echo "image: building $tag FROM $base (context $hash)"
 start=$(date +%s)
 if ! docker "${args[@]}" - <"$work/context.tar"; then
@@ -73,4 +74,9 @@ if ! docker "${args[@]}" - <"$work/context.tar"; then
     fi
     die "docker build failed (output above)"
 fi
-echo "image: $tag = $(docker image inspect -f '{{.Id}}' "$tag") built in $(( $(date +%s) - start )) s"
+new_id=$(docker image inspect -f '{{.Id}}' "$tag")
+# The image this tag named before is now untagged: drop it (refused, harmlessly, if in use).
+if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
+    docker rmi "$old_id" >/dev/null 2>&1 || true
+fi
+echo "image: $tag = $new_id built in $(( $(date +%s) - start )) s"

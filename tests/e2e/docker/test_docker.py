@@ -10,6 +10,10 @@ back from the container's cgroup compared with the contract's, and the container
 stop -- also when the runner is interrupted, and when a runner died and left one behind.
 Last, a small curve with --backend docker (two runtimes, both routes, two low rates).
 Where no engine answers, every test is skipped with the reason. Stdlib only.
+
+    KB_DOCKER_BASE=IMG        build on IMG instead (e.g. kneebench-base:noble from
+                              `docker/base-image.sh kneebench-base:noble noble`)
+    KB_DOCKER_TEST_IMAGE=TAG  the tag the suite builds and tests (default kneebench:test)
 """
 import http.client
 import json
@@ -80,7 +84,14 @@ def image():
         return state["image"]
     pinned = os.environ.get("KB_DOCKER_PINNED_BASE") or \
         sh(["sed", "-n", "s/^ARG BASE_IMAGE=//p", os.path.join(ROOT, "docker", "Dockerfile")]).stdout.strip()
-    if sh(["docker", "image", "inspect", pinned]).returncode == 0:
+    forced = os.environ.get("KB_DOCKER_BASE")    # e.g. kneebench-base:noble, to check Ubuntu
+    if forced and forced != LOCAL_BASE:
+        if sh(["docker", "image", "inspect", forced]).returncode != 0:
+            state["image_error"] = f"KB_DOCKER_BASE={forced} is not a local image"
+            raise AssertionError(state["image_error"])
+        base = forced
+        state["base_seconds"] = 0.0
+    elif not forced and sh(["docker", "image", "inspect", pinned]).returncode == 0:
         base = pinned
         state["base_seconds"] = 0.0
     else:
