@@ -8,11 +8,12 @@
  * loop and park requests with MHD_suspend_connection (MHD_ALLOW_SUSPEND_RESUME is always on).
  *
  * Why this loop (measured here with libmicrohttpd 0.9.75; command and figures in
- * gray-static/LOOP.md): with the server CPU-bound, this loop used the least CPU per request
- * and served the most requests in 3 of 4 side-by-side rows against MHD's internal poll and
- * select threads and MHD_USE_TURBO; MHD's internal epoll thread stalled (~200 req/s) when
- * 256 connections opened at once. It also has no FD_SETSIZE ceiling, and it is the only
- * choice in which another module's sockets and MHD share one thread without locks. The
+ * gray-static/LOOP.md): MHD's internal epoll thread stalled (~25-240 req/s) when 256
+ * connections opened at once; internal poll, internal select and this loop did not, and their
+ * server CPU per request was the same within the shared host's noise (7-9 us). Of those,
+ * only this loop lets another module's sockets (the PostgreSQL route) and MHD share one
+ * thread without locks, and it has neither select's FD_SETSIZE ceiling nor poll's scan of
+ * every descriptor per wake-up. MHD_USE_TURBO gave no consistent gain, so it is a flag. The
  * internal-thread loops stay selectable (--loop) so that the comparison can be repeated.
  *
  * Request lifecycle. MHD calls on_request first when the headers are in: we only allocate the
