@@ -261,7 +261,8 @@ static int plan(struct soak *s, const struct args *a, char *err, size_t errlen)
     char list[1024], rates[1024], *save = NULL, *save2 = NULL, *tok, *rt;
     const struct kb_contract *c = &s->c;
     size_t nrates = 0;
-    s->duration_s = a->duration > 0 ? a->duration : c->nsoak_phases ? c->soak_phases[0].duration_s : 0;
+    s->duration_s = a->duration > 0 ? a->duration
+                  : c->nsoak_phases ? c->soak_phases[0].duration_s : 0;
     s->warmup_s = a->warmup >= 0 ? a->warmup : c->soak_warmup_s;
     s->settle_s = a->settle >= 0 ? a->settle : c->soak_settle_s;
     s->every_s = a->every > 0 ? a->every : c->soak_sample_every_s;
@@ -276,7 +277,8 @@ static int plan(struct soak *s, const struct args *a, char *err, size_t errlen)
             for (size_t i = 0; i < c->nsoak_phases; i++)
                 if (!strcmp(c->soak_phases[i].route, tok))
                     rate = c->soak_phases[i].rate;
-            if (!kb_contract_route(c, tok) || !kb_route_served_by(kb_contract_route(c, tok), RUNTIME)) {
+            const struct kb_route *r = kb_contract_route(c, tok);
+            if (!r || !kb_route_served_by(r, RUNTIME)) {
                 snprintf(err, errlen, "phase '%s': no such route served by " RUNTIME, tok);
                 return -1;
             }
@@ -543,13 +545,15 @@ static void start_phase(struct soak *s, const struct phase *p, struct kb_soak_ob
     snprintf(spec.limits.server_cpuset, sizeof(spec.limits.server_cpuset), "%s", s->server_cpus);
 
     if (err[0]) {
-        snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason), "cluster: %.200s", err);
+        snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason), "cluster: %.200s",
+                 err);
     } else if (!(s->sb = s->ops->start(&spec, err, sizeof(err))) ||
                kb_wait_ready(s->port, 20000, fixture_alive, s, err, sizeof(err)) < 0) {
         snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason),
                  "start failed: %.180s %s", err, s->sb ? s->ops->exit_reason(s->sb) : "");
     } else if (s->ops->limits_applied(s->sb, &la, err, sizeof(err)) < 0) {
-        snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason), "limits: %.200s", err);
+        snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason), "limits: %.200s",
+                 err);
     } else {
         json_t *lim = limits_json(&la);
         kb_path(path, sizeof(path), fixdir, "limits.json");
@@ -997,20 +1001,10 @@ static const char *jstr(json_t *o, const char *k)
     return v ? v : "";
 }
 
-/* report.md from the phases' verdict.json files (only phases whose marker exists). Returns
- * the number of phases that are complete and passed; *complete gets how many are complete. */
-static int write_report(struct soak *s, size_t *complete, char *err, size_t errlen)
+static void report_header(FILE *f, const struct soak *s)
 {
-    char *buf = NULL, path[4300];
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    char path[4300];
     json_t *run;
-    int passed = 0;
-    *complete = 0;
-    if (!f) {
-        snprintf(err, errlen, "open_memstream: %s", strerror(errno));
-        return -1;
-    }
     fprintf(f, "# kneebench soak -- %s\n\n", RUNTIME);
     fprintf(f, "Sequential phases, %g s each after a %g s warmup; server RSS and open descriptors "
             "sampled every %g s from warmup + %g s settling to the end of the measured interval; "
@@ -1027,68 +1021,101 @@ static int write_report(struct soak *s, size_t *complete, char *err, size_t errl
             s->crit.rss.floor, s->crit.fds.floor);
     kb_path(path, sizeof(path), s->run, "run.json");
     if ((run = json_load_file(path, 0, NULL))) {
-        json_t *host = json_object_get(run, "host"), *ver = json_object_get(run, "runtime_versions");
+        json_t *host = json_object_get(run, "host");
+        json_t *ver = json_object_get(run, "runtime_versions");
         fprintf(f, "Identity (run.json): started %s; runner sha256 %.16s...; %s; %s, %s, %lld "
-                "CPUs; %s.\n\n", jstr(run, "started"),
-                jstr(run, "runner_sha256"),
-                jstr(ver, RUNTIME),
-                jstr(host, "kernel"),
-                jstr(host, "cpu_model"),
+                "CPUs; %s.\n\n", jstr(run, "started"), jstr(run, "runner_sha256"),
+                jstr(ver, RUNTIME), jstr(host, "kernel"), jstr(host, "cpu_model"),
                 (long long)json_integer_value(json_object_get(host, "online_cpus")),
                 jstr(ver, "postgresql"));
         json_decref(run);
     }
-    fprintf(f, "| phase | requested/s | achieved/s | delivery | p50 ms | p99 ms | p99.9 ms | max ms "
-            "| RSS first..last KiB | RSS slope KiB/h | fds first..last | fds slope /h | samples "
-            "| verdict |\n|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|---|\n");
+    fprintf(f, "| phase | requested/s | achieved/s | delivery | p50 ms | p99 ms | p99.9 ms | "
+            "max ms | RSS first..last KiB | RSS slope KiB/h | fds first..last | fds slope /h | "
+            "samples | verdict |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|---|\n");
+}
+
+/* A complete phase's verdict.json, or NULL (no marker, or no verdict). */
+static json_t *phase_verdict(const struct phase *p)
+{
+    char path[4300];
+    kb_path(path, sizeof(path), p->dir, "DONE");
+    if (!kb_file_exists(path))
+        return NULL;
+    kb_path(path, sizeof(path), p->dir, "verdict.json");
+    return json_load_file(path, 0, NULL);
+}
+
+static void report_row(FILE *f, const struct phase *p, json_t *v)
+{
+    json_t *load = json_object_get(v, "load"), *rss = json_object_get(v, "rss_bytes");
+    json_t *fds = json_object_get(v, "fds");
+    if (!v) {
+        fprintf(f, "| %s | %ld | | | | | | | | | | | | INCOMPLETE (no marker or verdict) |\n",
+                p->route, p->rate);
+        return;
+    }
+    fprintf(f, "| %s | %ld | %.1f | %.3f %% | %.2f | %.2f | %.2f | %.2f | %.0f..%.0f | %+.1f "
+            "| %.0f..%.0f | %+.2f | %lld | **%s**: %s |\n", p->route, p->rate,
+            jnum(load, "achieved_rps", NULL), 100 * jnum(load, "delivery", NULL),
+            jnum(load, "corrected_us", "p50") / 1000, jnum(load, "corrected_us", "p99") / 1000,
+            jnum(load, "corrected_us", "p999") / 1000, jnum(load, "corrected_us", "max") / 1000,
+            jnum(rss, "first", NULL) / 1024, jnum(rss, "last", NULL) / 1024,
+            jnum(rss, "per_hour", NULL) / 1024, jnum(fds, "first", NULL),
+            jnum(fds, "last", NULL), jnum(fds, "per_hour", NULL),
+            (long long)json_integer_value(json_object_get(rss, "n")), jstr(v, "verdict"),
+            jstr(v, "reason"));
+}
+
+/* Below the table: identity and limits read back, and the db phase's counters. */
+static void report_notes(FILE *f, size_t i, const struct phase *p, json_t *v)
+{
+    char path[4300];
+    json_t *lim, *st = json_object_get(v, "stats");
+    kb_path(path, sizeof(path), p->dir, "fixture/limits.json");
+    lim = json_load_file(path, 0, NULL);
+    fprintf(f, "- phase %zu (%s, %ld/s): fixture identity %.16s..., limits read back: %g CPU on "
+            "cpuset %s, memory %lld bytes, pids %lld (cgroup v%d, %s)", i + 1, p->route, p->rate,
+            jstr(v, "identity_sha256"), jnum(lim, "cpus", NULL), jstr(lim, "cpuset"),
+            (long long)jnum(lim, "memory_bytes", NULL), (long long)jnum(lim, "pids_max", NULL),
+            (int)jnum(lim, "cgroup_version", NULL), lim ? jstr(lim, "backend") : "no limits.json");
+    if (st)
+        fprintf(f, "; /stats: suspended handlers max %lld over %lld reads (%lld failed), gauges "
+                "at rest after the load: %s", (long long)jnum(st, "suspended_max", NULL),
+                (long long)jnum(st, "reads", NULL), (long long)jnum(st, "read_failures", NULL),
+                json_is_true(json_object_get(st, "at_rest_after")) ? "yes" : "NO");
+    fprintf(f, ".\n");
+    json_decref(lim);
+}
+
+/* report.md from the phases' verdict.json files (only phases whose marker exists). Returns
+ * the number of phases that are complete and passed (-1 when report.md could not be
+ * written); *complete gets how many are complete. */
+static int write_report(struct soak *s, size_t *complete, char *err, size_t errlen)
+{
+    char *buf = NULL, path[4300];
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    json_t *v[MAX_PHASES];
+    int passed = 0;
+    *complete = 0;
+    if (!f) {
+        snprintf(err, errlen, "open_memstream: %s", strerror(errno));
+        return -1;
+    }
+    report_header(f, s);
     for (size_t i = 0; i < s->nph; i++) {
-        const struct phase *p = &s->ph[i];
-        json_t *v, *load, *rss, *fds, *lim;
-        kb_path(path, sizeof(path), p->dir, "DONE");
-        if (!kb_file_exists(path)) {
-            fprintf(f, "| %s | %ld | | | | | | | | | | | | INCOMPLETE (no marker) |\n", p->route,
-                    p->rate);
-            continue;
-        }
-        kb_path(path, sizeof(path), p->dir, "verdict.json");
-        if (!(v = json_load_file(path, 0, NULL))) {
-            fprintf(f, "| %s | %ld | | | | | | | | | | | | INCOMPLETE (no verdict) |\n",
-                    p->route, p->rate);
-            continue;
-        }
-        (*complete)++;
-        load = json_object_get(v, "load");
-        rss = json_object_get(v, "rss_bytes");
-        fds = json_object_get(v, "fds");
-        passed += !strcmp(jstr(v, "verdict"), "pass");
-        fprintf(f, "| %s | %ld | %.1f | %.3f %% | %.2f | %.2f | %.2f | %.2f | %.0f..%.0f | %+.1f "
-                "| %.0f..%.0f | %+.2f | %lld | **%s**: %s |\n", p->route, p->rate,
-                jnum(load, "achieved_rps", NULL), 100 * jnum(load, "delivery", NULL),
-                jnum(load, "corrected_us", "p50") / 1000, jnum(load, "corrected_us", "p99") / 1000,
-                jnum(load, "corrected_us", "p999") / 1000, jnum(load, "corrected_us", "max") / 1000,
-                jnum(rss, "first", NULL) / 1024, jnum(rss, "last", NULL) / 1024,
-                jnum(rss, "per_hour", NULL) / 1024, jnum(fds, "first", NULL),
-                jnum(fds, "last", NULL), jnum(fds, "per_hour", NULL),
-                (long long)json_integer_value(json_object_get(rss, "n")),
-                jstr(v, "verdict"),
-                jstr(v, "reason"));
-        kb_path(path, sizeof(path), p->dir, "fixture/limits.json");
-        lim = json_load_file(path, 0, NULL);
-        fprintf(f, "\n%s phase: fixture identity %.16s..., limits read back: %g CPU on cpuset "
-                "%s, memory %lld bytes, pids %lld (cgroup v%d, %s).\n", p->route,
-                jstr(v, "identity_sha256"),
-                jnum(lim, "cpus", NULL), jstr(lim, "cpuset"),
-                (long long)jnum(lim, "memory_bytes", NULL), (long long)jnum(lim, "pids_max", NULL),
-                (int)jnum(lim, "cgroup_version", NULL), lim ? jstr(lim, "backend") : "no limits.json");
-        json_decref(lim);
-        if (json_object_get(v, "stats"))
-            fprintf(f, "\n%s phase /stats: suspended handlers max %lld over %lld reads "
-                    "(%lld failed); gauges at rest after the load: %s.\n\n", p->route,
-                    (long long)jnum(v, "stats", "suspended_max"),
-                    (long long)jnum(v, "stats", "reads"), (long long)jnum(v, "stats",
-                    "read_failures"), json_is_true(json_object_get(json_object_get(v, "stats"),
-                    "at_rest_after")) ? "yes" : "NO");
-        json_decref(v);
+        v[i] = phase_verdict(&s->ph[i]);
+        *complete += v[i] != NULL;
+        passed += v[i] && !strcmp(jstr(v[i], "verdict"), "pass");
+        report_row(f, &s->ph[i], v[i]);
+    }
+    fprintf(f, "\n");
+    for (size_t i = 0; i < s->nph; i++) {
+        if (v[i])
+            report_notes(f, i, &s->ph[i], v[i]);
+        json_decref(v[i]);
     }
     fprintf(f, "\n%d of %zu phases passed (%zu complete). Evidence per phase under phases/: "
             "command.json, fixture/ (limits.json read back, identity.json, preflight.json, "
@@ -1238,7 +1265,8 @@ int cmd_soak(int argc, char **argv)
             fprintf(stderr, "kneebench soak: %s\n", err);
         json_decref(m);
     }
-    printf("kneebench soak: %d of %zu phases passed; report %s/report.md\n", passed < 0 ? 0 : passed,
+    printf("kneebench soak: %d of %zu phases passed; report %s/report.md\n",
+           passed < 0 ? 0 : passed,
            s.nph, s.run);
     cleanup(&s);
     return passed >= 0 && (size_t)passed == s.nph ? 0 : 1;
