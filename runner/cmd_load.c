@@ -24,7 +24,7 @@
 #include "runner/loadout.h"
 
 struct load_args {
-    const char *url, *route, *json, *hgrm, *uhgrm, *contract, *cpus;
+    const char *url, *route, *json, *hgrm, *uhgrm, *contract, *cpus, *hlog, *series_csv;
     double rate, duration, warmup, drain;
     int threads, connections, quiet;
     long timeout_ms;
@@ -41,7 +41,7 @@ static void usage(FILE *f)
         "                      --warmup S [--drain S] [--threads N] [--connections N] [--json FILE]\n"
         "                      [--hgrm FILE] [--uncorrected-hgrm FILE] [--contract FILE]\n"
         "                      [--timeout-ms N] [--cpus LIST] [--spin-us N] [--timer-slack-us N]\n"
-        "                      [--eager-rx] [--quiet]\n"
+        "                      [--eager-rx] [--hlog FILE] [--series-csv FILE] [--quiet]\n"
         "  Drives one route open-loop at a fixed rate; latency counts from each request's\n"
         "  intended send time. Threads, connections and drain default to the contract's\n"
         "  comparison section. Exit 0 when the run completed (server errors are data),\n"
@@ -143,6 +143,7 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         { "threads", 1, 0, 't' }, { "connections", 1, 0, 'c' }, { "json", 1, 0, 'j' },
         { "hgrm", 1, 0, 'H' }, { "uncorrected-hgrm", 1, 0, 'U' }, { "contract", 1, 0, 'C' },
         { "timeout-ms", 1, 0, 'T' }, { "cpus", 1, 0, 'p' }, { "quiet", 0, 0, 'q' },
+        { "hlog", 1, 0, 'G' }, { "series-csv", 1, 0, 'V' },
         { "spin-us", 1, 0, 'S' }, { "timer-slack-us", 1, 0, 'L' }, { "eager-rx", 0, 0, 'E' },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
     };
@@ -160,6 +161,8 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         case 'C': a->contract = optarg; break;
         case 'p': a->cpus = optarg; break;
         case 'q': a->quiet = 1; break;
+        case 'G': a->hlog = optarg; break;
+        case 'V': a->series_csv = optarg; break;
         case 'E': a->eager_rx = 1; break;
         case 'h': usage(stdout); return 1;
         case 'R':
@@ -311,8 +314,11 @@ static int write_outputs(const struct load_args *a, const struct kb_load_meta *m
         rc = 1;
     else if (a->uhgrm && kb_loadout_write_hgrm(a->uhgrm, &res->uncorrected, err, sizeof(err)))
         rc = 1;
+    if (!rc && (a->hlog || a->series_csv) &&
+        (!res->series || kb_hlog_collector_write(res->series, a->hlog, a->series_csv, err, sizeof(err))))
+        rc = 1;
     if (rc)
-        fprintf(stderr, "kneebench load: %s\n", err);
+        fprintf(stderr, "kneebench load: %s\n", res->series ? err : "no memory for the series");
     return rc;
 }
 
@@ -340,6 +346,7 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     if (a->threads > a->connections)
         return bad("%s", "--connections must be at least --threads (every thread needs a connection)");
     if (check_writable(a->json) || check_writable(a->hgrm) || check_writable(a->uhgrm) ||
+        check_writable(a->hlog) || check_writable(a->series_csv) ||
         fit_descriptors(a->connections))
         return 2;
     if (compile_expect(route, &expect, &re))
@@ -367,6 +374,7 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     cfg.spin_ns = a->spin_us * 1000;
     cfg.timer_slack_ns = a->slack_us * 1000;
     cfg.rx_timestamps = !a->eager_rx;
+    cfg.series_tag = a->hlog || a->series_csv ? a->route : NULL;
     cfg.cpus = a->cpus ? &cpus : NULL;
     if (!cfg.cpus)
         sched_getaffinity(0, sizeof(cpus), &cpus);

@@ -88,6 +88,8 @@ struct thread {
     kb_mono_t real_offset;   /* CLOCK_REALTIME - CLOCK_MONOTONIC, refreshed every wake-up */
     struct kb_load_counts c;
     struct kb_hist corrected, uncorrected, lag;
+    struct kb_hlog_recorder rec;  /* per-second series, when the run collects one */
+    int recording;
     char first_error[256];
     char setup_error[256];
     struct shared *shared;
@@ -100,6 +102,7 @@ struct shared {
     int go;                  /* 1: every thread exists, start; -1: setup failed, leave */
     pthread_barrier_t opened, started;
     _Atomic kb_mono_t t0;
+    struct kb_hlog_collector *series;   /* set before the start barrier, or NULL */
 };
 
 /* Threads wait here until all of them were created, so that a failed pthread_create can
@@ -223,8 +226,11 @@ static void request_done(struct thread *t, struct conn *c)
 
 static void request_failed(struct thread *t, struct conn *c, enum kb_err_kind kind, const char *detail)
 {
-    if (c->measured)
+    if (c->measured) {
         t->c.errors[kind]++;
+        if (t->recording)
+            kb_hlog_recorder_error(&t->rec, kb_mono_now());
+    }
     note_error(t, kb_err_kind_names[kind], detail);
     request_done(t, c);
 }
@@ -261,6 +267,8 @@ static void record_response(struct thread *t, struct conn *c, kb_mono_t now)
         note_error(t, "response does not match the contract route", NULL);
     }
     kb_hist_record(&t->corrected, (int64_t)((now - c->intended) / KB_NS_PER_US));
+    if (t->recording)
+        kb_hlog_recorder_value(&t->rec, (int64_t)((now - c->intended) / KB_NS_PER_US), now);
     kb_hist_record(&t->uncorrected, (int64_t)((now - c->sent) / KB_NS_PER_US));
 }
 
@@ -350,6 +358,8 @@ static kb_mono_t dispatch(struct thread *t, kb_mono_t now)
             /* Out of memory: the request cannot wait, so it ends here, counted. */
             if (kb_schedule_is_measured(&t->sched, n)) {
                 t->c.errors[KB_ERR_TIMEOUT]++;
+                if (t->recording)
+                    kb_hlog_recorder_error(&t->rec, now);
                 t->measured_outstanding--;
             }
             note_error(t, "timeout", "request queue could not grow");
@@ -529,6 +539,8 @@ static void finish(struct thread *t)
     for (; t->fifo_len > 0; t->fifo_len--, t->fifo_head = (t->fifo_head + 1) % t->fifo_cap)
         if (kb_schedule_is_measured(&t->sched, t->fifo[t->fifo_head].n)) {
             t->c.errors[KB_ERR_TIMEOUT]++;
+            if (t->recording)
+                kb_hlog_recorder_error(&t->rec, kb_mono_now());
             t->measured_outstanding--;
             note_error(t, "timeout", "never sent: no free connection before the drain ended");
         }
@@ -624,7 +636,13 @@ static void *thread_main(void *arg)
     kb_schedule_init(&t->sched, atomic_load(&t->shared->t0), t->cfg->rate, t->cfg->warmup_s,
                      t->cfg->duration_s, t->index, (unsigned)t->cfg->threads);
     t->measure_end = kb_schedule_time(&t->sched, kb_schedule_total(&t->sched));
+    if (t->shared->series)
+        t->recording = kb_hlog_recorder_init(&t->rec, t->shared->series,
+                                             kb_schedule_time(&t->sched, t->sched.warmup_n)) == 0;
     run_loop(t);
+    if (t->recording)
+        kb_hlog_recorder_finish(&t->rec, kb_mono_now());
+    t->recording = 0;
     return NULL;
 }
 
@@ -709,9 +727,16 @@ static void time_interval(const struct kb_load_config *cfg, struct shared *sh, s
     kb_mono_t t0 = kb_mono_now() + 5 * KB_NS_PER_MS, a, b;
     double cpu0, cpu1;
     struct kb_schedule s;
+    kb_schedule_init(&s, t0, cfg->rate, cfg->warmup_s, cfg->duration_s, 0, 1);
+    if (cfg->series_tag) {
+        /* The series' base is the wall-clock time of the measured interval's start. */
+        double base = kb_hlog_epoch_now() +
+                      (double)(kb_schedule_time(&s, s.warmup_n) - kb_mono_now()) / (double)KB_NS_PER_S;
+        sh->series = res->series = kb_hlog_collector_new(cfg->series_tag, base, 1.0, cfg->threads,
+                                                         KB_LOAD_HIST_MAX_US, 3);
+    }
     atomic_store(&sh->t0, t0);
     pthread_barrier_wait(&sh->started);
-    kb_schedule_init(&s, t0, cfg->rate, cfg->warmup_s, cfg->duration_s, 0, 1);
     kb_mono_sleep_until(kb_schedule_time(&s, s.warmup_n));
     a = kb_mono_now();
     cpu0 = cpu_now();
@@ -741,6 +766,7 @@ int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, ch
     pthread_mutex_init(&sh.mu, NULL);
     pthread_cond_init(&sh.cv, NULL);
     sh.go = 0;
+    sh.series = NULL;
     pthread_barrier_init(&sh.opened, NULL, (unsigned)cfg->threads + 1);
     pthread_barrier_init(&sh.started, NULL, (unsigned)cfg->threads + 1);
     for (int i = 0; i < cfg->threads; i++)
@@ -786,6 +812,9 @@ out:
 
 void kb_load_result_free(struct kb_load_result *res)
 {
+    if (res->series)
+        kb_hlog_collector_free(res->series);
+    res->series = NULL;
     kb_hist_free(&res->corrected);
     kb_hist_free(&res->uncorrected);
     kb_hist_free(&res->lag);

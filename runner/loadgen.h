@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "runner/clock.h"
+#include "runner/hlog.h"
 #include "runner/hist.h"
 #include "runner/http_resp.h"
 
@@ -41,6 +42,7 @@ struct kb_load_config {
     int64_t spin_ns;                   /* busy-wait this close to a send instead of sleeping */
     int64_t timer_slack_ns;            /* 0: 1 ns, precise wake-ups */
     int rx_timestamps;                 /* time responses by SO_TIMESTAMPNS and collect them lazily */
+    const char *series_tag;            /* non-NULL: collect a per-second series (runner/hlog.h) */
     const cpu_set_t *cpus;             /* pin every load thread to these, or NULL */
 };
 
@@ -65,6 +67,11 @@ struct kb_load_result {
     double interval_s;             /* measured interval length actually observed */
     double drain_used_s;           /* time spent draining after the last scheduled send */
     char first_error[256];         /* empty when none */
+    /* With cfg->series_tag: one-second intervals of corrected latency and errors from the
+     * measured interval's start, by completion time (measured requests only). Owned by
+     * the caller after the run: kb_hlog_collector_write, then kb_hlog_collector_free
+     * (kb_load_result_free frees it too when the caller did not). */
+    struct kb_hlog_collector *series;
 };
 
 /* One blocking connect with a timeout: 0 when the target accepts connections, else -1

@@ -222,7 +222,8 @@ def server_dying_mid_run_is_counted_not_fatal():
     out = os.path.join(TMP, "dies.json")
     argv = [KB, "load", "--url", f"http://127.0.0.1:{s.port}/plaintext", "--route", "plaintext",
             "--rate", "500", "--duration", "2", "--warmup", "0", "--threads", "2",
-            "--connections", "4", "--drain", "1", "--json", out]
+            "--connections", "4", "--drain", "1", "--json", out,
+            "--series-csv", os.path.join(TMP, "dies.csv"), "--hlog", os.path.join(TMP, "dies.hlog")]
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
     s.p.kill()                      # the server vanishes half way through the interval
@@ -235,6 +236,12 @@ def server_dying_mid_run_is_counted_not_fatal():
     assert 0 < j["completed"] < j["scheduled"], j
     assert e["total"] > 0 and e["connect"] + e["peer_close"] + e["read"] + e["write"] + e["timeout"] == e["total"], e
     assert j["connect_failures"] > 0 and j["first_error"], j
+    # the per-second series holds every completion and every error of the measured requests
+    with open(os.path.join(TMP, "dies.csv")) as f:
+        rows = [line.strip().split(",") for line in f][1:]
+    assert sum(int(r[2]) for r in rows) == j["completed"], rows
+    assert sum(int(r[7]) for r in rows) == e["total"], rows
+    assert os.path.getsize(os.path.join(TMP, "dies.hlog")) > 0
 
 
 @test
@@ -393,7 +400,8 @@ def asan_build_runs_clean():
                          stderr=subprocess.PIPE, text=True, env=env)
     port = int(s.stdout.readline().strip().rsplit(":", 1)[1])
     try:
-        j, p = load(port, "--spin-us", "5", kb=KB_ASAN, rate=400, duration=1, warmup=0.5,
+        j, p = load(port, "--spin-us", "5", "--hlog", os.path.join(TMP, "asan.hlog"),
+                    "--series-csv", os.path.join(TMP, "asan.csv"), kb=KB_ASAN, rate=400, duration=1, warmup=0.5,
                     threads=2, connections=8, env=env)
         j2, p2 = load(port, kb=KB_ASAN, route="json", rate=400, duration=1, env=env)
     finally:
