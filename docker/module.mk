@@ -5,6 +5,9 @@
 #   make image [BASE_IMAGE=...]     the image, tagged $(DOCKER_IMAGE); default base: the pinned
 #                                   Ubuntu 24.04 (needs a registry); here use
 #                                   BASE_IMAGE=$(DOCKER_LOCAL_BASE). Skipped when up to date.
+#   make image-auto                 the pinned base when it is local or can be pulled, else
+#                                   base-image + the local base (said plainly); what
+#                                   `make curve BACKEND=docker` should depend on
 #   make pin-base                   re-resolve ubuntu:24.04's digest and rewrite the pin
 #   make test-docker                build base + image, conformance and limits per container,
 #                                   a small docker-backend curve; skips where no engine answers
@@ -13,12 +16,22 @@ BASE_IMAGE         ?= $(DOCKER_PINNED_BASE)
 DOCKER_LOCAL_BASE  ?= kneebench-base:bookworm
 DOCKER_IMAGE       ?= kneebench:latest
 
-.PHONY: base-image image pin-base test-docker
+.PHONY: base-image image image-auto pin-base test-docker
 base-image:
 	@docker/base-image.sh $(DOCKER_LOCAL_BASE)
 
 image:
 	@docker/build-image.sh --base '$(BASE_IMAGE)' --tag '$(DOCKER_IMAGE)'
+
+image-auto:
+	@if docker image inspect '$(DOCKER_PINNED_BASE)' >/dev/null 2>&1 || \
+	    timeout 120 docker pull -q '$(DOCKER_PINNED_BASE)' >/dev/null 2>&1; then \
+	   base='$(DOCKER_PINNED_BASE)'; \
+	 else \
+	   echo "image: the pinned base $(DOCKER_PINNED_BASE) is neither local nor pullable;"; \
+	   echo "image: building on the local base $(DOCKER_LOCAL_BASE) instead (the run's identity says so)"; \
+	   docker/base-image.sh '$(DOCKER_LOCAL_BASE)' || exit 1; base='$(DOCKER_LOCAL_BASE)'; \
+	 fi; docker/build-image.sh --base "$$base" --tag '$(DOCKER_IMAGE)'
 
 pin-base:
 	@docker/pin-base.sh
