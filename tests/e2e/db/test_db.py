@@ -117,8 +117,15 @@ class Server:
             self.err.close()
 
 
-def assert_quiet(st, pool):
-    """Gauges where an idle server has them: nothing parked, queued or running."""
+def assert_quiet(srv, pool, wait_s=5.0):
+    """Gauges where an idle server has them: nothing parked, queued or running, and every
+    pool connection idle. A connection that is still (re)connecting -- the cluster may have
+    just restarted for the previous test -- is given wait_s to come up; nothing else waits."""
+    deadline = time.monotonic() + wait_s
+    st = srv.stats()
+    while st["pool_idle"] != pool and time.monotonic() < deadline:
+        time.sleep(0.05)
+        st = srv.stats()
     for k in ("suspended_now", "queries_in_flight", "queued", "pool_busy"):
         assert st[k] == 0, (k, st)
     assert st["pool_idle"] == pool, st
@@ -191,7 +198,7 @@ def db_rows_are_exact_and_match_the_table():
         assert psql_rows(seen) == seen
         st = srv.stats()
         assert st["queries_total"] == 200 and st["errors"] == 0, st
-        assert_quiet(st, 4)
+        assert_quiet(srv, 4)
 
 
 @test
@@ -241,7 +248,7 @@ def two_sleeping_queries_overlap_on_one_thread():
         assert total < 0.5, f"not overlapped: {total:.3f}s for two 250 ms queries"
         st = srv.stats()
         assert st["suspended_max"] >= 2, st
-        assert_quiet(st, 2)
+        assert_quiet(srv, 2)
 
 
 @test
@@ -255,7 +262,7 @@ def pool_of_two_serves_fifty_concurrent_requests():
         st = srv.stats()
         assert st["queries_total"] == 50 and st["errors"] == 0 and st["unavailable"] == 0, st
         assert st["suspended_max"] > 2, st      # more parked than connections: they queued
-        assert_quiet(st, 2)
+        assert_quiet(srv, 2)
 
 
 @test
@@ -276,7 +283,7 @@ def client_killed_mid_query_retires_the_connection():
         status, _, body = srv.get("/db")
         assert status == 200 and BODY_RE.match(body), (status, body)
         st = srv.stats()
-        assert_quiet(st, 1)
+        assert_quiet(srv, 1)
         err = srv.stop()
         srv.stop = lambda: None
         assert "connection retired" in err, err
@@ -289,7 +296,7 @@ def stats_return_to_zero_after_load():
         res = fetch_many(srv, "/db", 800, 32)
         assert all(r[0] == 200 for r in res), [r for r in res if r[0] != 200][:3]
         st = srv.wait_stats(lambda s: s["suspended_now"] == 0)
-        assert_quiet(st, 8)
+        assert_quiet(srv, 8)
         assert st["queries_total"] == 800, st
         assert st["suspended_total"] == 800, st     # every request was parked exactly once
 
@@ -327,7 +334,7 @@ def postgres_stopped_gives_503_then_service_resumes():
         assert all(r[0] == 200 for r in res), res[:3]
         st = srv.wait_stats(lambda s: s["pool_idle"] == 4)
         assert st["db_reachable"] is True, st
-        assert_quiet(st, 4)
+        assert_quiet(srv, 4)
         err = srv.stop()
         srv.stop = lambda: None
         assert "database unreachable" in err and "reachable again" in err, err
