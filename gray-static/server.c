@@ -41,11 +41,18 @@
 #define GS_MAX_STOP_HOOKS 8
 
 /* Strict client parsing: HTTP/1.1 without Host is a 400 (RFC 9112 3.2), as from nginx, Go
- * and Node. libmicrohttpd 1.0 renamed the option (level 1 = the old strict 1). */
+ * and Node. 0.9.75 needs MHD_OPTION_STRICT_FOR_CLIENT 1 for that. libmicrohttpd 1.0 renamed
+ * the option, and its default level 0 already answers 400 for a missing Host, a NUL in a
+ * value, whitespace before a colon and a line without one; level 1 (what the old 1 maps to)
+ * also refuses bare-LF line ends, which 0.9.75's strict mode accepts and RFC 9112 2.2 lets a
+ * server accept, so 1.0 gets level 0 to answer the same requests as 0.9.75 (tested on 1.0.0
+ * and 1.0.1: tests/e2e/mhd1). */
 #if MHD_VERSION >= 0x00097701
 #define GS_STRICT_OPTION MHD_OPTION_CLIENT_DISCIPLINE_LVL
+#define GS_STRICT_LEVEL 0
 #else
 #define GS_STRICT_OPTION MHD_OPTION_STRICT_FOR_CLIENT
+#define GS_STRICT_LEVEL 1
 #endif
 
 struct gs_stop_hook {
@@ -476,7 +483,7 @@ int gs_server_start(struct gs_server *s, char *err, size_t errlen)
                               MHD_OPTION_LISTEN_BACKLOG_SIZE, s->cfg.backlog,
                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, s->cfg.conn_memory,
                               MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.idle_timeout_s,
-                              GS_STRICT_OPTION, (int)1,
+                              GS_STRICT_OPTION, (int)GS_STRICT_LEVEL,
                               MHD_OPTION_END);
     if (!s->mhd) {
         snprintf(err, errlen, "cannot start libmicrohttpd on %s port %d (address in use?)",
