@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# run.sh -- gray-static built and tested against libmicrohttpd 1.0.x inside a Debian 13 (trixie)
+# container: its unit tests, the conformance suite (gray-static only) and probe.py, each with
+# the normal and the ASan+UBSan build. Results land in $KB_TEST_RESULTS as mhd1-<suite>, so
+# `make test` counts them.
+#
+#   KB_TEST_RESULTS=DIR tests/e2e/mhd1/run.sh
+#   KB_MHD1_BASE=IMAGE   another base with libmicrohttpd >= 1.0 (e.g. kneebench-base:noble,
+#                        Ubuntu 24.04's 1.0.0); default: trixie, debootstrapped here once
+#   KB_FORCE=1           rebuild the base and the image
+#
+# Cached: the base (kneebench-mhd1-base:trixie) and the toolchain image (kneebench-mhd1:<hash>
+# of the Dockerfile and the base id); a rerun only compiles and tests. Skips, recorded as
+# skipped with the reason, when no Docker engine answers, or when the trixie base is missing
+# and cannot be made (debootstrap needs root and the Debian mirror).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+results=${KB_TEST_RESULTS:-$root/build/test-results}
+suite=trixie
+base=${KB_MHD1_BASE:-kneebench-mhd1-base:$suite}
+t0=$(date +%s)
+
+say() { echo "mhd1: $*"; }
+record() { # name passed failed skipped
+    mkdir -p "$results" && printf '%s %s %s\n' "$2" "$3" "$4" >"$results/.$1.tmp" &&
+        mv "$results/.$1.tmp" "$results/$1"
+}
+skip() { say "SKIP: $*"; record mhd1 0 0 1; exit 0; }
+fail() { say "FAIL: $*"; record mhd1 0 1 0; exit 1; }
+
+command -v docker >/dev/null 2>&1 || skip "no docker CLI"
+docker info >/dev/null 2>&1 || skip "no Docker engine answers (docker info failed)"
+
+# The Debian 12 host's own apt mirror (deb.debian.org here) also serves trixie.
+host_mirror() {
+    sed -n 's/^[[:space:]]*URIs:[[:space:]]*\([^[:space:]]*\/debian\)\/*$/\1/p;
+            s/^[[:space:]]*deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]*\/debian\)\/*[[:space:]].*/\2/p' \
+        /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources \
+        2>/dev/null | head -n1
+}
+
+# docker/base-image.sh knows bookworm and noble only; trixie is made the same way here:
+# debootstrap minbase from the host's mirror (signature checked against Debian's keyring).
+make_base() {
+    local mirror work rc
+    command -v debootstrap >/dev/null || skip "no $base image and no debootstrap to make it"
+    [ "$(id -u)" = 0 ] || skip "no $base image, and debootstrap needs root to make it"
+    mirror=$(host_mirror)
+    mirror=${mirror:-http://deb.debian.org/debian}
+    work=$(mktemp -d "${TMPDIR:-/var/tmp}/kneebench-mhd1.XXXXXX") || fail "mktemp"
+    say "debootstrap $suite (minbase) from $mirror"
+    debootstrap --variant=minbase "$suite" "$work/root" "$mirror" >"$work/log" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        tail -n 20 "$work/log"
+        rm -rf --one-file-system "$work"
+        skip "debootstrap $suite from $mirror failed (mirror unreachable?)"
+    fi
+    printf 'deb %s %s main\ndeb %s %s-updates main\n' "$mirror" "$suite" "$mirror" "$suite" \
+        >"$work/root/etc/apt/sources.list"
+    rm -f "$work/root/etc/apt/sources.list.d/debian.sources"
+    printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' \
+        >"$work/root/etc/apt/apt.conf.d/90kneebench"
+    rm -rf "$work/root/var/cache/apt/archives/"*.deb "$work/root/var/lib/apt/lists/"*
+    tar --numeric-owner -C "$work/root" -c . |
+        docker import --change 'CMD ["/bin/bash"]' --change 'ENV LANG=C.UTF-8' \
+            --message "kneebench mhd1 base: debian $suite minbase from $mirror" - "$base" >/dev/null
+    rc=$?
+    rm -rf --one-file-system "$work"
+    [ $rc -eq 0 ] || fail "docker import of the $suite base failed"
+}
+
+if [ -n "${KB_FORCE:-}" ] || ! docker image inspect "$base" >/dev/null 2>&1; then
+    [ -z "${KB_MHD1_BASE:-}" ] || skip "base image $base is not there"
+    make_base
+fi
+base_id=$(docker image inspect -f '{{.Id}}' "$base") || fail "inspect $base"
+say "base $base = $base_id ($(( $(date +%s) - t0 ))s)"
+
+# The toolchain image, named by what it is made of, so a changed Dockerfile or base rebuilds.
+key=$( { cat "$here/Dockerfile"; echo "$base_id"; } | sha256sum | cut -c1-12)
+image=kneebench-mhd1:$key
+if [ -n "${KB_FORCE:-}" ] || ! docker image inspect "$image" >/dev/null 2>&1; then
+    say "building $image"
+    log=$(mktemp "${TMPDIR:-/tmp}/kneebench-mhd1-build.XXXXXX") || fail "mktemp"
+    if ! docker build --build-arg BASE="$base_id" -t "$image" -f "$here/Dockerfile" "$here" \
+        >"$log" 2>&1; then
+        tail -n 30 "$log"
+        rm -f "$log"
+        fail "docker build of $image failed"
+    fi
+    rm -f "$log"
+fi
+say "image $image ($(( $(date +%s) - t0 ))s)"
+
+# Sources read-only, results through a scratch directory: the container writes mhd1's own
+# files only, and they are renamed into $results after it (atomically, one by one).
+out=$(mktemp -d "${TMPDIR:-/tmp}/kneebench-mhd1-out.XXXXXX") || fail "mktemp"
+trap 'rm -rf "$out"' EXIT
+chmod 0777 "$out"
+docker run --rm --network none --init -v "$root:/src:ro" -v "$out:/results" "$image" \
+    bash /src/tests/e2e/mhd1/inside.sh
+rc=$?
+n=0
+for f in "$out"/*; do
+    [ -f "$f" ] || continue
+    cp "$f" "$results/.mhd1-tmp" && mv "$results/.mhd1-tmp" "$results/mhd1-$(basename "$f")"
+    n=$((n + 1))
+done
+say "$n suites recorded, exit $rc, $(( $(date +%s) - t0 ))s in all"
+[ "$n" -gt 0 ] || fail "the container recorded no suite (exit $rc)"
+exit $rc
