@@ -308,6 +308,42 @@ def test_pin_base_without_registry_changes_nothing():
         shutil.rmtree(d)
 
 
+FAKE_DOCKER = """#!/bin/sh
+# A registry that answers, for pin-base's rewrite path: pull succeeds, RepoDigests names a digest.
+case "$1 $2" in
+    "buildx version") exit 1 ;;
+    "pull -q") echo "docker.io/library/$3"; exit 0 ;;
+    "image inspect") echo "ubuntu@sha256:%s"; exit 0 ;;
+esac
+exit 1
+"""
+
+
+@test
+def test_pin_base_rewrites_the_pin_when_a_registry_answers():
+    d = tempfile.mkdtemp(prefix="kb-pin-")
+    try:
+        for f in ("pin-base.sh", "Dockerfile"):
+            shutil.copy2(os.path.join(ROOT, "docker", f), d)
+        digest = "0123456789abcdef" * 4
+        os.mkdir(os.path.join(d, "bin"))
+        with open(os.path.join(d, "bin", "docker"), "w") as f:
+            f.write(FAKE_DOCKER % digest)
+        os.chmod(os.path.join(d, "bin", "docker"), 0o755)
+        before = open(os.path.join(d, "Dockerfile")).read().splitlines()
+        env = dict(os.environ, PATH=os.path.join(d, "bin") + os.pathsep + os.environ["PATH"])
+        p = sh([os.path.join(d, "pin-base.sh")], env=env)
+        assert p.returncode == 0, p.stderr
+        after = open(os.path.join(d, "Dockerfile")).read().splitlines()
+        changed = [(a, b) for a, b in zip(before, after) if a != b]
+        assert len(before) == len(after) and len(changed) == 1, changed
+        assert changed[0][1] == f"ARG BASE_IMAGE=ubuntu:24.04@sha256:{digest}", changed
+        p = sh([os.path.join(d, "pin-base.sh")], env=env)     # same answer: nothing to do
+        assert p.returncode == 0 and "nothing to change" in p.stdout, p.stdout + p.stderr
+    finally:
+        shutil.rmtree(d)
+
+
 @test
 def test_php_fpm_in_container():
     each_runtime("php-fpm")
