@@ -61,6 +61,7 @@ struct conn {
     int measured;
     uint64_t n;
     kb_mono_t intended, assigned, sent;
+    kb_mono_t avail;         /* when it could last take a request: connected, or its last response ended */
     size_t woff;
     kb_mono_t retry_at;      /* C_DOWN: when to reconnect */
     struct kb_resp parser;
@@ -87,7 +88,7 @@ struct thread {
     uint64_t measured_outstanding;
     kb_mono_t real_offset;   /* CLOCK_REALTIME - CLOCK_MONOTONIC, refreshed every wake-up */
     struct kb_load_counts c;
-    struct kb_hist corrected, uncorrected, lag;
+    struct kb_hist corrected, uncorrected, lag, conn_wait;
     struct kb_hlog_recorder rec;  /* per-second series, when the run collects one */
     int recording;
     char first_error[256];
@@ -274,6 +275,18 @@ static void record_response(struct thread *t, struct conn *c, kb_mono_t now)
 
 /* ---- sending -------------------------------------------------------------------------- */
 
+/* Send lag is the client's own lateness: from the later of the intended time and the moment
+ * a connection was there to carry the request, to the write. Waiting for a connection (all
+ * of them busy with a slow server, or reconnecting after the server closed one) is the
+ * server's doing and goes to conn_wait instead; both still count in corrected latency. Were
+ * the wait charged to lag, every overloaded point would look client-limited. */
+static void record_send(struct thread *t, const struct conn *c, kb_mono_t now)
+{
+    kb_mono_t ready = c->avail > c->intended ? c->avail : c->intended;
+    kb_hist_record(&t->lag, (int64_t)((now - ready) / KB_NS_PER_US));
+    kb_hist_record(&t->conn_wait, (int64_t)((ready - c->intended) / KB_NS_PER_US));
+}
+
 static void try_write(struct thread *t, int i, kb_mono_t now)
 {
     struct conn *c = &t->conns[i];
@@ -285,7 +298,7 @@ static void try_write(struct thread *t, int i, kb_mono_t now)
         now = kb_mono_now();
         c->sent = now;
         if (c->measured)
-            kb_hist_record(&t->lag, (int64_t)((now - c->intended) / KB_NS_PER_US));
+            record_send(t, c, now);
     }
     while (c->woff < len) {
         ssize_t w = send(c->fd, req + c->woff, len - c->woff, MSG_NOSIGNAL);
@@ -394,6 +407,7 @@ static void on_connected(struct thread *t, int i, kb_mono_t now)
         return;
     }
     c->state = C_READY;
+    c->avail = now;
     if (c->busy)
         try_write(t, i, now);
     else
@@ -475,7 +489,8 @@ static void on_readable(struct thread *t, int i, kb_mono_t now)
     case KB_RESP_DONE:
         off = used;
         /* The response cannot have ended before its request was written. */
-        record_response(t, c, at > c->sent ? at : c->sent);
+        c->avail = at > c->sent ? at : c->sent;
+        record_response(t, c, c->avail);
         request_done(t, c);
         if (off < (size_t)r) {
             /* More bytes than the response framed: the stream is out of step. */
@@ -656,12 +671,13 @@ static void thread_free(struct thread *t)
     kb_hist_free(&t->corrected);
     kb_hist_free(&t->uncorrected);
     kb_hist_free(&t->lag);
+    kb_hist_free(&t->conn_wait);
 }
 
-static int hist3(struct kb_hist *a, struct kb_hist *b, struct kb_hist *c)
+static int hist4(struct kb_hist *a, struct kb_hist *b, struct kb_hist *c, struct kb_hist *d)
 {
     return kb_hist_init(a, 1, KB_LOAD_HIST_MAX_US, 3) | kb_hist_init(b, 1, KB_LOAD_HIST_MAX_US, 3) |
-           kb_hist_init(c, 1, KB_LOAD_HIST_MAX_US, 3);
+           kb_hist_init(c, 1, KB_LOAD_HIST_MAX_US, 3) | kb_hist_init(d, 1, KB_LOAD_HIST_MAX_US, 3);
 }
 
 static int thread_setup(struct thread *t, const struct kb_load_config *cfg, unsigned index,
@@ -679,7 +695,7 @@ static int thread_setup(struct thread *t, const struct kb_load_config *cfg, unsi
     t->fifo_cap = 4096;
     t->fifo = malloc(t->fifo_cap * sizeof(*t->fifo));
     if (t->epfd < 0 || !t->conns || !t->free_stack || !t->fifo ||
-        hist3(&t->corrected, &t->uncorrected, &t->lag))
+        hist4(&t->corrected, &t->uncorrected, &t->lag, &t->conn_wait))
         return -1;
     for (int i = 0; i < t->nconns; i++)
         t->conns[i].fd = -1;
@@ -709,6 +725,7 @@ static void merge(struct kb_load_result *res, struct thread *t)
     kb_hist_add(&res->corrected, &t->corrected);
     kb_hist_add(&res->uncorrected, &t->uncorrected);
     kb_hist_add(&res->lag, &t->lag);
+    kb_hist_add(&res->conn_wait, &t->conn_wait);
     if (!res->first_error[0] && t->first_error[0])
         memcpy(res->first_error, t->first_error, sizeof(res->first_error));
 }
@@ -758,7 +775,7 @@ int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, ch
         snprintf(err, errlen, "need threads >= 1 and connections >= threads");
         return -1;
     }
-    if (hist3(&res->corrected, &res->uncorrected, &res->lag) ||
+    if (hist4(&res->corrected, &res->uncorrected, &res->lag, &res->conn_wait) ||
         !(ts = calloc((size_t)cfg->threads, sizeof(*ts)))) {
         snprintf(err, errlen, "out of memory");
         goto out;
@@ -818,6 +835,7 @@ void kb_load_result_free(struct kb_load_result *res)
     kb_hist_free(&res->corrected);
     kb_hist_free(&res->uncorrected);
     kb_hist_free(&res->lag);
+    kb_hist_free(&res->conn_wait);
 }
 
 uint64_t kb_load_errors_total(const struct kb_load_counts *c)

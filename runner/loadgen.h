@@ -62,7 +62,8 @@ struct kb_load_result {
     struct kb_load_counts c;
     struct kb_hist corrected;      /* us, from intended send time to response end */
     struct kb_hist uncorrected;    /* us, from the request's write to response end */
-    struct kb_hist lag;            /* us, write time minus intended time */
+    struct kb_hist lag;            /* us, the client's own lateness: write minus max(intended, connection free) */
+    struct kb_hist conn_wait;      /* us, how long a due request waited for a free connection */
     double cpu_seconds;            /* process user+system CPU over the measured interval */
     double interval_s;             /* measured interval length actually observed */
     double drain_used_s;           /* time spent draining after the last scheduled send */

@@ -104,6 +104,7 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "corrected_us", hist_json(&r->corrected));
     json_object_set_new(o, "uncorrected_us", hist_json(&r->uncorrected));
     json_object_set_new(o, "lag_us", hist_json(&r->lag));
+    json_object_set_new(o, "conn_wait_us", hist_json(&r->conn_wait));
     json_object_set_new(o, "reconnects", json_integer((json_int_t)c->reconnects));
     json_object_set_new(o, "connect_failures", json_integer((json_int_t)c->connect_failures));
     json_object_set_new(o, "first_error", r->first_error[0] ? json_string(r->first_error) : json_null());
@@ -191,6 +192,7 @@ void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_l
     hist_line(f, "corrected", &r->corrected);
     hist_line(f, "uncorrected", &r->uncorrected);
     hist_line(f, "send lag", &r->lag);
+    hist_line(f, "conn wait", &r->conn_wait);
     fprintf(f, "  client: %.3f CPU s over %.2f s on %d CPU(s)", r->cpu_seconds, r->interval_s, m->client_cpus);
     if (m->client_cpu_quota > 0)
         fprintf(f, " (cgroup quota %.2f CPU)", m->client_cpu_quota);

@@ -126,6 +126,11 @@ def stall_shows_in_corrected_not_uncorrected():
     assert u["p999"] < 200_000, u
     assert u["max"] >= 400_000, u
     assert c["p999"] > 2 * u["p999"], (c, u)
+    # The stall's queue is the server's doing: requests waited for a free connection, and
+    # that wait shows in conn_wait, not in the client's own send lag (the curve's gate).
+    w, lag = j["conn_wait_us"], j["lag_us"]
+    assert w["max"] >= 300_000 and w["p99"] >= 200_000, w
+    assert lag["p99"] < w["p99"] / 10, (lag, w)
     with open(hgrm) as f:
         text = f.read()
     assert text.startswith("       Value   Percentile   TotalCount 1/(1-Percentile)\n\n")
