@@ -251,13 +251,15 @@ static int read_step(const char *path, struct kb_calibrate_step *s, char *err, s
 {
     json_error_t je;
     json_t *j = json_load_file(path, 0, &je);
-    double requested;
+    double requested, scheduled, in_interval;
 
     if (!j) {
         snprintf(err, errlen, "%s: %s", path, je.text);
         return -1;
     }
     requested = num(j, "requested_rps", NULL);
+    scheduled = num(j, "scheduled", NULL);
+    in_interval = num(j, "completed_in_interval", NULL);
     s->achieved_rps = num(j, "achieved_rps", NULL);
     s->cpu_fraction = num(j, "client_cpu_fraction", NULL);
     s->lag_p99_us = num(j, "lag_us", "p99");
@@ -270,7 +272,10 @@ static int read_step(const char *path, struct kb_calibrate_step *s, char *err, s
                  "lag_us.p99, corrected_us.p99 or errors.total", path);
         return -1;
     }
-    s->delivery = s->achieved_rps / requested;
+    /* Held means in time: responses that only came during the drain do not count here
+     * (achieved_rps includes them), so delivery is what arrived within the interval. */
+    s->delivery = in_interval >= 0 && scheduled > 0 ? in_interval / scheduled
+                                                    : s->achieved_rps / requested;
     return 0;
 }
 
@@ -457,9 +462,10 @@ static int ladder(struct cal *c, struct kb_calibrate_result *r, char *err, size_
         if (run_step(c, i, s, err, errlen) < 0)
             return -1;
         if (c->cfg->progress)
-            fprintf(c->cfg->progress, "calibrate %zu/%zu: %.0f req/s: achieved %.0f, cpu %.2f, "
-                    "lag p99 %.0f us, p99 %.0f us: %s%s\n", i + 1, r->nsteps, s->rate,
-                    s->achieved_rps, s->cpu_fraction, s->lag_p99_us, s->corrected_p99_us,
+            fprintf(c->cfg->progress, "calibrate %zu/%zu: %.0f req/s: achieved %.0f (in time "
+                    "%.4f), cpu %.2f, lag p99 %.0f us, p99 %.0f us: %s%s\n", i + 1, r->nsteps,
+                    s->rate, s->achieved_rps, s->delivery, s->cpu_fraction, s->lag_p99_us,
+                    s->corrected_p99_us,
                     s->held ? "held" : "NOT held: ", s->why);
         all_held = all_held && s->held;
         if (all_held)
