@@ -547,13 +547,17 @@ static void finish(struct thread *t)
 {
     for (int i = 0; i < t->nconns; i++) {
         struct conn *c = &t->conns[i];
-        if (c->busy)
+        if (c->busy) {
+            if (c->measured)
+                t->c.unfinished++;
             request_failed(t, c, KB_ERR_TIMEOUT, "still in flight when the drain ended");
+        }
         conn_close(t, i);
     }
     for (; t->fifo_len > 0; t->fifo_len--, t->fifo_head = (t->fifo_head + 1) % t->fifo_cap)
         if (kb_schedule_is_measured(&t->sched, t->fifo[t->fifo_head].n)) {
             t->c.errors[KB_ERR_TIMEOUT]++;
+            t->c.unfinished++;
             if (t->recording)
                 kb_hlog_recorder_error(&t->rec, kb_mono_now());
             t->measured_outstanding--;
@@ -722,6 +726,7 @@ static void merge(struct kb_load_result *res, struct thread *t)
     d->reconnects += s->reconnects;
     d->connect_failures += s->connect_failures;
     d->interval_completed += s->interval_completed;
+    d->unfinished += s->unfinished;
     kb_hist_add(&res->corrected, &t->corrected);
     kb_hist_add(&res->uncorrected, &t->uncorrected);
     kb_hist_add(&res->lag, &t->lag);

@@ -82,6 +82,7 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "completed", json_integer((json_int_t)c->completed));
     json_object_set_new(o, "completed_in_interval", json_integer((json_int_t)c->interval_completed));
     json_object_set_new(o, "timeouts", json_integer((json_int_t)c->errors[KB_ERR_TIMEOUT]));
+    json_object_set_new(o, "unfinished_at_drain_end", json_integer((json_int_t)c->unfinished));
     /* Computed, not assumed: non-zero here would mean a request was lost by the client. */
     json_object_set_new(o, "in_flight_at_end",
                         json_integer((json_int_t)(c->scheduled > ended ? c->scheduled - ended : 0)));

@@ -25,6 +25,7 @@ struct kb_latency {
 struct kb_load_result {
     double requested_rps, achieved_rps, delivery;
     long long scheduled, sent, completed, timeouts;
+    long long unfinished;      /* of err_timeout: queued or in flight when the drain ended */
     long long errors_total, err_connect, err_read, err_write, err_timeout, err_peer_close,
         err_malformed;
     long long non2xx, mismatches, mm_status, mm_content_type, mm_body;

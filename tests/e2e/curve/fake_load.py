@@ -26,7 +26,7 @@ def main(argv):
                    "p99": p, "p999": p, "max": p}
     out = {"requested_rps": rate, "achieved_rps": completed / dur, "delivery": completed / (rate * dur),
            "scheduled": int(rate * dur), "sent": int(rate * dur), "completed": completed,
-           "timeouts": 0, "errors": {"total": err, "connect": err, "read": 0, "write": 0,
+           "timeouts": 0, "unfinished_at_drain_end": 0, "errors": {"total": err, "connect": err, "read": 0, "write": 0,
            "timeout": 0, "peer_close": 0, "malformed": 0}, "status": {"200": completed},
            "non2xx": 0, "mismatches": {"total": 0, "status": 0, "content_type": 0, "body": 0},
            "client_cpu_seconds": frac * dur, "client_cpus": 1, "client_cpu_fraction": frac,

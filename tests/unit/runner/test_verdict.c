@@ -101,10 +101,29 @@ START_TEST(failures_with_reasons)
 }
 END_TEST
 
+/* An overloaded server's queue at the end of the drain is not a socket error: the point is
+ * uncontrolled, not failed; a real timeout beside it still fails it. A sliver of unanswered
+ * requests (<= 1 %) leaves the p99 criterion to decide. */
+START_TEST(unanswered_at_drain_end_is_uncontrolled_not_failed)
+{
+    struct kb_load_result r = good();
+    r.scheduled = 10000;
+    r.errors_total = r.err_timeout = r.unfinished = 500;
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_UNCONTROLLED);
+    ck_assert_ptr_nonnull(strstr(why, "unanswered at drain end 500"));
+    r.errors_total = r.err_timeout = r.unfinished = 100;
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CONTROLLED);
+    r.errors_total = r.err_timeout = 101;
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_FAILED);
+    ck_assert_ptr_nonnull(strstr(why, "socket errors: 1 "));
+    ck_assert_ptr_nonnull(strstr(why, "timeout 1,"));
+}
+END_TEST
+
 START_TEST(parse_load_json)
 {
     const char *doc = "{\"requested_rps\":1000,\"achieved_rps\":990,\"delivery\":0.99,"
-        "\"scheduled\":1000,\"sent\":1000,\"completed\":990,\"timeouts\":0,\"non2xx\":0,"
+        "\"scheduled\":1000,\"sent\":1000,\"completed\":990,\"timeouts\":0,\"unfinished_at_drain_end\":0,\"non2xx\":0,"
         "\"client_cpu_seconds\":0.1,\"client_cpu_fraction\":0.1,\"client_cpus\":1,"
         "\"errors\":{\"total\":1,\"connect\":0,\"read\":1,\"write\":0,\"timeout\":0,"
         "\"peer_close\":0,\"malformed\":0},\"mismatches\":{\"total\":0,\"status\":0,"
@@ -142,6 +161,7 @@ static Suite *suite(void)
     tcase_add_test(tc, controlled_and_edges);
     tcase_add_test(tc, client_limited);
     tcase_add_test(tc, failures_with_reasons);
+    tcase_add_test(tc, unanswered_at_drain_end_is_uncontrolled_not_failed);
     tcase_add_test(tc, parse_load_json);
     tcase_add_test(tc, names_round_trip);
     suite_add_tcase(s, tc);
