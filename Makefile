@@ -58,8 +58,11 @@ deps:
 	@tests/lib/deps.sh
 
 # Suites record "passed failed skipped" under $(BUILD)/test-results; the summary is the
-# closing line CI reads.
+# closing line CI reads. Like `make curve`, it installs what is missing and builds first (in a
+# sub-make, so pkg-config flags are read after the packages exist).
 test:
+	@tests/lib/deps.sh
+	@$(MAKE) --no-print-directory all
 	@rm -rf $(BUILD)/test-results && mkdir -p $(BUILD)/test-results
 	@status=0; for t in $(TESTS); do $(MAKE) --no-print-directory $$t || status=1; done; \
 	 tests/lib/summary.sh $(BUILD)/test-results; s=$$?; [ $$status -eq 0 ] && exit $$s || exit 1

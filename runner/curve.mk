@@ -8,7 +8,8 @@
 #
 # The curve's exit status 1 (some evidence could not be written) still gets a report, which
 # then names what is missing; any other failure (bad options, no cgroups) stops here.
-# `all`, not $(PROGRAMS): modules included after this one add programs later.
+# Installs missing packages and builds `all` first (not $(PROGRAMS): modules included after
+# this one add programs later), so it works on a fresh machine.
 PROFILE ?= paper
 BACKEND ?= native
 ARGS    ?=
@@ -17,7 +18,9 @@ RUN := runs/$(PROFILE)-$(shell date -u +%Y%m%dT%H%M%SZ)
 endif
 
 .PHONY: curve
-curve: all
+curve:
+	@tests/lib/deps.sh
+	@$(MAKE) --no-print-directory all
 	@echo "kneebench: curve into $(RUN) (PROFILE=$(PROFILE) BACKEND=$(BACKEND))"
 	@$(BUILD)/kneebench curve --run $(RUN) --profile $(PROFILE) --backend $(BACKEND) \
 	   --build $(abspath $(BUILD)) $(ARGS); st=$$?; \

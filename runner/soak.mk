@@ -14,7 +14,9 @@ SOAK_RUN := runs/soak-$(shell date -u +%Y%m%dT%H%M%SZ)
 endif
 
 .PHONY: soak
-soak: all
+soak:
+	@tests/lib/deps.sh
+	@$(MAKE) --no-print-directory all
 	@echo "kneebench: soak into $(SOAK_RUN) (BACKEND=$(BACKEND)$(if $(DURATION), DURATION=$(DURATION)))"
 	@$(BUILD)/kneebench soak --out $(SOAK_RUN) --backend $(BACKEND) --build $(abspath $(BUILD)) \
 	   $(if $(DURATION),--duration $(DURATION)) $(SOAK_ARGS)
