@@ -673,7 +673,7 @@ static int drive(struct curve *cv, const struct kb_point *pt, const char *dir,
     return 0;
 }
 
-static void read_load(const char *dir, struct kb_point_obs *obs, struct kb_load_result *lr,
+static void read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
                       json_t **load)
 {
     char path[4200], err[256];
@@ -693,7 +693,7 @@ static void read_load(const char *dir, struct kb_point_obs *obs, struct kb_load_
                  obs->load_exit, line);
     } else if (!*load) {
         snprintf(obs->load_problem, sizeof(obs->load_problem), "no load.json");
-    } else if (kb_load_result_parse(*load, lr, err, sizeof(err)) < 0) {
+    } else if (kb_point_load_parse(*load, lr, err, sizeof(err)) < 0) {
         snprintf(obs->load_problem, sizeof(obs->load_problem), "%s", err);
     } else {
         obs->have_load = 1;
@@ -794,7 +794,7 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     struct kb_criteria crit = { cv->c.min_delivery, cv->c.max_p99_us,
                                 cv->c.client_cpu_max_fraction, cv->c.client_lag_p99_max_us };
     struct kb_point_obs obs = { 0 };
-    struct kb_load_result lr;
+    struct kb_point_load lr;
     struct sampler s = { 0 };
     char path[4300], err[512], reason[768];
     json_t *j, *load = NULL;

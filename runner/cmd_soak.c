@@ -742,7 +742,7 @@ static int drive(struct soak *s, const struct phase *p, struct samples *sm,
     return 0;
 }
 
-static void read_load(const struct phase *p, struct kb_soak_obs *o, struct kb_load_result *lr,
+static void read_load(const struct phase *p, struct kb_soak_obs *o, struct kb_point_load *lr,
                       json_t **load)
 {
     char path[4200], err[256];
@@ -762,7 +762,7 @@ static void read_load(const struct phase *p, struct kb_soak_obs *o, struct kb_lo
                  "load generator exited %d: %s", o->point.load_exit, line);
     } else if (!*load) {
         snprintf(o->point.load_problem, sizeof(o->point.load_problem), "no load.json");
-    } else if (kb_load_result_parse(*load, lr, err, sizeof(err)) < 0) {
+    } else if (kb_point_load_parse(*load, lr, err, sizeof(err)) < 0) {
         snprintf(o->point.load_problem, sizeof(o->point.load_problem), "%s", err);
     } else {
         o->point.have_load = 1;
@@ -851,7 +851,7 @@ static json_t *command_json(const struct soak *s, const struct phase *p, char *c
 
 /* Fits, verdict, then the marker: written in this order so a DONE phase is whole. */
 static int finish_phase(struct soak *s, const struct phase *p, struct samples *sm,
-                        struct kb_soak_obs *o, const struct kb_load_result *lr, json_t *load,
+                        struct kb_soak_obs *o, const struct kb_point_load *lr, json_t *load,
                         json_t *after, double wall)
 {
     char path[4300], err[512], reason[768];
@@ -934,7 +934,7 @@ static void close_csvs(const struct phase *p, struct samples *sm)
 static int run_phase(struct soak *s, const struct phase *p)
 {
     struct kb_soak_obs o;
-    struct kb_load_result lr;
+    struct kb_point_load lr;
     struct samples sm;
     char path[4300], err[512], *argvs[64] = { 0 };
     json_t *load = NULL, *after = NULL, *j;

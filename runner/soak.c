@@ -57,7 +57,7 @@ int kb_soak_growth(const struct kb_slope *s, const struct kb_growth_rule *r, con
 /* Delivery, errors, process health and client trust: the curve's rules, with the soak's
  * delivery floor and no latency ceiling (the paper reports the phase's tail; it is not a
  * pass condition -- its db phase passed at an 802 ms p99). */
-static enum kb_soak_verdict base_verdict(const struct kb_load_result *r,
+static enum kb_soak_verdict base_verdict(const struct kb_point_load *r,
                                          const struct kb_soak_obs *o,
                                          const struct kb_soak_criteria *c, char *reason,
                                          size_t reasonlen)
@@ -79,7 +79,7 @@ static enum kb_soak_verdict base_verdict(const struct kb_load_result *r,
     }
 }
 
-enum kb_soak_verdict kb_soak_judge(const struct kb_load_result *r, const struct kb_soak_obs *o,
+enum kb_soak_verdict kb_soak_judge(const struct kb_point_load *r, const struct kb_soak_obs *o,
                                    const struct kb_soak_criteria *c, char *reason,
                                    size_t reasonlen)
 {

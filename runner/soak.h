@@ -64,7 +64,7 @@ struct kb_soak_obs {
     char stats_reason[256];        /* what was not at rest, or why /stats was unreadable */
 };
 
-enum kb_soak_verdict kb_soak_judge(const struct kb_load_result *r, const struct kb_soak_obs *o,
+enum kb_soak_verdict kb_soak_judge(const struct kb_point_load *r, const struct kb_soak_obs *o,
                                    const struct kb_soak_criteria *c, char *reason,
                                    size_t reasonlen);
 

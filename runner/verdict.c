@@ -54,7 +54,7 @@ static void latency(struct parser *p, const char *key, struct kb_latency *l)
     l->max = num(p, o, "max", where);
 }
 
-static void counters(struct parser *p, struct kb_load_result *r)
+static void counters(struct parser *p, struct kb_point_load *r)
 {
     json_t *e = json_object_get(p->root, "errors"), *m = json_object_get(p->root, "mismatches");
     r->errors_total = (long long)num(p, e, "total", "errors.");
@@ -70,7 +70,7 @@ static void counters(struct parser *p, struct kb_load_result *r)
     r->mm_body = (long long)num(p, m, "body", "mismatches.");
 }
 
-int kb_load_result_parse(json_t *load, struct kb_load_result *r, char *err, size_t errlen)
+int kb_point_load_parse(json_t *load, struct kb_point_load *r, char *err, size_t errlen)
 {
     struct parser p = { load, err, errlen, 0 };
     const char *fe;
@@ -98,7 +98,7 @@ int kb_load_result_parse(json_t *load, struct kb_load_result *r, char *err, size
 
 /* The first failure cause, or NULL: the protocol's list, in the order a reader would want
  * to hear about them (a dead fixture explains the socket errors it caused). */
-static const char *failure(const struct kb_load_result *r, const struct kb_point_obs *o,
+static const char *failure(const struct kb_point_load *r, const struct kb_point_obs *o,
                            char *buf, size_t len)
 {
     if (o->preflight_failed)
@@ -131,12 +131,12 @@ static const char *failure(const struct kb_load_result *r, const struct kb_point
  * broken connection, so they do not fail the point; but their latency is at least the drain,
  * far past the p99 criterion, and the histogram never saw them. More than 1 % of them means
  * the true p99 is past the criterion whatever the histogram of answered requests says. */
-static int unanswered_past_p99(const struct kb_load_result *r)
+static int unanswered_past_p99(const struct kb_point_load *r)
 {
     return r->scheduled > 0 && (double)r->unfinished > 0.01 * (double)r->scheduled;
 }
 
-enum kb_verdict kb_verdict_judge(const struct kb_load_result *r, const struct kb_point_obs *o,
+enum kb_verdict kb_verdict_judge(const struct kb_point_load *r, const struct kb_point_obs *o,
                                  const struct kb_criteria *c, char *reason, size_t reasonlen)
 {
     if (failure(r, o, reason, reasonlen))

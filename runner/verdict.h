@@ -1,7 +1,7 @@
 /* verdict.h -- judges one point from its evidence: controlled, uncontrolled, failed (with
  * the reason) or client-limited, by the contract's criteria (PROTOCOL.md, seed 000 / 004).
  *
- * Pure: the load generator's JSON is parsed into struct kb_load_result (jansson value in,
+ * Pure: the load generator's JSON is parsed into struct kb_point_load (jansson value in,
  * no files), the runner adds what it saw (fixture exit, identity, pre/postflight), and
  * kb_verdict_judge() decides. Failure reasons are checked first, then the client's trust,
  * then the controlled criteria. */
@@ -22,7 +22,9 @@ struct kb_latency {
     double count, min, mean, p50, p90, p99, p999, max;   /* microseconds */
 };
 
-struct kb_load_result {
+/* One point's load.json as parsed (loadgen.h's struct kb_load_result is the in-process
+ * result before it is written out; this is what the runner reads back). */
+struct kb_point_load {
     double requested_rps, achieved_rps, delivery;
     long long scheduled, sent, completed, timeouts;
     long long unfinished;      /* of err_timeout: queued or in flight when the drain ended */
@@ -57,11 +59,11 @@ struct kb_criteria {
 };
 
 /* 0, or -1 with err naming the missing/mistyped field. */
-int kb_load_result_parse(json_t *load, struct kb_load_result *out, char *err, size_t errlen);
+int kb_point_load_parse(json_t *load, struct kb_point_load *out, char *err, size_t errlen);
 
 /* The verdict; reason gets a one-line explanation (for failed and client-limited the cause,
  * for the others the deciding figures). */
-enum kb_verdict kb_verdict_judge(const struct kb_load_result *r, const struct kb_point_obs *o,
+enum kb_verdict kb_verdict_judge(const struct kb_point_load *r, const struct kb_point_obs *o,
                                  const struct kb_criteria *c, char *reason, size_t reasonlen);
 
 const char *kb_verdict_name(enum kb_verdict v);

@@ -97,9 +97,9 @@ START_TEST(both_threshold_and_floor_must_be_crossed)
 }
 END_TEST
 
-static struct kb_load_result good(void)
+static struct kb_point_load good(void)
 {
-    struct kb_load_result r;
+    struct kb_point_load r;
     memset(&r, 0, sizeof(r));
     r.requested_rps = 4000;
     r.achieved_rps = 3999.9;
@@ -126,7 +126,7 @@ static struct kb_soak_obs flat_obs(void)
 
 START_TEST(phase_verdict)
 {
-    struct kb_load_result r = good();
+    struct kb_point_load r = good();
     struct kb_soak_obs o = flat_obs();
     double t[10], y[10];
     ck_assert_int_eq(kb_soak_judge(&r, &o, &crit, why, sizeof(why)), KB_SOAK_PASS);

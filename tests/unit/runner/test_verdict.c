@@ -9,9 +9,9 @@
 static const struct kb_criteria crit = { 0.95, 100000, 0.80, 1000 };
 static char why[512];
 
-static struct kb_load_result good(void)
+static struct kb_point_load good(void)
 {
-    struct kb_load_result r;
+    struct kb_point_load r;
     memset(&r, 0, sizeof(r));
     r.requested_rps = 1000;
     r.achieved_rps = 1000;
@@ -27,7 +27,7 @@ static const struct kb_point_obs ok_obs = { .have_load = 1 };
 
 START_TEST(controlled_and_edges)
 {
-    struct kb_load_result r = good();
+    struct kb_point_load r = good();
     ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CONTROLLED);
     r.delivery = 0.95;
     ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CONTROLLED);
@@ -43,7 +43,7 @@ END_TEST
 
 START_TEST(client_limited)
 {
-    struct kb_load_result r = good();
+    struct kb_point_load r = good();
     r.client_cpu_fraction = 0.81;
     ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CLIENT_LIMITED);
     ck_assert_ptr_nonnull(strstr(why, "client CPU"));
@@ -59,7 +59,7 @@ END_TEST
 
 START_TEST(failures_with_reasons)
 {
-    struct kb_load_result r = good();
+    struct kb_point_load r = good();
     struct kb_point_obs o = ok_obs;
     r.errors_total = 3;
     r.err_read = 3;
@@ -106,7 +106,7 @@ END_TEST
  * requests (<= 1 %) leaves the p99 criterion to decide. */
 START_TEST(unanswered_at_drain_end_is_uncontrolled_not_failed)
 {
-    struct kb_load_result r = good();
+    struct kb_point_load r = good();
     r.scheduled = 10000;
     r.errors_total = r.err_timeout = r.unfinished = 500;
     ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_UNCONTROLLED);
@@ -132,15 +132,15 @@ START_TEST(parse_load_json)
         "\"uncorrected_us\":{\"count\":990,\"min\":1,\"mean\":2,\"p50\":2,\"p90\":3,\"p99\":4,\"p999\":5,\"max\":6},"
         "\"lag_us\":{\"count\":990,\"min\":1,\"mean\":2,\"p50\":2,\"p90\":3,\"p99\":4,\"p999\":5,\"max\":6}}";
     json_t *j = json_loads(doc, 0, NULL), *lat;
-    struct kb_load_result r;
-    ck_assert_int_eq(kb_load_result_parse(j, &r, why, sizeof(why)), 0);
+    struct kb_point_load r;
+    ck_assert_int_eq(kb_point_load_parse(j, &r, why, sizeof(why)), 0);
     ck_assert_int_eq(r.completed, 990);
     ck_assert_int_eq(r.err_read, 1);
     ck_assert_double_eq(r.corrected.p99, 4);
     ck_assert_str_eq(r.first_error, "read: reset");
     lat = json_object_get(j, "lag_us");
     json_object_del(lat, "p99");
-    ck_assert_int_eq(kb_load_result_parse(j, &r, why, sizeof(why)), -1);
+    ck_assert_int_eq(kb_point_load_parse(j, &r, why, sizeof(why)), -1);
     ck_assert_ptr_nonnull(strstr(why, "lag_us.p99"));
     json_decref(j);
 }
