@@ -2,7 +2,8 @@
 # inside.sh -- runs in the mhd1 container (run.sh): copies the read-only sources from /src,
 # checks that libmicrohttpd is >= 1.0, builds gray-static and its unit tests normally and
 # with ASan+UBSan through the repo's own Makefile, and runs the unit tests, the conformance
-# suite (gray-static only) and probe.py on both builds. Counts go to /results.
+# suite (gray-static only) and probe.py on both builds, then the db route's suites
+# (tests/e2e/db/run.sh) on a throwaway PostgreSQL cluster. Counts go to /results.
 set -uo pipefail
 export KB_TEST_RESULTS=/results
 work=/work/kneebench
@@ -32,7 +33,8 @@ for variant in normal asan; do
         export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     fi
     t=$(date +%s)
-    targets="$b/gray-static $(for u in $units; do printf '%s ' "$b/tests/unit/gray-static/$u"; done)"
+    targets="$b/gray-static $b/tests/e2e/db/test_pgpool
+             $(for u in $units; do printf '%s ' "$b/tests/unit/gray-static/$u"; done)"
     # shellcheck disable=SC2086
     if ! make --no-print-directory -j"$(nproc)" $san $targets >"/tmp/make-$variant.log" 2>&1; then
         tail -n 40 "/tmp/make-$variant.log"
@@ -50,4 +52,9 @@ for variant in normal asan; do
         $asan_flag --name "conformance$sfx" || st=1
     python3 tests/e2e/mhd1/probe.py --build "$work/$b" $asan_flag --name "probe$sfx" || st=1
 done
+# The db route (suspend/resume under real PostgreSQL queries, pool, client gone mid-query) with
+# both builds, on its own throwaway cluster: tests/e2e/db/run.sh records pgpool[-asan], db[-asan].
+if [ -x build/gray-static ] && [ -x build/asan/gray-static ]; then
+    tests/e2e/db/run.sh "$work/build" || st=1
+fi
 exit $st

@@ -85,13 +85,16 @@ image=kneebench-mhd1:$key
 if [ -n "${KB_FORCE:-}" ] || ! docker image inspect "$image" >/dev/null 2>&1; then
     say "building $image"
     log=$(mktemp "${TMPDIR:-/tmp}/kneebench-mhd1-build.XXXXXX") || fail "mktemp"
-    if ! docker build --build-arg BASE="$base_id" -t "$image" -f "$here/Dockerfile" "$here" \
-        >"$log" 2>&1; then
+    if ! docker build --build-arg BASE="$base_id" --label "kneebench.mhd1.base=$base" \
+        -t "$image" -f "$here/Dockerfile" "$here" >"$log" 2>&1; then
         tail -n 30 "$log"
         rm -f "$log"
         fail "docker build of $image failed"
     fi
     rm -f "$log"
+    # Older toolchain images for the same base are outdated now: drop them, not pile up.
+    docker images --filter "label=kneebench.mhd1.base=$base" --format '{{.Repository}}:{{.Tag}}' |
+        grep -vxF "$image" | while read -r old; do docker rmi "$old" >/dev/null 2>&1 || true; done
 fi
 say "image $image ($(( $(date +%s) - t0 ))s)"
 
