@@ -9,6 +9,7 @@
  * starts its own session, which is how --no-limits still finds and kills every process.
  * stop() kills by PID what is in the cgroup (or the session), waits, and removes the dirs. */
 #define _GNU_SOURCE
+#include "runner/cgfile.h"
 #include "runner/sandbox.h"
 
 #include <dirent.h>
@@ -57,29 +58,6 @@ static int write_file(const char *dir, const char *file, const char *val)
     return rc;
 }
 
-/* The file's first line, trailing newline removed; -1 when unreadable. */
-static int read_line(const char *dir, const char *file, char *out, size_t outlen)
-{
-    char path[1024];
-    FILE *f;
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
-    if (!(f = fopen(path, "re")))
-        return -1;
-    if (!fgets(out, (int)outlen, f))
-        out[0] = '\0';
-    fclose(f);
-    out[strcspn(out, "\n")] = '\0';
-    return 0;
-}
-
-static long long read_ll(const char *dir, const char *file)
-{
-    char buf[64];
-    if (read_line(dir, file, buf, sizeof(buf)) < 0 || !strcmp(buf, "max"))
-        return -1;
-    return atoll(buf);
-}
-
 static int access_file(const char *dir, const char *file)
 {
     char path[1024];
@@ -122,11 +100,11 @@ static int setup_v1_dir(const char *ctrl, const char *dir, const struct kb_limit
                write_file(dir, "cpu.cfs_quota_us", l->cpus > 0 ? buf : "-1");
     }
     if (!strcmp(ctrl, "cpuset")) {
-        if (read_line(CG_ROOT "/cpuset", "cpuset.mems", buf, sizeof(buf)) < 0)
+        if (kb_cgfile_line(CG_ROOT "/cpuset", "cpuset.mems", buf, sizeof(buf)) < 0)
             return -1;
         if (write_file(dir, "cpuset.mems", buf))
             return -1;
-        if (read_line(CG_ROOT "/cpuset", "cpuset.cpus", buf, sizeof(buf)) < 0)
+        if (kb_cgfile_line(CG_ROOT "/cpuset", "cpuset.cpus", buf, sizeof(buf)) < 0)
             return -1;
         return write_file(dir, "cpuset.cpus", l->server_cpuset[0] ? l->server_cpuset : buf);
     }
@@ -269,21 +247,6 @@ static const char *cg_exit_reason(struct kb_sandbox *sb)
     return sb->exit_reason;
 }
 
-static size_t pids_from_procs(const char *dir, pid_t *out, size_t max)
-{
-    char path[1024];
-    size_t n = 0;
-    long v;
-    FILE *f;
-    snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-    if (!(f = fopen(path, "re")))
-        return 0;
-    while (n < max && fscanf(f, "%ld", &v) == 1)
-        out[n++] = (pid_t)v;
-    fclose(f);
-    return n;
-}
-
 /* Unconstrained: every process in the session the child started (sid == its pid). */
 static size_t pids_from_session(pid_t sid, pid_t *out, size_t max)
 {
@@ -306,7 +269,7 @@ static size_t cg_pids(struct kb_sandbox *sb, pid_t *out, size_t max)
     if (sb->version == 0)
         return pids_from_session(sb->pid, out, max);
     /* v1: the pids controller's directory holds every task; v2: the one directory. */
-    return pids_from_procs(sb->dirs[sb->version == 2 ? 0 : 3], out, max);
+    return kb_cgfile_procs(sb->dirs[sb->version == 2 ? 0 : 3], out, max);
 }
 
 static const char *dir_for(const struct kb_sandbox *sb, const char *ctrl)
@@ -319,35 +282,18 @@ static const char *dir_for(const struct kb_sandbox *sb, const char *ctrl)
     return "";
 }
 
-static void read_back_v2(const char *dir, struct kb_limits_applied *o)
-{
-    char buf[128], q[32];
-    if (read_line(dir, "cpu.max", buf, sizeof(buf)) == 0 &&
-        sscanf(buf, "%31s %lld", q, &o->cpu_period_us) == 2)
-        o->cpu_quota_us = strcmp(q, "max") ? atoll(q) : -1;
-    read_line(dir, "cpuset.cpus.effective", o->cpuset, sizeof(o->cpuset));
-    read_line(dir, "cpuset.mems.effective", o->cpuset_mems, sizeof(o->cpuset_mems));
-    o->memory_bytes = read_ll(dir, "memory.max");
-    o->memsw_bytes = read_ll(dir, "memory.swap.max");
-    o->pids_max = read_ll(dir, "pids.max");
-}
-
 static void read_back_v1(const struct kb_sandbox *sb, struct kb_limits_applied *o)
 {
     const char *mem = dir_for(sb, "memory");
-    o->cpu_quota_us = read_ll(dir_for(sb, "cpu"), "cpu.cfs_quota_us");
-    o->cpu_period_us = read_ll(dir_for(sb, "cpu"), "cpu.cfs_period_us");
-    read_line(dir_for(sb, "cpuset"), "cpuset.cpus", o->cpuset, sizeof(o->cpuset));
-    read_line(dir_for(sb, "cpuset"), "cpuset.mems", o->cpuset_mems, sizeof(o->cpuset_mems));
-    o->memory_bytes = read_ll(mem, "memory.limit_in_bytes");
+    o->cpu_quota_us = kb_cgfile_limit(dir_for(sb, "cpu"), "cpu.cfs_quota_us");
+    o->cpu_period_us = kb_cgfile_limit(dir_for(sb, "cpu"), "cpu.cfs_period_us");
+    kb_cgfile_line(dir_for(sb, "cpuset"), "cpuset.cpus", o->cpuset, sizeof(o->cpuset));
+    kb_cgfile_line(dir_for(sb, "cpuset"), "cpuset.mems", o->cpuset_mems,
+                   sizeof(o->cpuset_mems));
+    o->memory_bytes = kb_cgfile_limit(mem, "memory.limit_in_bytes");
     o->memsw_bytes = access_file(mem, "memory.memsw.limit_in_bytes")
-                         ? read_ll(mem, "memory.memsw.limit_in_bytes") : -1;
-    o->pids_max = read_ll(dir_for(sb, "pids"), "pids.max");
-    /* v1 reports "no limit" as a huge page-rounded number; record it as none. */
-    if (o->memory_bytes >= (1LL << 62))
-        o->memory_bytes = -1;
-    if (o->memsw_bytes >= (1LL << 62))
-        o->memsw_bytes = -1;
+                         ? kb_cgfile_limit(mem, "memory.memsw.limit_in_bytes") : -1;
+    o->pids_max = kb_cgfile_limit(dir_for(sb, "pids"), "pids.max");
 }
 
 static int cg_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o, char *err,
@@ -361,7 +307,7 @@ static int cg_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o,
     if (sb->version == 0)
         return 0;
     if (sb->version == 2)
-        read_back_v2(sb->dirs[0], o);
+        kb_cgfile_read_back_v2(sb->dirs[0], o);
     else
         read_back_v1(sb, o);
     if (o->cpu_quota_us > 0 && o->cpu_period_us > 0)
@@ -428,7 +374,7 @@ static int sweep_dir(const char *dir)
 {
     pid_t pids[KB_SANDBOX_MAX_PIDS];
     for (int i = 0; i < 40; i++) {
-        size_t n = pids_from_procs(dir, pids, KB_SANDBOX_MAX_PIDS);
+        size_t n = kb_cgfile_procs(dir, pids, KB_SANDBOX_MAX_PIDS);
         if (n == 0)
             break;
         for (size_t j = 0; j < n; j++)

@@ -17,6 +17,7 @@
  * cgroup v1 (…/<ctrl>/docker/<id>) and v2 (…/system.slice/docker-<id>.scope) alike.
  * stop() copies the container's output into spec->log_path, then `docker rm -f`. */
 #define _GNU_SOURCE
+#include "runner/cgfile.h"
 #include "runner/sandbox.h"
 
 #include <errno.h>
@@ -474,25 +475,10 @@ fail:
 
 /* ---- running ---------------------------------------------------------------------------- */
 
-static size_t read_procs(const char *dir, pid_t *out, size_t max)
-{
-    char path[600];
-    size_t n = 0;
-    long v;
-    FILE *f;
-    snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-    if (!(f = fopen(path, "re")))
-        return 0;
-    while (n < max && fscanf(f, "%ld", &v) == 1)
-        out[n++] = (pid_t)v;
-    fclose(f);
-    return n;
-}
-
 static size_t dk_pids(struct kb_sandbox *sb, pid_t *out, size_t max)
 {
     /* v1: the pids controller's directory (index 3) holds every process; v2: the one. */
-    return read_procs(sb->dirs[sb->version == 2 ? 0 : 3], out, max);
+    return kb_cgfile_procs(sb->dirs[sb->version == 2 ? 0 : 3], out, max);
 }
 
 /* The container's exit, in words, from docker (once it is dead). */
@@ -535,55 +521,15 @@ static const char *dk_exit_reason(struct kb_sandbox *sb)
     return sb->dead ? sb->exit_reason : "";
 }
 
-/* The file's first line; -1 when unreadable. */
-static int read_line(const char *dir, const char *file, char *out, size_t outlen)
-{
-    char path[700];
-    FILE *f;
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
-    out[0] = '\0';
-    if (!(f = fopen(path, "re")))
-        return -1;
-    if (!fgets(out, (int)outlen, f))
-        out[0] = '\0';
-    fclose(f);
-    chomp(out);
-    return 0;
-}
-
-/* A number from a cgroup file; -1 for "max", absent, or v1's page-rounded "unlimited". */
-static long long read_ll(const char *dir, const char *file)
-{
-    char buf[64];
-    if (read_line(dir, file, buf, sizeof(buf)) < 0 || !buf[0] || !strcmp(buf, "max"))
-        return -1;
-    long long v = atoll(buf);
-    return v >= (1LL << 62) ? -1 : v;
-}
-
 static void read_back_v1(const struct kb_sandbox *sb, struct kb_limits_applied *o)
 {
-    o->cpu_quota_us = read_ll(sb->dirs[0], "cpu.cfs_quota_us");
-    o->cpu_period_us = read_ll(sb->dirs[0], "cpu.cfs_period_us");
-    read_line(sb->dirs[1], "cpuset.cpus", o->cpuset, sizeof(o->cpuset));
-    read_line(sb->dirs[1], "cpuset.mems", o->cpuset_mems, sizeof(o->cpuset_mems));
-    o->memory_bytes = read_ll(sb->dirs[2], "memory.limit_in_bytes");
-    o->memsw_bytes = read_ll(sb->dirs[2], "memory.memsw.limit_in_bytes");
-    o->pids_max = read_ll(sb->dirs[3], "pids.max");
-}
-
-/* v2 as the native backend reads it: memsw_bytes is memory.swap.max (0 = no swap). */
-static void read_back_v2(const char *dir, struct kb_limits_applied *o)
-{
-    char buf[128], q[32];
-    if (read_line(dir, "cpu.max", buf, sizeof(buf)) == 0 &&
-        sscanf(buf, "%31s %lld", q, &o->cpu_period_us) == 2)
-        o->cpu_quota_us = strcmp(q, "max") ? atoll(q) : -1;
-    read_line(dir, "cpuset.cpus.effective", o->cpuset, sizeof(o->cpuset));
-    read_line(dir, "cpuset.mems.effective", o->cpuset_mems, sizeof(o->cpuset_mems));
-    o->memory_bytes = read_ll(dir, "memory.max");
-    o->memsw_bytes = read_ll(dir, "memory.swap.max");
-    o->pids_max = read_ll(dir, "pids.max");
+    o->cpu_quota_us = kb_cgfile_limit(sb->dirs[0], "cpu.cfs_quota_us");
+    o->cpu_period_us = kb_cgfile_limit(sb->dirs[0], "cpu.cfs_period_us");
+    kb_cgfile_line(sb->dirs[1], "cpuset.cpus", o->cpuset, sizeof(o->cpuset));
+    kb_cgfile_line(sb->dirs[1], "cpuset.mems", o->cpuset_mems, sizeof(o->cpuset_mems));
+    o->memory_bytes = kb_cgfile_limit(sb->dirs[2], "memory.limit_in_bytes");
+    o->memsw_bytes = kb_cgfile_limit(sb->dirs[2], "memory.memsw.limit_in_bytes");
+    o->pids_max = kb_cgfile_limit(sb->dirs[3], "pids.max");
 }
 
 static int dk_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o, char *err,
@@ -594,7 +540,7 @@ static int dk_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o,
     o->cgroup_version = sb->version;
     o->cpu_quota_us = o->cpu_period_us = o->memory_bytes = o->memsw_bytes = o->pids_max = -1;
     if (sb->version == 2)
-        read_back_v2(sb->dirs[0], o);
+        kb_cgfile_read_back_v2(sb->dirs[0], o);
     else
         read_back_v1(sb, o);
     if (o->cpu_quota_us > 0 && o->cpu_period_us > 0)
