@@ -38,7 +38,9 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/kneebench-image.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-paths=(Makefile fixtures gray-static go node php-fpm docker)
+# Only what the Dockerfile copies: editing docs or tests must not invalidate the image.
+paths=(Makefile fixtures gray-static go node php-fpm
+       docker/Dockerfile docker/packages.sh docker/entrypoint.py docker/image-json.py)
 for p in "${paths[@]}"; do [ -e "$root/$p" ] || mkdir -p "$work/empty/$p"; done
 # Missing fixture directories (work in progress) become empty ones so COPY does not fail.
 tar -C "$root" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
@@ -79,4 +81,9 @@ new_id=$(docker image inspect -f '{{.Id}}' "$tag")
 if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
     docker rmi "$old_id" >/dev/null 2>&1 || true
 fi
+# Each build leaves its build stage behind as an untagged image; keep only the newest for
+# this base (it holds the compiler layers the next build reuses) and drop the rest.
+docker images --filter dangling=true --filter label=org.kneebench.stage=build \
+        --filter "label=org.kneebench.stage-base=$base" --format '{{.ID}}' | tail -n +2 |
+    while read -r id; do docker rmi "$id" >/dev/null 2>&1 || true; done
 echo "image: $tag = $new_id built in $(( $(date +%s) - start )) s"
