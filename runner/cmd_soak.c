@@ -11,10 +11,13 @@
  * Postflight, identity again, /stats back at rest (db), fits and verdict (runner/soak.c),
  * completion marker last. Then report.md from the phases' evidence, and the run's marker.
  * SIGINT/SIGTERM only set the one global flag; every exit goes through cleanup(), which
- * stops the load child, the fixture (and so its cgroup) and the cluster. */
+ * stops the load child, the fixture (and so its cgroup) and the cluster. Starting the
+ * fixture, its limits and identity, the load child and the server samples are
+ * runner/fixture.c's, shared with `kneebench curve`. */
 #define _GNU_SOURCE
 #include "runner/commands.h"
 #include "runner/evidence.h"
+#include "runner/fixture.h"
 #include "runner/pgcluster.h"
 #include "runner/preflight.h"
 #include "runner/procs.h"
@@ -23,18 +26,14 @@
 #include "runner/verdict.h"
 #include "contract.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
-#include <netinet/in.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,21 +62,14 @@ struct phase {
 struct soak {
     struct kb_contract c;
     const struct kb_runtime *rt;
-    const struct kb_sandbox_ops *ops;
-    const char *run, *build, *backend;
+    struct kb_fx fx;           /* placement, sandbox, the fixture now running, the load child */
+    const char *run, *backend;
     struct phase ph[MAX_PHASES];
     size_t nph;
     double duration_s, warmup_s, settle_s, every_s, drain_s;
-    int threads, connections, db_pool, no_limits;
+    int threads, connections, db_pool;
     struct kb_soak_criteria crit;
-    char load_cmd[4096], server_cpus[64], client_cpus[64];
-    cpu_set_t client_set;
-    /* what is running now, for cleanup() */
-    struct kb_sandbox *sb;
-    pid_t load_pid;
-    struct kb_pgrun pg;
-    int port;
-    json_t *identity;
+    struct kb_pgrun pg;        /* the db phase's cluster, for cleanup() */
 };
 
 static double now_s(void)
@@ -92,45 +84,6 @@ static void sleep_s(double s)
     struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
     if (s > 0)
         nanosleep(&ts, NULL);
-}
-
-/* ---- CPU lists (the curve's syntax: "0", "1-3", "1-" to the last online CPU, "0,2") ---- */
-
-static int parse_cpulist(const char *s, cpu_set_t *set, char *canon, size_t canonlen)
-{
-    long last = sysconf(_SC_NPROCESSORS_ONLN) - 1;
-    size_t len = 0;
-    int n = 0;
-    CPU_ZERO(set);
-    canon[0] = '\0';
-    for (const char *p = s; *p;) {
-        char *end;
-        long a = strtol(p, &end, 10), b = a;
-        if (end == p || a < 0)
-            return -1;
-        if (*end == '-') {
-            p = end + 1;
-            if (*p && *p != ',') {
-                b = strtol(p, &end, 10);
-                if (end == p)
-                    return -1;
-            } else {
-                b = last;
-                end = (char *)p;
-            }
-        }
-        if (*end && *end != ',')
-            return -1;
-        if (b > last)
-            b = last;
-        for (long i = a; i <= b && i < CPU_SETSIZE; i++, n++)
-            CPU_SET((int)i, set);
-        if (a <= b)
-            len += (size_t)snprintf(canon + len, len < canonlen ? canonlen - len : 0,
-                                    b > a ? "%s%ld-%ld" : "%s%ld", len ? "," : "", a, b);
-        p = *end == ',' ? end + 1 : end;
-    }
-    return n > 0 ? n : -1;
 }
 
 /* ---- options -------------------------------------------------------------------------- */
@@ -344,8 +297,8 @@ static json_t *plan_json(const struct soak *s)
         "runtime", RUNTIME, "phases", ph, "duration_s", s->duration_s, "warmup_s", s->warmup_s,
         "settle_s", s->settle_s, "sample_every_s", s->every_s, "drain_s", s->drain_s,
         "threads", s->threads, "connections", s->connections, "db_pool", s->db_pool,
-        "backend", s->backend, "unconstrained", s->no_limits, "server_cpus", s->server_cpus,
-        "client_cpus", s->client_cpus, "criteria", "min_delivery", s->crit.min_delivery,
+        "backend", s->backend, "unconstrained", s->fx.no_limits, "server_cpus", s->fx.server_cpus,
+        "client_cpus", s->fx.client_cpus, "criteria", "min_delivery", s->crit.min_delivery,
         "client_cpu_max_fraction", s->crit.client_cpu_max_fraction, "client_lag_p99_max_us",
         (json_int_t)s->crit.client_lag_p99_max_us, "min_samples", (json_int_t)s->crit.min_samples,
         "rss_growth", "pct_of_mean_per_hour", s->crit.rss.pct_per_hour, "floor_bytes",
@@ -356,53 +309,10 @@ static json_t *plan_json(const struct soak *s)
 /* A run directory holds one plan: a re-run must ask for the same one to resume it. */
 static int write_or_check_plan(struct soak *s, char *err, size_t errlen)
 {
-    char path[4200];
-    json_t *want = plan_json(s), *have;
-    int rc = 0;
-    kb_path(path, sizeof(path), s->run, "plan.json");
-    have = json_load_file(path, 0, NULL);
-    if (have && !json_equal(have, want)) {
-        snprintf(err, errlen, "%s holds a different soak plan; resume it with the same options "
-                 "or use a new directory", s->run);
-        rc = -1;
-    } else if (!have) {
-        rc = kb_write_json_atomic(path, want, err, errlen);
-    }
-    json_decref(have);
-    json_decref(want);
-    return rc;
+    return kb_fx_plan_file(s->run, plan_json(s), "soak plan", err, errlen);
 }
 
 /* ---- identity ------------------------------------------------------------------------- */
-
-static char *expand(const struct soak *s, const char *tmpl, const char *rundir)
-{
-    char port[16], cpus[16];
-    const char *keys[] = { "root", "build", "port", "bind", "rundir", "cpus" };
-    const char *vals[] = { KB_ROOT, s->build, port, "127.0.0.1", rundir ? rundir : "", cpus };
-    snprintf(port, sizeof(port), "%d", s->port);
-    snprintf(cpus, sizeof(cpus), "%d", s->c.cpus);
-    return kb_expand(tmpl, keys, vals, 6);
-}
-
-static json_t *fixture_identity(const struct soak *s, char *err, size_t errlen)
-{
-    char *exe[32] = { 0 }, *src[32] = { 0 };
-    size_t ne = s->rt->executables.n < 32 ? s->rt->executables.n : 32;
-    size_t ns = s->rt->sources.n < 32 ? s->rt->sources.n : 32;
-    json_t *id;
-    for (size_t i = 0; i < ne; i++)
-        exe[i] = expand(s, s->rt->executables.v[i], NULL);
-    for (size_t i = 0; i < ns; i++)
-        if (asprintf(&src[i], "%s/%s", KB_ROOT, s->rt->sources.v[i]) < 0)
-            src[i] = NULL;
-    id = kb_fixture_identity(exe, ne, src, ns, err, errlen);
-    for (size_t i = 0; i < 32; i++) {
-        free(exe[i]);
-        free(src[i]);
-    }
-    return id;
-}
 
 static void version_line(char *const *argv, char *out, size_t outlen)
 {
@@ -412,7 +322,7 @@ static void version_line(char *const *argv, char *out, size_t outlen)
 
 static int write_run_identity(struct soak *s, int argc, char **argv, char *err, size_t errlen)
 {
-    char path[4200], hex[KB_SHA256_HEX], chex[KB_SHA256_HEX], when[64], gs[512], pg[512];
+    char hex[KB_SHA256_HEX], chex[KB_SHA256_HEX], when[64], gs[512], pg[512];
     char *gsv[16] = { 0 };
     char *pgv[] = { "sh", "-c", "d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | "
                     "tail -n 1) && \"$d/postgres\" --version", NULL };
@@ -427,7 +337,7 @@ static int write_run_identity(struct soak *s, int argc, char **argv, char *err, 
     if (kb_sha256_file(s->c.path, chex, err, errlen) < 0)
         snprintf(chex, sizeof(chex), "unknown");
     for (size_t i = 0; i < s->rt->version.n && i < 15; i++)
-        gsv[i] = expand(s, s->rt->version.v[i], NULL);
+        gsv[i] = kb_fx_expand(&s->fx, s->rt->version.v[i], NULL);
     version_line(gsv, gs, sizeof(gs));
     version_line(pgv, pg, sizeof(pg));
     for (size_t i = 0; i < 16; i++)
@@ -436,42 +346,21 @@ static int write_run_identity(struct soak *s, int argc, char **argv, char *err, 
         "kind", "soak", "started", when, "command_line", args, "runner_sha256", hex,
         "contract", s->c.path, "contract_sha256", chex, "host", kb_host_identity(),
         "runtime_versions", RUNTIME, gs, "postgresql", pg, "backend", s->backend,
-        "unconstrained", s->no_limits, "limits_requested", "cpus", s->c.cpus, "memory_bytes",
-        (json_int_t)s->c.memory_bytes, "pids", s->c.pids, "server_cpus", s->server_cpus,
-        "client_cpus", s->client_cpus);
-    /* a resumed run keeps the first invocation's identity and records this one beside it */
-    kb_path(path, sizeof(path), s->run, "run.json");
-    if (kb_file_exists(path))
-        snprintf(path, sizeof(path), "%s/run-resumed-%ld.json", s->run, (long)t);
-    rc = kb_write_json_atomic(path, run, err, errlen);
+        "unconstrained", s->fx.no_limits, "limits_requested", "cpus", s->c.cpus, "memory_bytes",
+        (json_int_t)s->c.memory_bytes, "pids", s->c.pids, "server_cpus", s->fx.server_cpus,
+        "client_cpus", s->fx.client_cpus);
+    rc = kb_fx_run_file(s->run, run, t, err, errlen);
     json_decref(run);
     return rc;
 }
 
 /* ---- the fixture and the cluster ------------------------------------------------------ */
 
-static int free_port(void)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET };
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 static void stop_fixture(struct soak *s)
 {
     char err[512];
-    if (s->sb && s->ops->stop(s->sb, err, sizeof(err)) < 0)
+    if (kb_fx_stop(&s->fx, err, sizeof(err)) < 0)
         fprintf(stderr, "kneebench soak: %s\n", err);
-    s->sb = NULL;
-    json_decref(s->identity);
-    s->identity = NULL;
 }
 
 static void stop_cluster(struct soak *s)
@@ -481,20 +370,21 @@ static void stop_cluster(struct soak *s)
         fprintf(stderr, "kneebench soak: %s\n", err);
 }
 
-static int fixture_alive(void *arg)
+/* The cluster (db phase), the phase's fixture in fixdir, its identity, the route answering
+ * exactly: the first failure goes into reason ("" when all is well). */
+static void start_fixture(struct soak *s, const struct phase *p, const char *fixdir,
+                          struct kb_fixture_spec *spec, char *reason, size_t reasonlen)
 {
-    struct soak *s = arg;
-    return s->sb && s->ops->alive(s->sb);
-}
-
-static json_t *limits_json(const struct kb_limits_applied *la)
-{
-    return json_pack("{s:s,s:i,s:I,s:I,s:f,s:s,s:s,s:I,s:I,s:I,s:s}", "backend", la->backend,
-        "cgroup_version", la->cgroup_version, "cpu_quota_us", (json_int_t)la->cpu_quota_us,
-        "cpu_period_us", (json_int_t)la->cpu_period_us, "cpus", la->cpus, "cpuset", la->cpuset,
-        "cpuset_mems", la->cpuset_mems, "memory_bytes", (json_int_t)la->memory_bytes,
-        "memsw_bytes", (json_int_t)la->memsw_bytes, "pids_max", (json_int_t)la->pids_max,
-        "paths", la->paths);
+    char err[1024], path[4300];
+    const struct kb_route *r = kb_contract_route(&s->c, p->route);
+    int db = !strcmp(p->route, "db");
+    if (kb_fx_start(&s->fx, spec, fixdir, reason, reasonlen) < 0)
+        return;
+    kb_path(path, sizeof(path), fixdir, "identity.json");
+    kb_write_json_atomic(path, s->fx.identity, err, sizeof(err));
+    if (kb_pgrun_wait_route(s->fx.port, r, db ? 15000 : 2000, kb_fx_alive, &s->fx, err,
+                            sizeof(err)) < 0)
+        snprintf(reason, reasonlen, "%s: %.200s", r->path, err);
 }
 
 /* Start the cluster (db), the fixture, wait, limits, identity, preflight: the first failure
@@ -502,79 +392,29 @@ static json_t *limits_json(const struct kb_limits_applied *la)
 static void start_phase(struct soak *s, const struct phase *p, struct kb_soak_obs *o,
                         char *argvs[64])
 {
-    char err[1024], path[4300], fixdir[4200], log[4300], pgdir[4300], *env[16] = { 0 };
-    const struct kb_route *r = kb_contract_route(&s->c, p->route);
+    char err[1024], reason[512] = "", path[4300], fixdir[4200], log[4200], pgdir[4300];
+    char *env[16] = { 0 };
     int db = !strcmp(p->route, "db");
     struct kb_fixture_spec spec;
-    struct kb_limits_applied la;
     json_t *pre = json_object();
-    size_t n = 0;
 
-    s->port = free_port();
+    s->fx.port = kb_fx_free_port();
     snprintf(fixdir, sizeof(fixdir), "%s/fixture", p->dir);
     kb_mkdirs(fixdir, err, sizeof(err));
-    err[0] = '\0';
     kb_path(pgdir, sizeof(pgdir), p->dir, "pg");
     if (db && !s->rt->db_command_extra.n)
-        snprintf(err, sizeof(err), RUNTIME " has no db_command_extra in the contract");
-    else if (db)
-        kb_pgrun_start(&s->pg, pgdir, err, sizeof(err));
-    for (size_t i = 0; i < s->rt->command.n && n < 40; i++)
-        argvs[n++] = expand(s, s->rt->command.v[i], fixdir);
-    argvs[n] = NULL;
-    if (db)
-        n = kb_pgrun_args(&s->pg, s->rt, s->db_pool, argvs, n, 64);
-    for (size_t i = 0; i < s->rt->env_keys.n && i < 15; i++) {
-        char *v = expand(s, s->rt->env_vals.v[i], fixdir);
-        if (asprintf(&env[i], "%s=%s", s->rt->env_keys.v[i], v) < 0)
-            env[i] = NULL;
-        free(v);
-    }
-    kb_path(log, sizeof(log), fixdir, "fixture.log");
-    memset(&spec, 0, sizeof(spec));
-    spec.name = RUNTIME;
-    spec.argv = argvs;
-    spec.env_add = env;
-    spec.rundir = fixdir;
-    spec.log_path = log;
-    spec.port = s->port;
-    spec.no_limits = s->no_limits;
-    spec.limits.cpus = s->c.cpus;
-    spec.limits.memory_bytes = s->c.memory_bytes;
-    spec.limits.pids = s->c.pids;
-    snprintf(spec.limits.server_cpuset, sizeof(spec.limits.server_cpuset), "%s", s->server_cpus);
-
-    if (err[0]) {
-        snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason), "cluster: %.200s",
-                 err);
-    } else if (!(s->sb = s->ops->start(&spec, err, sizeof(err))) ||
-               kb_wait_ready(s->port, 20000, fixture_alive, s, err, sizeof(err)) < 0) {
-        snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason),
-                 "start failed: %.180s %s", err, s->sb ? s->ops->exit_reason(s->sb) : "");
-    } else if (s->ops->limits_applied(s->sb, &la, err, sizeof(err)) < 0) {
-        snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason), "limits: %.200s",
-                 err);
-    } else {
-        json_t *lim = limits_json(&la);
-        kb_path(path, sizeof(path), fixdir, "limits.json");
-        kb_write_json_atomic(path, lim, err, sizeof(err));
-        json_decref(lim);
-        if (!(s->identity = fixture_identity(s, err, sizeof(err)))) {
-            snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason),
-                     "identity: %.200s", err);
-        } else {
-            kb_path(path, sizeof(path), fixdir, "identity.json");
-            kb_write_json_atomic(path, s->identity, err, sizeof(err));
-            if (kb_pgrun_wait_route(s->port, r, db ? 15000 : 2000, fixture_alive, s, err,
-                                    sizeof(err)) < 0)
-                snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason),
-                         "%s: %.200s", r->path, err);
-        }
-    }
+        snprintf(reason, sizeof(reason), "cluster: " RUNTIME " has no db_command_extra in "
+                 "the contract");
+    else if (db && kb_pgrun_start(&s->pg, pgdir, err, sizeof(err)) < 0)
+        snprintf(reason, sizeof(reason), "cluster: %.200s", err);
+    kb_fx_spec(&s->fx, fixdir, db ? &s->pg : NULL, s->db_pool, argvs, env, log, &spec);
+    if (!reason[0])
+        start_fixture(s, p, fixdir, &spec, reason, sizeof(reason));
+    snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason), "%s", reason);
     o->point.preflight_failed = o->point.preflight_reason[0] != '\0';
     json_object_set_new(pre, "failed", json_boolean(o->point.preflight_failed));
     json_object_set_new(pre, "reason", json_string(o->point.preflight_reason));
-    json_object_set_new(pre, "port", json_integer(s->port));
+    json_object_set_new(pre, "port", json_integer(s->fx.port));
     json_object_set_new(pre, "db", json_boolean(db));
     kb_path(path, sizeof(path), fixdir, "preflight.json");
     kb_write_json_atomic(path, pre, err, sizeof(err));
@@ -586,6 +426,8 @@ static void start_phase(struct soak *s, const struct phase *p, struct kb_soak_ob
 /* ---- sampling ------------------------------------------------------------------------- */
 
 struct samples {
+    const struct soak *s;
+    int db;                    /* the db phase: /stats too */
     FILE *csv, *stats;
     double *t, *rss, *fds;
     size_t n, cap;
@@ -604,7 +446,7 @@ static json_t *get_stats(const struct soak *s, char *err, size_t errlen)
     struct kb_http_reply rep;
     json_error_t je;
     json_t *j;
-    if (kb_http_get(s->port, "/stats", 2000, &rep, err, errlen) < 0)
+    if (kb_http_get(s->fx.port, "/stats", 2000, &rep, err, errlen) < 0)
         return NULL;
     if (rep.status != 200 || !(j = json_loadb(rep.body, rep.body_len, 0, &je))) {
         snprintf(err, errlen, "/stats answered %d, not JSON", rep.status);
@@ -634,12 +476,13 @@ static void sample_stats(const struct soak *s, struct samples *sm, double t)
     json_decref(j);
 }
 
-static void sample_once(struct soak *s, struct samples *sm, double t, int db)
+/* One sample, t seconds after the load started (kb_fx_drive's callback). */
+static void sample_once(void *arg, double t0, double now)
 {
-    pid_t pids[KB_SANDBOX_MAX_PIDS];
+    struct samples *sm = arg;
     struct kb_proc_sample srv;
-    size_t n = s->sb ? s->ops->pids(s->sb, pids, KB_SANDBOX_MAX_PIDS) : 0;
-    kb_procs_sample(pids, n, &srv);
+    double t = now - t0;
+    kb_fx_sample_server(&sm->s->fx, &srv);
     fprintf(sm->csv, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
             srv.pss_bytes, srv.fds, srv.threads, srv.nprocs);
     fflush(sm->csv);
@@ -663,50 +506,8 @@ static void sample_once(struct soak *s, struct samples *sm, double t, int db)
         sm->fds[sm->n] = (double)srv.fds;
         sm->n++;
     }
-    if (db)
-        sample_stats(s, sm, t);
-}
-
-static pid_t spawn_load(struct soak *s, const struct phase *p)
-{
-    const struct kb_route *r = kb_contract_route(&s->c, p->route);
-    char url[256], rate[32], dur[32], wu[32], dr[32], th[16], co[16], js[4200], hg[4200],
-        uh[4200], log[4200];
-    pid_t pid;
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", s->port, r->path);
-    snprintf(rate, sizeof(rate), "%ld", p->rate);
-    snprintf(dur, sizeof(dur), "%g", s->duration_s);
-    snprintf(wu, sizeof(wu), "%g", s->warmup_s);
-    snprintf(dr, sizeof(dr), "%g", s->drain_s);
-    snprintf(th, sizeof(th), "%d", s->threads);
-    snprintf(co, sizeof(co), "%d", s->connections);
-    kb_path(js, sizeof(js), p->dir, "load.json");
-    kb_path(hg, sizeof(hg), p->dir, "corrected.hgrm");
-    kb_path(uh, sizeof(uh), p->dir, "uncorrected.hgrm");
-    kb_path(log, sizeof(log), p->dir, "load.log");
-    char *argv[] = { s->load_cmd, "load", "--url", url, "--route", (char *)p->route,
-                     "--rate", rate, "--duration", dur, "--warmup", wu, "--drain", dr,
-                     "--threads", th, "--connections", co, "--json", js, "--hgrm", hg,
-                     "--uncorrected-hgrm", uh, "--contract", s->c.path, NULL };
-    unlink(js);
-    if ((pid = fork()) == 0) {
-        FILE *f = freopen(log, "w", stdout);
-        if (f)
-            dup2(fileno(stdout), 2);
-        sched_setaffinity(0, sizeof(s->client_set), &s->client_set);
-        execv(s->load_cmd, argv);
-        _exit(127);
-    }
-    return pid;
-}
-
-static void check_alive(struct soak *s, struct kb_soak_obs *o)
-{
-    if (!o->point.fixture_exited && s->sb && !s->ops->alive(s->sb)) {
-        o->point.fixture_exited = 1;
-        snprintf(o->point.exit_reason, sizeof(o->point.exit_reason), "%s",
-                 s->ops->exit_reason(s->sb));
-    }
+    if (sm->db)
+        sample_stats(sm->s, sm, t);
 }
 
 /* The load child to its end, sampling from warmup + settle to the end of the measured
@@ -714,77 +515,12 @@ static void check_alive(struct soak *s, struct kb_soak_obs *o)
 static int drive(struct soak *s, const struct phase *p, struct samples *sm,
                  struct kb_soak_obs *o)
 {
-    double t0 = now_s(), next = t0 + s->warmup_s + s->settle_s;
-    double end = t0 + s->warmup_s + s->duration_s + 0.05;
-    int st = 0, db = !strcmp(p->route, "db");
-    if ((s->load_pid = spawn_load(s, p)) < 0)
-        return -1;
-    for (;;) {
-        pid_t w = waitpid(s->load_pid, &st, WNOHANG);
-        double t = now_s();
-        if (w == s->load_pid)
-            break;
-        if (g_stop) {
-            kill(s->load_pid, SIGTERM);
-            waitpid(s->load_pid, &st, 0);
-            s->load_pid = 0;
-            return -1;
-        }
-        if (t >= next && t <= end) {
-            sample_once(s, sm, t - t0, db);
-            next += s->every_s;
-        }
-        check_alive(s, o);
-        sleep_s(0.02);
-    }
-    s->load_pid = 0;
-    o->point.load_exit = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    return 0;
-}
-
-static void read_load(const struct phase *p, struct kb_soak_obs *o, struct kb_point_load *lr,
-                      json_t **load)
-{
-    char path[4200], err[256];
-    kb_path(path, sizeof(path), p->dir, "load.json");
-    *load = json_load_file(path, 0, NULL);
-    if (o->point.load_exit != 0) {
-        char line[200] = "";
-        FILE *f;
-        kb_path(path, sizeof(path), p->dir, "load.log");
-        if ((f = fopen(path, "r"))) {
-            if (!fgets(line, sizeof(line), f))
-                line[0] = '\0';
-            fclose(f);
-        }
-        line[strcspn(line, "\n")] = '\0';
-        snprintf(o->point.load_problem, sizeof(o->point.load_problem),
-                 "load generator exited %d: %s", o->point.load_exit, line);
-    } else if (!*load) {
-        snprintf(o->point.load_problem, sizeof(o->point.load_problem), "no load.json");
-    } else if (kb_point_load_parse(*load, lr, err, sizeof(err)) < 0) {
-        snprintf(o->point.load_problem, sizeof(o->point.load_problem), "%s", err);
-    } else {
-        o->point.have_load = 1;
-    }
-}
-
-/* After the load: alive, still serving the exact bytes, still the same executable. */
-static void postflight(struct soak *s, const struct phase *p, struct kb_soak_obs *o)
-{
-    char err[512];
-    json_t *now;
-    check_alive(s, o);
-    if (!o->point.fixture_exited && s->sb &&
-        kb_preflight_route(s->port, kb_contract_route(&s->c, p->route), err, sizeof(err)) < 0) {
-        o->point.postflight_failed = 1;
-        snprintf(o->point.postflight_reason, sizeof(o->point.postflight_reason), "%.200s", err);
-    }
-    now = s->identity ? fixture_identity(s, err, sizeof(err)) : NULL;
-    if (s->identity && (!now || !json_equal(json_object_get(now, "sha256"),
-                                            json_object_get(s->identity, "sha256"))))
-        o->point.identity_changed = 1;
-    json_decref(now);
+    const struct kb_fx_load ld = { s->duration_s, s->warmup_s, s->drain_s, s->threads,
+                                   s->connections };
+    const struct kb_fx_sampling sp = { s->warmup_s + s->settle_s, s->every_s,
+                                       s->warmup_s + s->duration_s + 0.05, sample_once, sm,
+                                       SIGTERM };
+    return kb_fx_drive(&s->fx, &ld, p->route, p->rate, p->dir, &sp, &o->point);
 }
 
 /* The db phase's gauges must come back to zero once the load stops (PROTOCOL: "readable
@@ -814,7 +550,7 @@ static json_t *stats_at_rest(struct soak *s, struct kb_soak_obs *o)
                                         off ? " " : "", gauges[i], (long long)v);
             }
         }
-        if (o->stats_at_rest || now_s() >= until || g_stop || !fixture_alive(s))
+        if (o->stats_at_rest || now_s() >= until || g_stop || !kb_fx_alive(&s->fx))
             return j;
         sleep_s(0.25);
     }
@@ -841,12 +577,12 @@ static json_t *command_json(const struct soak *s, const struct phase *p, char *c
     return json_pack("{s:s,s:s,s:I,s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:s,s:s,s:b,s:o,"
                      "s:{s:i,s:s,s:s?,s:s?},s:s}",
         "runtime", RUNTIME, "route", p->route, "rate", (json_int_t)p->rate, "url_path", r->path,
-        "port", s->port, "duration_s", s->duration_s, "warmup_s", s->warmup_s, "settle_s",
+        "port", s->fx.port, "duration_s", s->duration_s, "warmup_s", s->warmup_s, "settle_s",
         s->settle_s, "sample_every_s", s->every_s, "drain_s", s->drain_s, "threads", s->threads,
-        "connections", s->connections, "server_cpus", s->server_cpus, "client_cpus",
-        s->client_cpus, "unconstrained", s->no_limits, "fixture_argv", fx, "expect", "status",
+        "connections", s->connections, "server_cpus", s->fx.server_cpus, "client_cpus",
+        s->fx.client_cpus, "unconstrained", s->fx.no_limits, "fixture_argv", fx, "expect", "status",
         r->status, "content_type", r->content_type, "body", r->body, "body_regex",
-        r->body_regex, "load_generator", s->load_cmd);
+        r->body_regex, "load_generator", s->fx.load_cmd);
 }
 
 /* Fits, verdict, then the marker: written in this order so a DONE phase is whole. */
@@ -865,8 +601,8 @@ static int finish_phase(struct soak *s, const struct phase *p, struct samples *s
         "rate", (json_int_t)p->rate, "verdict", kb_soak_verdict_name(v), "reason", reason,
         "wall_s", wall, "rss_bytes", slope_json(&o->rss, o->have_rss), "fds",
         slope_json(&o->fds, o->have_fds), "load", load ? json_incref(load) : json_null(),
-        "identity_sha256", json_string(s->identity ? json_string_value(json_object_get(
-                                                        s->identity, "sha256")) : ""));
+        "identity_sha256", json_string(s->fx.identity ? json_string_value(json_object_get(
+                                                        s->fx.identity, "sha256")) : ""));
     if (o->stats_checked)
         json_object_set_new(j, "stats", json_pack("{s:I,s:I,s:I,s:b,s:s,s:O}",
             "suspended_max", (json_int_t)sm->suspended_max, "reads", (json_int_t)sm->stats_reads,
@@ -944,6 +680,8 @@ static int run_phase(struct soak *s, const struct phase *p)
     memset(&o, 0, sizeof(o));
     memset(&lr, 0, sizeof(lr));
     memset(&sm, 0, sizeof(sm));
+    sm.s = s;
+    sm.db = db;
     if (kb_mkdirs(p->dir, err, sizeof(err)) < 0) {
         fprintf(stderr, "kneebench soak: %s\n", err);
         return -1;
@@ -954,6 +692,8 @@ static int run_phase(struct soak *s, const struct phase *p)
            s->duration_s, s->warmup_s);
     fflush(stdout);
     start_phase(s, p, &o, argvs);
+    if (g_stop)
+        goto out;          /* interrupted while starting: no verdict, redone on resume */
     j = command_json(s, p, argvs);
     kb_path(path, sizeof(path), p->dir, "command.json");
     kb_write_json_atomic(path, j, err, sizeof(err));
@@ -963,8 +703,8 @@ static int run_phase(struct soak *s, const struct phase *p)
     if (!o.point.preflight_failed) {
         if (drive(s, p, &sm, &o) < 0)
             goto out;      /* interrupted: no marker, the phase is redone on resume */
-        read_load(p, &o, &lr, &load);
-        postflight(s, p, &o);
+        kb_fx_read_load(p->dir, &o.point, &lr, &load);
+        kb_fx_postflight(&s->fx, kb_contract_route(&s->c, p->route), &o.point);
         if (db && !o.point.fixture_exited)
             after = stats_at_rest(s, &o);
         else if (db)
@@ -1010,7 +750,8 @@ static void report_header(FILE *f, const struct soak *s)
             "sampled every %g s from warmup + %g s settling to the end of the measured interval; "
             "%d connections, %d client threads; backend %s%s, server CPUs %s, client CPUs %s.\n\n",
             s->duration_s, s->warmup_s, s->every_s, s->settle_s, s->connections, s->threads,
-            s->backend, s->no_limits ? " (UNCONSTRAINED)" : "", s->server_cpus, s->client_cpus);
+            s->backend, s->fx.no_limits ? " (UNCONSTRAINED)" : "", s->fx.server_cpus,
+            s->fx.client_cpus);
     fprintf(f, "A phase passes with delivery >= %.3f %%, no socket errors, non-2xx or mismatched "
             "responses, no process exit, a trusted client, and no resource growth: the "
             "least-squares slope of RSS (of descriptors), extrapolated to one hour, must stay "
@@ -1133,11 +874,10 @@ static int write_report(struct soak *s, size_t *complete, char *err, size_t errl
 
 static int setup(struct soak *s, const struct args *a, char *err, size_t errlen)
 {
-    cpu_set_t srv;
+    const struct kb_fx_opts fo = { a->backend, a->build ? a->build : KB_ROOT "/build", a->scpus,
+                                   a->ccpus, a->load_cmd, a->no_limits };
     s->run = a->out;
     s->backend = a->backend;
-    s->build = a->build ? a->build : KB_ROOT "/build";
-    s->no_limits = a->no_limits;
     if (kb_contract_load(a->contract ? a->contract : kb_contract_default_path(), &s->c, err,
                          errlen) < 0)
         return -1;
@@ -1157,53 +897,19 @@ static int setup(struct soak *s, const struct args *a, char *err, size_t errlen)
     s->crit.fds.floor = a->fd_floor;
     if (plan(s, a, err, errlen) < 0)
         return -1;
-    if (!(s->ops = kb_sandbox_backend(a->backend))) {
-        snprintf(err, errlen, "unknown or unbuilt sandbox backend '%s'", a->backend);
+    s->fx.rt = s->rt;
+    s->fx.stop = &g_stop;       /* the load child and readiness waits end on Ctrl-C */
+    if (kb_fx_setup(&s->fx, &s->c, &fo, err, errlen) < 0)
         return -1;
-    }
-    if (!s->no_limits && s->ops->available(err, errlen) < 0)
-        return -1;
-    if (parse_cpulist(a->scpus ? a->scpus : s->c.server_cpus, &srv, s->server_cpus,
-                      sizeof(s->server_cpus)) < 0 ||
-        parse_cpulist(a->ccpus ? a->ccpus : s->c.client_cpus, &s->client_set, s->client_cpus,
-                      sizeof(s->client_cpus)) < 0) {
-        snprintf(err, errlen, "server or client CPU list is empty or malformed on this host "
-                 "(%ld CPUs online)", sysconf(_SC_NPROCESSORS_ONLN));
-        return -1;
-    }
-    CPU_AND(&srv, &srv, &s->client_set);
-    if (CPU_COUNT(&srv) > 0) {
-        snprintf(err, errlen, "server CPUs %s and client CPUs %s overlap", s->server_cpus,
-                 s->client_cpus);
-        return -1;
-    }
-    if (a->load_cmd)
-        snprintf(s->load_cmd, sizeof(s->load_cmd), "%s", a->load_cmd);
-    else if (readlink("/proc/self/exe", s->load_cmd, sizeof(s->load_cmd) - 1) < 0)
-        snprintf(s->load_cmd, sizeof(s->load_cmd), "%s/kneebench", s->build);
     return kb_mkdirs(s->run, err, errlen);
 }
 
 static void cleanup(struct soak *s)
 {
-    if (s->load_pid > 0) {
-        kill(s->load_pid, SIGTERM);
-        waitpid(s->load_pid, NULL, 0);
-        s->load_pid = 0;
-    }
+    kb_fx_kill_load(&s->fx, SIGTERM);
     stop_fixture(s);
     stop_cluster(s);
     kb_contract_free(&s->c);
-}
-
-static void install_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;      /* no SA_RESTART: sleeps return early on Ctrl-C */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
 }
 
 /* Phases in order; one whose marker exists is kept (resume). */
@@ -1233,18 +939,18 @@ int cmd_soak(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : rc;
     memset(&s, 0, sizeof(s));
-    install_signals();
+    kb_fx_signals(on_signal);
     if (setup(&s, &a, err, sizeof(err)) < 0 || write_or_check_plan(&s, err, sizeof(err)) < 0 ||
         write_run_identity(&s, argc, argv, err, sizeof(err)) < 0) {
         fprintf(stderr, "kneebench soak: %s\n", err);
         cleanup(&s);
         return 2;
     }
-    if (!s.no_limits && kb_sandbox_sweep_stale() > 0)
+    if (!s.fx.no_limits && kb_sandbox_sweep_stale() > 0)
         fprintf(stderr, "kneebench soak: removed cgroups left by an earlier run\n");
     printf("kneebench soak: %zu phases of %g s into %s (backend %s%s, server CPUs %s, client "
            "CPUs %s)\n", s.nph, s.duration_s, s.run, s.backend,
-           s.no_limits ? ", UNCONSTRAINED" : "", s.server_cpus, s.client_cpus);
+           s.fx.no_limits ? ", UNCONSTRAINED" : "", s.fx.server_cpus, s.fx.client_cpus);
     fflush(stdout);
     run_all(&s);
     if (g_stop) {

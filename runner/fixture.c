@@ -1,0 +1,419 @@
+/* fixture.c -- one runtime run for a run: start, wait, limits, identity, samples, the load
+ * child (fixture.h). */
+#define _GNU_SOURCE
+#include "runner/fixture.h"
+#include "runner/cpulist.h"
+#include "runner/evidence.h"
+#include "runner/preflight.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef KB_ROOT
+#define KB_ROOT "."
+#endif
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- the run's setup ------------------------------------------------------------------- */
+
+static int placement(struct kb_fx *fx, const struct kb_fx_opts *o, char *err, size_t errlen)
+{
+    cpu_set_t srv;
+    if (kb_cpulist_parse(o->server_cpus ? o->server_cpus : fx->c->server_cpus, &srv,
+                         fx->server_cpus, sizeof(fx->server_cpus)) < 0 ||
+        kb_cpulist_parse(o->client_cpus ? o->client_cpus : fx->c->client_cpus,
+                         &fx->client_set, fx->client_cpus, sizeof(fx->client_cpus)) < 0) {
+        snprintf(err, errlen, "server or client CPU list is empty or malformed on this host "
+                 "(%ld CPUs online)", sysconf(_SC_NPROCESSORS_ONLN));
+        return -1;
+    }
+    CPU_AND(&srv, &srv, &fx->client_set);
+    if (CPU_COUNT(&srv) > 0) {
+        snprintf(err, errlen, "server CPUs %s and client CPUs %s overlap", fx->server_cpus,
+                 fx->client_cpus);
+        return -1;
+    }
+    return 0;
+}
+
+int kb_fx_setup(struct kb_fx *fx, const struct kb_contract *c, const struct kb_fx_opts *o,
+                char *err, size_t errlen)
+{
+    fx->c = c;
+    fx->build = o->build;
+    fx->no_limits = o->no_limits;
+    if (!(fx->ops = kb_sandbox_backend(o->backend))) {
+        snprintf(err, errlen, "unknown or unbuilt sandbox backend '%s'", o->backend);
+        return -1;
+    }
+    if (!fx->no_limits && fx->ops->available(err, errlen) < 0)
+        return -1;
+    if (placement(fx, o, err, errlen) < 0)
+        return -1;
+    /* our own binary by default: the very image whose hash the run records */
+    fx->self_exec = !o->load_cmd;
+    if (o->load_cmd)
+        snprintf(fx->load_cmd, sizeof(fx->load_cmd), "%s", o->load_cmd);
+    else if (readlink("/proc/self/exe", fx->load_cmd, sizeof(fx->load_cmd) - 1) < 0)
+        snprintf(fx->load_cmd, sizeof(fx->load_cmd), "%s/kneebench", fx->build);
+    return 0;
+}
+
+int kb_fx_plan_file(const char *run, json_t *want, const char *what, char *err,
+                    size_t errlen)
+{
+    char path[4200];
+    json_t *have;
+    int rc = 0;
+    kb_path(path, sizeof(path), run, "plan.json");
+    have = json_load_file(path, 0, NULL);
+    if (have && !json_equal(have, want)) {
+        snprintf(err, errlen, "%s holds a different %s; resume it with the same options or "
+                 "use a new directory", run, what);
+        rc = -1;
+    } else if (!have) {
+        rc = kb_write_json_atomic(path, want, err, errlen);
+    }
+    json_decref(have);
+    json_decref(want);
+    return rc;
+}
+
+int kb_fx_run_file(const char *run, json_t *identity, time_t started, char *err,
+                   size_t errlen)
+{
+    char path[4200];
+    kb_path(path, sizeof(path), run, "run.json");
+    if (kb_file_exists(path))
+        snprintf(path, sizeof(path), "%s/run-resumed-%ld.json", run, (long)started);
+    return kb_write_json_atomic(path, identity, err, errlen);
+}
+
+void kb_fx_signals(void (*handler)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = handler;        /* no SA_RESTART: sleeps return early on Ctrl-C */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+int kb_fx_free_port(void)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET };
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+/* ---- the fixture's command and identity ------------------------------------------------ */
+
+char *kb_fx_expand(const struct kb_fx *fx, const char *tmpl, const char *rundir)
+{
+    char port[16], cpus[16];
+    const char *keys[] = { "root", "build", "port", "bind", "rundir", "cpus" };
+    const char *vals[] = { KB_ROOT, fx->build, port, "127.0.0.1", rundir ? rundir : "", cpus };
+    snprintf(port, sizeof(port), "%d", fx->port);
+    snprintf(cpus, sizeof(cpus), "%d", fx->c->cpus);
+    return kb_expand(tmpl, keys, vals, 6);
+}
+
+json_t *kb_fx_identity(const struct kb_fx *fx, char *err, size_t errlen)
+{
+    const struct kb_runtime *rt = fx->rt;
+    char *exe[32] = { 0 }, *src[32] = { 0 };
+    size_t ne = rt->executables.n < 32 ? rt->executables.n : 32;
+    size_t ns = rt->sources.n < 32 ? rt->sources.n : 32;
+    json_t *id;
+    for (size_t i = 0; i < ne; i++)
+        exe[i] = kb_fx_expand(fx, rt->executables.v[i], NULL);
+    for (size_t i = 0; i < ns; i++) {
+        /* relative to the tree's root; an absolute path (a test's own fixture) as is */
+        const char *base = rt->sources.v[i][0] == '/' ? "" : KB_ROOT "/";
+        if (asprintf(&src[i], "%s%s", base, rt->sources.v[i]) < 0)
+            src[i] = NULL;
+    }
+    id = kb_fixture_identity(exe, ne, src, ns, err, errlen);
+    for (size_t i = 0; i < 32; i++) {
+        free(exe[i]);
+        free(src[i]);
+    }
+    return id;
+}
+
+json_t *kb_fx_limits_json(const struct kb_limits_applied *la)
+{
+    return json_pack("{s:s,s:i,s:I,s:I,s:f,s:s,s:s,s:I,s:I,s:I,s:s}", "backend", la->backend,
+        "cgroup_version", la->cgroup_version, "cpu_quota_us", (json_int_t)la->cpu_quota_us,
+        "cpu_period_us", (json_int_t)la->cpu_period_us, "cpus", la->cpus, "cpuset", la->cpuset,
+        "cpuset_mems", la->cpuset_mems, "memory_bytes", (json_int_t)la->memory_bytes,
+        "memsw_bytes", (json_int_t)la->memsw_bytes, "pids_max", (json_int_t)la->pids_max,
+        "paths", la->paths);
+}
+
+void kb_fx_spec(const struct kb_fx *fx, const char *rundir, const struct kb_pgrun *pg,
+                int db_pool, char **argv, char **env, char *log, struct kb_fixture_spec *spec)
+{
+    const struct kb_runtime *rt = fx->rt;
+    size_t i;
+    memset(spec, 0, sizeof(*spec));
+    for (i = 0; i < rt->command.n && i < 63; i++)
+        argv[i] = kb_fx_expand(fx, rt->command.v[i], rundir);
+    argv[i] = NULL;
+    if (pg && pg->running)
+        kb_pgrun_args(pg, rt, db_pool, argv, i, 64);
+    for (i = 0; i < rt->env_keys.n && i < 15; i++) {
+        char *v = kb_fx_expand(fx, rt->env_vals.v[i], rundir);
+        if (asprintf(&env[i], "%s=%s", rt->env_keys.v[i], v) < 0)
+            env[i] = NULL;
+        free(v);
+    }
+    env[i] = NULL;
+    kb_path(log, 4200, rundir, "fixture.log");
+    spec->name = rt->name;
+    spec->argv = argv;
+    spec->env_add = env;
+    spec->rundir = rundir;
+    spec->log_path = log;
+    spec->port = fx->port;
+    spec->no_limits = fx->no_limits;
+    spec->limits.cpus = fx->c->cpus;
+    spec->limits.memory_bytes = fx->c->memory_bytes;
+    spec->limits.pids = fx->c->pids;
+    snprintf(spec->limits.server_cpuset, sizeof(spec->limits.server_cpuset), "%s",
+             fx->server_cpus);
+}
+
+void kb_fx_spec_free(char **argv, char **env)
+{
+    for (size_t i = 0; i < 64 && argv[i]; i++)
+        free(argv[i]);
+    for (size_t i = 0; i < 16 && env[i]; i++)
+        free(env[i]);
+}
+
+/* ---- start, stop, watch ---------------------------------------------------------------- */
+
+int kb_fx_alive(void *arg)
+{
+    struct kb_fx *fx = arg;
+    return !(fx->stop && *fx->stop) && fx->sb && fx->ops->alive(fx->sb);
+}
+
+/* Limits read back into rundir/limits.json, then the identity. */
+static int limits_and_identity(struct kb_fx *fx, const char *rundir, char *reason,
+                               size_t reasonlen)
+{
+    char err[1024], path[4300];
+    struct kb_limits_applied la;
+    json_t *lim;
+    if (fx->ops->limits_applied(fx->sb, &la, err, sizeof(err)) < 0) {
+        snprintf(reason, reasonlen, "limits: %.400s", err);
+        return -1;
+    }
+    lim = kb_fx_limits_json(&la);
+    kb_path(path, sizeof(path), rundir, "limits.json");
+    kb_write_json_atomic(path, lim, err, sizeof(err));
+    json_decref(lim);
+    if (!(fx->identity = kb_fx_identity(fx, err, sizeof(err)))) {
+        snprintf(reason, reasonlen, "identity: %.400s", err);
+        return -1;
+    }
+    return 0;
+}
+
+int kb_fx_start(struct kb_fx *fx, const struct kb_fixture_spec *spec, const char *rundir,
+                char *reason, size_t reasonlen)
+{
+    char err[1024];
+    if (!(fx->sb = fx->ops->start(spec, err, sizeof(err))) ||
+        kb_wait_ready(fx->port, 20000, kb_fx_alive, fx, err, sizeof(err)) < 0) {
+        snprintf(reason, reasonlen, "start failed: %.400s%s%s", err, fx->sb ? " " : "",
+                 fx->sb ? fx->ops->exit_reason(fx->sb) : "");
+        if (kb_fx_stop(fx, err, sizeof(err)) < 0) {
+            size_t n = strlen(reason);
+            snprintf(reason + n, reasonlen - n, "; stop: %.200s", err);
+        }
+        return -1;
+    }
+    return limits_and_identity(fx, rundir, reason, reasonlen);
+}
+
+int kb_fx_stop(struct kb_fx *fx, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (fx->sb && fx->ops->stop(fx->sb, err, errlen) < 0)
+        rc = -1;
+    fx->sb = NULL;
+    json_decref(fx->identity);
+    fx->identity = NULL;
+    return rc;
+}
+
+void kb_fx_check_exit(struct kb_fx *fx, struct kb_point_obs *obs)
+{
+    if (!obs->fixture_exited && fx->sb && !fx->ops->alive(fx->sb)) {
+        obs->fixture_exited = 1;
+        snprintf(obs->exit_reason, sizeof(obs->exit_reason), "%s",
+                 fx->ops->exit_reason(fx->sb));
+    }
+}
+
+void kb_fx_sample_server(const struct kb_fx *fx, struct kb_proc_sample *out)
+{
+    pid_t pids[KB_SANDBOX_MAX_PIDS];
+    size_t n = fx->sb ? fx->ops->pids(fx->sb, pids, KB_SANDBOX_MAX_PIDS) : 0;
+    kb_procs_sample(pids, n, out);
+}
+
+/* ---- the load child -------------------------------------------------------------------- */
+
+static pid_t spawn_load(struct kb_fx *fx, const struct kb_fx_load *ld, const char *route,
+                        long rate, const char *dir)
+{
+    const struct kb_route *r = kb_contract_route(fx->c, route);
+    char url[256], rt[32], dur[32], wu[32], dr[32], th[16], co[16], js[4200], hg[4200],
+        uh[4200], log[4200];
+    pid_t pid;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", fx->port, r->path);
+    snprintf(rt, sizeof(rt), "%ld", rate);
+    snprintf(dur, sizeof(dur), "%g", ld->duration_s);
+    snprintf(wu, sizeof(wu), "%g", ld->warmup_s);
+    snprintf(dr, sizeof(dr), "%g", ld->drain_s);
+    snprintf(th, sizeof(th), "%d", ld->threads);
+    snprintf(co, sizeof(co), "%d", ld->connections);
+    kb_path(js, sizeof(js), dir, "load.json");
+    kb_path(hg, sizeof(hg), dir, "corrected.hgrm");
+    kb_path(uh, sizeof(uh), dir, "uncorrected.hgrm");
+    kb_path(log, sizeof(log), dir, "load.log");
+    char *argv[] = { fx->load_cmd, "load", "--url", url, "--route", (char *)route,
+                     "--rate", rt, "--duration", dur, "--warmup", wu, "--drain", dr,
+                     "--threads", th, "--connections", co, "--json", js, "--hgrm", hg,
+                     "--uncorrected-hgrm", uh, "--contract", (char *)fx->c->path, NULL };
+    unlink(js);
+    if ((pid = fork()) == 0) {
+        FILE *f = freopen(log, "w", stdout);
+        if (f)
+            dup2(fileno(stdout), 2);
+        sched_setaffinity(0, sizeof(fx->client_set), &fx->client_set);
+        /* through /proc/self/exe by default: immune to build/kneebench being relinked */
+        execv(fx->self_exec ? "/proc/self/exe" : fx->load_cmd, argv);
+        fprintf(stderr, "could not execute %s: %s\n", fx->load_cmd, strerror(errno));
+        _exit(127);
+    }
+    return pid;
+}
+
+void kb_fx_kill_load(struct kb_fx *fx, int sig)
+{
+    if (fx->load_pid > 0) {
+        kill(fx->load_pid, sig);
+        waitpid(fx->load_pid, NULL, 0);
+    }
+    fx->load_pid = 0;
+}
+
+int kb_fx_drive(struct kb_fx *fx, const struct kb_fx_load *ld, const char *route, long rate,
+                const char *dir, const struct kb_fx_sampling *sp, struct kb_point_obs *obs)
+{
+    double t0 = now_s(), next = t0 + sp->first_s, end = t0 + sp->until_s;
+    struct timespec nap = { 0, 20 * 1000 * 1000 };
+    int st = 0;
+    if ((fx->load_pid = spawn_load(fx, ld, route, rate, dir)) < 0) {
+        fx->load_pid = 0;
+        return -1;
+    }
+    for (;;) {
+        pid_t w = waitpid(fx->load_pid, &st, WNOHANG);
+        double t = now_s();
+        if (w == fx->load_pid)
+            break;
+        if (fx->stop && *fx->stop) {
+            kb_fx_kill_load(fx, sp->kill_signal);
+            return -1;
+        }
+        if (t >= next && t <= end) {
+            sp->sample(sp->arg, t0, t);
+            next += sp->every_s;
+        }
+        kb_fx_check_exit(fx, obs);
+        nanosleep(&nap, NULL);
+    }
+    fx->load_pid = 0;
+    obs->load_exit = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return 0;
+}
+
+/* The load log's first line: why the generator gave up. */
+static void first_line(const char *dir, const char *file, char *line, size_t len)
+{
+    char path[4200];
+    FILE *f;
+    line[0] = '\0';
+    kb_path(path, sizeof(path), dir, file);
+    if ((f = fopen(path, "r"))) {
+        if (!fgets(line, (int)len, f))
+            line[0] = '\0';
+        fclose(f);
+    }
+    line[strcspn(line, "\n")] = '\0';
+}
+
+void kb_fx_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
+                     json_t **load)
+{
+    char path[4200], err[256];
+    kb_path(path, sizeof(path), dir, "load.json");
+    *load = json_load_file(path, 0, NULL);
+    if (obs->load_exit != 0) {
+        char line[200];
+        first_line(dir, "load.log", line, sizeof(line));
+        snprintf(obs->load_problem, sizeof(obs->load_problem), "load generator exited %d: %s",
+                 obs->load_exit, line);
+    } else if (!*load) {
+        snprintf(obs->load_problem, sizeof(obs->load_problem), "no load.json");
+    } else if (kb_point_load_parse(*load, lr, err, sizeof(err)) < 0) {
+        snprintf(obs->load_problem, sizeof(obs->load_problem), "%s", err);
+    } else {
+        obs->have_load = 1;
+    }
+}
+
+void kb_fx_postflight(struct kb_fx *fx, const struct kb_route *r, struct kb_point_obs *obs)
+{
+    char err[512];
+    json_t *now;
+    kb_fx_check_exit(fx, obs);
+    if (!obs->fixture_exited && fx->sb &&
+        kb_preflight_route(fx->port, r, err, sizeof(err)) < 0) {
+        obs->postflight_failed = 1;
+        snprintf(obs->postflight_reason, sizeof(obs->postflight_reason), "%.200s", err);
+    }
+    now = fx->identity ? kb_fx_identity(fx, err, sizeof(err)) : NULL;
+    if (fx->identity && (!now || !json_equal(json_object_get(now, "sha256"),
+                                             json_object_get(fx->identity, "sha256"))))
+        obs->identity_changed = 1;
+    json_decref(now);
+}

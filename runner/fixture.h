@@ -1,0 +1,148 @@
+/* fixture.h -- runs one runtime for a run, for `kneebench curve` and `kneebench soak`.
+ *
+ * Owns what the two commands do alike around a fixture: the run's placement (server and
+ * client CPUs, overlap refused) and sandbox backend, the fixture's command expanded from
+ * the contract, starting it in the sandbox and waiting until it accepts, reading the
+ * limits back (limits.json) and hashing its identity, the server's processes sampled,
+ * and the load generator as a child pinned to the client CPUs, driven to its end while
+ * the caller samples, then its load.json read and the postflight. What differs (which
+ * routes are preflighted, the sampling schedule and its figures, the evidence layout, the
+ * verdict) stays with the commands. Never prints; errors come back in the caller's buffer. */
+#ifndef KB_FIXTURE_H
+#define KB_FIXTURE_H
+
+#include "runner/pgcluster.h"
+#include "runner/procs.h"
+#include "runner/sandbox.h"
+#include "runner/verdict.h"
+#include "contract.h"
+
+#include <jansson.h>
+#include <sched.h>                 /* cpu_set_t: includers define _GNU_SOURCE */
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* What one run asks of every fixture it starts (all strings the caller's). */
+struct kb_fx_opts {
+    const char *backend;           /* "native", "docker" */
+    const char *build;             /* where the built fixtures live */
+    const char *server_cpus, *client_cpus;   /* placement lists (runner/cpulist.h) */
+    const char *load_cmd;          /* NULL: this kneebench, through /proc/self/exe */
+    int no_limits;
+};
+
+/* The load generator's parameters, the same for every point / phase of a run. */
+struct kb_fx_load {
+    double duration_s, warmup_s, drain_s;
+    int threads, connections;
+};
+
+/* Zeroed by the caller, then kb_fx_setup(); one fixture at a time. */
+struct kb_fx {
+    /* the run's, from kb_fx_setup() */
+    const struct kb_contract *c;
+    const struct kb_sandbox_ops *ops;
+    const char *build;
+    int no_limits;
+    char server_cpus[64], client_cpus[64];   /* canonical */
+    cpu_set_t client_set;
+    char load_cmd[4096];
+    int self_exec;                 /* exec /proc/self/exe: the image the run hashed */
+    volatile sig_atomic_t *stop;   /* once *stop: readiness waits give up, the load child is
+                                    * killed (NULL: never) */
+    /* the fixture now running */
+    const struct kb_runtime *rt;
+    struct kb_sandbox *sb;
+    int port;
+    json_t *identity;              /* {"sha256": ...} of its executables and sources */
+    pid_t load_pid;                /* the load child while it runs, else 0 */
+};
+
+/* Backend (checked available unless no_limits), placement and load command. 0, or -1. */
+int kb_fx_setup(struct kb_fx *fx, const struct kb_contract *c, const struct kb_fx_opts *o,
+                char *err, size_t errlen);
+
+/* Install handler for SIGINT and SIGTERM without SA_RESTART (sleeps return early), and
+ * ignore SIGPIPE. */
+void kb_fx_signals(void (*handler)(int));
+
+/* The run directory's plan.json: written when absent; when present it must equal want,
+ * else -1 with err saying run holds a different `what` (a re-run resumes only the same
+ * plan). 0, or -1. Takes want's reference. */
+int kb_fx_plan_file(const char *run, json_t *want, const char *what, char *err,
+                    size_t errlen);
+
+/* run/run.json, the run's identity; a resumed run keeps the first invocation's and
+ * records this one beside it as run-resumed-<started>.json. 0, or -1 with err. */
+int kb_fx_run_file(const char *run, json_t *identity, time_t started, char *err,
+                   size_t errlen);
+
+/* A free ephemeral port on 127.0.0.1 (bound and released), or -1. */
+int kb_fx_free_port(void);
+
+/* tmpl with {root} {build} {port} {bind} {rundir} {cpus} filled in; malloc'd. */
+char *kb_fx_expand(const struct kb_fx *fx, const char *tmpl, const char *rundir);
+
+/* SHA-256 of fx->rt's executables and sources (kb_fixture_identity), or NULL with err. */
+json_t *kb_fx_identity(const struct kb_fx *fx, char *err, size_t errlen);
+
+/* Limits read back, as limits.json holds them. */
+json_t *kb_fx_limits_json(const struct kb_limits_applied *la);
+
+/* The spec for fx->rt in rundir: argv (64 slots, with the db arguments when pg runs),
+ * env (16 slots), log (4200 bytes: rundir/fixture.log) are the caller's, freed with
+ * kb_fx_spec_free(). */
+void kb_fx_spec(const struct kb_fx *fx, const char *rundir, const struct kb_pgrun *pg,
+                int db_pool, char **argv, char **env, char *log, struct kb_fixture_spec *spec);
+void kb_fx_spec_free(char **argv, char **env);
+
+/* Start fx->rt from spec, wait until its port accepts (20 s), read the limits back into
+ * rundir/limits.json and hash its identity into fx->identity. 0; or -1 with reason
+ * ("start failed: ...", "limits: ...", "identity: ..."), the sandbox stopped when it
+ * never became ready. */
+int kb_fx_start(struct kb_fx *fx, const struct kb_fixture_spec *spec, const char *rundir,
+                char *reason, size_t reasonlen);
+
+/* Stop the fixture (and so its cgroup or container) and forget its identity. 0, or -1 with
+ * err; fx->sb is NULL either way. */
+int kb_fx_stop(struct kb_fx *fx, char *err, size_t errlen);
+
+/* 1 while the fixture runs (and *stop is not set): the readiness polls' callback. */
+int kb_fx_alive(void *fx);
+
+/* Note in obs the fixture's exit, the first time it is seen dead. */
+void kb_fx_check_exit(struct kb_fx *fx, struct kb_point_obs *obs);
+
+/* The fixture's processes now. */
+void kb_fx_sample_server(const struct kb_fx *fx, struct kb_proc_sample *out);
+
+/* How the caller samples while the load child runs: from first_s after its start, every
+ * every_s, none after until_s; sample(arg, t0, t) with monotonic seconds. */
+struct kb_fx_sampling {
+    double first_s, every_s, until_s;
+    void (*sample)(void *arg, double t0, double t);
+    void *arg;
+    int kill_signal;               /* what the child gets when *stop interrupts it */
+};
+
+/* Run `load` for route at rate into dir (load.json, corrected.hgrm, uncorrected.hgrm,
+ * load.log) as a child pinned to the client CPUs, to its end, sampling and watching the
+ * fixture. 0 with obs->load_exit; -1 when it could not start or *stop interrupted it. */
+int kb_fx_drive(struct kb_fx *fx, const struct kb_fx_load *ld, const char *route, long rate,
+                const char *dir, const struct kb_fx_sampling *sp, struct kb_point_obs *obs);
+
+/* Kill a load child still running (cleanup) and reap it. */
+void kb_fx_kill_load(struct kb_fx *fx, int sig);
+
+/* dir/load.json into *load (NULL when absent) and lr; obs gets have_load or the problem
+ * (the exit status with load.log's first line, no load.json, or what did not parse). */
+void kb_fx_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
+                     json_t **load);
+
+/* After the load: the fixture alive, the route still answering exactly, the identity
+ * unchanged; what is not goes into obs. */
+void kb_fx_postflight(struct kb_fx *fx, const struct kb_route *r, struct kb_point_obs *obs);
+
+#endif
