@@ -2,8 +2,8 @@
 # inside.sh -- runs in the mhd1 container (run.sh): copies the read-only sources from /src,
 # checks that libmicrohttpd is >= 1.0, builds gray-static and its unit tests normally and
 # with ASan+UBSan through the repo's own Makefile, and runs the unit tests, the conformance
-# suite (gray-static only) and probe.py on both builds, then the db route's suites
-# (tests/e2e/db/run.sh) on a throwaway PostgreSQL cluster. Counts go to /results.
+# suite (gray-static only) and probe.py on both builds, then the db route's end-to-end suite
+# (tests/e2e/db/test_db.py) on a throwaway PostgreSQL cluster. Counts go to /results.
 set -uo pipefail
 export KB_TEST_RESULTS=/results
 work=/work/kneebench
@@ -33,8 +33,7 @@ for variant in normal asan; do
         export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
     fi
     t=$(date +%s)
-    targets="$b/gray-static $b/tests/e2e/db/test_pgpool
-             $(for u in $units; do printf '%s ' "$b/tests/unit/gray-static/$u"; done)"
+    targets="$b/gray-static $(for u in $units; do printf '%s ' "$b/tests/unit/gray-static/$u"; done)"
     # shellcheck disable=SC2086
     if ! make --no-print-directory -j"$(nproc)" $san $targets >"/tmp/make-$variant.log" 2>&1; then
         tail -n 40 "/tmp/make-$variant.log"
@@ -52,9 +51,25 @@ for variant in normal asan; do
         $asan_flag --name "conformance$sfx" || st=1
     python3 tests/e2e/mhd1/probe.py --build "$work/$b" $asan_flag --name "probe$sfx" || st=1
 done
-# The db route (suspend/resume under real PostgreSQL queries, pool, client gone mid-query) with
-# both builds, on its own throwaway cluster: tests/e2e/db/run.sh records pgpool[-asan], db[-asan].
-if [ -x build/gray-static ] && [ -x build/asan/gray-static ]; then
-    tests/e2e/db/run.sh "$work/build" || st=1
+# The db route end to end (requests parked with suspend/resume while real PostgreSQL queries
+# run, pool exhaustion, a client gone mid-query) with both builds, on one throwaway cluster.
+# Only test_db.py: the pool's own Check suite (test_pgpool) never touches libmicrohttpd, and
+# test-db runs it on the host.
+pgdir=/tmp/pgcluster
+if [ -x build/gray-static ] || [ -x build/asan/gray-static ]; then
+    if conninfo=$(gray-static/pgcluster.sh start "$pgdir"); then
+        for variant in normal asan; do
+            if [ $variant = normal ]; then bin=build/gray-static sfx=; else
+                bin=build/asan/gray-static sfx=-asan; fi
+            [ -x "$bin" ] || continue
+            KB_PG_CONNINFO=$conninfo KB_PG_DIR=$pgdir KB_SUITE=db$sfx KB_GRAY_STATIC=$work/$bin \
+                python3 tests/e2e/db/test_db.py || st=1
+        done
+        gray-static/pgcluster.sh stop "$pgdir" >/dev/null 2>&1
+    else
+        say "FAIL: the throwaway PostgreSQL cluster did not start"
+        record db 0 1 0
+        st=1
+    fi
 fi
 exit $st

@@ -108,9 +108,11 @@ docker run --rm --network none --init -v "$root:/src:ro" -v "$out:/results" "$im
     bash /src/tests/e2e/mhd1/inside.sh
 rc=$?
 n=0
+mkdir -p "$results" || fail "cannot create $results"
 for f in "$out"/*; do
     [ -f "$f" ] || continue
-    cp "$f" "$results/.mhd1-tmp" && mv "$results/.mhd1-tmp" "$results/mhd1-$(basename "$f")"
+    cp "$f" "$results/.mhd1-tmp" && mv "$results/.mhd1-tmp" "$results/mhd1-$(basename "$f")" ||
+        fail "cannot record $(basename "$f") in $results"
     n=$((n + 1))
 done
 say "$n suites recorded, exit $rc, $(( $(date +%s) - t0 ))s in all"
