@@ -101,14 +101,17 @@ def slowed_client_trips_the_gate():
 
 @test
 def free_client_proves_a_small_margin():
-    # One retry: the build machine is shared, and a neighbour's burst can cost one ladder.
-    for attempt in range(2):
+    # Two retries: the build machine may be shared, and one neighbour's burst of a
+    # millisecond in the few thousand sends of a step is enough to cost a ladder.
+    outs = []
+    for attempt in range(3):
         with tempfile.TemporaryDirectory(prefix="kb-cal-") as d:
-            j, out = calibrate(d)
+            j, out = calibrate(d, "--duration", "2")
+        outs.append(out)
         if j["proven"]:
             break
     assert j["proven"], f"an unconstrained client could not prove {j['required_rps']} req/s " \
-                        f"against kb-control (twice):\n{out}"
+                        f"against kb-control (3 tries):\n" + "".join(outs)
     assert j["margin_rps"] >= j["required_rps"] == 1.25 * j["up_to_rps"]
     for s in j["steps"]:
         assert s["held"] and s["delivery"] >= 0.995 and s["client_cpu_fraction"] < 0.8
