@@ -29,6 +29,8 @@ static int usage(FILE *f)
             "  --server-cpus LIST --client-cpus LIST   (the contract's: 0 and 1-)\n"
             "  --client-cgroup DIR  the load children join DIR/cgroup.procs (repeatable, 3 max)\n"
             "  --keep-going         run every step even after one misses\n"
+            "  --cpu-max F --lag-p99-max-us N --min-delivery F   the gate's criteria\n"
+            "                       (the contract's 0.80 and 1000, and 0.995)\n"
             "  --contract FILE      (the built-in contract path)\n"
             "exit: 0 margin proven, 1 not proven, 2 could not run\n");
     return f == stdout ? 0 : 2;
@@ -76,6 +78,9 @@ static int parse(int argc, char **argv, struct kb_calibrate_cfg *cfg)
         else if (!strcmp(o, "--warmup")) cfg->warmup_s = d;
         else if (!strcmp(o, "--threads")) cfg->threads = (int)d;
         else if (!strcmp(o, "--connections")) cfg->connections = (int)d;
+        else if (!strcmp(o, "--cpu-max")) cfg->cpu_max_fraction = d;
+        else if (!strcmp(o, "--lag-p99-max-us")) cfg->lag_p99_max_us = d;
+        else if (!strcmp(o, "--min-delivery")) cfg->min_delivery = d;
         else bad = 1;
         if (bad) {
             fprintf(stderr, "kneebench calibrate: bad option or value: %s %s\n", o, v);

@@ -18,9 +18,10 @@ BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
 KNEEBENCH = os.path.join(BUILD, "kneebench")
 BOUND_S = 60
 # A small ladder: the point is the gate, not this machine's top speed.
-LADDER = ["--up-to", "800", "--steps", "2", "--duration", "1", "--warmup", "0.5",
+LADDER = ["--up-to", "8000", "--steps", "2", "--duration", "1", "--warmup", "0.5",
           "--threads", "1", "--connections", "8"]
 QUOTA_US, PERIOD_US = 2000, 100000     # 2 % of one CPU for the slowed client
+FREE_LAG_MAX_US = 5000
 
 
 def calibrate(out, *extra):
@@ -101,21 +102,26 @@ def slowed_client_trips_the_gate():
 
 @test
 def free_client_proves_a_small_margin():
-    # Two retries: the build machine may be shared, and one neighbour's burst of a
-    # millisecond in the few thousand sends of a step is enough to cost a ladder.
+    # The contract's 1 ms send-lag bound is for real calibrations; a shared or virtual test
+    # host wakes a sleeping thread a millisecond late often enough to decide the p99 of a
+    # 1-2 s step, which would make this test about the host. It checks the mechanism, so
+    # the lag bound is 5 ms here (recorded in the JSON, asserted below); retries cover the
+    # rest. The slowed-client test keeps the contract's bounds.
     outs = []
     for attempt in range(3):
         with tempfile.TemporaryDirectory(prefix="kb-cal-") as d:
-            j, out = calibrate(d, "--duration", "2")
+            j, out = calibrate(d, "--duration", "2", "--lag-p99-max-us", str(FREE_LAG_MAX_US))
         outs.append(out)
         if j["proven"]:
             break
     assert j["proven"], f"an unconstrained client could not prove {j['required_rps']} req/s " \
                         f"against kb-control (3 tries):\n" + "".join(outs)
     assert j["margin_rps"] >= j["required_rps"] == 1.25 * j["up_to_rps"]
+    assert j["criteria"]["lag_p99_max_us"] == FREE_LAG_MAX_US
+    assert j["criteria"]["client_cpu_max_fraction"] == 0.8 and j["criteria"]["min_delivery"] == 0.995
     for s in j["steps"]:
         assert s["held"] and s["delivery"] >= 0.995 and s["client_cpu_fraction"] < 0.8
-        assert s["lag_p99_us"] < 1000 and s["errors"] == 0
+        assert s["lag_p99_us"] < FREE_LAG_MAX_US and s["errors"] == 0
 
 
 @test
