@@ -61,10 +61,14 @@ mirror_for() { # $1: suite
 
 extra=() gpg=true components=main
 case "$suite" in
-    bookworm)
+    bookworm|trixie)
+        # trixie (libmicrohttpd 1.0, for tests/e2e/mhd1) comes from the mirror the host's
+        # bookworm sources name: a Debian mirror serves every suite.
         mirror=$(mirror_for "$suite")
+        [ -n "$mirror" ] || mirror=$(mirror_for bookworm)
         [ -n "$mirror" ] || die "no apt source for '$suite' in /etc/apt/sources.list(.d); cannot pick a mirror"
         security=$(mirror_for "$suite-security")
+        [ -n "$security" ] || security=$(mirror_for bookworm-security)
         distribution=debian
         ;;
     noble)
@@ -77,7 +81,7 @@ case "$suite" in
         # debootstrap on Debian 12 predates noble; its Ubuntu script is the same as jammy's.
         script=/usr/share/debootstrap/scripts/gutsy
         ;;
-    *) die "unknown suite '$suite' (bookworm, or noble for checking Ubuntu package names)" ;;
+    *) die "unknown suite '$suite' (bookworm, trixie, or noble for checking Ubuntu package names)" ;;
 esac
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/kneebench-base.XXXXXX")

@@ -33,43 +33,14 @@ fail() { say "FAIL: $*"; record mhd1 0 1 0; exit 1; }
 command -v docker >/dev/null 2>&1 || skip "no docker CLI"
 docker info >/dev/null 2>&1 || skip "no Docker engine answers (docker info failed)"
 
-# The Debian 12 host's own apt mirror (deb.debian.org here) also serves trixie.
-host_mirror() {
-    sed -n 's/^[[:space:]]*URIs:[[:space:]]*\([^[:space:]]*\/debian\)\/*$/\1/p;
-            s/^[[:space:]]*deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]*\/debian\)\/*[[:space:]].*/\2/p' \
-        /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources \
-        2>/dev/null | head -n1
-}
-
-# docker/base-image.sh knows bookworm and noble only; trixie is made the same way here:
-# debootstrap minbase from the host's mirror (signature checked against Debian's keyring).
+# docker/base-image.sh makes the base the same way as the image's: debootstrap minbase from
+# the host's own apt mirror (signature checked against Debian's keyring). Its failure here
+# is an unreachable mirror or a missing tool, so the run is skipped, with the reason.
 make_base() {
-    local mirror work rc
     command -v debootstrap >/dev/null || skip "no $base image and no debootstrap to make it"
     [ "$(id -u)" = 0 ] || skip "no $base image, and debootstrap needs root to make it"
-    mirror=$(host_mirror)
-    mirror=${mirror:-http://deb.debian.org/debian}
-    work=$(mktemp -d "${TMPDIR:-/var/tmp}/kneebench-mhd1.XXXXXX") || fail "mktemp"
-    say "debootstrap $suite (minbase) from $mirror"
-    debootstrap --variant=minbase "$suite" "$work/root" "$mirror" >"$work/log" 2>&1
-    rc=$?
-    if [ $rc -ne 0 ]; then
-        tail -n 20 "$work/log"
-        rm -rf --one-file-system "$work"
-        skip "debootstrap $suite from $mirror failed (mirror unreachable?)"
-    fi
-    printf 'deb %s %s main\ndeb %s %s-updates main\n' "$mirror" "$suite" "$mirror" "$suite" \
-        >"$work/root/etc/apt/sources.list"
-    rm -f "$work/root/etc/apt/sources.list.d/debian.sources"
-    printf 'APT::Install-Recommends "false";\nAPT::Install-Suggests "false";\n' \
-        >"$work/root/etc/apt/apt.conf.d/90kneebench"
-    rm -rf "$work/root/var/cache/apt/archives/"*.deb "$work/root/var/lib/apt/lists/"*
-    tar --numeric-owner -C "$work/root" -c . |
-        docker import --change 'CMD ["/bin/bash"]' --change 'ENV LANG=C.UTF-8' \
-            --message "kneebench mhd1 base: debian $suite minbase from $mirror" - "$base" >/dev/null
-    rc=$?
-    rm -rf --one-file-system "$work"
-    [ $rc -eq 0 ] || fail "docker import of the $suite base failed"
+    KB_FORCE=${KB_FORCE:-} "$root/docker/base-image.sh" "$base" "$suite" ||
+        skip "docker/base-image.sh $base $suite failed (mirror unreachable?)"
 }
 
 if [ -n "${KB_MHD1_BASE:-}" ]; then   # someone else's base: used as it is, never made here
