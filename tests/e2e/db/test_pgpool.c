@@ -279,11 +279,18 @@ START_TEST(hung_query_times_out_and_retires)
     setup_timeout(&x, conninfo(), 1, 300);
     ck_assert(run_until(&x, all_idle, 5000));
     submit(&x, "sleep", 3000, 0);               /* runs, then hangs past the timeout */
-    submit(&x, "world", 5, 5);                  /* waits behind it, as long */
+    submit(&x, "world", 5, 5);                  /* waits behind it */
     ck_assert(run_until(&x, two_done, 2000));   /* well before the 3 s sleep ends */
-    ck_assert_int_eq(x.unavail, 2);
-    ck_assert_int_eq(x.st.timeouts, 2);
+    /* The running job always times out and retires its connection. The queued one is due a
+     * moment later (up to a millisecond on the clock the pool keeps), so it either times out
+     * in the queue at the same sweep or is served by the replacement connection within its
+     * deadline; both are right, and it must end exactly once, never wrongly. */
     ck_assert_int_eq(x.st.retired, 1);
+    ck_assert_int_ge(x.unavail, 1);
+    ck_assert_int_eq(x.unavail + x.ok, 2);
+    ck_assert_int_eq(x.st.timeouts, x.unavail);
+    ck_assert_int_eq(x.wrong, 0);
+    x.ok = 0;
     x.done = 0;
     submit(&x, "world", 6, 6);                  /* the replacement connection serves */
     ck_assert(run_until(&x, one_done, 5000));
