@@ -2,7 +2,7 @@
 #
 #   make curve                          paper profile (30 s points), native cgroup sandbox
 #   make curve PROFILE=quick            a few seconds a point: all 56 points in minutes
-#   make curve BACKEND=docker           fixtures in the digest-pinned image instead
+#   make curve BACKEND=docker           fixtures in the image (built first by `make image-auto`)
 #   make curve RUN=runs/mine            resume (or start) that run directory
 #   make curve ARGS="--runtimes go,gray-static --repeats 3"   anything `kneebench curve` takes
 #
@@ -21,8 +21,9 @@ endif
 curve:
 	@tests/lib/deps.sh
 	@$(MAKE) --no-print-directory all
+	@if [ "$(BACKEND)" = docker ]; then $(MAKE) --no-print-directory image-auto; fi
 	@echo "kneebench: curve into $(RUN) (PROFILE=$(PROFILE) BACKEND=$(BACKEND))"
-	@$(BUILD)/kneebench curve --run $(RUN) --profile $(PROFILE) --backend $(BACKEND) \
+	@KB_DOCKER_IMAGE=$(DOCKER_IMAGE) $(BUILD)/kneebench curve --run $(RUN) --profile $(PROFILE) --backend $(BACKEND) \
 	   --build $(abspath $(BUILD)) $(ARGS); st=$$?; \
 	 if [ $$st -gt 1 ]; then exit $$st; fi; \
 	 $(BUILD)/kneebench report $(RUN) && echo "kneebench: report in $(RUN)/report.md"
