@@ -60,3 +60,14 @@ void kb_cgfile_read_back_v2(const char *dir, struct kb_limits_applied *o)
     o->memsw_bytes = kb_cgfile_limit(dir, "memory.swap.max");
     o->pids_max = kb_cgfile_limit(dir, "pids.max");
 }
+
+void kb_cgfile_read_back_v1(const char *const dirs[4], struct kb_limits_applied *o)
+{
+    o->cpu_quota_us = kb_cgfile_limit(dirs[0], "cpu.cfs_quota_us");
+    o->cpu_period_us = kb_cgfile_limit(dirs[0], "cpu.cfs_period_us");
+    kb_cgfile_line(dirs[1], "cpuset.cpus", o->cpuset, sizeof(o->cpuset));
+    kb_cgfile_line(dirs[1], "cpuset.mems", o->cpuset_mems, sizeof(o->cpuset_mems));
+    o->memory_bytes = kb_cgfile_limit(dirs[2], "memory.limit_in_bytes");
+    o->memsw_bytes = kb_cgfile_limit(dirs[2], "memory.memsw.limit_in_bytes");
+    o->pids_max = kb_cgfile_limit(dirs[3], "pids.max");
+}

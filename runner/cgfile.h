@@ -26,4 +26,9 @@ size_t kb_cgfile_procs(const char *dir, pid_t *out, size_t max);
  * unreadable limit -1, an unreadable cpu.max leaves the quota and period as they were. */
 void kb_cgfile_read_back_v2(const char *dir, struct kb_limits_applied *o);
 
+/* The same from cgroup v1's controller directories dirs[] = { cpu, cpuset, memory, pids }:
+ * cfs quota and period, cpuset.cpus and .mems, memory.limit_in_bytes and
+ * memory.memsw.limit_in_bytes (-1 when absent: no swap accounting), pids.max. */
+void kb_cgfile_read_back_v1(const char *const dirs[4], struct kb_limits_applied *o);
+
 #endif

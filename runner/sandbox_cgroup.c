@@ -284,16 +284,9 @@ static const char *dir_for(const struct kb_sandbox *sb, const char *ctrl)
 
 static void read_back_v1(const struct kb_sandbox *sb, struct kb_limits_applied *o)
 {
-    const char *mem = dir_for(sb, "memory");
-    o->cpu_quota_us = kb_cgfile_limit(dir_for(sb, "cpu"), "cpu.cfs_quota_us");
-    o->cpu_period_us = kb_cgfile_limit(dir_for(sb, "cpu"), "cpu.cfs_period_us");
-    kb_cgfile_line(dir_for(sb, "cpuset"), "cpuset.cpus", o->cpuset, sizeof(o->cpuset));
-    kb_cgfile_line(dir_for(sb, "cpuset"), "cpuset.mems", o->cpuset_mems,
-                   sizeof(o->cpuset_mems));
-    o->memory_bytes = kb_cgfile_limit(mem, "memory.limit_in_bytes");
-    o->memsw_bytes = access_file(mem, "memory.memsw.limit_in_bytes")
-                         ? kb_cgfile_limit(mem, "memory.memsw.limit_in_bytes") : -1;
-    o->pids_max = kb_cgfile_limit(dir_for(sb, "pids"), "pids.max");
+    const char *dirs[4] = { dir_for(sb, "cpu"), dir_for(sb, "cpuset"), dir_for(sb, "memory"),
+                            dir_for(sb, "pids") };
+    kb_cgfile_read_back_v1(dirs, o);
 }
 
 static int cg_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o, char *err,

@@ -521,17 +521,6 @@ static const char *dk_exit_reason(struct kb_sandbox *sb)
     return sb->dead ? sb->exit_reason : "";
 }
 
-static void read_back_v1(const struct kb_sandbox *sb, struct kb_limits_applied *o)
-{
-    o->cpu_quota_us = kb_cgfile_limit(sb->dirs[0], "cpu.cfs_quota_us");
-    o->cpu_period_us = kb_cgfile_limit(sb->dirs[0], "cpu.cfs_period_us");
-    kb_cgfile_line(sb->dirs[1], "cpuset.cpus", o->cpuset, sizeof(o->cpuset));
-    kb_cgfile_line(sb->dirs[1], "cpuset.mems", o->cpuset_mems, sizeof(o->cpuset_mems));
-    o->memory_bytes = kb_cgfile_limit(sb->dirs[2], "memory.limit_in_bytes");
-    o->memsw_bytes = kb_cgfile_limit(sb->dirs[2], "memory.memsw.limit_in_bytes");
-    o->pids_max = kb_cgfile_limit(sb->dirs[3], "pids.max");
-}
-
 static int dk_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o, char *err,
                              size_t errlen)
 {
@@ -539,10 +528,12 @@ static int dk_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o,
     snprintf(o->backend, sizeof(o->backend), "docker");
     o->cgroup_version = sb->version;
     o->cpu_quota_us = o->cpu_period_us = o->memory_bytes = o->memsw_bytes = o->pids_max = -1;
-    if (sb->version == 2)
+    if (sb->version == 2) {
         kb_cgfile_read_back_v2(sb->dirs[0], o);
-    else
-        read_back_v1(sb, o);
+    } else {
+        const char *v1[DK_NCTRL] = { sb->dirs[0], sb->dirs[1], sb->dirs[2], sb->dirs[3] };
+        kb_cgfile_read_back_v1(v1, o);
+    }
     if (o->cpu_quota_us > 0 && o->cpu_period_us > 0)
         o->cpus = (double)o->cpu_quota_us / (double)o->cpu_period_us;
     /* "container <id> <dir>...": truncated by whole directories if it ever overflows. */

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "runner/fixture.h"
 #include "tests/lib/kb_check.h"
+#include "tests/unit/runner/tmpdir.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,48 +15,23 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static char dir[64];
 static char err[512];
-
-static void put(const char *file, const char *text)
-{
-    char path[256];
-    FILE *f;
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
-    f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
 
 static int exists(const char *file)
 {
     char path[256];
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    snprintf(path, sizeof(path), "%s/%s", kb_tmp, file);
     return access(path, F_OK) == 0;
-}
-
-static void setup(void)
-{
-    snprintf(dir, sizeof(dir), "/tmp/kb-fixture-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
 }
 
 START_TEST(plan_written_once_and_a_different_one_refused)
 {
-    ck_assert_int_eq(kb_fx_plan_file(dir, json_pack("{s:i}", "rate", 100), "plan", err,
+    ck_assert_int_eq(kb_fx_plan_file(kb_tmp, json_pack("{s:i}", "rate", 100), "plan", err,
                                      sizeof(err)), 0);
     ck_assert(exists("plan.json"));
-    ck_assert_int_eq(kb_fx_plan_file(dir, json_pack("{s:i}", "rate", 100), "plan", err,
+    ck_assert_int_eq(kb_fx_plan_file(kb_tmp, json_pack("{s:i}", "rate", 100), "plan", err,
                                      sizeof(err)), 0);
-    ck_assert_int_eq(kb_fx_plan_file(dir, json_pack("{s:i}", "rate", 200), "soak plan", err,
+    ck_assert_int_eq(kb_fx_plan_file(kb_tmp, json_pack("{s:i}", "rate", 200), "soak plan", err,
                                      sizeof(err)), -1);
     ck_assert_ptr_nonnull(strstr(err, "holds a different soak plan"));
 }
@@ -66,9 +42,9 @@ START_TEST(run_json_kept_on_resume)
     json_t *a = json_pack("{s:s}", "who", "first"), *b = json_pack("{s:s}", "who", "second");
     json_t *back;
     char path[256];
-    ck_assert_int_eq(kb_fx_run_file(dir, a, 1000, err, sizeof(err)), 0);
-    ck_assert_int_eq(kb_fx_run_file(dir, b, 2000, err, sizeof(err)), 0);
-    snprintf(path, sizeof(path), "%s/run.json", dir);
+    ck_assert_int_eq(kb_fx_run_file(kb_tmp, a, 1000, err, sizeof(err)), 0);
+    ck_assert_int_eq(kb_fx_run_file(kb_tmp, b, 2000, err, sizeof(err)), 0);
+    snprintf(path, sizeof(path), "%s/run.json", kb_tmp);
     back = json_load_file(path, 0, NULL);
     ck_assert_str_eq(json_string_value(json_object_get(back, "who")), "first");
     ck_assert(exists("run-resumed-2000.json"));
@@ -85,17 +61,17 @@ START_TEST(load_problems_named)
     json_t *load;
     memset(&obs, 0, sizeof(obs));
     obs.load_exit = 2;
-    put("load.log", "kneebench load: cannot connect\nmore\n");
-    kb_fx_read_load(dir, &obs, &lr, &load);
+    kb_tmp_put("load.log", "kneebench load: cannot connect\nmore\n");
+    kb_fx_read_load(kb_tmp, &obs, &lr, &load);
     ck_assert_int_eq(obs.have_load, 0);
     ck_assert_str_eq(obs.load_problem, "load generator exited 2: kneebench load: cannot connect");
     memset(&obs, 0, sizeof(obs));
-    kb_fx_read_load(dir, &obs, &lr, &load);
+    kb_fx_read_load(kb_tmp, &obs, &lr, &load);
     ck_assert_ptr_null(load);
     ck_assert_str_eq(obs.load_problem, "no load.json");
-    put("load.json", "{\"achieved_rps\": 1}");
+    kb_tmp_put("load.json", "{\"achieved_rps\": 1}");
     memset(&obs, 0, sizeof(obs));
-    kb_fx_read_load(dir, &obs, &lr, &load);
+    kb_fx_read_load(kb_tmp, &obs, &lr, &load);
     ck_assert_ptr_nonnull(load);
     ck_assert_int_eq(obs.have_load, 0);
     ck_assert(obs.load_problem[0] != '\0');
@@ -126,8 +102,8 @@ START_TEST(expand_fills_placeholders)
     fx.c = &c;
     fx.build = "/b";
     fx.port = 8123;
-    s = kb_fx_expand(&fx, "{build}/x --port {port} --bind {bind} --dir {rundir} -c {cpus}", "/r");
-    ck_assert_str_eq(s, "/b/x --port 8123 --bind 127.0.0.1 --dir /r -c 1");
+    s = kb_fx_expand(&fx, "{build}/x --port {port} --bind {bind} --kb_tmp {rundir} -c {cpus}", "/r");
+    ck_assert_str_eq(s, "/b/x --port 8123 --bind 127.0.0.1 --kb_tmp /r -c 1");
     free(s);
 }
 END_TEST
@@ -136,7 +112,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("fixture");
     TCase *tc = tcase_create("no sandbox");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, kb_tmp_setup, kb_tmp_teardown);
     tcase_add_test(tc, plan_written_once_and_a_different_one_refused);
     tcase_add_test(tc, run_json_kept_on_resume);
     tcase_add_test(tc, load_problems_named);
