@@ -72,20 +72,6 @@ struct soak {
     struct kb_pgrun pg;        /* the db phase's cluster, for cleanup() */
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void sleep_s(double s)
-{
-    struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
-    if (s > 0)
-        nanosleep(&ts, NULL);
-}
-
 /* ---- options -------------------------------------------------------------------------- */
 
 static int usage(FILE *f)
@@ -529,7 +515,7 @@ static json_t *stats_at_rest(struct soak *s, struct kb_soak_obs *o)
 {
     static const char *const gauges[] = { "suspended_now", "queries_in_flight", "queued",
                                           "pool_busy" };
-    double until = now_s() + 10.0;
+    double until = kb_fx_now_s() + 10.0;
     json_t *j = NULL;
     o->stats_checked = 1;
     for (;;) {
@@ -550,9 +536,9 @@ static json_t *stats_at_rest(struct soak *s, struct kb_soak_obs *o)
                                         off ? " " : "", gauges[i], (long long)v);
             }
         }
-        if (o->stats_at_rest || now_s() >= until || g_stop || !kb_fx_alive(&s->fx))
+        if (o->stats_at_rest || kb_fx_now_s() >= until || g_stop || !kb_fx_alive(&s->fx))
             return j;
-        sleep_s(0.25);
+        kb_fx_sleep_s(0.25);
     }
 }
 
@@ -674,7 +660,7 @@ static int run_phase(struct soak *s, const struct phase *p)
     struct samples sm;
     char path[4300], err[512], *argvs[64] = { 0 };
     json_t *load = NULL, *after = NULL, *j;
-    double t0 = now_s();
+    double t0 = kb_fx_now_s();
     int rc = -1, db = !strcmp(p->route, "db");
 
     memset(&o, 0, sizeof(o));
@@ -711,7 +697,7 @@ static int run_phase(struct soak *s, const struct phase *p)
             o.stats_checked = 1;
     }
     close_csvs(p, &sm);
-    rc = finish_phase(s, p, &sm, &o, &lr, load, after, now_s() - t0);
+    rc = finish_phase(s, p, &sm, &o, &lr, load, after, kb_fx_now_s() - t0);
 out:
     close_csvs(p, &sm);
     stop_fixture(s);

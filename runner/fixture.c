@@ -22,11 +22,18 @@
 #define KB_ROOT "."
 #endif
 
-static double now_s(void)
+double kb_fx_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void kb_fx_sleep_s(double s)
+{
+    struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
+    if (s > 0)
+        nanosleep(&ts, NULL);
 }
 
 /* ---- the run's setup ------------------------------------------------------------------- */
@@ -338,8 +345,7 @@ void kb_fx_kill_load(struct kb_fx *fx, int sig)
 int kb_fx_drive(struct kb_fx *fx, const struct kb_fx_load *ld, const char *route, long rate,
                 const char *dir, const struct kb_fx_sampling *sp, struct kb_point_obs *obs)
 {
-    double t0 = now_s(), next = t0 + sp->first_s, end = t0 + sp->until_s;
-    struct timespec nap = { 0, 20 * 1000 * 1000 };
+    double t0 = kb_fx_now_s(), next = t0 + sp->first_s, end = t0 + sp->until_s;
     int st = 0;
     if ((fx->load_pid = spawn_load(fx, ld, route, rate, dir)) < 0) {
         fx->load_pid = 0;
@@ -347,7 +353,7 @@ int kb_fx_drive(struct kb_fx *fx, const struct kb_fx_load *ld, const char *route
     }
     for (;;) {
         pid_t w = waitpid(fx->load_pid, &st, WNOHANG);
-        double t = now_s();
+        double t = kb_fx_now_s();
         if (w == fx->load_pid)
             break;
         if (fx->stop && *fx->stop) {
@@ -359,7 +365,7 @@ int kb_fx_drive(struct kb_fx *fx, const struct kb_fx_load *ld, const char *route
             next += sp->every_s;
         }
         kb_fx_check_exit(fx, obs);
-        nanosleep(&nap, NULL);
+        kb_fx_sleep_s(0.02);
     }
     fx->load_pid = 0;
     obs->load_exit = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

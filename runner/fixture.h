@@ -64,6 +64,11 @@ struct kb_fx {
 int kb_fx_setup(struct kb_fx *fx, const struct kb_contract *c, const struct kb_fx_opts *o,
                 char *err, size_t errlen);
 
+/* Monotonic seconds, and a sleep (returns early on a signal): the drive loop's clock, which
+ * the commands time their points, phases and polls with too. */
+double kb_fx_now_s(void);
+void kb_fx_sleep_s(double s);
+
 /* Install handler for SIGINT and SIGTERM without SA_RESTART (sleeps return early), and
  * ignore SIGPIPE. */
 void kb_fx_signals(void (*handler)(int));
