@@ -12,6 +12,7 @@ provokes one.
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -371,7 +372,8 @@ def db_route_runs_with_its_cluster():
     out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert pg not in out, [l for l in out.splitlines() if pg in l]
     assert report(run).returncode == 0
-    assert "| go | none | n/a |" in open(f"{run}/report.md").read()
+    # go serves no db route: its db cell is n/a whatever its json point's verdict was
+    assert re.search(r"^\| go \| [^|]+ \| n/a \|", open(f"{run}/report.md").read(), re.M)
 
 
 @test
