@@ -8,8 +8,10 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,9 @@
 #ifndef KB_ROOT
 #define KB_ROOT "."
 #endif
+
+/* sandbox_docker.c's default too: both read $KB_DOCKER_IMAGE, which setup makes agree */
+#define KB_FX_DEFAULT_IMAGE "kneebench:latest"
 
 double kb_fx_now_s(void)
 {
@@ -58,9 +63,23 @@ static int placement(struct kb_fx *fx, const struct kb_fx_opts *o, char *err, si
     return 0;
 }
 
+/* The docker backend's image: named once, in the environment the sandbox reads, so the
+ * containers started and the identity recorded are of the same image. */
+static int setup_image(struct kb_fx *fx, char *err, size_t errlen)
+{
+    const char *img = getenv("KB_DOCKER_IMAGE");
+    snprintf(fx->image, sizeof(fx->image), "%s", img && *img ? img : KB_FX_DEFAULT_IMAGE);
+    if (setenv("KB_DOCKER_IMAGE", fx->image, 1) < 0) {
+        snprintf(err, errlen, "setenv KB_DOCKER_IMAGE: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int kb_fx_setup(struct kb_fx *fx, const struct kb_contract *c, const struct kb_fx_opts *o,
                 char *err, size_t errlen)
 {
+    char why[512];
     fx->c = c;
     fx->build = o->build;
     fx->no_limits = o->no_limits;
@@ -68,8 +87,15 @@ int kb_fx_setup(struct kb_fx *fx, const struct kb_contract *c, const struct kb_f
         snprintf(err, errlen, "unknown or unbuilt sandbox backend '%s'", o->backend);
         return -1;
     }
+    if (!strcmp(fx->ops->name, "docker") && setup_image(fx, err, errlen) < 0)
+        return -1;
     if (!fx->no_limits && fx->ops->available(err, errlen) < 0)
         return -1;
+    if (fx->image[0] &&
+        kb_fx_image_id(fx->image, fx->image_id, sizeof(fx->image_id), why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "image %s: %s", fx->image, why);
+        return -1;
+    }
     if (placement(fx, o, err, errlen) < 0)
         return -1;
     /* our own binary by default: the very image whose hash the run records */
@@ -147,6 +173,107 @@ char *kb_fx_expand(const struct kb_fx *fx, const char *tmpl, const char *rundir)
     return kb_expand(tmpl, keys, vals, 6);
 }
 
+int kb_fx_image_id(const char *image, char *id, size_t idlen, char *err, size_t errlen)
+{
+    char *const argv[] = { "docker", "image", "inspect", "--format", "{{.Id}}", (char *)image,
+                           NULL };
+    if (kb_capture_line(argv, id, idlen) < 0 || strncmp(id, "sha256:", 7) != 0) {
+        snprintf(err, errlen, "docker image inspect: %s", id[0] ? id : "failed");
+        id[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* The image is what runs: its ID, and the contract's command (the entrypoint starts the
+ * runtime as the contract says), unexpanded so that a free port per start is no change. */
+static json_t *image_identity(const struct kb_fx *fx, char *err, size_t errlen)
+{
+    const struct kb_runtime *rt = fx->rt;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    char id[160], hex[2 * EVP_MAX_MD_SIZE + 1];
+    EVP_MD_CTX *ctx;
+    json_t *cmd = json_array();
+    if (kb_fx_image_id(fx->image, id, sizeof(id), err, errlen) < 0 ||
+        !(ctx = EVP_MD_CTX_new())) {
+        json_decref(cmd);
+        return NULL;
+    }
+    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+    EVP_DigestUpdate(ctx, id, strlen(id) + 1);
+    for (size_t i = 0; i < rt->command.n; i++) {
+        EVP_DigestUpdate(ctx, rt->command.v[i], strlen(rt->command.v[i]) + 1);
+        json_array_append_new(cmd, json_string(rt->command.v[i]));
+    }
+    EVP_DigestFinal_ex(ctx, md, &mdlen);
+    EVP_MD_CTX_free(ctx);
+    for (unsigned i = 0; i < mdlen; i++)
+        sprintf(hex + 2 * i, "%02x", md[i]);
+    return json_pack("{s:s,s:s,s:o,s:s}", "image", fx->image, "image_id", id, "command", cmd,
+                     "sha256", hex);
+}
+
+/* All of a command's stdout and stderr (malloc'd, NUL-terminated) and its exit status. */
+static char *capture_all(char *const *argv, int *status)
+{
+    int fds[2], st = -1;
+    size_t len = 0, cap = 8192;
+    char *buf = malloc(cap);
+    ssize_t n;
+    pid_t pid;
+    if (!buf || pipe2(fds, O_CLOEXEC) < 0) {
+        free(buf);
+        return NULL;
+    }
+    if ((pid = fork()) == 0) {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    while (pid > 0 && (n = read(fds[0], buf + len, cap - len - 1)) > 0) {
+        char *more;
+        len += (size_t)n;
+        if (cap - len < 1024 && (more = realloc(buf, cap * 2))) {
+            buf = more;
+            cap *= 2;
+        }
+        if (cap - len <= 1)
+            break;      /* could not grow: what was read must do */
+    }
+    close(fds[0]);
+    buf[len] = '\0';
+    if (pid > 0 && waitpid(pid, &st, 0) == pid)
+        *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    else
+        *status = -1;
+    return buf;
+}
+
+json_t *kb_fx_image_identity(const struct kb_fx *fx, char *err, size_t errlen)
+{
+    char *const argv[] = { KB_ROOT "/docker/image-identity.py", (char *)fx->image, NULL };
+    json_error_t je;
+    json_t *j = NULL;
+    int st;
+    char *out = capture_all(argv, &st);
+    if (!out)
+        snprintf(err, errlen, "could not run %s", argv[0]);
+    else if (st != 0)
+        snprintf(err, errlen, "%s %s exited %d: %.300s", argv[0], fx->image, st, out);
+    else if (!(j = json_loads(out, 0, &je)) || !json_is_object(j) ||
+             !json_is_string(json_object_get(j, "id"))) {
+        snprintf(err, errlen, "%s %s: not its JSON: %.200s", argv[0], fx->image,
+                 j ? "no image id" : je.text);
+        json_decref(j);
+        j = NULL;
+    }
+    free(out);
+    return j;
+}
+
 json_t *kb_fx_identity(const struct kb_fx *fx, char *err, size_t errlen)
 {
     const struct kb_runtime *rt = fx->rt;
@@ -154,6 +281,8 @@ json_t *kb_fx_identity(const struct kb_fx *fx, char *err, size_t errlen)
     size_t ne = rt->executables.n < 32 ? rt->executables.n : 32;
     size_t ns = rt->sources.n < 32 ? rt->sources.n : 32;
     json_t *id;
+    if (fx->image[0])
+        return image_identity(fx, err, errlen);
     for (size_t i = 0; i < ne; i++)
         exe[i] = kb_fx_expand(fx, rt->executables.v[i], NULL);
     for (size_t i = 0; i < ns; i++) {

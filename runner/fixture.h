@@ -7,7 +7,13 @@
  * and the load generator as a child pinned to the client CPUs, driven to its end while
  * the caller samples, then its load.json read and the postflight. What differs (which
  * routes are preflighted, the sampling schedule and its figures, the evidence layout, the
- * verdict) stays with the commands. Never prints; errors come back in the caller's buffer. */
+ * verdict) stays with the commands. Never prints; errors come back in the caller's buffer.
+ *
+ * With the docker backend the fixture runs from an image, not from the host's build/: its
+ * identity is then the image's ID plus the contract's command for the runtime (a host
+ * rebuild during the run changes nothing measured; a re-tagged image does), and the run
+ * records what docker/image-identity.py says of the image. The image is $KB_DOCKER_IMAGE
+ * (the curve's --image sets it), else kneebench:latest -- sandbox_docker.c reads the same. */
 #ifndef KB_FIXTURE_H
 #define KB_FIXTURE_H
 
@@ -56,11 +62,16 @@ struct kb_fx {
     const struct kb_runtime *rt;
     struct kb_sandbox *sb;
     int port;
-    json_t *identity;              /* {"sha256": ...} of its executables and sources */
+    json_t *identity;              /* {"sha256": ...} of its executables and sources, or
+                                    * (docker) of the image ID and the contract's command */
+    /* the docker backend's image: its name and the ID it had at kb_fx_setup() ("" native) */
+    char image[256], image_id[160];
     pid_t load_pid;                /* the load child while it runs, else 0 */
 };
 
-/* Backend (checked available unless no_limits), placement and load command. 0, or -1. */
+/* Backend (checked available unless no_limits), placement and load command; with the
+ * docker backend also the image (named in fx->image, $KB_DOCKER_IMAGE set to it) and its
+ * ID, which must exist. 0, or -1. */
 int kb_fx_setup(struct kb_fx *fx, const struct kb_contract *c, const struct kb_fx_opts *o,
                 char *err, size_t errlen);
 
@@ -90,8 +101,17 @@ int kb_fx_free_port(void);
 /* tmpl with {root} {build} {port} {bind} {rundir} {cpus} filled in; malloc'd. */
 char *kb_fx_expand(const struct kb_fx *fx, const char *tmpl, const char *rundir);
 
-/* SHA-256 of fx->rt's executables and sources (kb_fixture_identity), or NULL with err. */
+/* SHA-256 of fx->rt's executables and sources (kb_fixture_identity); with the docker
+ * backend {"image", "image_id" (looked up now), "command" (the contract's, unexpanded: a
+ * free port must not change it), "sha256" (of ID and command)}. NULL with err. */
 json_t *kb_fx_identity(const struct kb_fx *fx, char *err, size_t errlen);
+
+/* The docker image's ID now (`docker image inspect`), into id. 0, or -1 with err. */
+int kb_fx_image_id(const char *image, char *id, size_t idlen, char *err, size_t errlen);
+
+/* What docker/image-identity.py prints for fx->image (image ID, RepoDigests, the base
+ * actually used, base_is_pinned, note, inside.versions), or NULL with err. */
+json_t *kb_fx_image_identity(const struct kb_fx *fx, char *err, size_t errlen);
 
 /* Limits read back, as limits.json holds them. */
 json_t *kb_fx_limits_json(const struct kb_limits_applied *la);
