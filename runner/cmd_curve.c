@@ -15,9 +15,14 @@
  *   RUN/plan.json               the plan: parameters, criteria, placement, every point id
  *   RUN/run.json                identity: runner SHA-256, contract SHA-256, host (kernel,
  *                               CPU model, libmicrohttpd), runtime versions, command line,
- *                               limits requested (run-resumed-<t>.json per later invocation)
+ *                               limits requested (run-resumed-<t>.json per later invocation);
+ *                               with the docker backend also "image" (what
+ *                               docker/image-identity.py says: ID, digests, the base actually
+ *                               used, base_is_pinned, note), and the runtime versions are the
+ *                               image's own (its inside.versions), not the host's
  *   RUN/fixtures/<rt>[-r<k>]/   limits.json (read back from the cgroup), identity.json
- *                               (SHA-256 per executable and source file; the run's baseline),
+ *                               (SHA-256 per executable and source file, or with docker of
+ *                               the image ID and the contract's command; the run's baseline),
  *                               preflight.json, fixture.log, pg/ (db route's cluster)
  *   RUN/points/<rt>-<route>-<rate>[-r<k>]/
  *                               command.json (the point's contract), load.json,
@@ -89,6 +94,8 @@ static int usage(FILE *f)
         "  --duration S --warmup S --drain S --threads N --connections N   override\n"
         "  --repeats N             repeat the matrix, runtime order rotated per repeat\n"
         "  --backend native|docker sandbox backend (default native)\n"
+        "  --image IMG             the docker backend's image (default $KB_DOCKER_IMAGE, else\n"
+        "                          kneebench:latest)\n"
         "  --no-limits             run without cgroups; every point is marked unconstrained\n"
         "  --server-cpus LIST --client-cpus LIST   placement (default: the contract's)\n"
         "  --free-ports            give each fixture a free ephemeral port, not the contract's\n"
@@ -101,7 +108,7 @@ static int usage(FILE *f)
 
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
-       O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN };
+       O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -112,13 +119,14 @@ static const struct option long_opts[] = {
     { "no-limits", 0, 0, O_NOLIMITS }, { "server-cpus", 1, 0, O_SCPUS },
     { "client-cpus", 1, 0, O_CCPUS }, { "free-ports", 0, 0, O_FREE },
     { "build", 1, 0, O_BUILD }, { "load-cmd", 1, 0, O_LOADCMD },
-    { "contract", 1, 0, O_CONTRACT }, { "run", 1, 0, O_RUN }, { "help", 0, 0, 'h' },
+    { "contract", 1, 0, O_CONTRACT }, { "run", 1, 0, O_RUN }, { "image", 1, 0, O_IMAGE },
+    { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
 };
 
 struct args {
     struct kb_plan_opts plan;
-    const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus;
+    const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus, *image;
     int no_limits, free_ports;
 };
 
@@ -150,6 +158,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         case O_LOADCMD: a->load_cmd = optarg; break;
         case O_CONTRACT: a->contract = optarg; break;
         case O_RUN: a->run = optarg; break;
+        case O_IMAGE: a->image = optarg; break;
         case 'h': return usage(stdout) ? 2 : 1;
         default: return usage(stderr);
         }
@@ -158,6 +167,11 @@ static int parse_args(int argc, char **argv, struct args *a)
         a->run = argv[optind++];
     if (!a->run || optind < argc) {
         fprintf(stderr, "kneebench curve: %s\n", a->run ? "unexpected argument" : "--run DIR is required");
+        return 2;
+    }
+    if (a->image && strcmp(a->backend, "docker") != 0) {
+        fprintf(stderr, "kneebench curve: --image is for --backend docker; the %s backend runs "
+                "the fixtures built on this host\n", a->backend);
         return 2;
     }
     return 0;
@@ -207,13 +221,21 @@ static void runner_hash(char hex[KB_SHA256_HEX])
         snprintf(hex, KB_SHA256_HEX, "unknown");
 }
 
-static json_t *runtime_versions(struct curve *cv)
+/* From the image when the fixtures run in one (image: its identity), else the host's. */
+static json_t *runtime_versions(struct curve *cv, json_t *image)
 {
-    json_t *v = json_object();
+    json_t *v = json_object(), *inside = json_object_get(json_object_get(image, "inside"),
+                                                         "versions");
     for (size_t i = 0; i < cv->plan.runtimes.n; i++) {
         const struct kb_runtime *rt = kb_contract_runtime(&cv->c, cv->plan.runtimes.v[i]);
         char *argv[16] = { 0 }, line[512];
         size_t n = rt->version.n < 15 ? rt->version.n : 15;
+        if (image) {
+            const char *iv = json_string_value(json_object_get(inside, rt->name));
+            json_object_set_new(v, rt->name, json_string(iv ? iv : "unknown (not in the image's "
+                                                                   "identity)"));
+            continue;
+        }
         for (size_t j = 0; j < n; j++)
             argv[j] = kb_fx_expand(&cv->fx, rt->version.v[j], NULL);
         if (n && kb_capture_line(argv, line, sizeof(line)) < 0 && !line[0])
@@ -228,10 +250,15 @@ static json_t *runtime_versions(struct curve *cv)
 static int write_run_identity(struct curve *cv, int argc, char **argv, char *err, size_t errlen)
 {
     char hex[KB_SHA256_HEX], chex[KB_SHA256_HEX];
-    json_t *args = json_array(), *run;
+    json_t *args = json_array(), *run, *image = NULL;
     time_t t = time(NULL);
     char when[64];
     int rc;
+    /* the image is what runs: its identity, not the host's builds, is the run's */
+    if (cv->fx.image[0] && !(image = kb_fx_image_identity(&cv->fx, err, errlen))) {
+        json_decref(args);
+        return -1;
+    }
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
     for (int i = 0; i < argc; i++)
         json_array_append_new(args, json_string(argv[i]));
@@ -241,9 +268,11 @@ static int write_run_identity(struct curve *cv, int argc, char **argv, char *err
     run = json_pack("{s:s,s:o,s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:{s:i,s:I,s:i,s:s,s:s}}",
         "started", when, "command_line", args, "runner_sha256", hex, "contract", cv->c.path,
         "contract_sha256", chex, "host", kb_host_identity(), "runtime_versions",
-        runtime_versions(cv), "backend", cv->backend, "unconstrained", cv->fx.no_limits,
+        runtime_versions(cv, image), "backend", cv->backend, "unconstrained", cv->fx.no_limits,
         "limits_requested", "cpus", cv->c.cpus, "memory_bytes", (json_int_t)cv->c.memory_bytes,
         "pids", cv->c.pids, "server_cpus", cv->fx.server_cpus, "client_cpus", cv->fx.client_cpus);
+    if (image)
+        json_object_set_new(run, "image", image);
     rc = kb_fx_run_file(cv->run, run, t, err, errlen);
     json_decref(run);
     return rc;
@@ -560,6 +589,11 @@ out:
 
 static int setup(struct curve *cv, const struct args *a, char *err, size_t errlen)
 {
+    /* the docker backend (and fixture.c's identity) read the image from here */
+    if (a->image && setenv("KB_DOCKER_IMAGE", a->image, 1) < 0) {
+        snprintf(err, errlen, "setenv KB_DOCKER_IMAGE: %s", strerror(errno));
+        return -1;
+    }
     const struct kb_fx_opts fo = { a->backend, a->build ? a->build : KB_ROOT "/build", a->scpus,
                                    a->ccpus, a->load_cmd, a->no_limits };
     cv->run = a->run;
@@ -617,8 +651,9 @@ int cmd_curve(int argc, char **argv)
     }
     if (!cv.fx.no_limits && kb_sandbox_sweep_stale() > 0)
         fprintf(stderr, "kneebench curve: removed cgroups left by an earlier run\n");
-    printf("kneebench curve: %zu points into %s (profile %s, backend %s%s, server CPUs %s, "
+    printf("kneebench curve: %zu points into %s (profile %s, backend %s%s%s%s, server CPUs %s, "
            "client CPUs %s)\n", cv.plan.npoints, cv.run, cv.plan.profile, cv.backend,
+           cv.fx.image[0] ? " image " : "", cv.fx.image,
            cv.fx.no_limits ? ", UNCONSTRAINED" : "", cv.fx.server_cpus, cv.fx.client_cpus);
     fflush(stdout);
     failures = run_all(&cv);
