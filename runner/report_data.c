@@ -68,7 +68,7 @@ static json_t *row_json(const struct kb_report_row *w)
 
 int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, size_t errlen)
 {
-    json_t *rows = json_array(), *hi = json_object(), *missing = json_array(), *doc;
+    json_t *rows = json_array(), *hi = json_object(), *missing = json_array(), *doc, *im;
     char path[4200];
     int rc;
     for (size_t i = 0; i < r->nrows; i++)
@@ -88,6 +88,14 @@ int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, 
                     "unconstrained", r->unconstrained, "missing", missing,
                     "highest_controlled", hi, "rows", rows, "plan", r->plan, "run", r->run,
                     "fixtures", r->fixtures);
+    /* the backend, and with docker the image that ran (run.json has its full identity) */
+    json_object_set(doc, "backend", json_object_get(r->run, "backend"));
+    if ((im = json_object_get(r->run, "image")))
+        json_object_set_new(doc, "image", json_pack("{s:O,s:O,s:O,s:O,s:O,s:O}",
+            "image", json_object_get(im, "image"), "id", json_object_get(im, "id"),
+            "repo_digests", json_object_get(im, "repo_digests"), "base",
+            json_object_get(im, "base"), "base_is_pinned", json_object_get(im, "base_is_pinned"),
+            "note", json_object_get(im, "note")));
     rc = kb_write_json_atomic(kb_path(path, sizeof(path), dir, "report.json"), doc, err, errlen);
     json_decref(doc);
     return rc;

@@ -36,6 +36,10 @@ static void stamps(FILE *f, const struct kb_report *r)
             fprintf(f, " `%s`", r->missing[i]);
         fprintf(f, "\n\n");
     }
+    /* a docker run on another base than the pinned one is not the paper's setup: say so */
+    if (json_is_false(json_object_get(json_object_get(r->run, "image"), "base_is_pinned")))
+        fprintf(f, "> **BASE NOT PINNED**: %s\n\n",
+                js(json_object_get(r->run, "image"), "note"));
     if (r->unconstrained)
         fprintf(f, "> **UNCONSTRAINED**: this run used `--no-limits`; no CPU, memory or process "
                 "limit was applied, so no point is comparable with the paper's.\n\n");
@@ -146,8 +150,29 @@ static void limits_table(FILE *f, const struct kb_report *r)
                     ? json_string_value(json_object_get(fx, "identity_sha256")) : "none",
                 !p ? "not run" : json_is_true(json_object_get(p, "failed")) ? js(p, "reason") : "ok");
     }
-    fprintf(f, "\n(-1 = no limit. Identity covers the fixture's executables and every source file; "
-            "full lists in fixtures/<runtime>/identity.json, rechecked after every point.)\n\n");
+    fprintf(f, "\n(-1 = no limit. Identity covers %s; full lists in "
+            "fixtures/<runtime>/identity.json, rechecked after every point.)\n\n",
+            json_object_get(r->run, "image") ? "the image ID and the contract's command"
+                                             : "the fixture's executables and every source file");
+}
+
+/* The docker backend's image: what ran, and on which base. */
+static void image_lines(FILE *f, const struct kb_report *r)
+{
+    json_t *im = json_object_get(r->run, "image"), *dg = json_object_get(im, "repo_digests");
+    fprintf(f, "- backend: `%s`\n", js(r->run, "backend"));
+    if (!im)
+        return;
+    fprintf(f, "- image `%s`, ID `%s`, digest %s", js(im, "image"), js(im, "id"),
+            json_array_size(dg) ? "" : "none (built here, never pushed)");
+    for (size_t i = 0; i < json_array_size(dg); i++)
+        fprintf(f, "%s`%s`", i ? ", " : "", json_string_value(json_array_get(dg, i)));
+    fprintf(f, "\n- base `%s` (%s), %s\n", js(im, "base"), js(im, "base_os"),
+            json_is_true(json_object_get(im, "base_is_pinned")) ? "the pinned one"
+                                                                : "NOT the pinned one");
+    if (!json_is_true(json_object_get(im, "base_is_pinned")))
+        fprintf(f, "- note: %s\n", js(im, "note"));
+    fprintf(f, "- runtime versions below are the image's own\n");
 }
 
 static void identity(FILE *f, const struct kb_report *r)
@@ -160,6 +185,7 @@ static void identity(FILE *f, const struct kb_report *r)
             js(h, "hostname"), js(h, "kernel"), js(h, "cpu_model"),
             json_integer_value(json_object_get(h, "online_cpus")), js(h, "libmicrohttpd"),
             js(r->run, "runner_sha256"), js(r->run, "contract"), js(r->run, "contract_sha256"));
+    image_lines(f, r);
     json_object_foreach(v, k, val)
         fprintf(f, "- %s: `%s`\n", k, json_string_value(val));
     fprintf(f, "- command line: `kneebench");
