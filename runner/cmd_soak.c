@@ -335,6 +335,19 @@ static int write_run_identity(struct soak *s, int argc, char **argv, char *err, 
         "unconstrained", s->fx.no_limits, "limits_requested", "cpus", s->c.cpus, "memory_bytes",
         (json_int_t)s->c.memory_bytes, "pids", s->c.pids, "server_cpus", s->fx.server_cpus,
         "client_cpus", s->fx.client_cpus);
+    /* with docker the fixture is the image's: its identity, and its own version of it */
+    if (s->fx.image[0]) {
+        json_t *im = kb_fx_image_identity(&s->fx, err, errlen), *iv;
+        if (!im) {
+            json_decref(run);
+            return -1;
+        }
+        iv = json_object_get(json_object_get(json_object_get(im, "inside"), "versions"), RUNTIME);
+        json_object_set_new(json_object_get(run, "runtime_versions"), RUNTIME,
+                            iv ? json_incref(iv)
+                               : json_string("unknown (not in the image's identity)"));
+        json_object_set_new(run, "image", im);
+    }
     rc = kb_fx_run_file(s->run, run, t, err, errlen);
     json_decref(run);
     return rc;
