@@ -8,7 +8,10 @@ each runtime started in its own container through runner/sandbox_docker.c (the p
 checked against the contract's bytes and headers on both comparison routes, its limits read
 back from the container's cgroup compared with the contract's, and the container gone after
 stop -- also when the runner is interrupted, and when a runner died and left one behind.
-Last, a small curve with --backend docker (two runtimes, both routes, two low rates).
+Last, a small curve with --backend docker --image (two runtimes, both routes, two low
+rates) whose run.json carries the image's identity and the image's runtime versions, whose
+fixture identity is the image ID (a changed host build/ is no change, a re-tagged image is),
+and whose report names the backend, the image and, on a local base, the note saying so.
 Where no engine answers, every test is skipped with the reason. Stdlib only.
 
     KB_DOCKER_BASE=IMG        build on IMG instead (e.g. kneebench-base:noble from
@@ -408,9 +411,11 @@ def test_small_curve_with_docker_backend():
     rates = ["500", "1000"]
     run = tempfile.mkdtemp(prefix="kb-docker-curve-")
     try:
-        env = dict(os.environ, KB_DOCKER_IMAGE=img)
+        env = dict(os.environ)
+        env.pop("KB_DOCKER_IMAGE", None)        # --image alone names it
         before = ours()
-        p = sh([KNEEBENCH, "curve", "--run", run, "--backend", "docker", "--profile", "quick",
+        p = sh([KNEEBENCH, "curve", "--run", run, "--backend", "docker", "--image", img,
+                "--profile", "quick",
                 "--runtimes", ",".join(rts), "--routes", ",".join(CONTRACT["comparison"]["routes"]),
                 "--rates", ",".join(rates), "--duration", "1", "--warmup", "1", "--drain", "1",
                 "--threads", "1", "--connections", "16", "--free-ports"], timeout=600, env=env)
@@ -431,6 +436,104 @@ def test_small_curve_with_docker_backend():
             la.setdefault("limits_err", "")
             assert la.get("backend") == "docker", f"{rt} not run in docker: {la}"
             check_limits(la)
+        check_image_evidence(run, img, rts)
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
+
+
+def check_image_evidence(run, img, rts):
+    """run.json, identity.json, report.md and report.json of a docker run on img."""
+    real_id = sh(["docker", "image", "inspect", "--format", "{{.Id}}", img]).stdout.strip()
+    want = json.loads(sh([os.path.join(ROOT, "docker", "image-identity.py"), img]).stdout)
+    with open(os.path.join(run, "run.json")) as f:
+        rj = json.load(f)
+    im = rj.get("image")
+    assert rj["backend"] == "docker" and im, f"run.json has no image identity: {sorted(rj)}"
+    assert im["image"] == img and im["id"] == real_id, (im["image"], im["id"], real_id)
+    for k in ("repo_digests", "base", "base_is_pinned", "note", "pinned_base"):
+        assert im[k] == want[k], f"run.json image {k}: {im[k]!r}, image-identity says {want[k]!r}"
+    for rt in rts:      # the image's versions, not the host's `node --version`
+        assert rj["runtime_versions"][rt] == want["inside"]["versions"][rt], \
+            (rt, rj["runtime_versions"][rt], want["inside"]["versions"][rt])
+        with open(os.path.join(run, "fixtures", rt, "identity.json")) as f:
+            ident = json.load(f)
+        assert ident["image_id"] == real_id and "files" not in ident, ident
+    p = sh([KNEEBENCH, "report", run])
+    assert p.returncode == 0, p.stderr
+    with open(os.path.join(run, "report.md")) as f:
+        md = f.read()
+    with open(os.path.join(run, "report.json")) as f:
+        rep = json.load(f)
+    assert "- backend: `docker`" in md and real_id in md, md[-3000:]
+    assert rep["backend"] == "docker" and rep["image"]["id"] == real_id, rep.get("image")
+    assert rep["image"]["repo_digests"] == im["repo_digests"]
+    if im["repo_digests"]:
+        assert im["repo_digests"][0] in md
+    else:
+        assert "digest none" in md, md[-3000:]
+    if not im["base_is_pinned"]:    # this machine: the local Debian base
+        assert im["note"] and "not the pinned Ubuntu" in im["note"], im["note"]
+        assert f"> **BASE NOT PINNED**: {im['note']}" in md, md[:1500]
+        assert rep["image"]["note"] == im["note"]
+    else:
+        assert "BASE NOT PINNED" not in md
+
+
+@test
+def test_docker_identity_is_the_image_not_host_builds():
+    """A host build/ that changes between points is no change for a docker run; a re-tagged
+    image is: the point redone on it fails with "changed fixture identity"."""
+    img = image()
+    rt = "go" if "go" in present() else skip("needs the go fixture")
+    run, build = tempfile.mkdtemp(prefix="kb-docker-id-"), tempfile.mkdtemp(prefix="kb-docker-build-")
+    tag = f"kneebench-idtest:{os.getpid()}"
+    exe = os.path.join(build, "go-server")
+
+    def curve():
+        return sh([KNEEBENCH, "curve", "--run", run, "--backend", "docker", "--image", tag,
+                   "--profile", "quick", "--runtimes", rt, "--routes", "plaintext", "--rates", "500",
+                   "--duration", "1", "--warmup", "1", "--drain", "1", "--threads", "1",
+                   "--connections", "8", "--free-ports", "--build", build], timeout=300)
+
+    def redo():
+        os.unlink(os.path.join(run, "points", f"{rt}-plaintext-500", "DONE"))
+        p = curve()
+        assert p.returncode == 0, p.stderr[-1500:]
+        with open(os.path.join(run, "points", f"{rt}-plaintext-500", "verdict.json")) as f:
+            return json.load(f)
+
+    try:
+        assert sh(["docker", "tag", img, tag]).returncode == 0
+        with open(exe, "w") as f:
+            f.write("host build one\n")
+        p = curve()
+        assert p.returncode == 0, p.stderr[-1500:]
+        with open(exe, "w") as f:       # a host rebuild while the run is on
+            f.write("host build two\n")
+        v = redo()
+        assert "changed fixture identity" not in v["reason"], v
+        assert v["verdict"] != "failed", v
+        # the same tag on another image (a label more: a new ID, nothing rebuilt)
+        p = subprocess.run(["docker", "build", "-q", "-t", tag, "-"], capture_output=True, text=True,
+                           input=f"FROM {img}\nLABEL org.kneebench.idtest={os.getpid()}\n", timeout=120)
+        assert p.returncode == 0, p.stderr
+        v = redo()
+        assert v["verdict"] == "failed" and "changed fixture identity" in v["reason"], v
+    finally:
+        sh(["docker", "rmi", tag])
+        shutil.rmtree(run, ignore_errors=True)
+        shutil.rmtree(build, ignore_errors=True)
+
+
+@test
+def test_image_option_refused_with_native_backend():
+    if not os.access(KNEEBENCH, os.X_OK):
+        raise AssertionError(f"{KNEEBENCH} not built")
+    run = tempfile.mkdtemp(prefix="kb-docker-native-")
+    try:
+        p = sh([KNEEBENCH, "curve", "--run", run, "--backend", "native", "--image", "x:y"])
+        assert p.returncode == 2 and "--image is for --backend docker" in p.stderr, (p.returncode, p.stderr)
+        assert not os.path.exists(os.path.join(run, "plan.json")), "refused, yet a plan was written"
     finally:
         shutil.rmtree(run, ignore_errors=True)
 
