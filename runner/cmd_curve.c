@@ -101,6 +101,7 @@ static int usage(FILE *f)
         "  --free-ports            give each fixture a free ephemeral port, not the contract's\n"
         "  --build DIR             where the built fixtures live (default " KB_ROOT "/build)\n"
         "  --load-cmd PATH         the load generator (default: this kneebench, `load`)\n"
+        "  --client-sched fifo|other  load threads SCHED_FIFO 1 (default) or ordinary\n"
         "  --contract FILE\n"
         "Re-running into the same DIR keeps complete points and redoes the rest.\n");
     return f == stdout ? 0 : 2;
@@ -108,7 +109,7 @@ static int usage(FILE *f)
 
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
-       O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE };
+       O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -120,6 +121,7 @@ static const struct option long_opts[] = {
     { "client-cpus", 1, 0, O_CCPUS }, { "free-ports", 0, 0, O_FREE },
     { "build", 1, 0, O_BUILD }, { "load-cmd", 1, 0, O_LOADCMD },
     { "contract", 1, 0, O_CONTRACT }, { "run", 1, 0, O_RUN }, { "image", 1, 0, O_IMAGE },
+    { "client-sched", 1, 0, O_CSCHED },
     { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
 };
@@ -127,7 +129,7 @@ static const struct option long_opts[] = {
 struct args {
     struct kb_plan_opts plan;
     const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus, *image;
-    int no_limits, free_ports;
+    int no_limits, free_ports, client_other;
 };
 
 static int parse_args(int argc, char **argv, struct args *a)
@@ -159,6 +161,13 @@ static int parse_args(int argc, char **argv, struct args *a)
         case O_CONTRACT: a->contract = optarg; break;
         case O_RUN: a->run = optarg; break;
         case O_IMAGE: a->image = optarg; break;
+        case O_CSCHED:
+            if (strcmp(optarg, "fifo") && strcmp(optarg, "other")) {
+                fprintf(stderr, "kneebench curve: --client-sched is fifo or other, not '%s'\n", optarg);
+                return 2;
+            }
+            a->client_other = !strcmp(optarg, "other");
+            break;
         case 'h': return usage(stdout) ? 2 : 1;
         default: return usage(stderr);
         }
@@ -425,14 +434,14 @@ static void sample_once(void *arg, double t0, double t)
 static json_t *command_json(const struct curve *cv, const struct kb_point *pt)
 {
     const struct kb_route *r = kb_contract_route(&cv->c, pt->route);
-    return json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:i,s:f,s:f,s:f,s:i,s:i,s:s,s:s,s:b,s:{s:i,s:s,s:s?,s:s?},s:s,s:s}",
+    return json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:i,s:f,s:f,s:f,s:i,s:i,s:s,s:s,s:b,s:s,s:{s:i,s:s,s:s?,s:s?},s:s,s:s}",
         "point", pt->id, "runtime", pt->runtime, "route", pt->route, "rate", (json_int_t)pt->rate,
         "repeat", pt->repeat, "url_path", r->path, "port", cv->fx.port,
         "duration_s", cv->plan.duration_s, "warmup_s", cv->plan.warmup_s,
         "drain_s", cv->plan.drain_s, "threads", cv->plan.threads,
         "connections", cv->plan.connections, "server_cpus", cv->fx.server_cpus,
         "client_cpus", cv->fx.client_cpus, "unconstrained", cv->fx.no_limits,
-        "expect", "status", r->status, "content_type", r->content_type, "body", r->body,
+        "client_sched", cv->fx.client_rt ? "fifo" : "other", "expect", "status", r->status, "content_type", r->content_type, "body", r->body,
         "body_regex", r->body_regex, "load_generator", cv->fx.load_cmd, "fixture_dir", cv->fixdir);
 }
 
@@ -595,7 +604,7 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
         return -1;
     }
     const struct kb_fx_opts fo = { a->backend, a->build ? a->build : KB_ROOT "/build", a->scpus,
-                                   a->ccpus, a->load_cmd, a->no_limits };
+                                   a->ccpus, a->load_cmd, a->no_limits, a->client_other };
     cv->run = a->run;
     cv->backend = a->backend;
     cv->free_ports = a->free_ports;

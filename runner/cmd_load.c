@@ -31,6 +31,7 @@ struct load_args {
     long spin_us;
     long slack_us;
     int eager_rx;
+    int rt;
     int have_rate, have_duration, have_warmup, have_drain;
 };
 
@@ -41,7 +42,7 @@ static void usage(FILE *f)
         "                      --warmup S [--drain S] [--threads N] [--connections N] [--json FILE]\n"
         "                      [--hgrm FILE] [--uncorrected-hgrm FILE] [--contract FILE]\n"
         "                      [--timeout-ms N] [--cpus LIST] [--spin-us N] [--timer-slack-us N]\n"
-        "                      [--eager-rx] [--hlog FILE] [--series-csv FILE] [--quiet]\n"
+        "                      [--eager-rx] [--rt] [--hlog FILE] [--series-csv FILE] [--quiet]\n"
         "  Drives one route open-loop at a fixed rate; latency counts from each request's\n"
         "  intended send time. Threads, connections and drain default to the contract's\n"
         "  comparison section. Exit 0 when the run completed (server errors are data),\n"
@@ -144,7 +145,7 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         { "hgrm", 1, 0, 'H' }, { "uncorrected-hgrm", 1, 0, 'U' }, { "contract", 1, 0, 'C' },
         { "timeout-ms", 1, 0, 'T' }, { "cpus", 1, 0, 'p' }, { "quiet", 0, 0, 'q' },
         { "hlog", 1, 0, 'G' }, { "series-csv", 1, 0, 'V' },
-        { "spin-us", 1, 0, 'S' }, { "timer-slack-us", 1, 0, 'L' }, { "eager-rx", 0, 0, 'E' },
+        { "spin-us", 1, 0, 'S' }, { "timer-slack-us", 1, 0, 'L' }, { "eager-rx", 0, 0, 'E' }, { "rt", 0, 0, 'X' },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
     };
     int o;
@@ -164,6 +165,7 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         case 'G': a->hlog = optarg; break;
         case 'V': a->series_csv = optarg; break;
         case 'E': a->eager_rx = 1; break;
+        case 'X': a->rt = 1; break;
         case 'h': usage(stdout); return 1;
         case 'R':
             if (parse_num(optarg, 1e-3, 1e7, &a->rate)) return bad("--rate must be a number in (0, 1e7], not '%s'", optarg);
@@ -374,6 +376,7 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     cfg.spin_ns = a->spin_us * 1000;
     cfg.timer_slack_ns = a->slack_us * 1000;
     cfg.rx_timestamps = !a->eager_rx;
+    cfg.rt = a->rt;
     cfg.series_tag = a->hlog || a->series_csv ? a->route : NULL;
     cfg.cpus = a->cpus ? &cpus : NULL;
     if (!cfg.cpus)
@@ -382,7 +385,7 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     meta = (struct kb_load_meta){ .url = a->url, .route = a->route, .requested_rps = a->rate,
         .threads = a->threads, .connections = a->connections, .warmup_s = a->warmup,
         .duration_s = a->duration, .drain_s = a->drain, .client_cpus = CPU_COUNT(&cpus),
-        .client_cpu_quota = cgroup_cpu_quota() };
+        .client_cpu_quota = cgroup_cpu_quota(), .rt_asked = a->rt };
     kb_clock_iso8601_utc(meta.started_at, sizeof(meta.started_at));
     if (kb_load_run(&cfg, &res, err, sizeof(err))) {
         fprintf(stderr, "kneebench load: %s\n", err);

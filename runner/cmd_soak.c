@@ -874,7 +874,7 @@ static int write_report(struct soak *s, size_t *complete, char *err, size_t errl
 static int setup(struct soak *s, const struct args *a, char *err, size_t errlen)
 {
     const struct kb_fx_opts fo = { a->backend, a->build ? a->build : KB_ROOT "/build", a->scpus,
-                                   a->ccpus, a->load_cmd, a->no_limits };
+                                   a->ccpus, a->load_cmd, a->no_limits, 0 };
     s->run = a->out;
     s->backend = a->backend;
     if (kb_contract_load(a->contract ? a->contract : kb_contract_default_path(), &s->c, err,

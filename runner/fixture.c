@@ -83,6 +83,7 @@ int kb_fx_setup(struct kb_fx *fx, const struct kb_contract *c, const struct kb_f
     fx->c = c;
     fx->build = o->build;
     fx->no_limits = o->no_limits;
+    fx->client_rt = !o->client_other;
     if (!(fx->ops = kb_sandbox_backend(o->backend))) {
         snprintf(err, errlen, "unknown or unbuilt sandbox backend '%s'", o->backend);
         return -1;
@@ -447,7 +448,8 @@ static pid_t spawn_load(struct kb_fx *fx, const struct kb_fx_load *ld, const cha
     char *argv[] = { fx->load_cmd, "load", "--url", url, "--route", (char *)route,
                      "--rate", rt, "--duration", dur, "--warmup", wu, "--drain", dr,
                      "--threads", th, "--connections", co, "--json", js, "--hgrm", hg,
-                     "--uncorrected-hgrm", uh, "--contract", (char *)fx->c->path, NULL };
+                     "--uncorrected-hgrm", uh, "--contract", (char *)fx->c->path,
+                     fx->client_rt ? "--rt" : NULL, NULL };
     unlink(js);
     if ((pid = fork()) == 0) {
         FILE *f = freopen(log, "w", stdout);

@@ -37,6 +37,7 @@ struct kb_fx_opts {
     const char *server_cpus, *client_cpus;   /* placement lists (runner/cpulist.h) */
     const char *load_cmd;          /* NULL: this kneebench, through /proc/self/exe */
     int no_limits;
+    int client_other;              /* load threads in SCHED_OTHER instead of SCHED_FIFO 1 */
 };
 
 /* The load generator's parameters, the same for every point / phase of a run. */
@@ -52,6 +53,7 @@ struct kb_fx {
     const struct kb_sandbox_ops *ops;
     const char *build;
     int no_limits;
+    int client_rt;                 /* pass --rt to the load generator (kneebench load) */
     char server_cpus[64], client_cpus[64];   /* canonical */
     cpu_set_t client_set;
     char load_cmd[4096];

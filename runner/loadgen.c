@@ -91,6 +91,7 @@ struct thread {
     struct kb_hist corrected, uncorrected, lag, conn_wait;
     struct kb_hlog_recorder rec;  /* per-second series, when the run collects one */
     int recording;
+    int got_rt;
     char first_error[256];
     char setup_error[256];
     struct shared *shared;
@@ -636,6 +637,13 @@ static void *thread_main(void *arg)
     now = kb_mono_now();
     deadline = now + 2 * KB_NS_PER_S;
     kb_clock_set_slack((uint64_t)t->cfg->timer_slack_ns);
+    if (t->cfg->rt) {
+        /* Above every ordinary task on the client's CPUs, so that other work there cannot
+         * delay a send past its intended time; the threads block between sends, and the
+         * kernel's RT throttling still leaves the rest of the CPU to others. */
+        struct sched_param sp = { .sched_priority = 1 };
+        t->got_rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+    }
     if (t->cfg->cpus)
         pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), t->cfg->cpus);
     for (int i = 0; i < t->nconns; i++)
@@ -727,6 +735,7 @@ static void merge(struct kb_load_result *res, struct thread *t)
     d->connect_failures += s->connect_failures;
     d->interval_completed += s->interval_completed;
     d->unfinished += s->unfinished;
+    res->rt_threads += t->got_rt;
     kb_hist_add(&res->corrected, &t->corrected);
     kb_hist_add(&res->uncorrected, &t->uncorrected);
     kb_hist_add(&res->lag, &t->lag);

@@ -44,6 +44,7 @@ struct kb_load_config {
     int rx_timestamps;                 /* time responses by SO_TIMESTAMPNS and collect them lazily */
     const char *series_tag;            /* non-NULL: collect a per-second series (runner/hlog.h) */
     const cpu_set_t *cpus;             /* pin every load thread to these, or NULL */
+    int rt;                            /* ask for SCHED_FIFO 1 on every load thread */
 };
 
 struct kb_load_counts {
@@ -68,6 +69,7 @@ struct kb_load_result {
     double cpu_seconds;            /* process user+system CPU over the measured interval */
     double interval_s;             /* measured interval length actually observed */
     double drain_used_s;           /* time spent draining after the last scheduled send */
+    int rt_threads;                /* load threads that got SCHED_FIFO (cfg->rt) */
     char first_error[256];         /* empty when none */
     /* With cfg->series_tag: one-second intervals of corrected latency and errors from the
      * measured interval's start, by completion time (measured requests only). Owned by

@@ -99,6 +99,8 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "client_cpu_quota",
                         m->client_cpu_quota > 0 ? json_real(m->client_cpu_quota) : json_null());
     json_object_set_new(o, "client_cpu_fraction", json_real(kb_loadout_cpu_fraction(m, r)));
+    json_object_set_new(o, "client_sched", json_string(!m->rt_asked ? "other" :
+                        r->rt_threads == m->threads ? "fifo" : "other (SCHED_FIFO refused)"));
     json_object_set_new(o, "client_cpu_us_per_request",
                         json_real(c->completed ? r->cpu_seconds * 1e6 / (double)c->completed : 0));
     json_object_set_new(o, "interval_s", json_real(r->interval_s));

@@ -21,6 +21,7 @@ struct kb_load_meta {
     char started_at[32];
     int client_cpus;           /* CPUs the load threads may run on */
     double client_cpu_quota;   /* the cgroup's CPU bandwidth limit in CPUs, 0 when none */
+    int rt_asked;              /* --rt was given */
 };
 
 /* 0, or -1 with err set. */

@@ -126,6 +126,9 @@ def evidence_layout_and_progress():
         assert rows[0].startswith("t_s,server_cpu_s") and len(rows) >= 2, rows
         cmd = load(f"{d}/command.json")
         assert cmd["rate"] == p["rate"] and cmd["connections"] == CONTRACT["comparison"]["connections"]
+        # the client runs SCHED_FIFO by default, and the load generator says it got it
+        assert cmd["client_sched"] == "fifo", cmd
+        assert load(f"{d}/load.json")["client_sched"] == "fifo"
         assert not glob.glob(f"{d}/*.tmp*")
     out = _main["proc"].stdout
     assert out.count("eta ") == 8 and "8/8]" in out, out

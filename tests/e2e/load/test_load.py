@@ -395,6 +395,23 @@ def every_connection_used_when_not_divisible():
 
 
 @test
+def rt_threads_are_fifo_and_said_so():
+    need(KB)
+    s = hostile("ok")
+    try:
+        plain, _ = load(s.port, rate=300, duration=1)
+        rt, _ = load(s.port, "--rt", rate=300, duration=1)
+    finally:
+        server_stats(s)
+    check_identity(rt)
+    assert plain["client_sched"] == "other", plain["client_sched"]
+    # root (or CAP_SYS_NICE) gets SCHED_FIFO; anyone else is told it was refused
+    want = "fifo" if os.geteuid() == 0 else "other (SCHED_FIFO refused)"
+    assert rt["client_sched"] == want, rt["client_sched"]
+    assert rt["completed"] == 300 and rt["errors"]["total"] == 0, rt
+
+
+@test
 def asan_build_runs_clean():
     if os.environ.get("KB_ASAN_BUILT") == "0":
         skip(f"the ASan build failed, see {BUILD}/asan-load-build.log")
