@@ -432,7 +432,7 @@ static pid_t spawn_load(struct kb_fx *fx, const struct kb_fx_load *ld, const cha
 {
     const struct kb_route *r = kb_contract_route(fx->c, route);
     char url[256], rt[32], dur[32], wu[32], dr[32], th[16], co[16], js[4200], hg[4200],
-        uh[4200], log[4200];
+        uh[4200], log[4200], hl[4200], sc[4200];
     pid_t pid;
     snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", fx->port, r->path);
     snprintf(rt, sizeof(rt), "%ld", rate);
@@ -445,11 +445,13 @@ static pid_t spawn_load(struct kb_fx *fx, const struct kb_fx_load *ld, const cha
     kb_path(hg, sizeof(hg), dir, "corrected.hgrm");
     kb_path(uh, sizeof(uh), dir, "uncorrected.hgrm");
     kb_path(log, sizeof(log), dir, "load.log");
+    kb_path(hl, sizeof(hl), dir, "series.hlog");       /* per-second time series */
+    kb_path(sc, sizeof(sc), dir, "series.csv");
     char *argv[] = { fx->load_cmd, "load", "--url", url, "--route", (char *)route,
                      "--rate", rt, "--duration", dur, "--warmup", wu, "--drain", dr,
                      "--threads", th, "--connections", co, "--json", js, "--hgrm", hg,
-                     "--uncorrected-hgrm", uh, "--contract", (char *)fx->c->path,
-                     fx->client_rt ? "--rt" : NULL, NULL };
+                     "--uncorrected-hgrm", uh, "--hlog", hl, "--series-csv", sc,
+                     "--contract", (char *)fx->c->path, fx->client_rt ? "--rt" : NULL, NULL };
     unlink(js);
     if ((pid = fork()) == 0) {
         FILE *f = freopen(log, "w", stdout);
