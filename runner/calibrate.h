@@ -33,6 +33,7 @@ struct kb_calibrate_cfg {
     double lag_p99_max_us;      /* 0 = the contract's client_lag_p99_max_us */
     double min_delivery;        /* 0 = 0.995 */
     int keep_going;             /* 1: run every step even after one fails */
+    int client_rt;              /* 1: load children get --rt (SCHED_FIFO), as the curve's do */
     FILE *progress;             /* one line per step, or NULL */
 };
 

@@ -29,6 +29,7 @@ static int usage(FILE *f)
             "  --server-cpus LIST --client-cpus LIST   (the contract's: 0 and 1-)\n"
             "  --client-cgroup DIR  the load children join DIR/cgroup.procs (repeatable, 3 max)\n"
             "  --keep-going         run every step even after one misses\n"
+            "  --rt                 load threads SCHED_FIFO (kneebench load --rt), as the curve's\n"
             "  --cpu-max F --lag-p99-max-us N --min-delivery F   the gate's criteria\n"
             "                       (the contract's 0.80 and 1000, and 0.995)\n"
             "  --contract FILE      (the built-in contract path)\n"
@@ -57,6 +58,10 @@ static int parse(int argc, char **argv, struct kb_calibrate_cfg *cfg)
             return 1;
         if (!strcmp(o, "--keep-going")) {
             cfg->keep_going = 1;
+            continue;
+        }
+        if (!strcmp(o, "--rt")) {
+            cfg->client_rt = 1;
             continue;
         }
         if (!v) {
