@@ -33,6 +33,7 @@
  *   RUN/report.md, report.csv, report.json, charts/{achieved,p99}-<route>.svg (report) */
 #define _GNU_SOURCE
 #include "runner/commands.h"
+#include "runner/calibrate.h"
 #include "runner/evidence.h"
 #include "runner/fixture.h"
 #include "runner/matrix.h"
@@ -81,6 +82,7 @@ struct curve {
     /* progress */
     size_t finished, ran;
     double run_secs;
+    struct kb_calibrate_result *cal;   /* --calibrate: the client's proven margin, or NULL */
 };
 
 /* ---- options -------------------------------------------------------------------------- */
@@ -103,13 +105,17 @@ static int usage(FILE *f)
         "  --load-cmd PATH         the load generator (default: this kneebench, `load`)\n"
         "  --client-sched fifo|other  load threads SCHED_FIFO 1 (default) or ordinary\n"
         "  --contract FILE\n"
+        "  --calibrate             prove the client's margin first (kneebench calibrate, into\n"
+        "                          DIR/calibrate); refuse to run if it is not proven\n"
+        "  --force                 with --calibrate: run anyway, points above the margin are\n"
+        "                          marked client-limited\n"
         "Re-running into the same DIR keeps complete points and redoes the rest.\n");
     return f == stdout ? 0 : 2;
 }
 
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
-       O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED };
+       O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -121,6 +127,7 @@ static const struct option long_opts[] = {
     { "client-cpus", 1, 0, O_CCPUS }, { "free-ports", 0, 0, O_FREE },
     { "build", 1, 0, O_BUILD }, { "load-cmd", 1, 0, O_LOADCMD },
     { "contract", 1, 0, O_CONTRACT }, { "run", 1, 0, O_RUN }, { "image", 1, 0, O_IMAGE },
+    { "calibrate", 0, 0, O_CALIBRATE }, { "force", 0, 0, O_FORCE },
     { "client-sched", 1, 0, O_CSCHED },
     { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
@@ -129,7 +136,7 @@ static const struct option long_opts[] = {
 struct args {
     struct kb_plan_opts plan;
     const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus, *image;
-    int no_limits, free_ports, client_other;
+    int no_limits, free_ports, client_other, calibrate, force;
 };
 
 static int parse_args(int argc, char **argv, struct args *a)
@@ -160,6 +167,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         case O_LOADCMD: a->load_cmd = optarg; break;
         case O_CONTRACT: a->contract = optarg; break;
         case O_RUN: a->run = optarg; break;
+        case O_CALIBRATE: a->calibrate = 1; break;
+        case O_FORCE: a->force = 1; break;
         case O_IMAGE: a->image = optarg; break;
         case O_CSCHED:
             if (strcmp(optarg, "fifo") && strcmp(optarg, "other")) {
@@ -569,6 +578,11 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     kb_path(reason, sizeof(reason), dir, "samples.csv");
     rename(path, reason);
     v = kb_verdict_judge(&lr, &obs, &crit, reason, sizeof(reason));
+    if (cv->cal && v != KB_FAILED && !kb_calibrate_covers(cv->cal, (double)pt->rate)) {
+        v = KB_CLIENT_LIMITED;
+        snprintf(reason, sizeof(reason), "above the client's proven margin (%.0f req/s held "
+                 "against the control server; %.2fx needed)", cv->cal->margin_rps, cv->cal->factor);
+    }
     j = verdict_json(cv, pt, v, reason, load, &s, kb_fx_now_s() - t0);
     json_object_set_new(j, "settle_s", json_real(settle_s));
     kb_path(path, sizeof(path), dir, "verdict.json");
@@ -625,6 +639,48 @@ static void cleanup(struct curve *cv)
     stop_fixture(cv);
     kb_plan_free(&cv->plan);
     kb_contract_free(&cv->c);
+    free(cv->cal);
+}
+
+/* --calibrate: prove the client's margin over the plan's top rate (reusing a complete
+ * DIR/calibrate/calibrate.json on resume). -1 when it cannot run or, without --force, when
+ * the margin is not proven. */
+static int calibrate_gate(struct curve *cv, const struct args *a, char *err, size_t errlen)
+{
+    struct kb_calibrate_cfg cfg = { .warmup_s = -1, .progress = stdout };
+    char dir[4200], path[4300];
+    double top = 0;
+
+    for (size_t i = 0; i < cv->plan.nrates; i++)
+        top = cv->plan.rates[i] > top ? (double)cv->plan.rates[i] : top;
+    kb_path(dir, sizeof(dir), cv->run, "calibrate");
+    kb_path(path, sizeof(path), dir, "calibrate.json");
+    if (!(cv->cal = calloc(1, sizeof(*cv->cal))) || kb_mkdirs(dir, err, errlen) < 0)
+        return -1;
+    if (kb_calibrate_read(path, cv->cal, err, errlen) < 0 || cv->cal->up_to_rps < top) {
+        cfg.out_dir = dir;
+        cfg.contract_path = cv->c.path;
+        cfg.kneebench = cv->fx.load_cmd;
+        cfg.build_dir = cv->fx.build;
+        cfg.server_cpus = cv->fx.server_cpus;
+        cfg.client_cpus = cv->fx.client_cpus;
+        cfg.up_to_rps = top;
+        cfg.threads = cv->plan.threads;
+        cfg.connections = cv->plan.connections;
+        cfg.client_rt = cv->fx.client_rt;
+        if (kb_calibrate(&cfg, cv->cal, err, errlen) < 0)
+            return -1;
+    }
+    printf("kneebench curve: client margin %.0f req/s, %s %.0f (%.2f x %.0f)%s\n",
+           cv->cal->margin_rps, cv->cal->proven ? "proves" : "does NOT prove",
+           cv->cal->required_rps, cv->cal->factor, top,
+           !cv->cal->proven && a->force ? "; --force: points above it are client-limited" : "");
+    if (!cv->cal->proven && !a->force) {
+        snprintf(err, errlen, "the client cannot prove its margin (see %.600s); --force runs "
+                 "anyway and marks the points above it client-limited", path);
+        return -1;
+    }
+    return 0;
 }
 
 static int run_all(struct curve *cv)
@@ -660,6 +716,11 @@ int cmd_curve(int argc, char **argv)
     }
     if (!cv.fx.no_limits && kb_sandbox_sweep_stale() > 0)
         fprintf(stderr, "kneebench curve: removed cgroups left by an earlier run\n");
+    if (a.calibrate && calibrate_gate(&cv, &a, err, sizeof(err)) < 0) {
+        fprintf(stderr, "kneebench curve: %s\n", err);
+        cleanup(&cv);
+        return 2;
+    }
     printf("kneebench curve: %zu points into %s (profile %s, backend %s%s%s%s, server CPUs %s, "
            "client CPUs %s)\n", cv.plan.npoints, cv.run, cv.plan.profile, cv.backend,
            cv.fx.image[0] ? " image " : "", cv.fx.image,
