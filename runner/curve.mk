@@ -4,6 +4,7 @@
 #   make curve PROFILE=quick            a few seconds a point: all 56 points in minutes
 #   make curve BACKEND=docker           fixtures in the image (built first by `make image-auto`)
 #   make curve RUN=runs/mine            resume (or start) that run directory
+#   make curve CALIBRATE=strict         refuse to run when the client cannot prove its margin
 #   make curve ARGS="--runtimes go,gray-static --repeats 3"   anything `kneebench curve` takes
 #
 # The curve's exit status 1 (some evidence could not be written) still gets a report, which
@@ -13,6 +14,11 @@
 PROFILE ?= paper
 BACKEND ?= native
 ARGS    ?=
+# The client proves its margin first (kneebench calibrate, into RUN/calibrate): with `force`
+# the run goes on and points above the proven margin are marked client-limited; `strict`
+# refuses to run without the margin; `off` skips the proof.
+CALIBRATE ?= force
+CALIBRATE_ARGS := $(if $(filter force,$(CALIBRATE)),--calibrate --force,$(if $(filter strict,$(CALIBRATE)),--calibrate))
 ifeq ($(RUN),)
 RUN := runs/$(PROFILE)-$(shell date -u +%Y%m%dT%H%M%SZ)
 endif
@@ -24,6 +30,6 @@ curve:
 	@if [ "$(BACKEND)" = docker ]; then $(MAKE) --no-print-directory image-auto; fi
 	@echo "kneebench: curve into $(RUN) (PROFILE=$(PROFILE) BACKEND=$(BACKEND))"
 	@KB_DOCKER_IMAGE=$(DOCKER_IMAGE) $(BUILD)/kneebench curve --run $(RUN) --profile $(PROFILE) --backend $(BACKEND) \
-	   --build $(abspath $(BUILD)) $(ARGS); st=$$?; \
+	   --build $(abspath $(BUILD)) $(CALIBRATE_ARGS) $(ARGS); st=$$?; \
 	 if [ $$st -gt 1 ]; then exit $$st; fi; \
 	 $(BUILD)/kneebench report $(RUN) && echo "kneebench: report in $(RUN)/report.md"
