@@ -163,6 +163,8 @@ static void build_rows(struct kb_report *r, const char *dir)
         if (!v || !row) {
             add_missing(r, id);
         } else if (acc[row - r->rows].n < 64) {
+            if (!row->first_id[0])
+                snprintf(r->rows[row - r->rows].first_id, sizeof(row->first_id), "%s", id);
             accumulate(&r->rows[row - r->rows], &acc[row - r->rows], v);
         }
         json_decref(v);
@@ -217,6 +219,7 @@ int kb_report_load(const char *dir, struct kb_report *r, char *err, size_t errle
     r->unconstrained = json_is_true(json_object_get(r->plan, "unconstrained"));
     build_rows(r, dir);
     load_fixtures(r, dir);
+    kb_report_load_proof(r, dir);
     return 0;
 }
 
@@ -226,6 +229,7 @@ void kb_report_free(struct kb_report *r)
         free(r->missing[i]);
     free(r->missing);
     free(r->rows);
+    kb_report_free_proof(r);
     json_decref(r->plan);
     json_decref(r->run);
     json_decref(r->fixtures);

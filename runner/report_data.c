@@ -2,6 +2,7 @@
  * rows, the highest controlled points, the missing list and the run identity). */
 #define _GNU_SOURCE
 #include "runner/report.h"
+#include "runner/calibrate.h"
 #include "runner/evidence.h"
 
 #include <stdlib.h>
@@ -66,6 +67,60 @@ static json_t *row_json(const struct kb_report_row *w)
         "server_cpu", w->server_cpu_med, "server_rss_max_bytes", (json_int_t)w->rss_max);
 }
 
+static json_t *cal_step_json(const struct kb_calibrate_step *s)
+{
+    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:I,s:b,s:s}", "rate", s->rate, "achieved_rps",
+                     s->achieved_rps, "delivery", s->delivery, "client_cpu_fraction",
+                     s->cpu_fraction, "lag_p99_us", s->lag_p99_us, "corrected_p99_us",
+                     s->corrected_p99_us, "errors", (json_int_t)s->errors, "held", s->held,
+                     "why", s->why);
+}
+
+/* The client's proof: what report.md's "Client margin" says, as data. */
+static json_t *calibration_json(const struct kb_report *r)
+{
+    const struct kb_calibrate_result *c = r->cal;
+    json_t *steps, *yes, *no, *o;
+    if (!c)
+        return json_pack("{s:b,s:s}", "present", 0, "note", r->cal_note);
+    steps = json_array();
+    yes = json_array();
+    no = json_array();
+    for (size_t i = 0; i < c->nsteps; i++)
+        json_array_append_new(steps, cal_step_json(&c->steps[i]));
+    for (size_t k = 0; k < kb_report_nrates(r); k++)
+        json_array_append_new(kb_report_covers(r, kb_report_rate(r, k)) == 1 ? yes : no,
+                              json_integer(kb_report_rate(r, k)));
+    o = json_pack("{s:b,s:s,s:b,s:f,s:f,s:f,s:f,s:f,s:o,s:o,s:o}", "present", 1, "file",
+                  "calibrate/calibrate.json", "proven", c->proven, "margin_rps", c->margin_rps,
+                  "required_rps", c->required_rps, "up_to_rps", c->up_to_rps, "factor",
+                  c->factor, "covers_up_to_rps", c->margin_rps / c->factor, "rates_covered", yes,
+                  "rates_not_covered", no, "steps", steps);
+    json_object_set(o, "criteria", json_object_get(r->cal_json, "criteria"));
+    json_object_set(o, "route", json_object_get(r->cal_json, "route"));
+    json_object_set(o, "client_cpus", json_object_get(r->cal_json, "client_cpus"));
+    json_object_set(o, "server_cpus", json_object_get(r->cal_json, "server_cpus"));
+    return o;
+}
+
+/* Per runtime x route with an uncontrolled row: its first uncontrolled point and chart. */
+static json_t *series_json(const struct kb_report *r)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < r->nseries; i++) {
+        const struct kb_report_series *s = &r->series[i];
+        char chart[128];
+        snprintf(chart, sizeof(chart), "charts/series-%s-%s.svg", s->runtime, s->route);
+        json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:s,s:I,s:o,s:o,s:o,s:s}", "runtime",
+            s->runtime, "route", s->route, "requested_rps", (json_int_t)s->rate, "point",
+            s->point, "seconds", (json_int_t)s->n,
+            "first_p99_ms", s->n ? json_real(s->v[0].p99_ms) : json_null(),
+            "last_p99_ms", s->n ? json_real(s->v[s->n - 1].p99_ms) : json_null(),
+            "chart", s->n ? json_string(chart) : json_null(), "note", s->note));
+    }
+    return a;
+}
+
 int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, size_t errlen)
 {
     json_t *rows = json_array(), *hi = json_object(), *missing = json_array(), *doc, *im;
@@ -88,6 +143,8 @@ int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, 
                     "unconstrained", r->unconstrained, "missing", missing,
                     "highest_controlled", hi, "rows", rows, "plan", r->plan, "run", r->run,
                     "fixtures", r->fixtures);
+    json_object_set_new(doc, "calibration", calibration_json(r));
+    json_object_set_new(doc, "first_uncontrolled_series", series_json(r));
     /* the backend, and with docker the image that ran (run.json has its full identity) */
     json_object_set(doc, "backend", json_object_get(r->run, "backend"));
     if ((im = json_object_get(r->run, "image")))

@@ -2,6 +2,7 @@
  * charts, identity. Built in memory, written atomically. */
 #define _GNU_SOURCE
 #include "runner/report.h"
+#include "runner/calibrate.h"
 #include "runner/evidence.h"
 
 #include <stdlib.h>
@@ -95,6 +96,103 @@ static void highest_table(FILE *f, const struct kb_report *r)
             "in this run (\"-\" when either has none or gray-static was not run).\n\n");
 }
 
+/* The plan's rates the margin covers, or not (cover = 1 or 0), and how many points at the
+ * uncovered rates the evidence marks client-limited. */
+static void coverage(FILE *f, const struct kb_report *r)
+{
+    const struct kb_calibrate_result *c = r->cal;
+    int any = 0, limited = 0, points = 0;
+    fprintf(f, "The margin covers a point requested at rate R when R x %.2f <= %.0f req/s, so "
+            "up to %.0f req/s. Covered:", c->factor, c->margin_rps, c->margin_rps / c->factor);
+    for (size_t k = 0; k < kb_report_nrates(r); k++)
+        if (kb_report_covers(r, kb_report_rate(r, k)) == 1)
+            fprintf(f, "%s %ld", any++ ? "," : "", kb_report_rate(r, k));
+    fprintf(f, "%s req/s. Not covered:", any ? "" : " none");
+    any = 0;
+    for (size_t k = 0; k < kb_report_nrates(r); k++)
+        if (kb_report_covers(r, kb_report_rate(r, k)) == 0)
+            fprintf(f, "%s %ld", any++ ? "," : "", kb_report_rate(r, k));
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->rows[i].n && kb_report_covers(r, r->rows[i].rate) == 0) {
+            points++;
+            limited += !strcmp(r->rows[i].verdict, "client-limited");
+        }
+    if (!any)
+        fprintf(f, " none: every point is inside the proven margin.\n\n");
+    else
+        fprintf(f, " req/s (the curve ran with --force): %d of %d runtime x route row(s) there "
+                "are marked client-limited.\n\n", limited, points);
+}
+
+static void margin_steps(FILE *f, const struct kb_report *r)
+{
+    fprintf(f, "| step | requested/s | achieved/s | delivery | client CPU | send-lag p99 us | "
+            "corrected p99 ms | errors | held | why |\n|---:|---:|---:|---:|---:|---:|---:|---:|"
+            "---|---|\n");
+    for (size_t i = 0; i < r->cal->nsteps; i++) {
+        const struct kb_calibrate_step *s = &r->cal->steps[i];
+        fprintf(f, "| %zu | %.0f | %.0f | %.1f %% | %.0f %% | %.0f | %.2f | %lld | %s | %s |\n",
+                i + 1, s->rate, s->achieved_rps, 100 * s->delivery, 100 * s->cpu_fraction,
+                s->lag_p99_us, s->corrected_p99_us / 1000, s->errors, s->held ? "yes" : "no",
+                s->why);
+    }
+    fprintf(f, "\n");
+}
+
+/* Seed 004's headroom gate: the margin the client proved against the control server. */
+static void client_margin(FILE *f, const struct kb_report *r)
+{
+    json_t *j = r->cal_json, *cr = json_object_get(j, "criteria");
+    fprintf(f, "## Client margin\n\n");
+    if (!r->cal) {
+        fprintf(f, "> **NO CALIBRATION PROOF**: this run has no calibration proof (%s). The "
+                "client's margin was not measured, so no point is proven free of client "
+                "limits beyond its own CPU and send-lag checks. `kneebench curve --calibrate` "
+                "proves it.\n\n", r->cal_note);
+        return;
+    }
+    fprintf(f, "Calibrated against the control server (route `%s`, client CPUs %s, server CPUs "
+            "%s, %g s per step): a step holds when client CPU < %.0f %%, send-lag p99 < %g us, "
+            "delivery >= %.1f %% and no errors.\n\n- proven margin: **%.0f req/s** (the highest "
+            "rate held with every lower step held)\n- required: %.0f req/s (%.2f x the curve's "
+            "top rate %.0f req/s)\n- proven: **%s**\n\n", js(j, "route"), js(j, "client_cpus"),
+            js(j, "server_cpus"), json_number_value(json_object_get(j, "duration_s")),
+            100 * json_number_value(json_object_get(cr, "client_cpu_max_fraction")),
+            json_number_value(json_object_get(cr, "lag_p99_max_us")),
+            100 * json_number_value(json_object_get(cr, "min_delivery")), r->cal->margin_rps,
+            r->cal->required_rps, r->cal->factor, r->cal->up_to_rps, r->cal->proven ? "yes" : "no");
+    margin_steps(f, r);
+    coverage(f, r);
+    fprintf(f, "Steps: calibrate/calibrate.json and calibrate/step-NN.json.\n\n");
+}
+
+/* Per runtime, the latency-over-time chart of its first uncontrolled point on route. */
+static void series_links(FILE *f, const struct kb_report *r, const char *route)
+{
+    fprintf(f, "Latency over time at each runtime's first uncontrolled point (corrected p50, "
+            "p99, max per second):\n\n");
+    for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
+        const char *rt = kb_report_runtime(r, i);
+        const struct kb_report_series *s = kb_report_series_of(r, rt, route);
+        double p99_first = 0, p99_last = 0;
+        if (!s) {
+            fprintf(f, "- %s: no uncontrolled point on %s\n", rt, route);
+            continue;
+        }
+        if (!s->n) {
+            fprintf(f, "- %s at %ld req/s (`%s`): no chart, %s\n", rt, s->rate, s->point, s->note);
+            continue;
+        }
+        p99_first = s->v[0].p99_ms;
+        p99_last = s->v[s->n - 1].p99_ms;
+        fprintf(f, "- %s at %ld req/s (`%s`): p99 %.2f ms in the first second, %.2f ms in the "
+                "last (%zu s)\n\n  ![%s at %ld req/s: corrected latency per second, %s]"
+                "(charts/series-%s-%s.svg)\n\n", rt, s->rate, s->point, p99_first, p99_last, s->n,
+                rt, s->rate, route, rt, route);
+    }
+    fprintf(f, "\n");
+}
+
 static void curve_table(FILE *f, const struct kb_report *r, const char *route)
 {
     char a[128], b[128], c[128], d[128], e[128], g[128], h[128];
@@ -127,6 +225,7 @@ static void curve_table(FILE *f, const struct kb_report *r, const char *route)
         }
     fprintf(f, "\n![achieved vs requested, %s](charts/achieved-%s.svg)\n"
             "![corrected p99 vs requested, %s](charts/p99-%s.svg)\n\n", route, route, route, route);
+    series_links(f, r, route);
 }
 
 static void limits_table(FILE *f, const struct kb_report *r)
@@ -205,6 +304,7 @@ int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, si
     stamps(f, r);
     run_summary(f, r);
     highest_table(f, r);
+    client_margin(f, r);
     fprintf(f, "## Curves\n\n");
     for (size_t j = 0; j < kb_report_nroutes(r); j++)
         curve_table(f, r, kb_report_route(r, j));

@@ -1,7 +1,9 @@
 /* report_svg.c -- two charts per route, one line per runtime: achieved vs requested rate
  * (linear, with the ideal y = x), and corrected p99 vs requested rate (log axis, with the
  * controlled limit line). Markers say the verdict: filled = controlled, hollow =
- * uncontrolled, cross = failed, square = client-limited; repeats draw min-max bars. */
+ * uncontrolled, cross = failed, square = client-limited; repeats draw min-max bars.
+ * And per runtime x route, its first uncontrolled point's corrected p50, p99 and max per
+ * second against time (log axis, the same limit line), where the queue forms. */
 #define _GNU_SOURCE
 #include "runner/report.h"
 #include "runner/evidence.h"
@@ -218,6 +220,111 @@ static void chart_p99(FILE *f, const struct kb_report *r, const char *route)
             "no request have no latency and are not drawn</text>\n", ML, H - 4);
 }
 
+static void stamp(FILE *f, const struct kb_report *r)
+{
+    if (r->partial || r->unconstrained)
+        fprintf(f, "<text x=\"%d\" y=\"40\" fill=\"#c0392b\" font-weight=\"bold\">%s%s</text>\n",
+                W - MR - 220, r->partial ? "PARTIAL " : "", r->unconstrained ? "UNCONSTRAINED" : "");
+}
+
+/* One statistic of a series as a path, broken where a second completed nothing (no latency). */
+static void series_line(FILE *f, const struct kb_report_series *s, const struct axis *x,
+                        const struct axis *y, int which, const char *style)
+{
+    int pen = 0;
+    fprintf(f, "<path fill=\"none\" %s d=\"", style);
+    for (size_t i = 0; i < s->n; i++) {
+        const struct kb_report_sec *v = &s->v[i];
+        double ms = which == 0 ? v->p50_ms : which == 1 ? v->p99_ms : v->max_ms;
+        if (ms <= 0 || v->completed == 0) {
+            pen = 0;
+            continue;
+        }
+        fprintf(f, "%s%.1f %.1f ", pen ? "L" : "M", px(x, v->start_s + v->length_s / 2),
+                py(y, fmax(ms, y->lo)));
+        pen = 1;
+    }
+    fprintf(f, "\"/>\n");
+}
+
+static void series_legend(FILE *f, const char *const *styles)
+{
+    static const char *const names[] = { "p50", "p99", "max" };
+    for (int k = 0; k < 3; k++)
+        fprintf(f, "<path d=\"M%d %d h26\" fill=\"none\" %s/><text x=\"%d\" y=\"%d\">%s "
+                "per second</text>\n", W - MR + 14, MT + 10 + 20 * k, styles[k], W - MR + 46,
+                MT + 14 + 20 * k, names[k]);
+}
+
+/* Latency over time at one point: the seconds on x, corrected latency (log) on y. */
+static void chart_series(FILE *f, const struct kb_report *r, const struct kb_report_series *s,
+                         size_t rt_index)
+{
+    const char *c = color(s->runtime, rt_index);
+    char title[256], st[3][128];
+    const char *styles[3] = { st[0], st[1], st[2] };
+    double lo = r->max_p99_ms, hi = r->max_p99_ms, end = 1, amin = -1, amax = 0;
+    long long errors = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const struct kb_report_sec *v = &s->v[i];
+        end = fmax(end, v->start_s + v->length_s);
+        errors += v->errors;
+        amin = amin < 0 ? v->achieved_rps : fmin(amin, v->achieved_rps);
+        amax = fmax(amax, v->achieved_rps);
+        if (v->completed != 0 && v->p50_ms > 0)
+            lo = fmin(lo, v->p50_ms);
+        hi = fmax(hi, v->max_ms);
+    }
+    struct axis x = { 0, end, 0 };
+    struct axis y = { pow(10, floor(log10(fmax(lo, 1e-3)))),
+                      pow(10, ceil(log10(fmax(hi, 1e-3) * 1.2))), 1 };
+    snprintf(st[0], sizeof(st[0]), "stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"2 3\"", c);
+    snprintf(st[1], sizeof(st[1]), "stroke=\"%s\" stroke-width=\"2.5\"", c);
+    snprintf(st[2], sizeof(st[2]), "stroke=\"#555\" stroke-width=\"1.2\"");
+    snprintf(title, sizeof(title), "%s %s at %ld req/s (first uncontrolled): corrected latency "
+             "per second", s->runtime, s->route, s->rate);
+    frame(f, title, "time into the measured interval (s)", "corrected latency (log scale)");
+    xticks(f, &x);
+    yticks(f, &y, 1);
+    fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e74c3c\" "
+            "stroke-width=\"1.5\" stroke-dasharray=\"8 4\"/><text x=\"%d\" y=\"%.1f\" "
+            "fill=\"#e74c3c\" text-anchor=\"end\">%g ms: controlled limit (p99)</text>\n", ML,
+            py(&y, r->max_p99_ms), W - MR, py(&y, r->max_p99_ms), W - MR - 6,
+            py(&y, r->max_p99_ms) + 15, r->max_p99_ms);
+    for (int k = 2; k >= 0; k--)
+        series_line(f, s, &x, &y, k, styles[k]);
+    /* a dot per second on p99, so a second alone between gaps still shows */
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].completed != 0 && s->v[i].p99_ms > 0)
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>\n",
+                    px(&x, s->v[i].start_s + s->v[i].length_s / 2),
+                    py(&y, fmax(s->v[i].p99_ms, y.lo)), c);
+    series_legend(f, styles);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#777\" font-size=\"11\">point %s: achieved "
+            "%.0f-%.0f req/s per second, %lld error(s); seconds that completed nothing are "
+            "gaps</text>\n", ML, H - 4, s->point, amin < 0 ? 0 : amin, amax, errors);
+}
+
+static int write_series_chart(const struct kb_report *r, const char *dir,
+                              const struct kb_report_series *s, char *err, size_t errlen)
+{
+    char *buf = NULL, path[4400];
+    size_t len = 0, rt_index = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int rc;
+    for (size_t i = 0; i < kb_report_nruntimes(r); i++)
+        if (!strcmp(kb_report_runtime(r, i), s->runtime))
+            rt_index = i;
+    chart_series(f, r, s, rt_index);
+    stamp(f, r);
+    fprintf(f, "</svg>\n");
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/charts/series-%s-%s.svg", dir, s->runtime, s->route);
+    rc = kb_write_atomic(path, buf, len, err, errlen);
+    free(buf);
+    return rc;
+}
+
 static int write_chart(const struct kb_report *r, const char *dir, const char *kind,
                        const char *route, char *err, size_t errlen)
 {
@@ -230,9 +337,7 @@ static int write_chart(const struct kb_report *r, const char *dir, const char *k
     else
         chart_p99(f, r, route);
     legend(f, r);
-    if (r->partial || r->unconstrained)
-        fprintf(f, "<text x=\"%d\" y=\"40\" fill=\"#c0392b\" font-weight=\"bold\">%s%s</text>\n",
-                W - MR - 220, r->partial ? "PARTIAL " : "", r->unconstrained ? "UNCONSTRAINED" : "");
+    stamp(f, r);
     fprintf(f, "</svg>\n");
     fclose(f);
     snprintf(path, sizeof(path), "%s/charts/%s-%s.svg", dir, kind, route);
@@ -249,6 +354,9 @@ int kb_report_write_svg(const struct kb_report *r, const char *dir, char *err, s
     for (size_t j = 0; j < kb_report_nroutes(r); j++)
         if (write_chart(r, dir, "achieved", kb_report_route(r, j), err, errlen) < 0 ||
             write_chart(r, dir, "p99", kb_report_route(r, j), err, errlen) < 0)
+            return -1;
+    for (size_t i = 0; i < r->nseries; i++)
+        if (r->series[i].n && write_series_chart(r, dir, &r->series[i], err, errlen) < 0)
             return -1;
     return 0;
 }
