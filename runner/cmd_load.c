@@ -24,7 +24,7 @@
 #include "runner/loadout.h"
 
 struct load_args {
-    const char *url, *route, *json, *hgrm, *uhgrm, *contract, *cpus, *hlog, *series_csv;
+    const char *url, *route, *json, *hgrm, *uhgrm, *contract, *cpus, *hlog, *series_csv, *requests_log;
     double rate, duration, warmup, drain;
     int threads, connections, quiet;
     long timeout_ms;
@@ -32,6 +32,8 @@ struct load_args {
     long slack_us;
     int eager_rx;
     int rt;
+    long requests_log_max;
+    int have_requests_log_max;
     int have_rate, have_duration, have_warmup, have_drain;
 };
 
@@ -43,6 +45,7 @@ static void usage(FILE *f)
         "                      [--hgrm FILE] [--uncorrected-hgrm FILE] [--contract FILE]\n"
         "                      [--timeout-ms N] [--cpus LIST] [--spin-us N] [--timer-slack-us N]\n"
         "                      [--eager-rx] [--rt] [--hlog FILE] [--series-csv FILE] [--quiet]\n"
+        "                      [--requests-log FILE [--requests-log-max N]]\n"
         "  Drives one route open-loop at a fixed rate; latency counts from each request's\n"
         "  intended send time. Threads, connections and drain default to the contract's\n"
         "  comparison section. Exit 0 when the run completed (server errors are data),\n"
@@ -145,6 +148,7 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         { "hgrm", 1, 0, 'H' }, { "uncorrected-hgrm", 1, 0, 'U' }, { "contract", 1, 0, 'C' },
         { "timeout-ms", 1, 0, 'T' }, { "cpus", 1, 0, 'p' }, { "quiet", 0, 0, 'q' },
         { "hlog", 1, 0, 'G' }, { "series-csv", 1, 0, 'V' },
+        { "requests-log", 1, 0, 'Q' }, { "requests-log-max", 1, 0, 'M' },
         { "spin-us", 1, 0, 'S' }, { "timer-slack-us", 1, 0, 'L' }, { "eager-rx", 0, 0, 'E' }, { "rt", 0, 0, 'X' },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
     };
@@ -164,6 +168,10 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         case 'q': a->quiet = 1; break;
         case 'G': a->hlog = optarg; break;
         case 'V': a->series_csv = optarg; break;
+        case 'Q': a->requests_log = optarg; break;
+        case 'M':
+            if (parse_int(optarg, 1, 100000000, &a->requests_log_max)) return bad("--requests-log-max must be 1..100000000 lines, not '%s'", optarg);
+            a->have_requests_log_max = 1; break;
         case 'E': a->eager_rx = 1; break;
         case 'X': a->rt = 1; break;
         case 'h': usage(stdout); return 1;
@@ -204,6 +212,8 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         return bad("%s", "--url and --route are required");
     if (!a->have_rate || !a->have_duration || !a->have_warmup)
         return bad("%s", "--rate, --duration and --warmup are required");
+    if (a->have_requests_log_max && !a->requests_log)
+        return bad("%s", "--requests-log-max needs --requests-log FILE");
     return 0;
 }
 
@@ -308,19 +318,25 @@ static int compile_expect(const struct kb_route *r, struct kb_resp_expect *e, re
 static int write_outputs(const struct load_args *a, const struct kb_load_meta *m,
                          const struct kb_load_result *res)
 {
-    char err[512];
+    char err[512] = "";
     int rc = 0;
-    if (a->json && kb_loadout_write_json(a->json, m, res, err, sizeof(err)))
+    /* The requests log first: a JSON that counts its lines never appears without it. */
+    if (a->requests_log && kb_loadout_write_requests(a->requests_log, res, err, sizeof(err)))
+        rc = 1;
+    else if (a->json && kb_loadout_write_json(a->json, m, res, err, sizeof(err)))
         rc = 1;
     else if (a->hgrm && kb_loadout_write_hgrm(a->hgrm, &res->corrected, err, sizeof(err)))
         rc = 1;
     else if (a->uhgrm && kb_loadout_write_hgrm(a->uhgrm, &res->uncorrected, err, sizeof(err)))
         rc = 1;
-    if (!rc && (a->hlog || a->series_csv) &&
-        (!res->series || kb_hlog_collector_write(res->series, a->hlog, a->series_csv, err, sizeof(err))))
-        rc = 1;
+    if (!rc && (a->hlog || a->series_csv)) {
+        if (!res->series)
+            snprintf(err, sizeof(err), "no memory for the series");
+        if (!res->series || kb_hlog_collector_write(res->series, a->hlog, a->series_csv, err, sizeof(err)))
+            rc = 1;
+    }
     if (rc)
-        fprintf(stderr, "kneebench load: %s\n", res->series ? err : "no memory for the series");
+        fprintf(stderr, "kneebench load: %s\n", err);
     return rc;
 }
 
@@ -348,7 +364,7 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     if (a->threads > a->connections)
         return bad("%s", "--connections must be at least --threads (every thread needs a connection)");
     if (check_writable(a->json) || check_writable(a->hgrm) || check_writable(a->uhgrm) ||
-        check_writable(a->hlog) || check_writable(a->series_csv) ||
+        check_writable(a->hlog) || check_writable(a->series_csv) || check_writable(a->requests_log) ||
         fit_descriptors(a->connections))
         return 2;
     if (compile_expect(route, &expect, &re))
@@ -379,13 +395,15 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     cfg.rt = a->rt;
     cfg.series_tag = a->hlog || a->series_csv ? a->route : NULL;
     cfg.cpus = a->cpus ? &cpus : NULL;
+    cfg.requests_log_max = a->requests_log ? (uint64_t)a->requests_log_max : 0;
     if (!cfg.cpus)
         sched_getaffinity(0, sizeof(cpus), &cpus);
 
     meta = (struct kb_load_meta){ .url = a->url, .route = a->route, .requested_rps = a->rate,
         .threads = a->threads, .connections = a->connections, .warmup_s = a->warmup,
         .duration_s = a->duration, .drain_s = a->drain, .client_cpus = CPU_COUNT(&cpus),
-        .client_cpu_quota = cgroup_cpu_quota(), .rt_asked = a->rt };
+        .client_cpu_quota = cgroup_cpu_quota(), .rt_asked = a->rt,
+        .requests_log = a->requests_log, .requests_log_max = cfg.requests_log_max };
     kb_clock_iso8601_utc(meta.started_at, sizeof(meta.started_at));
     if (kb_load_run(&cfg, &res, err, sizeof(err))) {
         fprintf(stderr, "kneebench load: %s\n", err);
@@ -405,7 +423,7 @@ out:
 
 int cmd_load(int argc, char **argv)
 {
-    struct load_args a = { .timeout_ms = 10000 };
+    struct load_args a = { .timeout_ms = 10000, .requests_log_max = 1000000 };
     struct kb_contract ct;
     char err[512];
     int rc = parse_args(argc, argv, &a);

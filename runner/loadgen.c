@@ -91,6 +91,10 @@ struct thread {
     struct kb_hist corrected, uncorrected, lag, conn_wait;
     struct kb_hlog_recorder rec;  /* per-second series, when the run collects one */
     int recording;
+    struct kb_load_req_record *log;  /* --requests-log: preallocated, at most this thread's share */
+    uint64_t log_n, log_cap;
+    int log_truncated;
+    kb_mono_t log_base;              /* the measured interval's start */
     int got_rt;
     char first_error[256];
     char setup_error[256];
@@ -219,6 +223,26 @@ static void conn_recycle(struct thread *t, int i, kb_mono_t now)
 
 /* ---- request outcomes ----------------------------------------------------------------- */
 
+/* --requests-log: one store into the thread's preallocated array, nothing else on the hot
+ * path; past the thread's share the record is dropped and the run says it was truncated. */
+static void log_request(struct thread *t, kb_mono_t intended, kb_mono_t sent, kb_mono_t received,
+                        int status, int err)
+{
+    struct kb_load_req_record *r;
+    if (!t->cfg->requests_log_max)
+        return;
+    if (t->log_n >= t->log_cap) {
+        t->log_truncated = 1;
+        return;
+    }
+    r = &t->log[t->log_n++];
+    r->intended = (int64_t)(intended - t->log_base);
+    r->sent = sent ? (int64_t)(sent - t->log_base) : -1;
+    r->received = received ? (int64_t)(received - t->log_base) : -1;
+    r->status = status;
+    r->err = err;
+}
+
 static void request_done(struct thread *t, struct conn *c)
 {
     c->busy = 0;
@@ -232,6 +256,7 @@ static void request_failed(struct thread *t, struct conn *c, enum kb_err_kind ki
         t->c.errors[kind]++;
         if (t->recording)
             kb_hlog_recorder_error(&t->rec, kb_mono_now());
+        log_request(t, c->intended, c->written ? c->sent : 0, 0, 0, (int)kind);
     }
     note_error(t, kb_err_kind_names[kind], detail);
     request_done(t, c);
@@ -252,6 +277,7 @@ static void record_response(struct thread *t, struct conn *c, kb_mono_t now)
         t->c.status_other++;
     if (p->status < 200 || p->status > 299)
         t->c.non2xx++;
+    log_request(t, c->intended, c->sent, now, p->status, -1);
     if (!kb_resp_status_ok(p)) {
         t->c.mm_status++;
         mismatch = 1;
@@ -374,6 +400,7 @@ static kb_mono_t dispatch(struct thread *t, kb_mono_t now)
                 t->c.errors[KB_ERR_TIMEOUT]++;
                 if (t->recording)
                     kb_hlog_recorder_error(&t->rec, now);
+                log_request(t, next, 0, 0, 0, KB_ERR_TIMEOUT);
                 t->measured_outstanding--;
             }
             note_error(t, "timeout", "request queue could not grow");
@@ -561,6 +588,7 @@ static void finish(struct thread *t)
             t->c.unfinished++;
             if (t->recording)
                 kb_hlog_recorder_error(&t->rec, kb_mono_now());
+            log_request(t, t->fifo[t->fifo_head].intended, 0, 0, 0, KB_ERR_TIMEOUT);
             t->measured_outstanding--;
             note_error(t, "timeout", "never sent: no free connection before the drain ended");
         }
@@ -628,6 +656,22 @@ static void run_loop(struct thread *t)
 
 /* ---- thread setup --------------------------------------------------------------------- */
 
+/* The records are allocated before the first send, sized to what this thread can need:
+ * its measured requests, capped by its share of the bound (split as the schedule splits
+ * requests). An allocation failure records nothing and reports the log truncated. */
+static void log_setup(struct thread *t)
+{
+    uint64_t max = t->cfg->requests_log_max, T = (uint64_t)t->cfg->threads, mine, share;
+    if (!max)
+        return;
+    t->log_base = kb_schedule_time(&t->sched, t->sched.warmup_n);
+    share = max / T + (t->index < max % T ? 1 : 0);
+    mine = kb_schedule_thread_measured(&t->sched);
+    t->log_cap = mine < share ? mine : share;
+    if (t->log_cap && !(t->log = malloc(t->log_cap * sizeof(*t->log))))
+        t->log_cap = 0;
+}
+
 static void *thread_main(void *arg)
 {
     struct thread *t = arg;
@@ -663,6 +707,7 @@ static void *thread_main(void *arg)
     kb_schedule_init(&t->sched, atomic_load(&t->shared->t0), t->cfg->rate, t->cfg->warmup_s,
                      t->cfg->duration_s, t->index, (unsigned)t->cfg->threads);
     t->measure_end = kb_schedule_time(&t->sched, kb_schedule_total(&t->sched));
+    log_setup(t);
     if (t->shared->series)
         t->recording = kb_hlog_recorder_init(&t->rec, t->shared->series,
                                              kb_schedule_time(&t->sched, t->sched.warmup_n)) == 0;
@@ -680,6 +725,7 @@ static void thread_free(struct thread *t)
     free(t->conns);
     free(t->free_stack);
     free(t->fifo);
+    free(t->log);
     kb_hist_free(&t->corrected);
     kb_hist_free(&t->uncorrected);
     kb_hist_free(&t->lag);
@@ -742,6 +788,33 @@ static void merge(struct kb_load_result *res, struct thread *t)
     kb_hist_add(&res->conn_wait, &t->conn_wait);
     if (!res->first_error[0] && t->first_error[0])
         memcpy(res->first_error, t->first_error, sizeof(res->first_error));
+}
+
+static int cmp_intended(const void *a, const void *b)
+{
+    const struct kb_load_req_record *x = a, *y = b;
+    return x->intended < y->intended ? -1 : x->intended > y->intended;
+}
+
+/* After the run: every thread's records into one array, in intended-time order. */
+static int merge_log(struct kb_load_result *res, struct thread *ts, int n)
+{
+    uint64_t total = 0, k = 0;
+    for (int i = 0; i < n; i++) {
+        total += ts[i].log_n;
+        res->requests_truncated |= ts[i].log_truncated;
+    }
+    if (total && !(res->requests = malloc(total * sizeof(*res->requests))))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (ts[i].log_n)
+            memcpy(res->requests + k, ts[i].log, ts[i].log_n * sizeof(*ts[i].log));
+        k += ts[i].log_n;
+    }
+    res->requests_n = total;
+    if (total > 1)
+        qsort(res->requests, total, sizeof(*res->requests), cmp_intended);
+    return 0;
 }
 
 static double cpu_now(void)
@@ -825,6 +898,10 @@ int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, ch
     res->drain_used_s = (double)(kb_mono_now() - drain_from) / (double)KB_NS_PER_S;
     for (int i = 0; i < cfg->threads; i++)
         merge(res, &ts[i]);
+    if (cfg->requests_log_max && merge_log(res, ts, cfg->threads)) {
+        snprintf(err, errlen, "out of memory for the requests log");
+        goto out_barriers;
+    }
     rc = 0;
 out_barriers:
     pthread_barrier_destroy(&sh.opened);
@@ -846,6 +923,9 @@ void kb_load_result_free(struct kb_load_result *res)
     if (res->series)
         kb_hlog_collector_free(res->series);
     res->series = NULL;
+    free(res->requests);
+    res->requests = NULL;
+    res->requests_n = 0;
     kb_hist_free(&res->corrected);
     kb_hist_free(&res->uncorrected);
     kb_hist_free(&res->lag);

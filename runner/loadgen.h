@@ -45,6 +45,16 @@ struct kb_load_config {
     const char *series_tag;            /* non-NULL: collect a per-second series (runner/hlog.h) */
     const cpu_set_t *cpus;             /* pin every load thread to these, or NULL */
     int rt;                            /* ask for SCHED_FIFO 1 on every load thread */
+    uint64_t requests_log_max;         /* >0: keep up to this many per-request records (all threads) */
+};
+
+/* One measured request's record (--requests-log): times in ns from the measured interval's
+ * start (may be negative for nothing; a request of the interval is never intended before it).
+ * sent < 0: never written; received < 0: no response; err < 0: completed. */
+struct kb_load_req_record {
+    int64_t intended, sent, received;
+    int32_t status;    /* 0 when no response */
+    int32_t err;       /* enum kb_err_kind, or -1 */
 };
 
 struct kb_load_counts {
@@ -76,6 +86,12 @@ struct kb_load_result {
      * the caller after the run: kb_hlog_collector_write, then kb_hlog_collector_free
      * (kb_load_result_free frees it too when the caller did not). */
     struct kb_hlog_collector *series;
+    /* With cfg->requests_log_max: the records, sorted by intended time (freed by
+     * kb_load_result_free). Each thread keeps at most its share of the bound (the bound
+     * split evenly, as the schedule splits the requests); truncated: some thread had more. */
+    struct kb_load_req_record *requests;
+    uint64_t requests_n;
+    int requests_truncated;
 };
 
 /* One blocking connect with a timeout: 0 when the target accepts connections, else -1

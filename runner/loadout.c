@@ -111,6 +111,10 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "reconnects", json_integer((json_int_t)c->reconnects));
     json_object_set_new(o, "connect_failures", json_integer((json_int_t)c->connect_failures));
     json_object_set_new(o, "first_error", r->first_error[0] ? json_string(r->first_error) : json_null());
+    json_object_set_new(o, "requests_log", m->requests_log ? json_string(m->requests_log) : json_null());
+    json_object_set_new(o, "requests_log_max", m->requests_log ? json_integer((json_int_t)m->requests_log_max) : json_null());
+    json_object_set_new(o, "requests_logged", json_integer((json_int_t)r->requests_n));
+    json_object_set_new(o, "requests_log_truncated", json_boolean(r->requests_truncated));
     return o;
 }
 
@@ -154,6 +158,42 @@ int kb_loadout_write_json(const char *path, const struct kb_load_meta *m,
     failed = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) != 0 ||
              fputc('\n', f) == EOF;
     json_decref(o);
+    return close_rename(f, failed, tmp, path, err, errlen);
+}
+
+/* Times in whole microseconds from the measured interval's start; the latency column is
+ * received - intended of the two printed values, so a reader can check every line. */
+static int request_line(FILE *f, const struct kb_load_req_record *q)
+{
+    long long in = (long long)(q->intended / 1000), rx = (long long)(q->received / 1000);
+    char sent[24] = "-", recv[24] = "-", status[12] = "-", lat[24] = "-";
+    if (q->sent >= 0)
+        snprintf(sent, sizeof(sent), "%lld", (long long)(q->sent / 1000));
+    if (q->received >= 0) {
+        snprintf(recv, sizeof(recv), "%lld", rx);
+        snprintf(lat, sizeof(lat), "%lld", rx - in);
+    }
+    if (q->status > 0)
+        snprintf(status, sizeof(status), "%d", (int)q->status);
+    return fprintf(f, "%lld %s %s %s %s %s\n", in, sent, recv, status, lat,
+                   q->err >= 0 && q->err < KB_ERR_KINDS ? kb_err_kind_names[q->err] : "-") < 0;
+}
+
+int kb_loadout_write_requests(const char *path, const struct kb_load_result *r, char *err, size_t errlen)
+{
+    char tmp[4096];
+    FILE *f;
+    int failed;
+    if (open_tmp(path, tmp, sizeof(tmp), &f, err, errlen))
+        return -1;
+    /* A large stdio buffer: the file is written once, after the run, in big blocks. */
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    failed = fprintf(f, "# kneebench requests log: us from the measured interval's start; "
+                        "%llu records%s\n# intended_us sent_us received_us status latency_us error\n",
+                     (unsigned long long)r->requests_n,
+                     r->requests_truncated ? ", TRUNCATED at --requests-log-max" : "") < 0;
+    for (uint64_t k = 0; k < r->requests_n && !failed; k++)
+        failed = request_line(f, &r->requests[k]);
     return close_rename(f, failed, tmp, path, err, errlen);
 }
 

@@ -5,6 +5,7 @@
 #define KB_LOADOUT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "runner/hist.h"
@@ -22,11 +23,15 @@ struct kb_load_meta {
     int client_cpus;           /* CPUs the load threads may run on */
     double client_cpu_quota;   /* the cgroup's CPU bandwidth limit in CPUs, 0 when none */
     int rt_asked;              /* --rt was given */
+    const char *requests_log;  /* --requests-log FILE, or NULL */
+    uint64_t requests_log_max; /* its bound in lines */
 };
 
 /* 0, or -1 with err set. */
 int kb_loadout_write_json(const char *path, const struct kb_load_meta *m,
                           const struct kb_load_result *r, char *err, size_t errlen);
+/* The --requests-log file: a '#' header, then one line per record (runner/README-load.md). */
+int kb_loadout_write_requests(const char *path, const struct kb_load_result *r, char *err, size_t errlen);
 int kb_loadout_write_hgrm(const char *path, const struct kb_hist *h, char *err, size_t errlen);
 void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_load_result *r);
 

@@ -5,6 +5,8 @@
 test-load-e2e: $(BUILD)/kneebench $(BUILD)/kb-control
 	@if $(MAKE) --no-print-directory SANITIZER=asan build/asan/kneebench build/asan/kb-control \
 	     >$(abspath $(BUILD))/asan-load-build.log 2>&1; then asan=1; else asan=0; fi; \
-	 KB_ASAN_BUILT=$$asan KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/load/test_load.py
+	 st=0; KB_ASAN_BUILT=$$asan KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
+	 python3 tests/e2e/load/test_load.py || st=1; \
+	 KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
+	 python3 tests/e2e/load/test_reqlog.py || st=1; exit $$st
 TESTS += test-load-e2e
