@@ -194,6 +194,67 @@ def report_from_complete_run():
             assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
             for rt in plan["runtimes"]:
                 assert f">{rt}</text>" in svg
+    # run without --calibrate: the report says so plainly
+    assert "## Client margin" in md and "this run has no calibration proof" in md
+    assert rep["calibration"]["present"] is False
+    # the series charted is each runtime's lowest-rate uncontrolled point per route
+    for rt in plan["runtimes"]:
+        for route in plan["routes"]:
+            unc = sorted((p["rate"], p["id"]) for p in plan["points"] if p["runtime"] == rt and
+                         p["route"] == route and
+                         load(f"{run}/points/{p['id']}/verdict.json")["verdict"] == "uncontrolled")
+            got = [s for s in rep["first_uncontrolled_series"] if s["runtime"] == rt and
+                   s["route"] == route]
+            assert [(s["requested_rps"], s["point"]) for s in got] == unc[:1], (rt, route, got)
+
+
+@test
+def report_shows_margin_and_queue():
+    """The report on a copy of the run given a calibrate.json (margin between the two rates,
+    not proven) and one point relabelled uncontrolled, since this small run's rates seldom
+    form a queue: the Client margin section, and the latency-over-time chart drawn from
+    that point's real series.csv."""
+    run = os.path.join(TMP, "proof")
+    shutil.copytree(main_run(), run)
+    plan = load(f"{run}/plan.json")
+    lo, hi = min(plan["rates"]), max(plan["rates"])
+    os.makedirs(f"{run}/calibrate")
+    step = {"rate": hi * 1.25, "achieved_rps": hi * 1.2, "delivery": 0.96,
+            "client_cpu_fraction": 0.9, "lag_p99_us": 5000.0, "corrected_p99_us": 9000.0,
+            "errors": 0, "held": False, "why": "client CPU 90 % > 80 %"}
+    with open(f"{run}/calibrate/calibrate.json", "w") as f:
+        json.dump({"calibrate_version": 1, "route": "plaintext", "up_to_rps": hi, "factor": 1.25,
+                   "required_rps": hi * 1.25, "margin_rps": hi, "proven": False,
+                   "server_cpus": "0", "client_cpus": "1", "duration_s": 3.0,
+                   "criteria": {"client_cpu_max_fraction": 0.8, "lag_p99_max_us": 1000.0,
+                                "min_delivery": 0.995, "errors_max": 0},
+                   "steps": [dict(step, rate=hi, held=True, why="")] + [step],
+                   "complete": True}, f)
+    pt = [p for p in plan["points"] if p["runtime"] == "go" and p["route"] == "plaintext" and
+          p["rate"] == lo][0]
+    vpath = f"{run}/points/{pt['id']}/verdict.json"
+    v = load(vpath)
+    v["verdict"] = "uncontrolled"
+    with open(vpath, "w") as f:
+        json.dump(v, f)
+    rows = open(f"{run}/points/{pt['id']}/series.csv").read().splitlines()
+    assert rows[0].startswith("start_s,") and len(rows) >= 2, rows
+    r = report(run)
+    assert r.returncode == 0, r.stderr
+    md = open(f"{run}/report.md").read()
+    rep = load(f"{run}/report.json")
+    assert "- proven: **no**" in md and f"Covered: {lo} req/s. Not covered: {hi} req/s" in md, md
+    cal = rep["calibration"]
+    assert cal["present"] and cal["rates_covered"] == [lo] and cal["rates_not_covered"] == [hi]
+    assert len(cal["steps"]) == 2 and cal["margin_rps"] == hi
+    s = [x for x in rep["first_uncontrolled_series"] if x["runtime"] == "go" and
+         x["route"] == "plaintext"]
+    assert len(s) == 1 and s[0]["point"] == pt["id"] and s[0]["seconds"] == len(rows) - 1, s
+    assert "(charts/series-go-plaintext.svg)" in md
+    svg = open(f"{run}/{s[0]['chart']}").read()
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+    assert f"go plaintext at {lo} req/s (first uncontrolled)" in svg
+    assert f"{CRIT['max_p99_us'] / 1000:g} ms: controlled limit" in svg
 
 
 @test
