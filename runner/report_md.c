@@ -96,6 +96,18 @@ static void highest_table(FILE *f, const struct kb_report *r)
             "in this run (\"-\" when either has none or gray-static was not run).\n\n");
 }
 
+/* 1 when the run's command line has --force (points above the margin marked client-limited). */
+static int forced(const struct kb_report *r)
+{
+    json_t *cl = json_object_get(r->run, "command_line");
+    for (size_t i = 0; i < json_array_size(cl); i++) {
+        const char *a = json_string_value(json_array_get(cl, i));
+        if (a && !strcmp(a, "--force"))
+            return 1;
+    }
+    return 0;
+}
+
 /* The plan's rates the margin covers, or not (cover = 1 or 0), and how many points at the
  * uncovered rates the evidence marks client-limited. */
 static void coverage(FILE *f, const struct kb_report *r)
@@ -107,7 +119,7 @@ static void coverage(FILE *f, const struct kb_report *r)
     for (size_t k = 0; k < kb_report_nrates(r); k++)
         if (kb_report_covers(r, kb_report_rate(r, k)) == 1)
             fprintf(f, "%s %ld", any++ ? "," : "", kb_report_rate(r, k));
-    fprintf(f, "%s req/s. Not covered:", any ? "" : " none");
+    fprintf(f, "%s. Not covered:", any ? " req/s" : " none");
     any = 0;
     for (size_t k = 0; k < kb_report_nrates(r); k++)
         if (kb_report_covers(r, kb_report_rate(r, k)) == 0)
@@ -120,8 +132,9 @@ static void coverage(FILE *f, const struct kb_report *r)
     if (!any)
         fprintf(f, " none: every point is inside the proven margin.\n\n");
     else
-        fprintf(f, " req/s (the curve ran with --force): %d of %d runtime x route row(s) there "
-                "are marked client-limited.\n\n", limited, points);
+        fprintf(f, " req/s%s: %d of %d runtime x route row(s) there are marked "
+                "client-limited.\n\n", forced(r) ? " (the curve ran with --force)" : "", limited,
+                points);
 }
 
 static void margin_steps(FILE *f, const struct kb_report *r)

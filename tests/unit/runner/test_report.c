@@ -246,7 +246,8 @@ START_TEST(calibration_margin_and_coverage)
                                  "no | client CPU 93 % > 80 % |"));
     ck_assert_ptr_nonnull(strstr(slurp(path), "Covered: 100 req/s. Not covered: 200 req/s"));
     /* at 200: go uncontrolled, gray-static failed -- neither marked client-limited */
-    ck_assert_ptr_nonnull(strstr(slurp(path), "0 of 2 runtime x route row(s)"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "Not covered: 200 req/s: 0 of 2 runtime x route row(s)"));
+    ck_assert_ptr_null(strstr(slurp(path), "--force"));   /* run.json's command line has none */
     ck_assert_ptr_null(strstr(slurp(path), "NO CALIBRATION PROOF"));
     j = json_load_file(kb_path(path, sizeof(path), dir, "report.json"), 0, NULL);
     c = json_object_get(j, "calibration");
