@@ -19,7 +19,9 @@
  *                               with the docker backend also "image" (what
  *                               docker/image-identity.py says: ID, digests, the base actually
  *                               used, base_is_pinned, note), and the runtime versions are the
- *                               image's own (its inside.versions), not the host's
+ *                               image's own (its inside.versions), not the host's;
+ *                               with the remote backend "target" (host, agent, the agent's
+ *                               identity answer) and no runtime versions (the agent has none)
  *   RUN/fixtures/<rt>[-r<k>]/   limits.json (read back from the cgroup), identity.json
  *                               (SHA-256 per executable and source file, or with docker of
  *                               the image ID and the contract's command; the run's baseline),
@@ -95,7 +97,10 @@ static int usage(FILE *f)
         "  --runtimes a,b --routes a,b --rates r1,r2   narrow the matrix\n"
         "  --duration S --warmup S --drain S --threads N --connections N   override\n"
         "  --repeats N             repeat the matrix, runtime order rotated per repeat\n"
-        "  --backend native|docker sandbox backend (default native)\n"
+        "  --backend native|docker|remote  sandbox backend (default native)\n"
+        "  --agent HOST:PORT       remote: the fixture host's `kneebench serve-agent`\n"
+        "  --target IPV4           remote: the fixture host's address for the load, the\n"
+        "                          readiness wait and pre/postflight (default: the agent's)\n"
         "  --image IMG             the docker backend's image (default $KB_DOCKER_IMAGE, else\n"
         "                          kneebench:latest)\n"
         "  --no-limits             run without cgroups; every point is marked unconstrained\n"
@@ -115,7 +120,7 @@ static int usage(FILE *f)
 
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
-       O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE };
+       O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -128,7 +133,7 @@ static const struct option long_opts[] = {
     { "build", 1, 0, O_BUILD }, { "load-cmd", 1, 0, O_LOADCMD },
     { "contract", 1, 0, O_CONTRACT }, { "run", 1, 0, O_RUN }, { "image", 1, 0, O_IMAGE },
     { "calibrate", 0, 0, O_CALIBRATE }, { "force", 0, 0, O_FORCE },
-    { "client-sched", 1, 0, O_CSCHED },
+    { "client-sched", 1, 0, O_CSCHED }, { "agent", 1, 0, O_AGENT }, { "target", 1, 0, O_TARGET },
     { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
 };
@@ -136,6 +141,7 @@ static const struct option long_opts[] = {
 struct args {
     struct kb_plan_opts plan;
     const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus, *image;
+    const char *agent, *target;
     int no_limits, free_ports, client_other, calibrate, force;
 };
 
@@ -170,6 +176,8 @@ static int parse_args(int argc, char **argv, struct args *a)
         case O_CALIBRATE: a->calibrate = 1; break;
         case O_FORCE: a->force = 1; break;
         case O_IMAGE: a->image = optarg; break;
+        case O_AGENT: a->agent = optarg; break;
+        case O_TARGET: a->target = optarg; break;
         case O_CSCHED:
             if (strcmp(optarg, "fifo") && strcmp(optarg, "other")) {
                 fprintf(stderr, "kneebench curve: --client-sched is fifo or other, not '%s'\n", optarg);
@@ -185,6 +193,15 @@ static int parse_args(int argc, char **argv, struct args *a)
         a->run = argv[optind++];
     if (!a->run || optind < argc) {
         fprintf(stderr, "kneebench curve: %s\n", a->run ? "unexpected argument" : "--run DIR is required");
+        return 2;
+    }
+    if ((a->agent || a->target) && strcmp(a->backend, "remote") != 0) {
+        fprintf(stderr, "kneebench curve: --agent and --target are for --backend remote\n");
+        return 2;
+    }
+    if (!strcmp(a->backend, "remote") && !a->agent) {
+        fprintf(stderr, "kneebench curve: --backend remote needs --agent HOST:PORT (the fixture "
+                "host's kneebench serve-agent)\n");
         return 2;
     }
     if (a->image && strcmp(a->backend, "docker") != 0) {
@@ -211,7 +228,7 @@ static json_t *plan_json(const struct curve *cv)
         json_array_append_new(rts, json_string(p->runtimes.v[i]));
     for (size_t i = 0; i < p->routes.n; i++)
         json_array_append_new(rts2, json_string(p->routes.v[i]));
-    return json_pack("{s:s,s:f,s:f,s:f,s:i,s:i,s:i,s:o,s:o,s:o,s:s,s:b,s:s,s:s,"
+    json_t *plan = json_pack("{s:s,s:f,s:f,s:f,s:i,s:i,s:i,s:o,s:o,s:o,s:s,s:b,s:s,s:s,"
                      "s:{s:f,s:I,s:f,s:I},s:o}",
         "profile", p->profile, "duration_s", p->duration_s, "warmup_s", p->warmup_s,
         "drain_s", p->drain_s, "threads", p->threads, "connections", p->connections,
@@ -221,6 +238,11 @@ static json_t *plan_json(const struct curve *cv)
         "criteria", "min_delivery", cv->c.min_delivery, "max_p99_us", (json_int_t)cv->c.max_p99_us,
         "client_cpu_max_fraction", cv->c.client_cpu_max_fraction, "client_lag_p99_max_us",
         (json_int_t)cv->c.client_lag_p99_max_us, "points", pts);
+    /* a remote run resumes only against the same fixture host */
+    if (plan && kb_fx_remote(&cv->fx))
+        json_object_set_new(plan, "target", json_pack("{s:s,s:s}", "host", cv->fx.target,
+                                                      "agent", cv->fx.agent));
+    return plan;
 }
 
 /* A run directory holds one plan: a re-run must ask for the same one to resume it. */
@@ -248,6 +270,12 @@ static json_t *runtime_versions(struct curve *cv, json_t *image)
         const struct kb_runtime *rt = kb_contract_runtime(&cv->c, cv->plan.runtimes.v[i]);
         char *argv[16] = { 0 }, line[512];
         size_t n = rt->version.n < 15 ? rt->version.n : 15;
+        if (kb_fx_remote(&cv->fx)) {
+            /* this host's versions would be of the wrong host's runtimes */
+            json_object_set_new(v, rt->name, json_string("unknown (remote fixture host; "
+                                                         "serve-agent reports no versions)"));
+            continue;
+        }
         if (image) {
             const char *iv = json_string_value(json_object_get(inside, rt->name));
             json_object_set_new(v, rt->name, json_string(iv ? iv : "unknown (not in the image's "
@@ -291,6 +319,11 @@ static int write_run_identity(struct curve *cv, int argc, char **argv, char *err
         "pids", cv->c.pids, "server_cpus", cv->fx.server_cpus, "client_cpus", cv->fx.client_cpus);
     if (image)
         json_object_set_new(run, "image", image);
+    if (kb_fx_remote(&cv->fx)) {
+        json_t *ag = json_loads(cv->fx.agent_identity, 0, NULL);
+        json_object_set_new(run, "target", json_pack("{s:s,s:s,s:o}", "host", cv->fx.target,
+                            "agent", cv->fx.agent, "agent_identity", ag ? ag : json_null()));
+    }
     rc = kb_fx_run_file(cv->run, run, t, err, errlen);
     json_decref(run);
     return rc;
@@ -320,7 +353,8 @@ static void preflight_all(struct curve *cv, json_t *out)
         int ok = (cv->pg.running && !strcmp(r->name, "db")
                       ? kb_pgrun_wait_route(cv->fx.port, r, 15000, kb_fx_alive, &cv->fx, reason,
                                             sizeof(reason))
-                      : kb_preflight_route(cv->fx.port, r, reason, sizeof(reason))) == 0;
+                      : kb_preflight_route_at(cv->fx.target, cv->fx.port, r, reason,
+                                              sizeof(reason))) == 0;
         json_object_set_new(out, r->name, json_pack("{s:b,s:s}", "ok", ok, "reason", reason));
         if (!ok && !cv->preflight_failed) {
             cv->preflight_failed = 1;
@@ -443,7 +477,7 @@ static void sample_once(void *arg, double t0, double t)
 static json_t *command_json(const struct curve *cv, const struct kb_point *pt)
 {
     const struct kb_route *r = kb_contract_route(&cv->c, pt->route);
-    return json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:i,s:f,s:f,s:f,s:i,s:i,s:s,s:s,s:b,s:s,s:{s:i,s:s,s:s?,s:s?},s:s,s:s}",
+    return json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:i,s:f,s:f,s:f,s:i,s:i,s:s,s:s,s:b,s:s,s:{s:i,s:s,s:s?,s:s?},s:s,s:s,s:s}",
         "point", pt->id, "runtime", pt->runtime, "route", pt->route, "rate", (json_int_t)pt->rate,
         "repeat", pt->repeat, "url_path", r->path, "port", cv->fx.port,
         "duration_s", cv->plan.duration_s, "warmup_s", cv->plan.warmup_s,
@@ -451,7 +485,8 @@ static json_t *command_json(const struct curve *cv, const struct kb_point *pt)
         "connections", cv->plan.connections, "server_cpus", cv->fx.server_cpus,
         "client_cpus", cv->fx.client_cpus, "unconstrained", cv->fx.no_limits,
         "client_sched", cv->fx.client_rt ? "fifo" : "other", "expect", "status", r->status, "content_type", r->content_type, "body", r->body,
-        "body_regex", r->body_regex, "load_generator", cv->fx.load_cmd, "fixture_dir", cv->fixdir);
+        "body_regex", r->body_regex, "load_generator", cv->fx.load_cmd, "fixture_dir", cv->fixdir,
+        "target", cv->fx.target);
 }
 
 /* Run the load child to its end (or until the stop flag), sampling every second. */
@@ -474,7 +509,8 @@ static double settle(struct curve *cv, const struct kb_point *pt)
     double t0 = kb_fx_now_s();
     char err[512];
     while (!g_stop && cv->fx.sb && cv->fx.ops->alive(cv->fx.sb) &&
-           kb_preflight_route(cv->fx.port, r, err, sizeof(err)) < 0 && kb_fx_now_s() - t0 < 10)
+           kb_preflight_route_at(cv->fx.target, cv->fx.port, r, err, sizeof(err)) < 0 &&
+           kb_fx_now_s() - t0 < 10)
         kb_fx_sleep_s(0.1);
     return kb_fx_now_s() - t0;
 }
@@ -610,6 +646,17 @@ out:
 
 /* ---- setup and the whole run ---------------------------------------------------------- */
 
+/* 1 when a planned runtime would need the run's PostgreSQL (the db route). */
+static int remote_db_planned(const struct curve *cv)
+{
+    for (size_t i = 0; i < cv->plan.runtimes.n; i++) {
+        const struct kb_runtime *rt = kb_contract_runtime(&cv->c, cv->plan.runtimes.v[i]);
+        if (rt && kb_pgrun_wanted(rt, cv->plan.routes.v, cv->plan.routes.n))
+            return 1;
+    }
+    return 0;
+}
+
 static int setup(struct curve *cv, const struct args *a, char *err, size_t errlen)
 {
     /* the docker backend (and fixture.c's identity) read the image from here */
@@ -623,6 +670,10 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
     cv->backend = a->backend;
     cv->free_ports = a->free_ports;
     cv->fx.stop = &g_stop;      /* readiness polling gives up on Ctrl-C too */
+    if (a->agent)
+        snprintf(cv->fx.agent, sizeof(cv->fx.agent), "%s", a->agent);
+    if (a->target)
+        snprintf(cv->fx.target, sizeof(cv->fx.target), "%s", a->target);
     if (kb_contract_load(a->contract ? a->contract : kb_contract_default_path(), &cv->c, err,
                          errlen) < 0)
         return -1;
@@ -630,6 +681,11 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
         return -1;
     if (kb_fx_setup(&cv->fx, &cv->c, &fo, err, errlen) < 0)
         return -1;
+    if (kb_fx_remote(&cv->fx) && remote_db_planned(cv)) {
+        snprintf(err, errlen, "--backend remote: the db route needs PostgreSQL beside the "
+                 "fixture, which serve-agent does not start; narrow --routes");
+        return -1;
+    }
     return kb_mkdirs(cv->run, err, errlen);
 }
 
@@ -721,9 +777,11 @@ int cmd_curve(int argc, char **argv)
         cleanup(&cv);
         return 2;
     }
-    printf("kneebench curve: %zu points into %s (profile %s, backend %s%s%s%s, server CPUs %s, "
+    printf("kneebench curve: %zu points into %s (profile %s, backend %s%s%s%s%s%s%s%s, server CPUs %s, "
            "client CPUs %s)\n", cv.plan.npoints, cv.run, cv.plan.profile, cv.backend,
            cv.fx.image[0] ? " image " : "", cv.fx.image,
+           kb_fx_remote(&cv.fx) ? " target " : "", kb_fx_remote(&cv.fx) ? cv.fx.target : "",
+           kb_fx_remote(&cv.fx) ? " agent " : "", kb_fx_remote(&cv.fx) ? cv.fx.agent : "",
            cv.fx.no_limits ? ", UNCONSTRAINED" : "", cv.fx.server_cpus, cv.fx.client_cpus);
     fflush(stdout);
     failures = run_all(&cv);

@@ -2,6 +2,7 @@
  * child (fixture.h). */
 #define _GNU_SOURCE
 #include "runner/fixture.h"
+#include "runner/agent_client.h"
 #include "runner/cpulist.h"
 #include "runner/evidence.h"
 #include "runner/preflight.h"
@@ -55,7 +56,8 @@ static int placement(struct kb_fx *fx, const struct kb_fx_opts *o, char *err, si
         return -1;
     }
     CPU_AND(&srv, &srv, &fx->client_set);
-    if (CPU_COUNT(&srv) > 0) {
+    /* a remote fixture's CPUs are another host's: no overlap with the client's here */
+    if (CPU_COUNT(&srv) > 0 && !kb_fx_remote(fx)) {
         snprintf(err, errlen, "server CPUs %s and client CPUs %s overlap", fx->server_cpus,
                  fx->client_cpus);
         return -1;
@@ -76,6 +78,63 @@ static int setup_image(struct kb_fx *fx, char *err, size_t errlen)
     return 0;
 }
 
+int kb_fx_remote(const struct kb_fx *fx)
+{
+    return fx->ops == &kb_sandbox_remote;
+}
+
+/* The agent's "identity" answer, kept as the run's evidence of the fixture's host. */
+static int agent_identity(struct kb_fx *fx, char *err, size_t errlen)
+{
+    struct kb_agent_conn *c = kb_agent_connect(fx->agent, 5000, err, errlen);
+    json_t *j;
+    int rc = -1;
+    if (!c)
+        return -1;
+    if (kb_agent_call(c, "identity", 10000, fx->agent_identity, sizeof(fx->agent_identity),
+                      err, errlen) == 0) {
+        if (!(j = json_loads(fx->agent_identity, 0, NULL)) || !json_is_object(j)) {
+            snprintf(err, errlen, "agent %s: its identity is not a JSON object", fx->agent);
+        } else {
+            /* the agent decides whether its fixtures run under limits (serve-agent --no-limits) */
+            fx->no_limits = !json_is_true(json_object_get(j, "limits"));
+            rc = 0;
+        }
+        json_decref(j);
+    }
+    kb_agent_close(c);
+    return rc;
+}
+
+/* fx->agent HOST:PORT and fx->target IPv4 (default: the agent's host). */
+static int setup_remote(struct kb_fx *fx, const struct kb_fx_opts *o, char *err, size_t errlen)
+{
+    struct in_addr ia;
+    const char *colon;
+    if (o->no_limits) {
+        snprintf(err, errlen, "--no-limits is the agent's to choose (serve-agent --no-limits); "
+                 "the run records what the agent applied");
+        return -1;
+    }
+    if (!fx->agent[0]) {
+        snprintf(err, errlen, "the remote backend needs --agent HOST:PORT");
+        return -1;
+    }
+    if (kb_sandbox_remote_set_agent(fx->agent, err, errlen) < 0)
+        return -1;
+    colon = strrchr(fx->agent, ':');
+    if (!fx->target[0])
+        snprintf(fx->target, sizeof(fx->target), "%.*s", (int)(colon - fx->agent), fx->agent);
+    if (inet_pton(AF_INET, fx->target, &ia) != 1) {
+        snprintf(err, errlen, "--target must be the fixture host's IPv4 address, not '%s'",
+                 fx->target);
+        return -1;
+    }
+    if (fx->ops->available(err, errlen) < 0)
+        return -1;
+    return agent_identity(fx, err, errlen);
+}
+
 int kb_fx_setup(struct kb_fx *fx, const struct kb_contract *c, const struct kb_fx_opts *o,
                 char *err, size_t errlen)
 {
@@ -88,9 +147,18 @@ int kb_fx_setup(struct kb_fx *fx, const struct kb_contract *c, const struct kb_f
         snprintf(err, errlen, "unknown or unbuilt sandbox backend '%s'", o->backend);
         return -1;
     }
+    if (kb_fx_remote(fx)) {
+        if (setup_remote(fx, o, err, errlen) < 0)
+            return -1;
+    } else if (fx->agent[0] || fx->target[0]) {
+        snprintf(err, errlen, "--agent and --target are for --backend remote");
+        return -1;
+    } else {
+        snprintf(fx->target, sizeof(fx->target), "127.0.0.1");
+    }
     if (!strcmp(fx->ops->name, "docker") && setup_image(fx, err, errlen) < 0)
         return -1;
-    if (!fx->no_limits && fx->ops->available(err, errlen) < 0)
+    if (!fx->no_limits && !kb_fx_remote(fx) && fx->ops->available(err, errlen) < 0)
         return -1;
     if (fx->image[0] &&
         kb_fx_image_id(fx->image, fx->image_id, sizeof(fx->image_id), why, sizeof(why)) < 0) {
@@ -275,6 +343,47 @@ json_t *kb_fx_image_identity(const struct kb_fx *fx, char *err, size_t errlen)
     return j;
 }
 
+/* A remote fixture: the agent's host as it describes itself (asked again now, so a
+ * different agent host behind the same address shows) and the contract's command. The
+ * agent hashes none of its files, so a rebuild on its host is not seen here. */
+static json_t *remote_identity(const struct kb_fx *fx, char *err, size_t errlen)
+{
+    static const char *const keys[] = { "hostname", "kernel", "cpu_model", "backend" };
+    struct kb_fx probe = *fx;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    char hex[2 * EVP_MAX_MD_SIZE + 1];
+    json_t *ag, *host = json_object(), *cmd = json_array(), *out = NULL;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (!ctx || agent_identity(&probe, err, errlen) < 0 ||
+        !(ag = json_loads(probe.agent_identity, 0, NULL)))
+        goto out;
+    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+    EVP_DigestUpdate(ctx, fx->agent, strlen(fx->agent) + 1);
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        const char *v = json_string_value(json_object_get(ag, keys[i]));
+        EVP_DigestUpdate(ctx, v ? v : "", strlen(v ? v : "") + 1);
+        json_object_set_new(host, keys[i], json_string(v ? v : ""));
+    }
+    for (size_t i = 0; i < fx->rt->command.n; i++) {
+        EVP_DigestUpdate(ctx, fx->rt->command.v[i], strlen(fx->rt->command.v[i]) + 1);
+        json_array_append_new(cmd, json_string(fx->rt->command.v[i]));
+    }
+    EVP_DigestFinal_ex(ctx, md, &mdlen);
+    for (unsigned i = 0; i < mdlen; i++)
+        sprintf(hex + 2 * i, "%02x", md[i]);
+    json_decref(ag);
+    out = json_pack("{s:s,s:s,s:O,s:O,s:s,s:s}", "agent", fx->agent, "target", fx->target,
+                    "agent_host", host, "command", cmd, "sha256", hex, "note",
+                    "remote fixture: the agent's host and the contract's command; the agent "
+                    "hashes no files");
+out:
+    EVP_MD_CTX_free(ctx);
+    json_decref(host);
+    json_decref(cmd);
+    return out;
+}
+
 json_t *kb_fx_identity(const struct kb_fx *fx, char *err, size_t errlen)
 {
     const struct kb_runtime *rt = fx->rt;
@@ -284,6 +393,8 @@ json_t *kb_fx_identity(const struct kb_fx *fx, char *err, size_t errlen)
     json_t *id;
     if (fx->image[0])
         return image_identity(fx, err, errlen);
+    if (kb_fx_remote(fx))
+        return remote_identity(fx, err, errlen);
     for (size_t i = 0; i < ne; i++)
         exe[i] = kb_fx_expand(fx, rt->executables.v[i], NULL);
     for (size_t i = 0; i < ns; i++) {
@@ -386,7 +497,7 @@ int kb_fx_start(struct kb_fx *fx, const struct kb_fixture_spec *spec, const char
 {
     char err[1024];
     if (!(fx->sb = fx->ops->start(spec, err, sizeof(err))) ||
-        kb_wait_ready(fx->port, 20000, kb_fx_alive, fx, err, sizeof(err)) < 0) {
+        kb_wait_ready_at(fx->target, fx->port, 20000, kb_fx_alive, fx, err, sizeof(err)) < 0) {
         snprintf(reason, reasonlen, "start failed: %.400s%s%s", err, fx->sb ? " " : "",
                  fx->sb ? fx->ops->exit_reason(fx->sb) : "");
         if (kb_fx_stop(fx, err, sizeof(err)) < 0) {
@@ -421,7 +532,16 @@ void kb_fx_check_exit(struct kb_fx *fx, struct kb_point_obs *obs)
 void kb_fx_sample_server(const struct kb_fx *fx, struct kb_proc_sample *out)
 {
     pid_t pids[KB_SANDBOX_MAX_PIDS];
-    size_t n = fx->sb ? fx->ops->pids(fx->sb, pids, KB_SANDBOX_MAX_PIDS) : 0;
+    char err[256];
+    size_t n;
+    if (kb_fx_remote(fx)) {
+        /* the processes are on the agent's host: it samples them there */
+        memset(out, 0, sizeof(*out));
+        if (fx->sb && kb_sandbox_remote_sample(fx->sb, out, err, sizeof(err)) < 0)
+            memset(out, 0, sizeof(*out));
+        return;
+    }
+    n = fx->sb ? fx->ops->pids(fx->sb, pids, KB_SANDBOX_MAX_PIDS) : 0;
     kb_procs_sample(pids, n, out);
 }
 
@@ -434,7 +554,8 @@ static pid_t spawn_load(struct kb_fx *fx, const struct kb_fx_load *ld, const cha
     char url[256], rt[32], dur[32], wu[32], dr[32], th[16], co[16], js[4200], hg[4200],
         uh[4200], log[4200], hl[4200], sc[4200];
     pid_t pid;
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", fx->port, r->path);
+    snprintf(url, sizeof(url), "http://%s:%d%s", fx->target[0] ? fx->target : "127.0.0.1",
+             fx->port, r->path);
     snprintf(rt, sizeof(rt), "%ld", rate);
     snprintf(dur, sizeof(dur), "%g", ld->duration_s);
     snprintf(wu, sizeof(wu), "%g", ld->warmup_s);
@@ -497,7 +618,11 @@ int kb_fx_drive(struct kb_fx *fx, const struct kb_fx_load *ld, const char *route
             sp->sample(sp->arg, t0, t);
             next += sp->every_s;
         }
-        kb_fx_check_exit(fx, obs);
+        /* a remote fixture's liveness is a round trip to its agent: once a second */
+        if (!kb_fx_remote(fx) || t - fx->last_exit_check >= 1.0) {
+            fx->last_exit_check = t;
+            kb_fx_check_exit(fx, obs);
+        }
         kb_fx_sleep_s(0.02);
     }
     fx->load_pid = 0;
@@ -546,7 +671,7 @@ void kb_fx_postflight(struct kb_fx *fx, const struct kb_route *r, struct kb_poin
     json_t *now;
     kb_fx_check_exit(fx, obs);
     if (!obs->fixture_exited && fx->sb &&
-        kb_preflight_route(fx->port, r, err, sizeof(err)) < 0) {
+        kb_preflight_route_at(fx->target[0] ? fx->target : NULL, fx->port, r, err, sizeof(err)) < 0) {
         obs->postflight_failed = 1;
         snprintf(obs->postflight_reason, sizeof(obs->postflight_reason), "%.200s", err);
     }

@@ -13,7 +13,13 @@
  * identity is then the image's ID plus the contract's command for the runtime (a host
  * rebuild during the run changes nothing measured; a re-tagged image does), and the run
  * records what docker/image-identity.py says of the image. The image is $KB_DOCKER_IMAGE
- * (the curve's --image sets it), else kneebench:latest -- sandbox_docker.c reads the same. */
+ * (the curve's --image sets it), else kneebench:latest -- sandbox_docker.c reads the same.
+ *
+ * With the remote backend the fixture runs on another host under its `kneebench serve-agent`
+ * (runner/agent.h): the load, the readiness wait and the pre/postflight go to the target
+ * host instead of 127.0.0.1, the server samples and the limits come from the agent, the
+ * fixture's identity is the agent's host identity plus the contract's command (the agent
+ * hashes no files), and whether limits apply is the agent's (serve-agent --no-limits). */
 #ifndef KB_FIXTURE_H
 #define KB_FIXTURE_H
 
@@ -68,12 +74,19 @@ struct kb_fx {
                                     * (docker) of the image ID and the contract's command */
     /* the docker backend's image: its name and the ID it had at kb_fx_setup() ("" native) */
     char image[256], image_id[160];
+    /* The remote backend: the caller sets agent ("HOST:PORT") and may set target (the
+     * fixture host's IPv4 address; "" = the agent's host) before kb_fx_setup(); setup
+     * sets target to "127.0.0.1" for the other backends and fills agent_identity (the
+     * agent's "identity" answer, JSON text). */
+    char agent[256], target[64], agent_identity[2048];
+    double last_exit_check;        /* the remote backend: the drive loop asks at most 1/s */
     pid_t load_pid;                /* the load child while it runs, else 0 */
 };
 
 /* Backend (checked available unless no_limits), placement and load command; with the
  * docker backend also the image (named in fx->image, $KB_DOCKER_IMAGE set to it) and its
- * ID, which must exist. 0, or -1. */
+ * ID, which must exist; with the remote backend the agent (reachable, its identity kept in
+ * fx->agent_identity) and the target host. 0, or -1. */
 int kb_fx_setup(struct kb_fx *fx, const struct kb_contract *c, const struct kb_fx_opts *o,
                 char *err, size_t errlen);
 
@@ -142,7 +155,11 @@ int kb_fx_alive(void *fx);
 /* Note in obs the fixture's exit, the first time it is seen dead. */
 void kb_fx_check_exit(struct kb_fx *fx, struct kb_point_obs *obs);
 
-/* The fixture's processes now. */
+/* 1 with the remote backend. */
+int kb_fx_remote(const struct kb_fx *fx);
+
+/* The fixture's processes now (with the remote backend: the agent's sample; zeros when it
+ * could not be had). */
 void kb_fx_sample_server(const struct kb_fx *fx, struct kb_proc_sample *out);
 
 /* How the caller samples while the load child runs: from first_s after its start, every

@@ -22,12 +22,17 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-static int connect_local(int port)
+/* host: an IPv4 address; NULL = 127.0.0.1. -1 with errno (EINVAL for a malformed host). */
+static int connect_to(const char *host, int port)
 {
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0)
+    if (host && inet_pton(AF_INET, host, &a.sin_addr) != 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
         return -1;
     if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
         close(fd);
@@ -82,16 +87,24 @@ static void parse_headers(char *buf, char *end, struct kb_http_reply *out)
 int kb_http_get(int port, const char *path, int timeout_ms, struct kb_http_reply *out,
                 char *err, size_t errlen)
 {
+    return kb_http_get_at(NULL, port, path, timeout_ms, out, err, errlen);
+}
+
+int kb_http_get_at(const char *host, int port, const char *path, int timeout_ms,
+                   struct kb_http_reply *out, char *err, size_t errlen)
+{
     char req[512], buf[8192], *end;
     long deadline = now_ms() + timeout_ms;
     int fd, n;
     ssize_t len;
     memset(out, 0, sizeof(*out));
-    if ((fd = connect_local(port)) < 0) {
-        snprintf(err, errlen, "connect 127.0.0.1:%d: %s", port, strerror(errno));
+    if (!host)
+        host = "127.0.0.1";
+    if ((fd = connect_to(host, port)) < 0) {
+        snprintf(err, errlen, "connect %s:%d: %s", host, port, strerror(errno));
         return -1;
     }
-    n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", path, port);
+    n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s:%d\r\n\r\n", path, host, port);
     if (write(fd, req, (size_t)n) != n || (len = read_reply(fd, buf, sizeof(buf), deadline)) < 0) {
         snprintf(err, errlen, "GET %s: no complete reply within %d ms", path, timeout_ms);
         close(fd);
@@ -146,8 +159,14 @@ int kb_preflight_match(const struct kb_route *r, const struct kb_http_reply *rep
 
 int kb_preflight_route(int port, const struct kb_route *r, char *reason, size_t reasonlen)
 {
+    return kb_preflight_route_at(NULL, port, r, reason, reasonlen);
+}
+
+int kb_preflight_route_at(const char *host, int port, const struct kb_route *r, char *reason,
+                          size_t reasonlen)
+{
     struct kb_http_reply rep;
-    if (kb_http_get(port, r->path, 2000, &rep, reason, reasonlen) < 0)
+    if (kb_http_get_at(host, port, r->path, 2000, &rep, reason, reasonlen) < 0)
         return -1;
     return kb_preflight_match(r, &rep, reason, reasonlen);
 }
@@ -155,10 +174,23 @@ int kb_preflight_route(int port, const struct kb_route *r, char *reason, size_t 
 int kb_wait_ready(int port, int timeout_ms, int (*still_alive)(void *), void *arg, char *err,
                   size_t errlen)
 {
+    return kb_wait_ready_at(NULL, port, timeout_ms, still_alive, arg, err, errlen);
+}
+
+int kb_wait_ready_at(const char *host, int port, int timeout_ms, int (*still_alive)(void *),
+                     void *arg, char *err, size_t errlen)
+{
     long deadline = now_ms() + timeout_ms;
     struct timespec ts = { 0, 50 * 1000000L };
+    struct in_addr ia;
+    if (!host)
+        host = "127.0.0.1";
+    if (inet_pton(AF_INET, host, &ia) != 1) {
+        snprintf(err, errlen, "'%s' is not an IPv4 address", host);
+        return -1;
+    }
     for (;;) {
-        int fd = connect_local(port);
+        int fd = connect_to(host, port);
         if (fd >= 0) {
             close(fd);
             return 0;
@@ -169,8 +201,8 @@ int kb_wait_ready(int port, int timeout_ms, int (*still_alive)(void *), void *ar
             return -1;
         }
         if (now_ms() >= deadline) {
-            snprintf(err, errlen, "nothing accepted connections on 127.0.0.1:%d within %d ms",
-                     port, timeout_ms);
+            snprintf(err, errlen, "nothing accepted connections on %s:%d within %d ms",
+                     host, port, timeout_ms);
             return -1;
         }
         nanosleep(&ts, NULL);

@@ -1,8 +1,10 @@
 /* preflight.h -- a tiny blocking HTTP/1.1 client that checks one route against the contract.
  *
  * Used before a runtime's points (preflight), after each point (postflight) and to wait
- * until a fixture accepts connections. One request per connection, 127.0.0.1 only, with a
- * deadline; it reads exactly Content-Length bytes of body. Never prints. */
+ * until a fixture accepts connections. One request per connection, with a deadline; it
+ * reads exactly Content-Length bytes of body. Never prints. The plain functions talk to
+ * 127.0.0.1; the _at ones to an IPv4 host (the curve's --target with a remote fixture;
+ * NULL = 127.0.0.1). */
 #ifndef KB_PREFLIGHT_H
 #define KB_PREFLIGHT_H
 
@@ -22,6 +24,9 @@ struct kb_http_reply {
 int kb_http_get(int port, const char *path, int timeout_ms, struct kb_http_reply *out,
                 char *err, size_t errlen);
 
+int kb_http_get_at(const char *host, int port, const char *path, int timeout_ms,
+                   struct kb_http_reply *out, char *err, size_t errlen);
+
 /* 0 when the reply matches the route exactly (status, Content-Type, body or body_regex,
  * the required headers); -1 with what differs in reason. */
 int kb_preflight_match(const struct kb_route *r, const struct kb_http_reply *rep, char *reason,
@@ -29,10 +34,14 @@ int kb_preflight_match(const struct kb_route *r, const struct kb_http_reply *rep
 
 /* GET the route and match it. 0 or -1 with the reason. */
 int kb_preflight_route(int port, const struct kb_route *r, char *reason, size_t reasonlen);
+int kb_preflight_route_at(const char *host, int port, const struct kb_route *r, char *reason,
+                          size_t reasonlen);
 
 /* Poll a TCP connect to the port every 50 ms until it succeeds (0), the deadline passes or
  * still_alive(arg) returns 0 (-1 with the reason). still_alive may be NULL. */
 int kb_wait_ready(int port, int timeout_ms, int (*still_alive)(void *), void *arg, char *err,
                   size_t errlen);
+int kb_wait_ready_at(const char *host, int port, int timeout_ms, int (*still_alive)(void *),
+                     void *arg, char *err, size_t errlen);
 
 #endif

@@ -5,10 +5,13 @@ pair with 10.77.0.1/24 and 10.77.0.2/24 inside them only, and removed on every e
 
 The agent (`kneebench serve-agent --bind 10.77.0.1`) runs in a, starts gray-static under the
 contract's limits on its side; `kneebench load` in b drives it across the veth; the agent
-samples and stops it. Also: refusals over the wire, and an agent started without --bind is
-not reachable from the other host.
+samples and stops it. `kneebench curve --backend remote` does the same for a tiny matrix (one
+runtime, one route, one low rate, 1 s) and its evidence names the target and the agent. Also:
+refusals over the wire, and an agent started without --bind is not reachable from the other
+host.
 """
 import atexit
+import glob
 import json
 import os
 import shutil
@@ -175,6 +178,96 @@ def load_across_hosts_through_the_agent():
         p = hosts.run(NS_B, KNEEBENCH, "serve-agent", "--call", f"{ADDR_A}:{port}", "identity")
         assert p.returncode == 2, "the stopped fixture's port still accepts"
         stop_agent(agent)
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+@test
+def curve_across_hosts_through_the_agent():
+    need_builds()
+    with Hosts() as hosts, tempfile.TemporaryDirectory(prefix="kb-remote-") as d:
+        os.chmod(d, 0o755)
+        agent, addr = start_agent(hosts, "--bind", ADDR_A, "--rundir", os.path.join(d, "agent"))
+        run = os.path.join(d, "run")
+        p = hosts.spawn(NS_B, KNEEBENCH, "curve", "--run", run, "--backend", "remote",
+                        "--agent", addr, "--target", ADDR_A, "--runtimes", "gray-static",
+                        "--routes", "plaintext", "--rates", "200", "--duration", "1",
+                        "--warmup", "0.5", "--drain", "1", "--threads", "1", "--connections",
+                        "4", "--free-ports", "--client-sched", "other")
+        out = p.communicate(timeout=120)[0]      # on a timeout, down() ends it by its PID
+        assert p.returncode == 0, f"curve exited {p.returncode}:\n{out[-3000:]}"
+        assert f"target {ADDR_A}" in out and f"agent {addr}" in out, out
+
+        rj = read_json(os.path.join(run, "run.json"))
+        assert rj["backend"] == "remote", rj
+        assert rj["target"]["host"] == ADDR_A and rj["target"]["agent"] == addr, rj["target"]
+        assert rj["target"]["agent_identity"]["protocol"] == 1, rj["target"]
+        assert rj["runtime_versions"]["gray-static"].startswith("unknown (remote"), rj
+        plan = read_json(os.path.join(run, "plan.json"))
+        assert plan["target"] == {"host": ADDR_A, "agent": addr}, plan
+
+        fix = os.path.join(run, "fixtures", "gray-static")
+        lim = read_json(os.path.join(fix, "limits.json"))
+        with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:
+            want = json.load(f)["limits"]
+        assert lim["backend"] == "remote" and lim["paths"].startswith(addr + ": "), lim
+        assert lim["cpus"] == want["cpus"] and lim["memory_bytes"] == want["memory_bytes"], lim
+        assert lim["pids_max"] == want["pids"], lim
+        ident = read_json(os.path.join(fix, "identity.json"))
+        assert ident["agent"] == addr and ident["target"] == ADDR_A and len(ident["sha256"]) == 64
+        assert ident["agent_host"]["hostname"] == rj["target"]["agent_identity"]["hostname"]
+        pre = read_json(os.path.join(fix, "preflight.json"))
+        assert pre["failed"] is False and pre["plaintext"]["ok"] is True, pre
+
+        points = glob.glob(os.path.join(run, "points", "*"))
+        assert len(points) == 1, points
+        pt = points[0]
+        assert os.path.exists(os.path.join(pt, "DONE")), os.listdir(pt)
+        cmd = read_json(os.path.join(pt, "command.json"))
+        assert cmd["target"] == ADDR_A, cmd
+        lj = read_json(os.path.join(pt, "load.json"))
+        assert lj["url"].startswith(f"http://{ADDR_A}:{cmd['port']}/"), lj["url"]
+        assert lj["scheduled"] == 200 and lj["completed"] == 200, lj
+        assert lj["errors"]["total"] == 0 and lj["mismatches"]["total"] == 0, lj
+        v = read_json(os.path.join(pt, "verdict.json"))
+        assert v["verdict"] != "failed", v
+        assert v["identity_sha256"] == ident["sha256"], v
+        # the server's samples came from the agent: its processes on the other host
+        assert v["server"]["samples"] >= 1 and v["server"]["rss_max_bytes"] > 0, v["server"]
+        assert v["server"]["procs_max"] >= 1 and v["server"]["fds_max"] > 0, v["server"]
+        with open(os.path.join(pt, "samples.csv")) as f:
+            rows = f.read().splitlines()[1:]
+        assert rows and all(int(r.split(",")[3]) > 0 for r in rows), rows
+
+        # the curve stopped its fixture on the agent's host when it ended
+        rc, lines, err = call(hosts, addr, "identity")
+        assert rc == 0 and ok_json(lines[0])["running"] is None, lines
+        stop_agent(agent)
+
+
+@test
+def curve_refuses_remote_without_its_parts():
+    if not os.access(KNEEBENCH, os.X_OK):
+        skip("build/kneebench is not built")
+    with tempfile.TemporaryDirectory(prefix="kb-remote-") as d:
+        run = os.path.join(d, "run")
+        for args, want in ((["--backend", "remote"], "needs --agent"),
+                           (["--agent", "127.0.0.1:1"], "are for --backend remote"),
+                           (["--backend", "remote", "--agent", "127.0.0.1:1", "--target",
+                             "not-an-address", "--routes", "plaintext"], "IPv4"),
+                           (["--backend", "remote", "--agent", "127.0.0.1:1", "--routes",
+                             "plaintext", "--no-limits"], "--no-limits is the agent's")):
+            p = subprocess.run([KNEEBENCH, "curve", "--run", run, *args], capture_output=True,
+                               text=True, timeout=BOUND_S)
+            assert p.returncode == 2 and want in p.stderr, (args, p.returncode, p.stderr)
+        # an agent that does not answer: refused before anything runs
+        p = subprocess.run([KNEEBENCH, "curve", "--run", run, "--backend", "remote", "--agent",
+                            f"127.0.0.1:{free_port()}", "--routes", "plaintext"],
+                           capture_output=True, text=True, timeout=BOUND_S)
+        assert p.returncode == 2 and not os.path.exists(os.path.join(run, "run.json")), p.stderr
 
 
 @test
