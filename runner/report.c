@@ -163,8 +163,11 @@ static void build_rows(struct kb_report *r, const char *dir)
         if (!v || !row) {
             add_missing(r, id);
         } else if (acc[row - r->rows].n < 64) {
+            const char *verdict = json_string_value(json_object_get(v, "verdict"));
             if (!row->first_id[0])
                 snprintf(r->rows[row - r->rows].first_id, sizeof(row->first_id), "%s", id);
+            if (!row->unc_id[0] && verdict && !strcmp(verdict, "uncontrolled"))
+                snprintf(r->rows[row - r->rows].unc_id, sizeof(row->unc_id), "%s", id);
             accumulate(&r->rows[row - r->rows], &acc[row - r->rows], v);
         }
         json_decref(v);

@@ -22,6 +22,7 @@ struct kb_stat {
 struct kb_report_row {
     char runtime[32], route[32];
     char first_id[128];          /* the first complete repeat's point id, "" when none */
+    char unc_id[128];            /* the first repeat whose own verdict is uncontrolled, or "" */
     long rate;
     int planned;                 /* the plan has points here (db: gray-static only) */
     int n;                       /* repeats found */

@@ -150,23 +150,25 @@ static void load_series(struct kb_report *r, const char *dir)
             const struct kb_report_row *w = first_uncontrolled(r, kb_report_runtime(r, i),
                                                                kb_report_route(r, j));
             struct kb_report_series *s;
+            const char *id;
             char path[4400], err[300];
             if (!w || !r->series)
                 continue;
             s = &r->series[r->nseries++];
+            /* with repeats, one that itself queued, else the first (the medians decided) */
+            id = w->unc_id[0] ? w->unc_id : w->first_id;
             snprintf(s->runtime, sizeof(s->runtime), "%s", w->runtime);
             snprintf(s->route, sizeof(s->route), "%s", w->route);
-            snprintf(s->point, sizeof(s->point), "%s", w->first_id);
+            snprintf(s->point, sizeof(s->point), "%s", id);
             s->rate = w->rate;
-            snprintf(path, sizeof(path), "%s/points/%s/series.csv", dir, w->first_id);
+            snprintf(path, sizeof(path), "%s/points/%s/series.csv", dir, id);
             if (!kb_file_exists(path))
                 snprintf(s->note, sizeof(s->note), "points/%s has no series.csv (evidence "
-                         "from a kneebench without time series)", w->first_id);
+                         "from a kneebench without time series)", id);
             else if (kb_report_read_series(path, s, err, sizeof(err)) < 0)
                 snprintf(s->note, sizeof(s->note), "series.csv unreadable: %.200s", err);
             else if (s->n == 0)
-                snprintf(s->note, sizeof(s->note), "points/%s/series.csv has no intervals",
-                         w->first_id);
+                snprintf(s->note, sizeof(s->note), "points/%s/series.csv has no intervals", id);
         }
 }
 

@@ -333,6 +333,21 @@ START_TEST(series_of_first_uncontrolled)
 }
 END_TEST
 
+/* With repeats the chart is of a repeat that itself was uncontrolled, not merely the first. */
+START_TEST(series_prefers_a_queued_repeat)
+{
+    char err[256];
+    const char *csv = "start_s,length_s,completed,achieved_rps,p50_us,p99_us,max_us,errors\n"
+                      "0.000,1.000,150,150.0,500,2000,3000,0\n";
+    write_point("go-plaintext-200-r1", "controlled", 150, 500000, 0);
+    write_file("points/go-plaintext-200-r1/series.csv", csv);
+    write_file("points/go-plaintext-200-r2/series.csv", csv);
+    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
+    ck_assert_str_eq(kb_report_row(&R, "go", "plaintext", 200)->verdict, "uncontrolled");
+    ck_assert_str_eq(kb_report_series_of(&R, "go", "plaintext")->point, "go-plaintext-200-r2");
+}
+END_TEST
+
 START_TEST(series_missing_noted)
 {
     char err[256], path[200];
@@ -398,6 +413,7 @@ static Suite *suite(void)
     tcase_add_test(tc, calibration_proven_covers_all);
     tcase_add_test(tc, calibration_unreadable_noted);
     tcase_add_test(tc, series_of_first_uncontrolled);
+    tcase_add_test(tc, series_prefers_a_queued_repeat);
     tcase_add_test(tc, series_missing_noted);
     tcase_add_test(tc, read_series_by_header);
     suite_add_tcase(s, tc);
