@@ -76,8 +76,14 @@ static int parse_rows(FILE *f, const int *col, struct kb_report_series *s, char 
             break;
         }
         if (s->n == alloc) {
+            struct kb_report_sec *nv = realloc(s->v, (alloc ? 2 * alloc : 64) * sizeof(*s->v));
+            if (!nv) {
+                snprintf(err, errlen, "out of memory at line %ld", ln);
+                rc = -1;
+                break;
+            }
+            s->v = nv;
             alloc = alloc ? 2 * alloc : 64;
-            s->v = realloc(s->v, alloc * sizeof(*s->v));
         }
         x = &s->v[s->n++];
         memset(x, 0, sizeof(*x));
