@@ -67,6 +67,7 @@ struct kb_load_counts {
     uint64_t reconnects;                   /* connections re-opened after a close, any cause */
     uint64_t connect_failures;             /* connection attempts that failed */
     uint64_t interval_completed;           /* completed by the end of the measured interval */
+    uint64_t window_completed;             /* responses of ANY phase that ended inside the interval */
     uint64_t unfinished;                   /* of errors[TIMEOUT]: still queued or in flight when the drain ended */
 };
 

@@ -12,7 +12,7 @@
 
 double kb_loadout_achieved_rps(const struct kb_load_meta *m, const struct kb_load_result *r)
 {
-    return m->duration_s > 0 ? (double)r->c.completed / m->duration_s : 0;
+    return m->duration_s > 0 ? (double)r->c.window_completed / m->duration_s : 0;
 }
 
 double kb_loadout_cpu_fraction(const struct kb_load_meta *m, const struct kb_load_result *r)
@@ -81,6 +81,7 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "sent", json_integer((json_int_t)c->sent));
     json_object_set_new(o, "completed", json_integer((json_int_t)c->completed));
     json_object_set_new(o, "completed_in_interval", json_integer((json_int_t)c->interval_completed));
+    json_object_set_new(o, "completed_in_window", json_integer((json_int_t)c->window_completed));
     json_object_set_new(o, "timeouts", json_integer((json_int_t)c->errors[KB_ERR_TIMEOUT]));
     json_object_set_new(o, "unfinished_at_drain_end", json_integer((json_int_t)c->unfinished));
     /* Computed, not assumed: non-zero here would mean a request was lost by the client. */
