@@ -343,21 +343,24 @@ json_t *kb_fx_image_identity(const struct kb_fx *fx, char *err, size_t errlen)
     return j;
 }
 
-/* A remote fixture: the agent's host as it describes itself (asked again now, so a
- * different agent host behind the same address shows) and the contract's command. The
- * agent hashes none of its files, so a rebuild on its host is not seen here. */
+/* A remote fixture: the agent's host as it described itself at kb_fx_setup() (the agent
+ * serves one client at a time, and the sandbox holds that connection while the fixture
+ * runs, so it is not asked again here; a resumed run asks anew, and a different host then
+ * fails the identity baseline) and the contract's command. The agent hashes none of its
+ * files, so a rebuild on its host is not seen here. */
 static json_t *remote_identity(const struct kb_fx *fx, char *err, size_t errlen)
 {
     static const char *const keys[] = { "hostname", "kernel", "cpu_model", "backend" };
-    struct kb_fx probe = *fx;
+    json_error_t je;
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
     char hex[2 * EVP_MAX_MD_SIZE + 1];
     json_t *ag, *host = json_object(), *cmd = json_array(), *out = NULL;
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    if (!ctx || agent_identity(&probe, err, errlen) < 0 ||
-        !(ag = json_loads(probe.agent_identity, 0, NULL)))
+    if (!ctx || !(ag = json_loads(fx->agent_identity, 0, &je))) {
+        snprintf(err, errlen, "agent %s: no identity kept from setup", fx->agent);
         goto out;
+    }
     EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
     EVP_DigestUpdate(ctx, fx->agent, strlen(fx->agent) + 1);
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {

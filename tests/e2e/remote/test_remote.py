@@ -216,11 +216,11 @@ def curve_across_hosts_through_the_agent():
         assert lim["backend"] == "remote" and lim["paths"].startswith(addr + ": "), lim
         assert lim["cpus"] == want["cpus"] and lim["memory_bytes"] == want["memory_bytes"], lim
         assert lim["pids_max"] == want["pids"], lim
+        pre = read_json(os.path.join(fix, "preflight.json"))
+        assert pre["failed"] is False and pre["plaintext"]["ok"] is True, pre
         ident = read_json(os.path.join(fix, "identity.json"))
         assert ident["agent"] == addr and ident["target"] == ADDR_A and len(ident["sha256"]) == 64
         assert ident["agent_host"]["hostname"] == rj["target"]["agent_identity"]["hostname"]
-        pre = read_json(os.path.join(fix, "preflight.json"))
-        assert pre["failed"] is False and pre["plaintext"]["ok"] is True, pre
 
         points = glob.glob(os.path.join(run, "points", "*"))
         assert len(points) == 1, points
