@@ -42,10 +42,14 @@ struct kb_report_sec {
     long long completed, errors;
 };
 
-/* A runtime's first uncontrolled point on a route and its series (n == 0: note says why). */
+/* A runtime's first uncontrolled point on a route and its series (n == 0: note says why).
+ * In a --force run the points above the margin are client-limited, never uncontrolled, so
+ * the first of those whose own delivery or p99 misses the criteria stands in (past_margin). */
 struct kb_report_series {
     char runtime[32], route[32], point[128];
     long rate;
+    int past_margin;             /* a --force run: client-limited above the proven margin, its
+                                    own figures past the criteria (the queue behind the mark) */
     size_t n;
     struct kb_report_sec *v;     /* owned */
     char note[256];              /* "" when the series was read */

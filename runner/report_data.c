@@ -111,9 +111,9 @@ static json_t *series_json(const struct kb_report *r)
         const struct kb_report_series *s = &r->series[i];
         char chart[128];
         snprintf(chart, sizeof(chart), "charts/series-%s-%s.svg", s->runtime, s->route);
-        json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:s,s:I,s:o,s:o,s:o,s:s}", "runtime",
+        json_array_append_new(a, json_pack("{s:s,s:s,s:I,s:s,s:b,s:I,s:o,s:o,s:o,s:s}", "runtime",
             s->runtime, "route", s->route, "requested_rps", (json_int_t)s->rate, "point",
-            s->point, "seconds", (json_int_t)s->n,
+            s->point, "client_limited_past_margin", s->past_margin, "seconds", (json_int_t)s->n,
             "first_p99_ms", s->n ? json_real(s->v[0].p99_ms) : json_null(),
             "last_p99_ms", s->n ? json_real(s->v[s->n - 1].p99_ms) : json_null(),
             "chart", s->n ? json_string(chart) : json_null(), "note", s->note));

@@ -198,9 +198,11 @@ static void series_links(FILE *f, const struct kb_report *r, const char *route)
         }
         p99_first = s->v[0].p99_ms;
         p99_last = s->v[s->n - 1].p99_ms;
-        fprintf(f, "- %s at %ld req/s (`%s`): p99 %.2f ms in the first second, %.2f ms in the "
+        fprintf(f, "- %s at %ld req/s (`%s`%s): p99 %.2f ms in the first second, %.2f ms in the "
                 "last (%zu s)\n\n  ![%s at %ld req/s: corrected latency per second, %s]"
-                "(charts/series-%s-%s.svg)\n\n", rt, s->rate, s->point, p99_first, p99_last, s->n,
+                "(charts/series-%s-%s.svg)\n\n", rt, s->rate, s->point,
+                s->past_margin ? "; client-limited above the proven margin, its own delivery or "
+                                 "p99 past the criteria" : "", p99_first, p99_last, s->n,
                 rt, s->rate, route, rt, route);
     }
     fprintf(f, "\n");

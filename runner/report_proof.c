@@ -133,15 +133,25 @@ int kb_report_read_series(const char *path, struct kb_report_series *s, char *er
     return rc;
 }
 
-/* The lowest-rate row of runtime/route whose aggregated verdict is uncontrolled, or NULL. */
+/* Client-limited only because the calibration does not cover its rate (curve --force), and
+ * its own medians miss the criteria: without the mark it would be uncontrolled. */
+static int queued_past_margin(const struct kb_report *r, const struct kb_report_row *w)
+{
+    return !strcmp(w->verdict, "client-limited") && kb_report_covers(r, w->rate) == 0 &&
+           (w->delivery.med < r->min_delivery || w->p99.med >= r->max_p99_ms);
+}
+
+/* The lowest-rate row of runtime/route that is uncontrolled (or queued past the margin),
+ * or NULL. */
 static const struct kb_report_row *first_uncontrolled(const struct kb_report *r, const char *rt,
                                                       const char *route)
 {
     const struct kb_report_row *best = NULL;
     for (size_t i = 0; i < r->nrows; i++) {
         const struct kb_report_row *w = &r->rows[i];
-        if (!strcmp(w->runtime, rt) && !strcmp(w->route, route) &&
-            !strcmp(w->verdict, "uncontrolled") && w->first_id[0] && (!best || w->rate < best->rate))
+        if (!strcmp(w->runtime, rt) && !strcmp(w->route, route) && w->first_id[0] &&
+            (!strcmp(w->verdict, "uncontrolled") || queued_past_margin(r, w)) &&
+            (!best || w->rate < best->rate))
             best = w;
     }
     return best;
@@ -167,6 +177,7 @@ static void load_series(struct kb_report *r, const char *dir)
             snprintf(s->route, sizeof(s->route), "%s", w->route);
             snprintf(s->point, sizeof(s->point), "%s", id);
             s->rate = w->rate;
+            s->past_margin = strcmp(w->verdict, "uncontrolled") != 0;
             snprintf(path, sizeof(path), "%s/points/%s/series.csv", dir, id);
             if (!kb_file_exists(path))
                 snprintf(s->note, sizeof(s->note), "points/%s has no series.csv (evidence "

@@ -276,14 +276,19 @@ static void chart_series(FILE *f, const struct kb_report *r, const struct kb_rep
         hi = fmax(hi, v->max_ms);
     }
     struct axis x = { 0, end, 0 };
+    lo = fmin(lo, r->max_p99_ms / 2);   /* the limit line never on the bottom edge */
     struct axis y = { pow(10, floor(log10(fmax(lo, 1e-3)))),
                       pow(10, ceil(log10(fmax(hi, 1e-3) * 1.2))), 1 };
     snprintf(st[0], sizeof(st[0]), "stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"2 3\"", c);
     snprintf(st[1], sizeof(st[1]), "stroke=\"%s\" stroke-width=\"2.5\"", c);
     snprintf(st[2], sizeof(st[2]), "stroke=\"#555\" stroke-width=\"1.2\"");
-    snprintf(title, sizeof(title), "%s %s at %ld req/s (first uncontrolled): corrected latency "
-             "per second", s->runtime, s->route, s->rate);
+    snprintf(title, sizeof(title), "%s %s at %ld req/s: corrected latency per second",
+             s->runtime, s->route, s->rate);
     frame(f, title, "time into the measured interval (s)", "corrected latency (log scale)");
+    /* inside the plot's top-left corner, which a forming queue (low, then rising) leaves free */
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">%s</text>\n", ML + 6, MT + 14,
+            s->past_margin ? "first point past the criteria (marked client-limited: above the "
+                             "proven margin)" : "first uncontrolled point");
     xticks(f, &x);
     yticks(f, &y, 1);
     fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e74c3c\" "

@@ -253,7 +253,8 @@ def report_shows_margin_and_queue():
     assert "(charts/series-go-plaintext.svg)" in md
     svg = open(f"{run}/{s[0]['chart']}").read()
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
-    assert f"go plaintext at {lo} req/s (first uncontrolled)" in svg
+    assert f"go plaintext at {lo} req/s: corrected latency per second" in svg
+    assert ">first uncontrolled point</text>" in svg
     assert f"{CRIT['max_p99_us'] / 1000:g} ms: controlled limit" in svg
 
 

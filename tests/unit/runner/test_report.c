@@ -319,7 +319,8 @@ START_TEST(series_of_first_uncontrolled)
     ck_assert_int_eq(s->v[1].errors, 2);
     write_all();
     svg = slurp(kb_path(path, sizeof(path), dir, "charts/series-go-plaintext.svg"));
-    ck_assert_ptr_nonnull(strstr(svg, "go plaintext at 200 req/s (first uncontrolled)"));
+    ck_assert_ptr_nonnull(strstr(svg, "go plaintext at 200 req/s: corrected latency per second"));
+    ck_assert_ptr_nonnull(strstr(svg, ">first uncontrolled point</text>"));
     ck_assert_ptr_nonnull(strstr(svg, "100 ms: controlled limit"));
     ck_assert_ptr_nonnull(strstr(svg, ">1 s</text>"));                /* log axis up to 1 s */
     ck_assert_int_eq(count(svg, "<circle"), 2);                       /* not the empty second */
@@ -345,6 +346,38 @@ START_TEST(series_prefers_a_queued_repeat)
     ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
     ck_assert_str_eq(kb_report_row(&R, "go", "plaintext", 200)->verdict, "uncontrolled");
     ck_assert_str_eq(kb_report_series_of(&R, "go", "plaintext")->point, "go-plaintext-200-r2");
+}
+END_TEST
+
+/* --force marks the points above the margin client-limited; one whose own p99 misses the
+ * criteria is where the queue formed, and stands in for the first uncontrolled point. */
+START_TEST(series_past_margin_in_forced_run)
+{
+    char err[256], path[200];
+    const struct kb_report_series *s;
+    for (int r = 1; r <= 3; r++) {
+        char id[64];
+        snprintf(id, sizeof(id), "go-plaintext-200-r%d", r);
+        write_point(id, "client-limited", 150, 500000, 0);
+    }
+    write_file("points/go-plaintext-200-r1/series.csv",
+               "start_s,length_s,completed,achieved_rps,p50_us,p99_us,max_us,errors\n"
+               "0.000,1.000,150,150.0,500,2000,3000,0\n");
+    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
+    ck_assert_ptr_null(kb_report_series_of(&R, "go", "plaintext"));   /* no calibration: no mark */
+    kb_report_free(&R);
+    write_calibration(200, 0);
+    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
+    s = kb_report_series_of(&R, "go", "plaintext");
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(s->past_margin, 1);
+    ck_assert_str_eq(s->point, "go-plaintext-200-r1");
+    write_all();
+    ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir,
+                                 "charts/series-go-plaintext.svg")),
+                                 "first point past the criteria (marked client-limited"));
+    ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.md")),
+                                 "client-limited above the proven margin"));
 }
 END_TEST
 
@@ -414,6 +447,7 @@ static Suite *suite(void)
     tcase_add_test(tc, calibration_unreadable_noted);
     tcase_add_test(tc, series_of_first_uncontrolled);
     tcase_add_test(tc, series_prefers_a_queued_repeat);
+    tcase_add_test(tc, series_past_margin_in_forced_run);
     tcase_add_test(tc, series_missing_noted);
     tcase_add_test(tc, read_series_by_header);
     suite_add_tcase(s, tc);
