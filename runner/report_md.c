@@ -63,8 +63,25 @@ static void run_summary(FILE *f, const struct kb_report *r)
             100 * r->min_delivery, r->max_p99_ms);
 }
 
+/* The knee is located only when the next planned point above the highest controlled one
+ * ran and was uncontrolled or failed. When that next point was client-limited, the server
+ * was never shown to stop: return its rate (0 otherwise), so the table can say the highest
+ * controlled point is a lower bound set by the client, not the server's knee. */
+static long client_bound(const struct kb_report *r, const char *rt, const char *route, long h)
+{
+    for (size_t k = 0; k < kb_report_nrates(r); k++) {
+        long rate = kb_report_rate(r, k);
+        const struct kb_report_row *w = kb_report_row(r, rt, route, rate);
+        if (rate <= h || !w || !w->planned || w->n == 0)
+            continue;
+        return strcmp(w->verdict, "client-limited") == 0 ? rate : 0;
+    }
+    return 0;
+}
+
 static void highest_table(FILE *f, const struct kb_report *r)
 {
+    int bounded = 0;
     size_t nro = kb_report_nroutes(r);
     fprintf(f, "## Highest controlled point (req/s)\n\n| runtime |");
     for (size_t j = 0; j < nro; j++)
@@ -82,18 +99,35 @@ static void highest_table(FILE *f, const struct kb_report *r)
             long h = kb_report_highest(r, rt, kb_report_route(r, j));
             const struct kb_report_row *w = kb_report_row(r, rt, kb_report_route(r, j),
                                                           kb_report_rate(r, 0));
-            h ? fprintf(f, " %ld |", h) : fprintf(f, w && !w->planned ? " n/a |" : " none |");
+            long b = w && w->planned ? client_bound(r, rt, kb_report_route(r, j), h) : 0;
+            if (h && b)
+                fprintf(f, " >= %ld (client-limited from %ld) |", h, b);
+            else if (b)
+                fprintf(f, " none (client-limited from %ld) |", b);
+            else
+                h ? fprintf(f, " %ld |", h) : fprintf(f, w && !w->planned ? " n/a |" : " none |");
+            bounded |= b != 0;
         }
         for (size_t j = 0; j < nro; j++) {
-            long h = kb_report_highest(r, rt, kb_report_route(r, j));
-            long g = kb_report_highest(r, "gray-static", kb_report_route(r, j));
-            g && h ? fprintf(f, " %.2f |", (double)h / (double)g) : fprintf(f, " - |");
+            const char *ro = kb_report_route(r, j);
+            long h = kb_report_highest(r, rt, ro);
+            long g = kb_report_highest(r, "gray-static", ro);
+            int star = strcmp(rt, "gray-static") && (client_bound(r, rt, ro, h) ||
+                                                    client_bound(r, "gray-static", ro, g));
+            g && h ? fprintf(f, " %.2f%s |", (double)h / (double)g, star ? "*" : "")
+                   : fprintf(f, " - |");
         }
         fprintf(f, "\n");
     }
     fprintf(f, "\nA point counts only when controlled; failed and client-limited points never do. "
             "Ratios are to gray-static's highest controlled point on the same route, measured "
             "in this run (\"-\" when either has none or gray-static was not run).\n\n");
+    if (bounded)
+        fprintf(f, "**Knees not located.** Where a cell reads \">= N (client-limited from M)\", "
+                "the point above N was client-limited: the load generator, not the server, was "
+                "the limit there, so N is only a lower bound on that runtime's highest "
+                "controlled point, and a ratio marked * compares at least one such bound. A "
+                "client with more CPUs (or a remote client, `--backend remote`) can locate it.\n\n");
 }
 
 /* 1 when the run's command line has --force (points above the margin marked client-limited). */

@@ -162,6 +162,26 @@ START_TEST(writers)
 }
 END_TEST
 
+/* go's 200 points client-limited instead of uncontrolled: its knee was never located, so the
+ * table gives 100 as a lower bound and stars the ratio; gray-static's own cell is unchanged. */
+START_TEST(client_limited_next_point_is_a_lower_bound)
+{
+    char err[256], path[200];
+    for (int r = 1; r <= 3; r++) {
+        char id[64];
+        snprintf(id, sizeof(id), "go-plaintext-200-r%d", r);
+        write_point(id, "client-limited", 200, 900, 0);
+    }
+    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
+    R.partial = 1;
+    ck_assert_int_eq(kb_report_write_md(&R, dir, err, sizeof(err)), 0);
+    slurp(kb_path(path, sizeof(path), dir, "report.md"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "| go | >= 100 (client-limited from 200) | 1.00* |"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "**Knees not located.**"));
+    ck_assert_ptr_null(strstr(slurp(path), "| gray-static | >="));
+}
+END_TEST
+
 /* calibrate/calibrate.json as kb_calibrate writes it: held at 100, not at 250. */
 static void write_calibration(double margin, int proven)
 {
@@ -440,6 +460,7 @@ static Suite *suite(void)
     tcase_add_test(tc, missing_named);
     tcase_add_test(tc, repeats_aggregate);
     tcase_add_test(tc, writers);
+    tcase_add_test(tc, client_limited_next_point_is_a_lower_bound);
     tcase_add_test(tc, not_a_run_dir);
     tcase_add_test(tc, no_calibration_said_plainly);
     tcase_add_test(tc, calibration_margin_and_coverage);
