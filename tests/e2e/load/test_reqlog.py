@@ -4,58 +4,14 @@ kind, and --requests-log-max truncates and says so. Low rates, a second or two e
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import run, skip, test  # noqa: E402
-
-BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
-CONTROL = os.path.join(BUILD, "kb-control")
-CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
-ROUTES = {r["name"]: r for r in CONTRACT["routes"]}
-TMP = tempfile.mkdtemp(prefix="kb-reqlog-e2e-")
-
-
-class Proc:
-    """A server this test started (kb-control or hostile_server.py), ended by its own PID."""
-
-    def __init__(self, argv):
-        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.p.stdout.readline()
-        if "listening on" not in line:
-            self.p.kill()
-            self.p.wait()
-            raise AssertionError(f"server did not start: {line!r}")
-        self.port = int(line.strip().rsplit(":", 1)[1])
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-            try:
-                self.p.wait(10)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-
-
-def hostile(mode, **kw):
-    argv = [sys.executable, os.path.join(HERE, "hostile_server.py"), "--mode", mode,
-            "--stats", os.path.join(TMP, f"stats-{mode}.json")]
-    for k, v in kw.items():
-        argv += [f"--{k.replace('_', '-')}", str(v)]
-    return Proc(argv)
-
-
-def need(path):
-    if not os.path.exists(path):
-        skip(f"{path} is not built")
+sys.path.insert(0, HERE)
+from loadlib import CONTROL, KB, ROUTES, TMP, Proc, hostile, need  # noqa: E402
+from kbtest import run, test  # noqa: E402
 
 
 def load(port, *extra, rate=200, duration=1, warmup=0, threads=2, connections=4, drain=2):

@@ -1,0 +1,61 @@
+"""loadlib -- what the load generator's end-to-end suites share: paths, the contract, a
+scratch directory per suite process, and the servers they start (kb-control or
+hostile_server.py), each ended by its own PID."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from kbtest import skip  # noqa: E402
+
+BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+KB = os.path.join(BUILD, "kneebench")
+CONTROL = os.path.join(BUILD, "kb-control")
+CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
+ROUTES = {r["name"]: r for r in CONTRACT["routes"]}
+TMP = tempfile.mkdtemp(prefix="kb-load-e2e-")
+
+
+class Proc:
+    """A server this test started: its port, and stop() that ends it by its own PID."""
+
+    def __init__(self, argv):
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline()
+        if "listening on" not in line:
+            self.p.kill()
+            self.p.wait()
+            raise AssertionError(f"server did not start: {line!r} {self.p.stderr.read()}")
+        self.port = int(line.strip().rsplit(":", 1)[1])
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        return self.p.returncode
+
+
+def hostile(mode, **kw):
+    """hostile_server.py in MODE; its counters land in s.stats when it stops."""
+    stats = os.path.join(TMP, f"stats-{mode}-{time.monotonic_ns()}.json")
+    argv = [sys.executable, os.path.join(HERE, "hostile_server.py"), "--mode", mode, "--stats", stats]
+    for k, v in kw.items():
+        argv += [f"--{k.replace('_', '-')}", str(v)]
+    s = Proc(argv)
+    s.stats = stats
+    return s
+
+
+def need(path):
+    if not os.path.exists(path):
+        skip(f"{path} is not built")
