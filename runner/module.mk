@@ -1,7 +1,7 @@
 # runner/: build/kneebench. Every runner/*.c but main.c is library code the unit tests link.
 RUNNER_SRCS := $(wildcard runner/*.c)
 runner_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out runner/main.c,$(RUNNER_SRCS))) $(FIXTURE_OBJS)
-runner_LDLIBS := $(shell pkg-config --libs liburing 2>/dev/null) -lcrypto -lz
+runner_LDLIBS := -lcrypto -lz
 
 $(BUILD)/kneebench: $(OBJ)/runner/main.o $(runner_LIB_OBJS)
 	@mkdir -p $(dir $@)

@@ -2,8 +2,8 @@
 # Install the Debian packages kneebench needs that are missing; nothing when all are there.
 set -euo pipefail
 need=(build-essential pkg-config libmicrohttpd-dev libjansson-dev libpq-dev check
-      wrk nginx-light php-fpm postgresql liburing-dev debootstrap librsvg2-bin curl
-      procps iproute2 python3)
+      wrk nginx-light php-fpm postgresql debootstrap librsvg2-bin curl
+      procps iproute2 python3 libssl-dev zlib1g-dev util-linux)
 missing=()
 for p in "${need[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
