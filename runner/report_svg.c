@@ -134,29 +134,33 @@ static void legend(FILE *f, const struct kb_report *r)
     }
 }
 
-/* One runtime's polyline, range bars and markers; val picks the statistic charted. */
+/* The row at rate k and its charted statistic, or NULL when there is nothing to draw: no
+ * complete point, or (p99) a point that completed no request and so has no latency. */
+static const struct kb_report_row *charted(const struct kb_report *r, const char *rt,
+                                           const char *route, size_t k, int p99,
+                                           struct kb_stat *s)
+{
+    const struct kb_report_row *w = kb_report_row(r, rt, route, kb_report_rate(r, k));
+    if (!w || !w->n)
+        return NULL;
+    *s = p99 ? w->p99 : w->achieved;
+    return p99 && s->med <= 0 ? NULL : w;
+}
+
+/* One runtime's polyline, range bars and markers; p99 picks the statistic charted. */
 static void series(FILE *f, const struct kb_report *r, size_t i, const char *route,
                    const struct axis *x, const struct axis *y, int p99)
 {
     const char *rt = kb_report_runtime(r, i), *c = color(rt, i);
+    const struct kb_report_row *w;
+    struct kb_stat s;
     fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2.5\" points=\"", c);
-    for (size_t k = 0; k < kb_report_nrates(r); k++) {
-        const struct kb_report_row *w = kb_report_row(r, rt, route, kb_report_rate(r, k));
-        struct kb_stat s;
-        if (!w || !w->n)
-            continue;
-        s = p99 ? w->p99 : w->achieved;
-        if (s.med > (p99 ? 0 : -1))
+    for (size_t k = 0; k < kb_report_nrates(r); k++)
+        if ((w = charted(r, rt, route, k, p99, &s)))
             fprintf(f, "%.1f,%.1f ", px(x, (double)w->rate), py(y, fmax(s.med, y->lo)));
-    }
     fprintf(f, "\"/>\n");
     for (size_t k = 0; k < kb_report_nrates(r); k++) {
-        const struct kb_report_row *w = kb_report_row(r, rt, route, kb_report_rate(r, k));
-        struct kb_stat s;
-        if (!w || !w->n)
-            continue;
-        s = p99 ? w->p99 : w->achieved;
-        if (p99 && s.med <= 0)
+        if (!(w = charted(r, rt, route, k, p99, &s)))
             continue;
         if (w->n > 1)
             fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
