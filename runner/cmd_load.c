@@ -30,6 +30,8 @@ struct load_args {
     long timeout_ms;
     long spin_us;
     long slack_us;
+    long quantum_us;
+    int have_quantum;
     int eager_rx;
     int rt;
     long requests_log_max;
@@ -44,6 +46,7 @@ static void usage(FILE *f)
         "                      --warmup S [--drain S] [--threads N] [--connections N] [--json FILE]\n"
         "                      [--hgrm FILE] [--uncorrected-hgrm FILE] [--contract FILE]\n"
         "                      [--timeout-ms N] [--cpus LIST] [--spin-us N] [--timer-slack-us N]\n"
+        "                      [--send-quantum-us N]\n"
         "                      [--eager-rx] [--rt] [--hlog FILE] [--series-csv FILE] [--quiet]\n"
         "                      [--requests-log FILE [--requests-log-max N]]\n"
         "  Drives one route open-loop at a fixed rate; latency counts from each request's\n"
@@ -149,7 +152,7 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         { "timeout-ms", 1, 0, 'T' }, { "cpus", 1, 0, 'p' }, { "quiet", 0, 0, 'q' },
         { "hlog", 1, 0, 'G' }, { "series-csv", 1, 0, 'V' },
         { "requests-log", 1, 0, 'Q' }, { "requests-log-max", 1, 0, 'M' },
-        { "spin-us", 1, 0, 'S' }, { "timer-slack-us", 1, 0, 'L' }, { "eager-rx", 0, 0, 'E' }, { "rt", 0, 0, 'X' },
+        { "spin-us", 1, 0, 'S' }, { "timer-slack-us", 1, 0, 'L' }, { "send-quantum-us", 1, 0, 'K' }, { "eager-rx", 0, 0, 'E' }, { "rt", 0, 0, 'X' },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
     };
     int o;
@@ -199,6 +202,9 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         case 'L':
             if (parse_int(optarg, 0, 1000, &a->slack_us)) return bad("--timer-slack-us must be 0..1000, not '%s'", optarg);
             break;
+        case 'K':
+            if (parse_int(optarg, 0, 1000, &a->quantum_us)) return bad("--send-quantum-us must be 0..1000, not '%s'", optarg);
+            a->have_quantum = 1; break;
         case 'S':
             if (parse_int(optarg, 0, 1000, &a->spin_us)) return bad("--spin-us must be 0..1000, not '%s'", optarg);
             break;
@@ -391,6 +397,7 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     cfg.timeout_ms = a->timeout_ms;
     cfg.spin_ns = a->spin_us * 1000;
     cfg.timer_slack_ns = a->slack_us * 1000;
+    cfg.send_quantum_ns = a->quantum_us * 1000;
     cfg.rx_timestamps = !a->eager_rx;
     cfg.rt = a->rt;
     cfg.series_tag = a->hlog || a->series_csv ? a->route : NULL;
@@ -402,7 +409,7 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     meta = (struct kb_load_meta){ .url = a->url, .route = a->route, .requested_rps = a->rate,
         .threads = a->threads, .connections = a->connections, .warmup_s = a->warmup,
         .duration_s = a->duration, .drain_s = a->drain, .client_cpus = CPU_COUNT(&cpus),
-        .client_cpu_quota = cgroup_cpu_quota(), .rt_asked = a->rt,
+        .client_cpu_quota = cgroup_cpu_quota(), .rt_asked = a->rt, .send_quantum_us = a->quantum_us,
         .requests_log = a->requests_log, .requests_log_max = cfg.requests_log_max };
     kb_clock_iso8601_utc(meta.started_at, sizeof(meta.started_at));
     if (kb_load_run(&cfg, &res, err, sizeof(err))) {
@@ -439,6 +446,8 @@ int cmd_load(int argc, char **argv)
         a.connections = ct.connections;
     if (!a.have_drain)
         a.drain = ct.drain_s;
+    if (!a.have_quantum)
+        a.quantum_us = ct.send_quantum_us;
     rc = run(&a, &ct);
     kb_contract_free(&ct);
     return rc;

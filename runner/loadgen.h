@@ -41,6 +41,7 @@ struct kb_load_config {
     int64_t timeout_ms;                /* per request, from its write */
     int64_t spin_ns;                   /* busy-wait this close to a send instead of sleeping */
     int64_t timer_slack_ns;            /* 0: 1 ns, precise wake-ups */
+    int64_t send_quantum_ns;           /* >0: sends closer than this share a wake-up (see loadgen.c) */
     int rx_timestamps;                 /* time responses by SO_TIMESTAMPNS and collect them lazily */
     const char *series_tag;            /* non-NULL: collect a per-second series (runner/hlog.h) */
     const cpu_set_t *cpus;             /* pin every load thread to these, or NULL */
@@ -81,6 +82,7 @@ struct kb_load_result {
     double interval_s;             /* measured interval length actually observed */
     double drain_used_s;           /* time spent draining after the last scheduled send */
     int rt_threads;                /* load threads that got SCHED_FIFO (cfg->rt) */
+    int64_t send_quantum_ns;       /* the quantum in force: cfg's, or 0 when sends were far enough apart */
     char first_error[256];         /* empty when none */
     /* With cfg->series_tag: one-second intervals of corrected latency and errors from the
      * measured interval's start, by completion time (measured requests only). Owned by

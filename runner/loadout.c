@@ -102,6 +102,8 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "client_cpu_fraction", json_real(kb_loadout_cpu_fraction(m, r)));
     json_object_set_new(o, "client_sched", json_string(!m->rt_asked ? "other" :
                         r->rt_threads == m->threads ? "fifo" : "other (SCHED_FIFO refused)"));
+    json_object_set_new(o, "send_quantum_us", json_integer(m->send_quantum_us));
+    json_object_set_new(o, "send_quantum_active", json_boolean(r->send_quantum_ns > 0));
     json_object_set_new(o, "client_cpu_us_per_request",
                         json_real(c->completed ? r->cpu_seconds * 1e6 / (double)c->completed : 0));
     json_object_set_new(o, "interval_s", json_real(r->interval_s));
@@ -242,6 +244,9 @@ void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_l
         fprintf(f, " (cgroup quota %.2f CPU)", m->client_cpu_quota);
     fprintf(f, " = %.1f %%, %.2f us CPU per request\n", 100.0 * kb_loadout_cpu_fraction(m, r),
             c->completed ? r->cpu_seconds * 1e6 / (double)c->completed : 0.0);
+    if (r->send_quantum_ns > 0)
+        fprintf(f, "  sends grouped on a %lld us grid (--send-quantum-us): send lag includes up to that wait\n",
+                (long long)(r->send_quantum_ns / 1000));
     if (r->first_error[0])
         fprintf(f, "  first error: %s\n", r->first_error);
 }

@@ -23,6 +23,7 @@ struct kb_load_meta {
     int client_cpus;           /* CPUs the load threads may run on */
     double client_cpu_quota;   /* the cgroup's CPU bandwidth limit in CPUs, 0 when none */
     int rt_asked;              /* --rt was given */
+    long send_quantum_us;      /* --send-quantum-us, 0: a wake-up per send */
     const char *requests_log;  /* --requests-log FILE, or NULL */
     uint64_t requests_log_max; /* its bound in lines */
 };

@@ -8,5 +8,7 @@ test-load-e2e: $(BUILD)/kneebench $(BUILD)/kb-control
 	 st=0; KB_ASAN_BUILT=$$asan KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
 	 python3 tests/e2e/load/test_load.py || st=1; \
 	 KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/load/test_reqlog.py || st=1; exit $$st
+	 python3 tests/e2e/load/test_reqlog.py || st=1; \
+	 KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
+	 python3 tests/e2e/load/test_quantum.py || st=1; exit $$st
 TESTS += test-load-e2e
