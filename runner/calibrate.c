@@ -300,8 +300,17 @@ static void judge(const struct cal *c, struct kb_calibrate_step *s)
     s->held = s->why[0] == '\0';
 }
 
-static int run_step(struct cal *c, size_t i, struct kb_calibrate_step *s, char *err,
-                    size_t errlen)
+/* step-II.json for a step's first attempt, step-II-A.json for attempt A after it. */
+static void step_name(char *buf, size_t len, size_t i, int attempt, const char *ext)
+{
+    if (attempt > 0)
+        snprintf(buf, len, "step-%02zu-%d.%s", i, attempt, ext);
+    else
+        snprintf(buf, len, "step-%02zu.%s", i, ext);
+}
+
+static int run_step(struct cal *c, size_t i, int attempt, struct kb_calibrate_step *s,
+                    char *err, size_t errlen)
 {
     char url[128], rate[32], dur[32], warm[32], thr[16], con[16], name[64];
     char json[PATH_MAX], log[PATH_MAX];
@@ -313,9 +322,9 @@ static int run_step(struct cal *c, size_t i, struct kb_calibrate_step *s, char *
     snprintf(warm, sizeof(warm), "%g", c->warmup);
     snprintf(thr, sizeof(thr), "%d", c->threads);
     snprintf(con, sizeof(con), "%d", c->connections);
-    snprintf(name, sizeof(name), "step-%02zu.json", i);
+    step_name(name, sizeof(name), i, attempt, "json");
     out_path(c, json, sizeof(json), name);
-    snprintf(name, sizeof(name), "step-%02zu.log", i);
+    step_name(name, sizeof(name), i, attempt, "log");
     out_path(c, log, sizeof(log), name);
     unlink(json);
     {
@@ -345,12 +354,13 @@ static json_t *step_json(const struct kb_calibrate_step *s, size_t i)
 {
     char name[32];
 
-    snprintf(name, sizeof(name), "step-%02zu.json", i);
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:b, s:s, s:s}", "rate", s->rate,
-                     "achieved_rps", s->achieved_rps, "delivery", s->delivery,
+    step_name(name, sizeof(name), i, s->attempts - 1, "json");
+    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:b, s:s, s:s, s:i, s:s}", "rate",
+                     s->rate, "achieved_rps", s->achieved_rps, "delivery", s->delivery,
                      "client_cpu_fraction", s->cpu_fraction, "lag_p99_us", s->lag_p99_us,
                      "corrected_p99_us", s->corrected_p99_us, "errors", (json_int_t)s->errors,
-                     "held", s->held, "why", s->why, "load_json", name);
+                     "held", s->held, "why", s->why, "load_json", name, "attempts", s->attempts,
+                     "missed_before", s->missed_before);
 }
 
 static int write_result(const struct cal *c, const struct kb_calibrate_result *r, char *err,
@@ -454,6 +464,34 @@ static void plan(const struct cal *c, struct kb_calibrate_result *r)
         r->steps[i].rate = r->required_rps * (double)(i + 1) / (double)steps;
 }
 
+/* Up to cfg->attempts tries of step i, stopping at the first that holds; the earlier
+ * attempts' misses are kept beside the deciding one's figures. */
+static int attempt_step(struct cal *c, struct kb_calibrate_result *r, size_t i, char *err,
+                        size_t errlen)
+{
+    struct kb_calibrate_step *s = &r->steps[i];
+    int attempts = c->cfg->attempts > 0 ? c->cfg->attempts : 2;
+    size_t n = 0;
+
+    s->missed_before[0] = '\0';
+    for (int a = 0; a < attempts; a++) {
+        if (a > 0 && n < sizeof(s->missed_before))
+            n += (size_t)snprintf(s->missed_before + n, sizeof(s->missed_before) - n, "%s%s",
+                                  n ? " | " : "", s->why);
+        if (run_step(c, i, a, s, err, errlen) < 0)
+            return -1;
+        s->attempts = a + 1;
+        if (c->cfg->progress)
+            fprintf(c->cfg->progress, "calibrate %zu/%zu%s: %.0f req/s: achieved %.0f (in time "
+                    "%.4f), cpu %.2f, lag p99 %.0f us, p99 %.0f us: %s%s\n", i + 1, r->nsteps,
+                    a ? " (again)" : "", s->rate, s->achieved_rps, s->delivery, s->cpu_fraction,
+                    s->lag_p99_us, s->corrected_p99_us, s->held ? "held" : "NOT held: ", s->why);
+        if (s->held)
+            break;
+    }
+    return 0;
+}
+
 static int ladder(struct cal *c, struct kb_calibrate_result *r, char *err, size_t errlen)
 {
     int all_held = 1;
@@ -461,14 +499,8 @@ static int ladder(struct cal *c, struct kb_calibrate_result *r, char *err, size_
 
     for (size_t i = 0; i < r->nsteps; i++, ran++) {
         struct kb_calibrate_step *s = &r->steps[i];
-        if (run_step(c, i, s, err, errlen) < 0)
+        if (attempt_step(c, r, i, err, errlen) < 0)
             return -1;
-        if (c->cfg->progress)
-            fprintf(c->cfg->progress, "calibrate %zu/%zu: %.0f req/s: achieved %.0f (in time "
-                    "%.4f), cpu %.2f, lag p99 %.0f us, p99 %.0f us: %s%s\n", i + 1, r->nsteps,
-                    s->rate, s->achieved_rps, s->delivery, s->cpu_fraction, s->lag_p99_us,
-                    s->corrected_p99_us,
-                    s->held ? "held" : "NOT held: ", s->why);
         all_held = all_held && s->held;
         if (all_held)
             r->margin_rps = s->rate;
@@ -550,6 +582,11 @@ int kb_calibrate_read(const char *path, struct kb_calibrate_result *out, char *e
         o->corrected_p99_us = num(s, "corrected_p99_us", NULL);
         o->errors = (long long)num(s, "errors", NULL);
         o->held = json_is_true(json_object_get(s, "held"));
+        o->attempts = json_is_integer(json_object_get(s, "attempts")) ?
+                      (int)json_integer_value(json_object_get(s, "attempts")) : 1;
+        snprintf(o->missed_before, sizeof(o->missed_before), "%s",
+                 json_string_value(json_object_get(s, "missed_before")) ?
+                 json_string_value(json_object_get(s, "missed_before")) : "");
         snprintf(o->why, sizeof(o->why), "%s", json_string_value(json_object_get(s, "why")) ?
                  json_string_value(json_object_get(s, "why")) : "");
     }

@@ -29,6 +29,8 @@ static int usage(FILE *f)
             "  --server-cpus LIST --client-cpus LIST   (the contract's: 0 and 1-)\n"
             "  --client-cgroup DIR  the load children join DIR/cgroup.procs (repeatable, 3 max)\n"
             "  --keep-going         run every step even after one misses\n"
+            "  --attempts N         tries per step, held when one holds (2; 1..5): one stall\n"
+            "                       of a shared host misses the lag gate at any rate\n"
             "  --rt                 load threads SCHED_FIFO (kneebench load --rt), as the curve's\n"
             "  --cpu-max F --lag-p99-max-us N --min-delivery F   the gate's criteria\n"
             "                       (the contract's 0.80 and 1000, and 0.995)\n"
@@ -79,6 +81,7 @@ static int parse(int argc, char **argv, struct kb_calibrate_cfg *cfg)
         else if (!strcmp(o, "--up-to")) cfg->up_to_rps = d;
         else if (!strcmp(o, "--factor")) cfg->factor = d;
         else if (!strcmp(o, "--steps")) cfg->steps = (int)d;
+        else if (!strcmp(o, "--attempts") && d >= 1 && d <= 5) cfg->attempts = (int)d;
         else if (!strcmp(o, "--duration")) cfg->duration_s = d;
         else if (!strcmp(o, "--warmup")) cfg->warmup_s = d;
         else if (!strcmp(o, "--threads")) cfg->threads = (int)d;

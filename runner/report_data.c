@@ -69,11 +69,12 @@ static json_t *row_json(const struct kb_report_row *w)
 
 static json_t *cal_step_json(const struct kb_calibrate_step *s)
 {
-    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:I,s:b,s:s}", "rate", s->rate, "achieved_rps",
-                     s->achieved_rps, "delivery", s->delivery, "client_cpu_fraction",
-                     s->cpu_fraction, "lag_p99_us", s->lag_p99_us, "corrected_p99_us",
-                     s->corrected_p99_us, "errors", (json_int_t)s->errors, "held", s->held,
-                     "why", s->why);
+    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:I,s:b,s:s,s:i,s:s}", "rate", s->rate,
+                     "achieved_rps", s->achieved_rps, "delivery", s->delivery,
+                     "client_cpu_fraction", s->cpu_fraction, "lag_p99_us", s->lag_p99_us,
+                     "corrected_p99_us", s->corrected_p99_us, "errors", (json_int_t)s->errors,
+                     "held", s->held, "why", s->why, "attempts", s->attempts,
+                     "missed_before", s->missed_before);
 }
 
 /* The client's proof: what report.md's "Client margin" says, as data. */

@@ -174,14 +174,14 @@ static void coverage(FILE *f, const struct kb_report *r)
 static void margin_steps(FILE *f, const struct kb_report *r)
 {
     fprintf(f, "| step | requested/s | achieved/s | delivery | client CPU | send-lag p99 us | "
-            "corrected p99 ms | errors | held | why |\n|---:|---:|---:|---:|---:|---:|---:|---:|"
-            "---|---|\n");
+            "corrected p99 ms | errors | held | why | earlier attempts missed |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n");
     for (size_t i = 0; i < r->cal->nsteps; i++) {
         const struct kb_calibrate_step *s = &r->cal->steps[i];
-        fprintf(f, "| %zu | %.0f | %.0f | %.1f %% | %.0f %% | %.0f | %.2f | %lld | %s | %s |\n",
+        fprintf(f, "| %zu | %.0f | %.0f | %.1f %% | %.0f %% | %.0f | %.2f | %lld | %s | %s | %s |\n",
                 i + 1, s->rate, s->achieved_rps, 100 * s->delivery, 100 * s->cpu_fraction,
                 s->lag_p99_us, s->corrected_p99_us / 1000, s->errors, s->held ? "yes" : "no",
-                s->why);
+                s->why, s->missed_before);
     }
     fprintf(f, "\n");
 }

@@ -88,8 +88,15 @@ def slowed_client_trips_the_gate():
         with CpuQuotaCgroup() as cg:
             slow, out = calibrate(slow_dir, "--client-cgroup", cg.path, "--keep-going")
         free, _ = calibrate(free_dir, "--keep-going")
+        # a missed step is tried twice by default, each try's load JSON kept
+        for i, s in enumerate(slow["steps"]):
+            assert s["attempts"] == 2 and s["load_json"] == f"step-{i:02d}-1.json", s
+            for name in (f"step-{i:02d}.json", f"step-{i:02d}-1.json"):
+                assert os.path.exists(os.path.join(slow_dir, name)), name
+            assert "send-lag" in s["missed_before"] or "delivery" in s["missed_before"], s
     assert not slow["proven"], f"a client held to 2 % of a CPU proved a margin:\n{out}"
     assert slow["margin_rps"] < slow["required_rps"]
+    assert "(again)" in out, out
     for s in slow["steps"]:
         assert not s["held"] and ("send-lag" in s["why"] or "delivery" in s["why"]), \
             f"slowed step at {s['rate']} req/s: held={s['held']} why={s['why']!r}"
@@ -120,6 +127,7 @@ def free_client_proves_a_small_margin():
     assert j["criteria"]["lag_p99_max_us"] == FREE_LAG_MAX_US
     assert j["criteria"]["client_cpu_max_fraction"] == 0.8 and j["criteria"]["min_delivery"] == 0.995
     for s in j["steps"]:
+        assert 1 <= s["attempts"] <= 2 and (s["attempts"] == 1) == (s["missed_before"] == ""), s
         assert s["held"] and s["delivery"] >= 0.995 and s["client_cpu_fraction"] < 0.8
         assert s["lag_p99_us"] < FREE_LAG_MAX_US and s["errors"] == 0
 
@@ -129,7 +137,8 @@ def refuses_bad_configuration():
     with tempfile.TemporaryDirectory(prefix="kb-cal-") as d:
         if not os.access(KNEEBENCH, os.X_OK):
             skip(f"{KNEEBENCH} is not built")
-        for bad in (["--client-cpus", "7-3"], ["--factor", "0.5"], ["--route", "nope"]):
+        for bad in (["--client-cpus", "7-3"], ["--factor", "0.5"], ["--route", "nope"],
+                    ["--attempts", "0"], ["--attempts", "6"]):
             p = subprocess.run([KNEEBENCH, "calibrate", "--out", d, *LADDER, *bad],
                                capture_output=True, text=True, timeout=BOUND_S)
             assert p.returncode == 2, f"{bad}: exit {p.returncode}, expected 2\n{p.stderr}"
