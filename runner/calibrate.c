@@ -352,7 +352,7 @@ static int run_step(struct cal *c, size_t i, int attempt, struct kb_calibrate_st
 
 static json_t *step_json(const struct kb_calibrate_step *s, size_t i)
 {
-    char name[32];
+    char name[64];
 
     step_name(name, sizeof(name), i, s->attempts - 1, "json");
     return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:b, s:s, s:s, s:i, s:s}", "rate",
