@@ -373,7 +373,7 @@ static int write_result(const struct cal *c, const struct kb_calibrate_result *r
     for (size_t i = 0; i < r->nsteps; i++)
         json_array_append_new(steps, step_json(&r->steps[i], i));
     j = json_pack("{s:i, s:s, s:f, s:f, s:f, s:f, s:b, s:s, s:s, s:f, s:f, s:i, s:i, "
-                  "s:{s:f, s:f, s:f, s:i}, s:o, s:b}",
+                  "s:{s:f, s:f, s:f, s:i}, s:o, s:i, s:b}",
                   "calibrate_version", 1, "route", c->route->name, "up_to_rps", r->up_to_rps,
                   "factor", r->factor, "required_rps", r->required_rps, "margin_rps",
                   r->margin_rps, "proven", r->proven, "server_cpus", c->server_list,
@@ -381,7 +381,7 @@ static int write_result(const struct cal *c, const struct kb_calibrate_result *r
                   c->warmup, "threads", c->threads, "connections", c->connections, "criteria",
                   "client_cpu_max_fraction", c->cpu_max, "lag_p99_max_us", c->lag_max,
                   "min_delivery", c->min_delivery, "errors_max", 0, "steps", steps,
-                  "complete", 1);
+                  "send_quantum_us", (int)c->contract.send_quantum_us, "complete", 1);
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", r->json_path, (long)getpid());
     if (!j || json_dump_file(j, tmp, JSON_INDENT(2)) != 0 || rename(tmp, r->json_path) != 0) {
         snprintf(err, errlen, "writing %s: %s", r->json_path, strerror(errno));

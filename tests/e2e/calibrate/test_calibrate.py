@@ -125,6 +125,8 @@ def free_client_proves_a_small_margin():
                         f"against kb-control (3 tries):\n" + "".join(outs)
     assert j["margin_rps"] >= j["required_rps"] == 1.25 * j["up_to_rps"]
     assert j["criteria"]["lag_p99_max_us"] == FREE_LAG_MAX_US
+    with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:   # the load steps' quantum
+        assert j["send_quantum_us"] == json.load(f)["comparison"].get("send_quantum_us", 0), j
     assert j["criteria"]["client_cpu_max_fraction"] == 0.8 and j["criteria"]["min_delivery"] == 0.995
     for s in j["steps"]:
         assert 1 <= s["attempts"] <= 2 and (s["attempts"] == 1) == (s["missed_before"] == ""), s
