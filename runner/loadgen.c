@@ -9,7 +9,8 @@
  *      the FIFO; 2. hand FIFO requests, oldest first, to free connections (one request in
  *      flight per connection; none free: they wait, their latency counting from the intended
  *      time); 3. sleep in epoll_pwait2 until the next intended time (1 ns timer slack, so
- *      the wake-up is within microseconds); 4. read responses, parse and check them.
+ *      the wake-up is within microseconds), or with a send quantum until the grid point
+ *      after it (see send_quantum); 4. read responses, parse and check them.
  * Response times come from the kernel's receive timestamp (SO_TIMESTAMPNS) unless
  * --eager-rx, so while the next send is under 1 ms away and no request is queued the thread
  * need not wake for each response: it sleeps until the send and collects responses then,
