@@ -9,7 +9,7 @@ Server pinned to CPU 0, client to CPU 1, side by side in one run:
   3. at 45k against kb-control, the send quantum (contract default, 0, 100) and --eager-rx;
   4. against kb-control, the highest rate kneebench holds from one core with client CPU
      under 80 % and send-lag p99 under 1 ms (and delivery >= 0.995), climbing a ladder, with
-     the contract's 4 threads and with one.
+     the contract's 4 threads and with one; a rung is tried twice before the climb stops.
 BENCH_RT=1 runs both sides SCHED_FIFO (for a busy shared host; measured here it protects
 the send lag but raises the client's CPU per request, RT wake-ups across CPUs being dearer); BENCH_DURATION and
 BENCH_ROUNDS size it. Prints a table and writes every figure to $BUILD/bench-loadgen.json. The machine is shared:
@@ -239,10 +239,15 @@ def main():
                                   ("--threads 1", ("--threads", "1"), "ladder_threads_1")):
             ladder, best = [], 0
             for rate in (30000, 45000, 60000, 75000, 90000, 105000, 120000):
-                r = kneebench(curl, "plaintext", rate, extra=extra)
-                r["holds"] = holds(r)
-                ladder.append(r)
-                row(label if r["holds"] else "  (not held)", r)
+                # Two tries per rung, as kneebench calibrate does: one stall of this host
+                # misses the lag bound at any rate. Both are printed and kept.
+                for attempt in range(2):
+                    r = kneebench(curl, "plaintext", rate, extra=extra)
+                    r["holds"], r["attempt"] = holds(r), attempt + 1
+                    ladder.append(r)
+                    row(label + (" (again)" if attempt else "") if r["holds"] else "  (not held)", r)
+                    if r["holds"]:
+                        break
                 if not r["holds"]:
                     break
                 best = rate
