@@ -501,18 +501,49 @@ static int drive(struct curve *cv, const struct kb_point *pt, const char *dir,
     return kb_fx_drive(&cv->fx, &ld, pt->route, pt->rate, dir, &sp, obs);
 }
 
-/* Before a point: the route must answer correctly again (an overloaded fixture may still be
- * draining the previous point's backlog). Up to 10 s; the time taken is evidence. */
-static double settle(struct curve *cv, const struct kb_point *pt)
+/* Before a point: the route must answer correctly again, and the server must have gone
+ * quiet (under SETTLE_IDLE_CPU of a CPU over a SETTLE_WINDOW_S window), since an
+ * overloaded fixture may still be working off the previous point's backlog and would start
+ * the next point already busy. Up to SETTLE_MAX_S in all; the time taken, the last window's
+ * server CPU and whether it went quiet are evidence in verdict.json. */
+#define SETTLE_MAX_S 10.0
+#define SETTLE_WINDOW_S 0.3
+#define SETTLE_IDLE_CPU 0.10
+
+struct settled {
+    double seconds;
+    double server_cpu;     /* CPUs over the last window, -1 when none was measured */
+    int quiet;
+};
+
+static int settle_alive(const struct curve *cv, double t0)
+{
+    return !g_stop && cv->fx.sb && cv->fx.ops->alive(cv->fx.sb) && kb_fx_now_s() - t0 < SETTLE_MAX_S;
+}
+
+static struct settled settle(struct curve *cv, const struct kb_point *pt)
 {
     const struct kb_route *r = kb_contract_route(&cv->c, pt->route);
-    double t0 = kb_fx_now_s();
+    struct settled st = { 0, -1, 0 };
+    struct kb_proc_sample a, b;
+    double t0 = kb_fx_now_s(), ta, tb;
     char err[512];
-    while (!g_stop && cv->fx.sb && cv->fx.ops->alive(cv->fx.sb) &&
-           kb_preflight_route_at(cv->fx.target, cv->fx.port, r, err, sizeof(err)) < 0 &&
-           kb_fx_now_s() - t0 < 10)
+    while (settle_alive(cv, t0) &&
+           kb_preflight_route_at(cv->fx.target, cv->fx.port, r, err, sizeof(err)) < 0)
         kb_fx_sleep_s(0.1);
-    return kb_fx_now_s() - t0;
+    kb_fx_sample_server(&cv->fx, &a);
+    ta = kb_fx_now_s();
+    while (!st.quiet && settle_alive(cv, t0)) {
+        kb_fx_sleep_s(SETTLE_WINDOW_S);
+        kb_fx_sample_server(&cv->fx, &b);
+        tb = kb_fx_now_s();
+        st.server_cpu = (b.cpu_seconds - a.cpu_seconds) / (tb - ta);
+        st.quiet = st.server_cpu < SETTLE_IDLE_CPU;
+        a = b;
+        ta = tb;
+    }
+    st.seconds = kb_fx_now_s() - t0;
+    return st;
 }
 
 static json_t *verdict_json(const struct curve *cv, const struct kb_point *pt,
@@ -579,7 +610,8 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     struct sampler s = { 0 };
     char path[4300], err[512], reason[768];
     json_t *j, *load = NULL;
-    double t0 = kb_fx_now_s(), settle_s = 0;
+    double t0 = kb_fx_now_s();
+    struct settled st = { 0, -1, 0 };
     enum kb_verdict v;
     int rc = -1;
 
@@ -603,7 +635,7 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     if (cv->preflight_failed) {
         obs.preflight_failed = 1;
         snprintf(obs.preflight_reason, sizeof(obs.preflight_reason), "%.200s", cv->preflight_reason);
-    } else if ((settle_s = settle(cv, pt)), drive(cv, pt, dir, &s, &obs) < 0) {
+    } else if ((st = settle(cv, pt)), drive(cv, pt, dir, &s, &obs) < 0) {
         goto out;       /* interrupted: no marker, the point is redone on resume */
     } else {
         kb_fx_read_load(dir, &obs, &lr, &load);
@@ -620,7 +652,9 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
                  "against the control server; %.2fx needed)", cv->cal->margin_rps, cv->cal->factor);
     }
     j = verdict_json(cv, pt, v, reason, load, &s, kb_fx_now_s() - t0);
-    json_object_set_new(j, "settle_s", json_real(settle_s));
+    json_object_set_new(j, "settle_s", json_real(st.seconds));
+    json_object_set_new(j, "settle_server_cpu", st.server_cpu < 0 ? json_null() : json_real(st.server_cpu));
+    json_object_set_new(j, "settle_quiet", json_boolean(st.quiet));
     kb_path(path, sizeof(path), dir, "verdict.json");
     rc = kb_write_json_atomic(path, j, err, sizeof(err));
     json_decref(j);

@@ -146,6 +146,9 @@ def verdicts_follow_evidence():
         assert want is None or want == v["verdict"], (p["id"], want, v["verdict"], v["reason"])
         assert v["load"]["requested_rps"] == p["rate"]
         assert v["server"]["samples"] >= 1 and v["server"]["rss_max_bytes"] > 0
+        # at these rates the fixture goes quiet between points, measured before each
+        assert v["settle_quiet"] is True and 0 <= v["settle_server_cpu"] < 0.10, v
+        assert 0.3 <= v["settle_s"] < 10, v["settle_s"]
         seen.setdefault(p["runtime"], []).append(v["verdict"])
     # at these rates a working fixture serves: each runtime has points that did not fail
     for rt, vs in seen.items():
