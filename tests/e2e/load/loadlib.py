@@ -59,3 +59,18 @@ def hostile(mode, **kw):
 def need(path):
     if not os.path.exists(path):
         skip(f"{path} is not built")
+
+
+def load(port, *extra, kb=KB, route="plaintext", rate=200, duration=2, warmup=0, threads=2,
+         connections=4, drain=2, env=None):
+    """One `kneebench load` run against 127.0.0.1:port that must exit 0: its JSON, and the
+    finished process (stdout, stderr)."""
+    out = os.path.join(TMP, f"load-{time.monotonic_ns()}.json")
+    argv = [kb, "load", "--url", f"http://127.0.0.1:{port}{ROUTES[route]['path']}", "--route", route,
+            "--rate", str(rate), "--duration", str(duration), "--warmup", str(warmup),
+            "--threads", str(threads), "--connections", str(connections), "--drain", str(drain),
+            "--json", out, *extra]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr}{p.stdout}"
+    with open(out) as f:
+        return json.load(f), p

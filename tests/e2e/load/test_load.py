@@ -18,7 +18,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from loadlib import (BUILD, CONTROL, KB, ROOT, ROUTES, TMP, Proc,  # noqa: E402
-                     hostile, need)
+                     hostile, load, need)
 from kbtest import exit_with, skip, test  # noqa: E402
 
 KB_ASAN = os.path.join(ROOT, "build", "asan", "kneebench")
@@ -29,19 +29,6 @@ def server_stats(s):
     s.stop()
     with open(s.stats) as f:
         return json.load(f)
-
-
-def load(port, *extra, kb=KB, route="plaintext", rate=200, duration=2, warmup=0, threads=2,
-         connections=4, drain=2, env=None):
-    out = os.path.join(TMP, f"load-{time.monotonic_ns()}.json")
-    argv = [kb, "load", "--url", f"http://127.0.0.1:{port}{ROUTES[route]['path']}", "--route", route,
-            "--rate", str(rate), "--duration", str(duration), "--warmup", str(warmup),
-            "--threads", str(threads), "--connections", str(connections), "--drain", str(drain),
-            "--json", out, *extra]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
-    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr}{p.stdout}"
-    with open(out) as f:
-        return json.load(f), p
 
 
 def check_identity(j):

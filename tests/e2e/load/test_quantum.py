@@ -3,7 +3,6 @@ quantum share one wake-up on a CLOCK_MONOTONIC grid, sparser sends keep their ex
 and the JSON says which quantum a run used. The send times come from the requests log; the
 assertions compare shapes (how many separate send moments, the median lateness), which hold
 on a loaded machine, not absolute timings."""
-import json
 import os
 import shutil
 import statistics
@@ -13,23 +12,17 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from loadlib import CONTRACT, CONTROL, KB, ROUTES, TMP, Proc, need  # noqa: E402
+from loadlib import CONTRACT, CONTROL, KB, TMP, Proc, load, need  # noqa: E402
 from kbtest import run, test  # noqa: E402
 
 Q_US = 1000   # the largest quantum the option takes: bursts a millisecond apart
 
 
-def load(port, *extra, rate, duration=1.0, threads=1, connections=32):
-    out = os.path.join(TMP, f"q-{time.monotonic_ns()}.json")
-    log = out + ".log"
-    argv = [KB, "load", "--url", f"http://127.0.0.1:{port}{ROUTES['plaintext']['path']}",
-            "--route", "plaintext", "--rate", str(rate), "--duration", str(duration),
-            "--warmup", "0.2", "--threads", str(threads), "--connections", str(connections),
-            "--drain", "2", "--json", out, "--quiet", "--requests-log", log, *extra]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr}{p.stdout}"
-    with open(out) as f:
-        j = json.load(f)
+def load_logged(port, *extra, rate, duration=1.0, threads=1, connections=32):
+    """A run with --requests-log: its JSON, each sent request's send time and its lateness."""
+    log = os.path.join(TMP, f"q-{time.monotonic_ns()}.log")
+    j, _ = load(port, "--requests-log", log, *extra, rate=rate, duration=duration, warmup=0.2,
+                threads=threads, connections=connections)
     with open(log) as f:
         rows = [ln.split(" ") for ln in f.read().splitlines() if not ln.startswith("#")]
     intended = [int(r[0]) for r in rows if r[1] != "-"]
@@ -52,8 +45,8 @@ def close_sends_share_a_wake_up_on_the_grid():
     srv = Proc([CONTROL, "--port", "0"])
     try:
         # 10k/s from one thread: a send every 100 us, ten per 1 ms quantum
-        jq, sent_q, lag_q = load(srv.port, "--send-quantum-us", str(Q_US), rate=10000)
-        j0, sent_0, lag_0 = load(srv.port, "--send-quantum-us", "0", rate=10000)
+        jq, sent_q, lag_q = load_logged(srv.port, "--send-quantum-us", str(Q_US), rate=10000)
+        j0, sent_0, lag_0 = load_logged(srv.port, "--send-quantum-us", "0", rate=10000)
     finally:
         srv.stop()
     assert jq["send_quantum_us"] == Q_US and j0["send_quantum_us"] == 0, (jq["send_quantum_us"], j0["send_quantum_us"])
@@ -75,7 +68,7 @@ def sparse_sends_keep_their_own_wake_up():
     srv = Proc([CONTROL, "--port", "0"])
     try:
         # 400/s: a send every 2.5 ms, farther apart than the quantum
-        j, sent, lag = load(srv.port, "--send-quantum-us", str(Q_US), rate=400, connections=4)
+        j, sent, lag = load_logged(srv.port, "--send-quantum-us", str(Q_US), rate=400, connections=4)
     finally:
         srv.stop()
     # on the grid, lateness would be spread over the whole quantum (median near 500 us)
@@ -89,7 +82,7 @@ def default_comes_from_the_contract_and_bad_values_are_refused():
     need(CONTROL)
     srv = Proc([CONTROL, "--port", "0"])
     try:
-        j, _, _ = load(srv.port, rate=200, duration=0.5, connections=4)
+        j, _, _ = load_logged(srv.port, rate=200, duration=0.5, connections=4)
     finally:
         srv.stop()
     assert j["send_quantum_us"] == CONTRACT["comparison"].get("send_quantum_us", 0), j["send_quantum_us"]

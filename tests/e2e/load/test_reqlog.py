@@ -1,29 +1,16 @@
 """End-to-end tests of `kneebench load --requests-log`: one line per measured request whose
 counts agree with the JSON, each line's latency is received - intended, errors carry their
 kind, and --requests-log-max truncates and says so. Low rates, a second or two each."""
-import json
 import os
 import shutil
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from loadlib import CONTROL, KB, ROUTES, TMP, Proc, hostile, need  # noqa: E402
+from loadlib import CONTROL, KB, TMP, Proc, hostile, load, need  # noqa: E402
 from kbtest import run, test  # noqa: E402
 
-
-def load(port, *extra, rate=200, duration=1, warmup=0, threads=2, connections=4, drain=2):
-    out = os.path.join(TMP, f"load-{time.monotonic_ns()}.json")
-    argv = [KB, "load", "--url", f"http://127.0.0.1:{port}{ROUTES['plaintext']['path']}",
-            "--route", "plaintext", "--rate", str(rate), "--duration", str(duration),
-            "--warmup", str(warmup), "--threads", str(threads), "--connections", str(connections),
-            "--drain", str(drain), "--json", out, "--quiet", *extra]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr}{p.stdout}"
-    with open(out) as f:
-        return json.load(f), p
 
 KINDS = {"connect", "read", "write", "timeout", "peer_close", "malformed"}
 
