@@ -190,6 +190,7 @@ static void margin_steps(FILE *f, const struct kb_report *r)
 static void client_margin(FILE *f, const struct kb_report *r)
 {
     json_t *j = r->cal_json, *cr = json_object_get(j, "criteria");
+    long long quantum = (long long)json_integer_value(json_object_get(j, "send_quantum_us"));
     fprintf(f, "## Client margin\n\n");
     if (!r->cal) {
         fprintf(f, "> **NO CALIBRATION PROOF**: this run has no calibration proof (%s). The "
@@ -208,12 +209,10 @@ static void client_margin(FILE *f, const struct kb_report *r)
             json_number_value(json_object_get(cr, "lag_p99_max_us")),
             100 * json_number_value(json_object_get(cr, "min_delivery")), r->cal->margin_rps,
             r->cal->required_rps, r->cal->factor, r->cal->up_to_rps, r->cal->proven ? "yes" : "no");
-    if (json_integer_value(json_object_get(j, "send_quantum_us")) > 0)
+    if (quantum > 0)
         fprintf(f, "The client grouped sends less than %lld us apart on a %lld us grid, in the "
                 "calibration as in the curve (`kneebench load --send-quantum-us`); the wait is "
-                "in the send lag above.\n\n",
-                (long long)json_integer_value(json_object_get(j, "send_quantum_us")),
-                (long long)json_integer_value(json_object_get(j, "send_quantum_us")));
+                "in the send lag above.\n\n", quantum, quantum);
     margin_steps(f, r);
     coverage(f, r);
     fprintf(f, "Steps: calibrate/calibrate.json and calibrate/step-NN.json (step-NN-A.json: "
