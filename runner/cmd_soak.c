@@ -1,4 +1,4 @@
-/* cmd_soak.c -- `kneebench soak`: the one-hour qualification (paper 000 s6, s8; PROTOCOL "The
+/* cmd_soak.c -- `kneebench soak`: the one-hour qualification (docs/protocol.md, "The
  * one-hour qualification") on gray-static, into a run directory.
  *
  * Flow per phase (contract.soak, in order): for the db phase start a throwaway cluster in
@@ -522,8 +522,8 @@ static int drive(struct soak *s, const struct phase *p, struct samples *sm,
     return kb_fx_drive(&s->fx, &ld, p->route, p->rate, p->dir, &sp, &o->point);
 }
 
-/* The db phase's gauges must come back to zero once the load stops (PROTOCOL: "readable
- * while under load and return to zero after it"). Polled for up to 10 s. */
+/* The db phase's gauges must come back to zero once the load stops (docs/protocol.md, "The
+ * PostgreSQL route": readable under load, back at zero after it). Polled for up to 10 s. */
 static json_t *stats_at_rest(struct soak *s, struct kb_soak_obs *o)
 {
     static const char *const gauges[] = { "suspended_now", "queries_in_flight", "queued",

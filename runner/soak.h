@@ -1,6 +1,6 @@
-/* soak.h -- the one-hour qualification's judgement (paper 000 s6, s8; PROTOCOL "The one-hour
- * qualification"): a least-squares slope over sampled resources, the growth rule applied to
- * it, and the verdict of one phase.
+/* soak.h -- the one-hour qualification's judgement (docs/protocol.md, "The one-hour
+ * qualification" and "The soak's growth tolerance"): a least-squares slope over sampled
+ * resources, the growth rule applied to it, and the verdict of one phase.
  *
  * Owns: kb_soak_fit (ordinary least squares of y on t), kb_soak_growth (does a fitted series
  * grow beyond the stated threshold?), kb_soak_judge (delivery, errors, process health via
