@@ -145,6 +145,54 @@ struct args {
     int no_limits, free_ports, client_other, calibrate, force;
 };
 
+/* A number option, whole (no trailing junk) and finite, within [lo, hi] (lo excluded
+ * when open_lo): a value outside would otherwise fall back to the profile's in silence. */
+static int num_arg(const char *name, const char *s, double lo, int open_lo, double hi,
+                   double *out)
+{
+    char *end;
+    double v;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < lo || (open_lo && v == lo) || v > hi) {
+        fprintf(stderr, "kneebench curve: --%s must be a number in %s%g, %g], not '%s'\n", name,
+                open_lo ? "(" : "[", lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* An integer option in [lo, hi]. */
+static int int_arg(const char *name, const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "kneebench curve: --%s must be a whole number in %ld..%ld, not '%s'\n",
+                name, lo, hi, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* The load generator's own bounds (kneebench load), so a curve never plans a point its
+ * load child would refuse. */
+static int number_opt(int o, struct args *a)
+{
+    switch (o) {
+    case O_DURATION: return num_arg("duration", optarg, 0, 1, 86400, &a->plan.duration_s);
+    case O_WARMUP: return num_arg("warmup", optarg, 0, 0, 3600, &a->plan.warmup_s);
+    case O_DRAIN: return num_arg("drain", optarg, 0, 0, 600, &a->plan.drain_s);
+    case O_THREADS: return int_arg("threads", optarg, 1, 256, &a->plan.threads);
+    case O_CONNS: return int_arg("connections", optarg, 1, 60000, &a->plan.connections);
+    default: return int_arg("repeats", optarg, 1, 1000, &a->plan.repeats);
+    }
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
     int o;
@@ -158,12 +206,11 @@ static int parse_args(int argc, char **argv, struct args *a)
         case O_RUNTIMES: a->plan.runtimes = optarg; break;
         case O_ROUTES: a->plan.routes = optarg; break;
         case O_RATES: a->plan.rates = optarg; break;
-        case O_DURATION: a->plan.duration_s = atof(optarg); break;
-        case O_WARMUP: a->plan.warmup_s = atof(optarg); break;
-        case O_DRAIN: a->plan.drain_s = atof(optarg); break;
-        case O_THREADS: a->plan.threads = atoi(optarg); break;
-        case O_CONNS: a->plan.connections = atoi(optarg); break;
-        case O_REPEATS: a->plan.repeats = atoi(optarg); break;
+        case O_DURATION: case O_WARMUP: case O_DRAIN: case O_THREADS: case O_CONNS:
+        case O_REPEATS:
+            if (number_opt(o, a) < 0)
+                return 2;
+            break;
         case O_BACKEND: a->backend = optarg; break;
         case O_NOLIMITS: a->no_limits = 1; break;
         case O_SCPUS: a->scpus = optarg; break;

@@ -129,6 +129,12 @@ static int set_params(const struct kb_contract *c, const struct kb_plan_opts *o,
         snprintf(err, errlen, "duration must be positive");
         return -1;
     }
+    /* every load thread needs a connection: the load generator refuses fewer */
+    if (p->connections < p->threads) {
+        snprintf(err, errlen, "connections (%d) must be at least threads (%d)", p->connections,
+                 p->threads);
+        return -1;
+    }
     return 0;
 }
 

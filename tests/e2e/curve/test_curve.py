@@ -445,6 +445,36 @@ def db_route_runs_with_its_cluster():
 
 
 @test
+def bad_numbers_refused_before_anything_runs():
+    """A negative or zero duration, connection, thread or repeat count is refused (exit 2)
+    rather than quietly replaced by the profile's value; soak's parser refuses the same."""
+    if not os.access(KB, os.X_OK):
+        skip(f"{KB} is not built")
+    run = os.path.join(TMP, "badnum")
+    # no fixture could start from this build directory: a runner that accepted the numbers
+    # fails fast instead of running a paper-profile point
+    nobuild = ["--profile", "quick", "--build", os.path.join(TMP, "no-build")]
+    cases = [["--duration", "-5"], ["--duration", "0"], ["--duration", "abc"],
+             ["--duration", "inf"], ["--warmup", "-1"], ["--drain", "-0.5"],
+             ["--connections", "-4"], ["--connections", "0"], ["--threads", "0"],
+             ["--threads", "2.5"], ["--threads", "-1"], ["--repeats", "0"],
+             ["--repeats", "-2"], ["--repeats", "3x"], ["--threads", "8", "--connections", "4"]]
+    for extra in cases:
+        r = subprocess.run([KB, "curve", "--run", run, "--no-limits", "--runtimes", "go",
+                            "--routes", "plaintext", "--rates", "100", *nobuild, *extra],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2, (extra, r.returncode, r.stdout, r.stderr)
+        assert extra[0].lstrip("-") in r.stderr, (extra, r.stderr)
+        assert not os.path.exists(run), extra
+    for extra in (["--duration", "-5"], ["--threads", "0"], ["--connections", "-4"]):
+        r = subprocess.run([KB, "soak", "--out", run, "--no-limits", "--build", nobuild[3],
+                            *extra],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2, (extra, r.returncode, r.stderr)
+        assert not os.path.exists(run), extra
+
+
+@test
 def refuses_without_root():
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         skip("needs root to drop to an unprivileged user with setpriv")

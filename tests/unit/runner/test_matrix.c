@@ -119,6 +119,11 @@ START_TEST(bad_names_and_numbers_refused)
     o = defaults();
     o.routes = "nosuch";
     ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), -1);
+    o = defaults();
+    o.threads = 8;
+    o.connections = 4;
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "at least threads"));
 }
 END_TEST
 
