@@ -114,6 +114,16 @@ static int parse_cpus(const char *s, cpu_set_t *set)
     return rc || CPU_COUNT(set) == 0 ? -1 : 0;
 }
 
+/* 1 when path is all visible ASCII: it goes into the request line as is, where a control
+ * character, a space or a byte past 0x7e would split or corrupt the request. */
+static int path_printable(const char *path)
+{
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+        if (*p <= 0x20 || *p >= 0x7f)
+            return 0;
+    return 1;
+}
+
 /* http://HOST[:PORT]/PATH -> address, Host header and path. IPv4 only. */
 static int parse_url(const char *url, struct sockaddr_in *addr, char *host, size_t hostlen,
                      const char **path)
@@ -139,7 +149,7 @@ static int parse_url(const char *url, struct sockaddr_in *addr, char *host, size
     addr->sin_port = htons((uint16_t)port);
     freeaddrinfo(ai);
     *path = slash;
-    return strpbrk(slash, " \r\n") ? -1 : 0;
+    return path_printable(slash) ? 0 : -1;
 }
 
 static int parse_args(int argc, char **argv, struct load_args *a)
@@ -218,6 +228,10 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         return bad("%s", "--url and --route are required");
     if (!a->have_rate || !a->have_duration || !a->have_warmup)
         return bad("%s", "--rate, --duration and --warmup are required");
+    /* the schedule rounds rate x duration to whole requests (runner/schedule.h): none
+     * would leave delivery without a denominator */
+    if (llround(a->rate * a->duration) < 1)
+        return bad("%s", "--rate x --duration must schedule at least one request");
     if (a->have_requests_log_max && !a->requests_log)
         return bad("%s", "--requests-log-max needs --requests-log FILE");
     return 0;

@@ -220,6 +220,14 @@ def bad_arguments_exit_2_before_any_load():
         base + ["--timer-slack-us", "-1"],
         base + ["--bogus"],
         base + ["extra"],
+        # control characters (and bytes outside visible ASCII) in the path would go into
+        # the request line as they are
+        base + ["--url", f"http://127.0.0.1:{s.port}/plain\ttext"],
+        base + ["--url", f"http://127.0.0.1:{s.port}/plain\x01text"],
+        base + ["--url", f"http://127.0.0.1:{s.port}/plain\x7ftext"],
+        base + ["--url", f"http://127.0.0.1:{s.port}/plain\x1b[2Jtext"],
+        base + ["--url", f"http://127.0.0.1:{s.port}/plain\u00e9text"],
+        base + ["--rate", "0.4"],          # 0.4 x 1 s schedules no request at all
     ]
     try:
         for argv in cases:
@@ -355,6 +363,25 @@ def achieved_is_what_the_server_delivered_in_the_interval():
     assert abs(j["achieved_rps"] - j["completed_in_window"] / 1) < 1e-6, j
     assert j["delivery"] < 0.5, j
     assert st["requests"] >= j["completed_in_window"], st
+
+
+@test
+def delivery_counts_whole_scheduled_requests():
+    # rate x duration not whole: the schedule rounds it to whole requests (0.5 x 1 s = 1,
+    # 2.5 x 1 s = 3), and delivery is against what was scheduled, never above 1 for a
+    # server that answered everything.
+    need(KB)
+    s = hostile("ok")
+    try:
+        for rate, duration in ((0.5, 1), (2.5, 1), (1.5, 3)):
+            j, _ = load(s.port, rate=rate, duration=duration, warmup=0, threads=1,
+                        connections=1, drain=1)
+            assert j["scheduled"] == round(rate * duration + 1e-9), j
+            assert j["completed"] == j["scheduled"] and j["errors"]["total"] == 0, j
+            assert j["delivery"] <= 1.0, (rate, duration, j["delivery"], j["completed_in_window"])
+            assert abs(j["delivery"] - j["completed_in_window"] / j["scheduled"]) < 1e-9, j
+    finally:
+        server_stats(s)
 
 
 @test
