@@ -191,13 +191,15 @@ void kb_hlog_series_free(struct kb_hlog_series *s)
 }
 
 static void fill_row(struct kb_hlog_row *r, double start_s, double length_s,
-                     const struct kb_hist *h, int64_t errors)
+                     const struct kb_hist *h, int64_t errors, int64_t bounded, int64_t bound_from)
 {
     r->start_s = start_s;
     r->length_s = length_s;
-    r->completed = h->total_count;
+    r->completed = h->total_count - bounded;
     r->errors = errors;
-    r->achieved_rps = length_s > 0 ? (double)h->total_count / length_s : 0.0;
+    r->bounded = bounded;
+    r->bound_from_us = bounded ? bound_from : INT64_MAX;
+    r->achieved_rps = length_s > 0 ? (double)r->completed / length_s : 0.0;
     r->p50_us = kb_hist_value_at_percentile(h, 50.0);
     r->p99_us = kb_hist_value_at_percentile(h, 99.0);
     r->max_us = kb_hist_max(h);
@@ -205,6 +207,13 @@ static void fill_row(struct kb_hlog_row *r, double start_s, double length_s,
 
 int kb_hlog_series_add(struct kb_hlog_series *s, double start_s, double length_s,
                        const struct kb_hist *h, int64_t errors, char *err, size_t errlen)
+{
+    return kb_hlog_series_add_bounded(s, start_s, length_s, h, errors, 0, INT64_MAX, err, errlen);
+}
+
+int kb_hlog_series_add_bounded(struct kb_hlog_series *s, double start_s, double length_s,
+                               const struct kb_hist *h, int64_t errors, int64_t bounded,
+                               int64_t bound_from_us, char *err, size_t errlen)
 {
     char *payload;
 
@@ -220,7 +229,7 @@ int kb_hlog_series_add(struct kb_hlog_series *s, double start_s, double length_s
     }
     if (!(payload = kb_hlog_encode(h, err, errlen)))
         return -1;
-    fill_row(&s->v[s->n].row, start_s, length_s, h, errors);
+    fill_row(&s->v[s->n].row, start_s, length_s, h, errors, bounded, bound_from_us);
     s->v[s->n++].payload = payload;
     return 0;
 }
@@ -267,17 +276,28 @@ static int write_hlog(FILE *f, const struct kb_hlog_series *s)
     return 0;
 }
 
+/* An empty interval has no latency: its figures are left blank, never written as 0. */
+static int write_csv_row(FILE *f, const struct kb_hlog_row *r)
+{
+    if (fprintf(f, "%.3f,%.3f,%" PRId64 ",%.1f,", r->start_s, r->length_s, r->completed,
+                r->achieved_rps) < 0)
+        return -1;
+    if (r->completed + r->bounded == 0)
+        return fprintf(f, ",,,%" PRId64 ",0,0,0,0\n", r->errors) < 0 ? -1 : 0;
+    return fprintf(f, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%d,%d,%d\n",
+                   r->p50_us, r->p99_us, r->max_us, r->errors, r->bounded,
+                   r->p50_us >= r->bound_from_us, r->p99_us >= r->bound_from_us,
+                   r->max_us >= r->bound_from_us) < 0 ? -1 : 0;
+}
+
 static int write_csv(FILE *f, const struct kb_hlog_series *s)
 {
-    if (fprintf(f, "start_s,length_s,completed,achieved_rps,p50_us,p99_us,max_us,errors\n") < 0)
+    if (fprintf(f, "start_s,length_s,completed,achieved_rps,p50_us,p99_us,max_us,errors,"
+                   "bounded,p50_is_bound,p99_is_bound,max_is_bound\n") < 0)
         return -1;
-    for (size_t i = 0; i < s->n; i++) {
-        const struct kb_hlog_row *r = &s->v[i].row;
-        if (fprintf(f, "%.3f,%.3f,%" PRId64 ",%.1f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-                    "\n", r->start_s, r->length_s, r->completed, r->achieved_rps, r->p50_us,
-                    r->p99_us, r->max_us, r->errors) < 0)
+    for (size_t i = 0; i < s->n; i++)
+        if (write_csv_row(f, &s->v[i].row) < 0)
             return -1;
-    }
     return 0;
 }
 
@@ -322,7 +342,7 @@ int kb_hlog_series_write(const struct kb_hlog_series *s, const char *hlog_path,
 struct pending_interval {
     uint64_t index;
     int reports;
-    int64_t errors;
+    int64_t errors, bounded, bound_from_us;
     double length_s;           /* the longest a thread reported (the last one may be short) */
     struct kb_hist h;
 };
@@ -375,6 +395,7 @@ static struct pending_interval *pending_get(struct kb_hlog_collector *c, uint64_
     }
     p = &c->p[c->np];
     memset(p, 0, sizeof(*p));
+    p->bound_from_us = INT64_MAX;
     if (kb_hist_init(&p->h, 1, c->highest, c->sigfigs) != 0)
         return NULL;
     p->index = index;
@@ -387,28 +408,31 @@ static void pending_emit(struct kb_hlog_collector *c, struct pending_interval *p
 {
     size_t at = (size_t)(p - c->p);
 
-    if (!c->failed && kb_hlog_series_add(c->series, (double)p->index * c->interval_s,
-                                         p->length_s, &p->h, p->errors, c->err,
-                                         sizeof(c->err)) < 0)
+    if (!c->failed && kb_hlog_series_add_bounded(c->series, (double)p->index * c->interval_s,
+                                                 p->length_s, &p->h, p->errors, p->bounded,
+                                                 p->bound_from_us, c->err, sizeof(c->err)) < 0)
         c->failed = 1;
     kb_hist_free(&p->h);
     memmove(&c->p[at], &c->p[at + 1], (c->np - at - 1) * sizeof(*c->p));
     c->np--;
 }
 
-static void collect(struct kb_hlog_collector *c, uint64_t index, const struct kb_hist *h,
-                    int64_t errors, double length_s)
+static void collect(struct kb_hlog_collector *c, const struct kb_hlog_recorder *r,
+                    double length_s)
 {
     struct pending_interval *p;
 
     pthread_mutex_lock(&c->lock);
-    if (!(p = pending_get(c, index))) {
+    if (!(p = pending_get(c, r->index))) {
         if (!c->failed)
             snprintf(c->err, sizeof(c->err), "hlog: out of memory");
         c->failed = 1;
     } else {
-        kb_hist_add(&p->h, h);
-        p->errors += errors;
+        kb_hist_add(&p->h, &r->h);
+        p->errors += r->errors;
+        p->bounded += r->bounded;
+        if (r->bounded && r->bound_from_us < p->bound_from_us)
+            p->bound_from_us = r->bound_from_us;
         if (length_s > p->length_s)
             p->length_s = length_s;
         if (++p->reports == c->nthreads)
@@ -487,6 +511,7 @@ int kb_hlog_recorder_init(struct kb_hlog_recorder *r, struct kb_hlog_collector *
     r->start_ns = start_ns;
     r->interval_ns = (uint64_t)(col->interval_s * 1e9);
     r->next_ns = start_ns + r->interval_ns;
+    r->bound_from_us = INT64_MAX;
     return kb_hist_init(&r->h, 1, col->highest, col->sigfigs);
 }
 
@@ -495,9 +520,10 @@ int kb_hlog_recorder_init(struct kb_hlog_recorder *r, struct kb_hlog_collector *
 static void roll(struct kb_hlog_recorder *r, uint64_t now_ns)
 {
     while (now_ns >= r->next_ns) {
-        collect(r->col, r->index, &r->h, r->errors, r->col->interval_s);
+        collect(r->col, r, r->col->interval_s);
         kb_hist_reset(&r->h);
-        r->errors = 0;
+        r->errors = r->bounded = 0;
+        r->bound_from_us = INT64_MAX;
         r->index++;
         r->next_ns += r->interval_ns;
     }
@@ -515,6 +541,16 @@ void kb_hlog_recorder_error(struct kb_hlog_recorder *r, uint64_t now_ns)
     r->errors++;
 }
 
+void kb_hlog_recorder_bound(struct kb_hlog_recorder *r, int64_t value, uint64_t now_ns)
+{
+    roll(r, now_ns);
+    r->errors++;
+    r->bounded++;
+    kb_hist_record(&r->h, value);
+    if (value < r->bound_from_us)
+        r->bound_from_us = value;
+}
+
 void kb_hlog_recorder_finish(struct kb_hlog_recorder *r, uint64_t now_ns)
 {
     uint64_t begun;
@@ -522,6 +558,6 @@ void kb_hlog_recorder_finish(struct kb_hlog_recorder *r, uint64_t now_ns)
     roll(r, now_ns);
     begun = r->next_ns - r->interval_ns;
     if (now_ns > begun)
-        collect(r->col, r->index, &r->h, r->errors, (double)(now_ns - begun) / 1e9);
+        collect(r->col, r, (double)(now_ns - begun) / 1e9);
     kb_hist_free(&r->h);
 }

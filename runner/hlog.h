@@ -5,7 +5,8 @@
  * numbers, zlib-compressed, wrapped with cookie 0x1c849314, then base64) and a series of
  * intervals that is written, atomically, as an .hlog readable by HdrHistogram's own tools
  * (the header lines and "Tag=...,start,length,max,payload" lines of hdr_log_write_entry)
- * and as CSV (achieved rate, corrected p50/p99/max, errors per interval).
+ * and as CSV (achieved rate, corrected p50/p99/max, errors, and which figures are only
+ * lower bounds, per interval).
  * Histograms are runner/hist.h's kb_hist (the HdrHistogram layout). Nothing here prints. */
 #ifndef KB_HLOG_H
 #define KB_HLOG_H
@@ -27,6 +28,10 @@ struct kb_hlog_row {
     int64_t errors;
     double achieved_rps;   /* completed / length_s */
     int64_t p50_us, p99_us, max_us;
+    /* Unanswered requests recorded at a lower bound in this interval (runner/loadgen.h):
+     * they are in the histogram but not in completed; a figure at or above bound_from_us
+     * (INT64_MAX when none) is only a lower bound. */
+    int64_t bounded, bound_from_us;
 };
 
 struct kb_hlog_series;     /* opaque: a tag, a base time and the intervals added so far */
@@ -41,6 +46,10 @@ void kb_hlog_series_free(struct kb_hlog_series *s);
  * length_s) with errors counted in it. 0, or -1 with err. */
 int kb_hlog_series_add(struct kb_hlog_series *s, double start_s, double length_s,
                        const struct kb_hist *h, int64_t errors, char *err, size_t errlen);
+/* The same with `bounded` of h's values lower bounds, the smallest of them bound_from_us. */
+int kb_hlog_series_add_bounded(struct kb_hlog_series *s, double start_s, double length_s,
+                               const struct kb_hist *h, int64_t errors, int64_t bounded,
+                               int64_t bound_from_us, char *err, size_t errlen);
 
 size_t kb_hlog_series_len(const struct kb_hlog_series *s);
 /* The i-th interval's figures; NULL when i is out of range. Owned by the series. */
@@ -87,6 +96,7 @@ struct kb_hlog_recorder {      /* one per thread; its fields are the module's bu
     struct kb_hlog_collector *col;
     struct kb_hist h;
     int64_t errors;
+    int64_t bounded, bound_from_us;   /* lower bounds recorded in the current interval */
     uint64_t index;            /* current interval */
     uint64_t start_ns, interval_ns, next_ns;
 };
@@ -98,6 +108,9 @@ int kb_hlog_recorder_init(struct kb_hlog_recorder *r, struct kb_hlog_collector *
 void kb_hlog_recorder_value(struct kb_hlog_recorder *r, int64_t value, uint64_t now_ns);
 /* A request failing at now_ns. */
 void kb_hlog_recorder_error(struct kb_hlog_recorder *r, uint64_t now_ns);
+/* A request given up at now_ns (an error) whose latency is at least value (µs): recorded
+ * in the histogram as a lower bound. */
+void kb_hlog_recorder_bound(struct kb_hlog_recorder *r, int64_t value, uint64_t now_ns);
 /* Hands over every interval up to now_ns (the last one partial) and frees the recorder. */
 void kb_hlog_recorder_finish(struct kb_hlog_recorder *r, uint64_t now_ns);
 

@@ -188,9 +188,12 @@ def check(expect_path, log_path, csv_path):
             return f"interval {i}: max column {mx}, exact {exact_max}"
         if rows:
             r = rows[i]
-            for col, want_v in (("completed", len(values)), ("p50_us", figures["p50"]),
-                                ("p99_us", figures["p99"]), ("max_us", exact_max),
-                                ("errors", e.get("errors", 0))):
+            # an empty interval has no latency: its cells are blank, never 0
+            lat = (("p50_us", figures["p50"]), ("p99_us", figures["p99"]), ("max_us", exact_max))
+            if not values and any(r[col] != "" for col, _ in lat):
+                return f"interval {i}: empty, yet CSV latency {[r[c] for c, _ in lat]}"
+            for col, want_v in (("completed", len(values)), ("errors", e.get("errors", 0)),
+                                *(lat if values else ())):
                 if int(r[col]) != want_v:
                     return f"interval {i}: CSV {col} {r[col]}, expected {want_v}"
             if abs(float(r["start_s"]) - start) > 0.0015 or abs(float(r["length_s"]) - length) > 0.0015:

@@ -186,6 +186,57 @@ START_TEST(test_rows_match_histogram)
 }
 END_TEST
 
+/* Unanswered requests recorded at their lower bound: in the histogram, not in completed,
+ * and the CSV flags exactly the figures that reach the smallest bound. */
+START_TEST(test_bounded_values_flag_their_figures)
+{
+    struct tmpdir t;
+    struct kb_hist h;
+    struct kb_hlog_series *s = kb_hlog_series_new(NULL, 0);
+    struct kb_hlog_recorder r;
+    struct kb_hlog_collector *c = kb_hlog_collector_new(NULL, 0, 1.0, 1, HIGHEST_US, 3);
+    const struct kb_hlog_row *row;
+    char path[512], line[256], err[256];
+    FILE *f;
+
+    ck_assert_int_eq(kb_hist_init(&h, 1, HIGHEST_US, 3), 0);
+    for (int64_t v = 1; v <= 95; v++)
+        kb_hist_record(&h, v);
+    for (int k = 0; k < 5; k++)
+        kb_hist_record(&h, 2000000);      /* five unanswered, >= 2 s */
+    ck_assert_int_eq(kb_hlog_series_add_bounded(s, 0, 1.0, &h, 5, 5, 2000000, err, sizeof(err)), 0);
+    row = kb_hlog_series_row(s, 0);
+    ck_assert_int_eq(row->completed, 95);
+    ck_assert_int_eq(row->bounded, 5);
+    tmpdir_make(&t);
+    snprintf(path, sizeof(path), "%s/b.csv", t.path);
+    ck_assert_int_eq(kb_hlog_series_write(s, NULL, path, err, sizeof(err)), 0);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+    ck_assert_ptr_nonnull(strstr(line, "bounded,p50_is_bound,p99_is_bound,max_is_bound"));
+    ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+    /* p50 (48) is exact; p99 and max reach the 2 s bound */
+    ck_assert_ptr_nonnull(strstr(line, ",5,5,0,1,1\n"));
+    fclose(f);
+    /* the recorder path: a bound is an error of its interval and a value of its histogram */
+    ck_assert_int_eq(kb_hlog_recorder_init(&r, c, 0), 0);
+    kb_hlog_recorder_value(&r, 100, 100);
+    kb_hlog_recorder_bound(&r, 1500000, 200);
+    kb_hlog_recorder_finish(&r, 500000000);
+    kb_hlog_series_free(s);
+    ck_assert_ptr_nonnull(s = kb_hlog_collector_finish(c, err, sizeof(err)));
+    row = kb_hlog_series_row(s, 0);
+    ck_assert_int_eq(row->completed, 1);
+    ck_assert_int_eq(row->bounded, 1);
+    ck_assert_int_eq(row->errors, 1);
+    ck_assert_int_eq(row->bound_from_us, 1500000);
+    kb_hlog_series_free(s);
+    kb_hlog_collector_free(c);
+    kb_hist_free(&h);
+    tmpdir_remove(&t);
+}
+END_TEST
+
 START_TEST(test_atomic_write_leaves_no_temporary)
 {
     struct tmpdir t;
@@ -324,6 +375,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_untagged_lines_and_header);
     tcase_add_test(tc, test_decoder_refuses_a_corrupted_log);
     tcase_add_test(tc, test_rows_match_histogram);
+    tcase_add_test(tc, test_bounded_values_flag_their_figures);
     tcase_add_test(tc, test_atomic_write_leaves_no_temporary);
     tcase_add_test(tc, test_collector_merges_threads_by_interval);
     suite_add_tcase(s, tc);
