@@ -34,6 +34,7 @@ struct load_args {
     int have_quantum;
     int eager_rx;
     int rt;
+    int exact_threads;
     long requests_log_max;
     int have_requests_log_max;
     int have_rate, have_duration, have_warmup, have_drain;
@@ -47,11 +48,15 @@ static void usage(FILE *f)
         "                      [--hgrm FILE] [--uncorrected-hgrm FILE] [--contract FILE]\n"
         "                      [--timeout-ms N] [--cpus LIST] [--spin-us N] [--timer-slack-us N]\n"
         "                      [--send-quantum-us N]\n"
-        "                      [--eager-rx] [--rt] [--hlog FILE] [--series-csv FILE] [--quiet]\n"
+        "                      [--eager-rx] [--rt] [--exact-threads] [--hlog FILE] [--series-csv FILE]\n"
+        "                      [--quiet]\n"
         "                      [--requests-log FILE [--requests-log-max N]]\n"
         "  Drives one route open-loop at a fixed rate; latency counts from each request's\n"
         "  intended send time. Threads, connections and drain default to the contract's\n"
-        "  comparison section. Exit 0 when the run completed (server errors are data),\n"
+        "  comparison section. --threads is an upper bound: the client runs at most one\n"
+        "  thread per CPU it may use (--cpus, affinity, cgroup quota), since threads sharing\n"
+        "  a CPU multiply its wake-ups; --exact-threads runs the number asked regardless.\n"
+        "  Exit 0 when the run completed (server errors are data),\n"
         "  2 for bad arguments, 3 for an unreachable target, 1 if the run itself failed.\n");
 }
 
@@ -163,6 +168,7 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         { "hlog", 1, 0, 'G' }, { "series-csv", 1, 0, 'V' },
         { "requests-log", 1, 0, 'Q' }, { "requests-log-max", 1, 0, 'M' },
         { "spin-us", 1, 0, 'S' }, { "timer-slack-us", 1, 0, 'L' }, { "send-quantum-us", 1, 0, 'K' }, { "eager-rx", 0, 0, 'E' }, { "rt", 0, 0, 'X' },
+        { "exact-threads", 0, 0, 'x' },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
     };
     int o;
@@ -187,6 +193,7 @@ static int parse_args(int argc, char **argv, struct load_args *a)
             a->have_requests_log_max = 1; break;
         case 'E': a->eager_rx = 1; break;
         case 'X': a->rt = 1; break;
+        case 'x': a->exact_threads = 1; break;
         case 'h': usage(stdout); return 1;
         case 'R':
             if (parse_num(optarg, 1e-3, 1e7, &a->rate)) return bad("--rate must be a number in (0, 1e7], not '%s'", optarg);
@@ -320,6 +327,18 @@ static int check_writable(const char *path)
     return 0;
 }
 
+/* The threads the client runs: at most one per CPU it may use (the quota rounded up),
+ * unless --exact-threads. */
+static int fit_threads(const struct load_args *a, const cpu_set_t *cpus, double quota)
+{
+    int n = CPU_COUNT(cpus);
+    if (quota > 0 && quota < n)
+        n = (int)ceil(quota);
+    if (a->exact_threads || n < 1 || a->threads <= n)
+        return a->threads;
+    return n;
+}
+
 static int compile_expect(const struct kb_route *r, struct kb_resp_expect *e, regex_t *re)
 {
     e->status = r->status;
@@ -371,6 +390,7 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     cpu_set_t cpus;
     char host[256], err[512], *request = NULL;
     const char *path;
+    double quota;
     int rc = 2, have_re = 0, n;
 
     if (!route)
@@ -406,7 +426,6 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     cfg.warmup_s = a->warmup;
     cfg.duration_s = a->duration;
     cfg.drain_s = a->drain;
-    cfg.threads = a->threads;
     cfg.connections = a->connections;
     cfg.timeout_ms = a->timeout_ms;
     cfg.spin_ns = a->spin_us * 1000;
@@ -414,16 +433,19 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     cfg.send_quantum_ns = a->quantum_us * 1000;
     cfg.rx_timestamps = !a->eager_rx;
     cfg.rt = a->rt;
-    cfg.series_tag = a->hlog || a->series_csv ? a->route : NULL;
+    /* untagged: HdrHistogram's HistogramLogProcessor reads only untagged lines by default */
+    cfg.series_tag = a->hlog || a->series_csv ? "" : NULL;
     cfg.cpus = a->cpus ? &cpus : NULL;
     cfg.requests_log_max = a->requests_log ? (uint64_t)a->requests_log_max : 0;
     if (!cfg.cpus)
         sched_getaffinity(0, sizeof(cpus), &cpus);
+    quota = cgroup_cpu_quota();
+    cfg.threads = fit_threads(a, &cpus, quota);
 
     meta = (struct kb_load_meta){ .url = a->url, .route = a->route, .requested_rps = a->rate,
-        .threads = a->threads, .connections = a->connections, .warmup_s = a->warmup,
+        .threads_requested = a->threads, .threads = cfg.threads, .connections = a->connections, .warmup_s = a->warmup,
         .duration_s = a->duration, .drain_s = a->drain, .client_cpus = CPU_COUNT(&cpus),
-        .client_cpu_quota = cgroup_cpu_quota(), .rt_asked = a->rt, .send_quantum_us = a->quantum_us,
+        .client_cpu_quota = quota, .rt_asked = a->rt, .send_quantum_us = a->quantum_us,
         .requests_log = a->requests_log, .requests_log_max = cfg.requests_log_max };
     kb_clock_iso8601_utc(meta.started_at, sizeof(meta.started_at));
     if (kb_load_run(&cfg, &res, err, sizeof(err))) {

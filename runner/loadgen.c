@@ -3,6 +3,10 @@
  * Design. Each thread owns a slice of the connections, one epoll instance, one schedule
  * (runner/schedule.h) and one FIFO of due-but-unsent requests; threads share nothing while
  * running, and the main thread merges their counters and histograms after joining them.
+ * The caller sizes the thread count to the client's CPUs (cmd_load.c): on a VM a wake-up
+ * costs more CPU than the send it serves, and threads sharing a CPU multiply the wake-ups,
+ * so four threads on one CPU cost twice what one does at 20k req/s. With a CPU per thread
+ * each is pinned to its own.
  * Startup: every thread opens all its connections, then two barriers let the main thread
  * fix the common start time t0 once every connection is up (no staggering). The loop:
  *   1. take every request whose intended time has come (never early, never ahead) into
@@ -12,11 +16,15 @@
  *      the wake-up is within microseconds), or with a send quantum until the grid point
  *      after it (see send_quantum); 4. read responses, parse and check them.
  * Response times come from the kernel's receive timestamp (SO_TIMESTAMPNS) unless
- * --eager-rx, so while the next send is under 1 ms away and no request is queued the thread
+ * --eager-rx, so while a send is due within LAZY_NS and no request is queued the thread
  * need not wake for each response: it sleeps until the send and collects responses then,
- * with their true arrival times -- one wake-up per request instead of two.
+ * with their true arrival times -- one wake-up per send, at any rate.
+ * The client's own lateness is measured, not guessed from its CPU: send lag (a write past
+ * its intended time) and rx delay (a read past the response's arrival or the planned
+ * wake-up) are histograms, the direct evidence that a busy client distorted a point.
  * After the last scheduled request the loop drains for at most drain_s; measured requests
- * still queued or in flight then are counted as timeouts, so every request ends once.
+ * still queued or in flight then are counted as timeouts, so every request ends once, and
+ * enter corrected latency at the lower bound they had reached.
  * The hot path makes no allocation: requests are pre-formatted, the read buffer is per
  * thread, parsers live in the connection slots, and the FIFO only grows (rarely). */
 #define _GNU_SOURCE
@@ -48,7 +56,10 @@ const char *const kb_err_kind_names[KB_ERR_KINDS] = {
 #define MAX_EVENTS 256
 #define RETRY_NS (100 * KB_NS_PER_MS)      /* back-off after a failed connect */
 #define SCAN_NS (10 * KB_NS_PER_MS)        /* how often request timeouts are checked */
-#define LAZY_NS (1 * KB_NS_PER_MS)         /* sleep through responses when a send is this close */
+/* Sleep through responses when the next send is this close. Their kernel receive times
+ * are kept, so collecting them at the send costs no accuracy, and a wake-up per response
+ * would make a slow rate dearer per request than a fast one. Not longer than the scan. */
+#define LAZY_NS SCAN_NS
 
 enum conn_state { C_DOWN, C_CONNECTING, C_READY };
 
@@ -90,7 +101,10 @@ struct thread {
     uint64_t measured_outstanding;
     kb_mono_t real_offset;   /* CLOCK_REALTIME - CLOCK_MONOTONIC, refreshed every wake-up */
     struct kb_load_counts c;
-    struct kb_hist corrected, uncorrected, lag, conn_wait;
+    struct kb_hist corrected, uncorrected, lag, conn_wait, rx_delay;
+    int64_t bound_from_us;   /* smallest lower bound recorded in corrected */
+    kb_mono_t look_at;       /* when this wake-up meant to read the sockets: a lazy sleep's
+                                end, else 0 (at each response's arrival) */
     struct kb_hlog_recorder rec;  /* per-second series, when the run collects one */
     int recording;
     struct kb_load_req_record *log;  /* --requests-log: preallocated, at most this thread's share */
@@ -258,12 +272,33 @@ static void request_done(struct thread *t, struct conn *c)
         t->measured_outstanding--;
 }
 
+/* A measured request given up unanswered at now: its latency is at least now - intended,
+ * and that lower bound goes into corrected (runner/loadgen.h says why). */
+static void record_bound(struct thread *t, kb_mono_t intended, kb_mono_t now)
+{
+    int64_t us = now > intended ? (int64_t)((now - intended) / KB_NS_PER_US) : 0;
+    kb_hist_record(&t->corrected, us);
+    t->c.bounded++;
+    if (us < t->bound_from_us)
+        t->bound_from_us = us;
+    if (t->recording)
+        kb_hlog_recorder_bound(&t->rec, us, now);
+}
+
+/* A measured timeout is a lower bound on latency; other errors end the request there. */
+static void count_error(struct thread *t, enum kb_err_kind kind, kb_mono_t intended, kb_mono_t now)
+{
+    t->c.errors[kind]++;
+    if (kind == KB_ERR_TIMEOUT)
+        record_bound(t, intended, now);
+    else if (t->recording)
+        kb_hlog_recorder_error(&t->rec, now);
+}
+
 static void request_failed(struct thread *t, struct conn *c, enum kb_err_kind kind, const char *detail)
 {
     if (c->measured) {
-        t->c.errors[kind]++;
-        if (t->recording)
-            kb_hlog_recorder_error(&t->rec, kb_mono_now());
+        count_error(t, kind, c->intended, kb_mono_now());
         log_request(t, c->intended, c->written ? c->sent : 0, 0, 0, (int)kind);
     }
     note_error(t, kb_err_kind_names[kind], detail);
@@ -411,9 +446,7 @@ static kb_mono_t dispatch(struct thread *t, kb_mono_t now)
         if (fifo_push(t, n, next) < 0) {
             /* Out of memory: the request cannot wait, so it ends here, counted. */
             if (kb_schedule_is_measured(&t->sched, n)) {
-                t->c.errors[KB_ERR_TIMEOUT]++;
-                if (t->recording)
-                    kb_hlog_recorder_error(&t->rec, now);
+                count_error(t, KB_ERR_TIMEOUT, next, now);
                 log_request(t, next, 0, 0, 0, KB_ERR_TIMEOUT);
                 t->measured_outstanding--;
             }
@@ -502,6 +535,15 @@ static ssize_t recv_stamped(struct thread *t, int fd, kb_mono_t now, kb_mono_t *
     return r;
 }
 
+/* How late the client read a response that arrived at `at`: counted from the arrival, or
+ * from the end of a lazy sleep the thread chose (a planned wait, not lateness). A busy or
+ * starved client shows here and in its send lag, whatever its CPU reads. */
+static void record_rx_delay(struct thread *t, kb_mono_t at)
+{
+    kb_mono_t from = at > t->look_at ? at : t->look_at, now = kb_mono_now();
+    kb_hist_record(&t->rx_delay, now > from ? (int64_t)((now - from) / KB_NS_PER_US) : 0);
+}
+
 static void on_readable(struct thread *t, int i, kb_mono_t now)
 {
     struct conn *c = &t->conns[i];
@@ -532,6 +574,8 @@ static void on_readable(struct thread *t, int i, kb_mono_t now)
         off = used;
         /* The response cannot have ended before its request was written. */
         c->avail = at > c->sent ? at : c->sent;
+        if (c->measured)
+            record_rx_delay(t, c->avail);
         record_response(t, c, c->avail);
         request_done(t, c);
         if (off < (size_t)r) {
@@ -584,9 +628,11 @@ static void scan(struct thread *t, kb_mono_t now)
     }
 }
 
-/* End of the drain: whatever is measured and unfinished is a timeout. */
+/* End of the drain: whatever is measured and unfinished is a timeout, recorded at the
+ * latency it had reached. */
 static void finish(struct thread *t)
 {
+    kb_mono_t now = kb_mono_now();
     for (int i = 0; i < t->nconns; i++) {
         struct conn *c = &t->conns[i];
         if (c->busy) {
@@ -598,10 +644,8 @@ static void finish(struct thread *t)
     }
     for (; t->fifo_len > 0; t->fifo_len--, t->fifo_head = (t->fifo_head + 1) % t->fifo_cap)
         if (kb_schedule_is_measured(&t->sched, t->fifo[t->fifo_head].n)) {
-            t->c.errors[KB_ERR_TIMEOUT]++;
+            count_error(t, KB_ERR_TIMEOUT, t->fifo[t->fifo_head].intended, now);
             t->c.unfinished++;
-            if (t->recording)
-                kb_hlog_recorder_error(&t->rec, kb_mono_now());
             log_request(t, t->fifo[t->fifo_head].intended, 0, 0, 0, KB_ERR_TIMEOUT);
             t->measured_outstanding--;
             note_error(t, "timeout", "never sent: no free connection before the drain ended");
@@ -682,8 +726,10 @@ static void run_loop(struct thread *t)
              * response arrivals (their kernel receive times are kept) and collect them when
              * waking to send -- one wake-up per send instead of two. */
             kb_mono_sleep_until(until);
+            t->look_at = until;
             wait_events(t, until, until);
         } else {
+            t->look_at = 0;
             wait_events(t, now, until);
         }
     }
@@ -713,6 +759,25 @@ static void log_alloc(struct thread *t)
         memset(t->log, 0, t->log_cap * sizeof(*t->log));
 }
 
+/* With a CPU for every thread, each thread gets its own (the index-th of the set): threads
+ * sharing a CPU pay each other's wake-ups and context switches. Else all share the set. */
+static void pin_thread(const struct thread *t)
+{
+    cpu_set_t one;
+    int k = 0;
+    if (CPU_COUNT(t->cfg->cpus) < t->cfg->threads) {
+        pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), t->cfg->cpus);
+        return;
+    }
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, t->cfg->cpus) && k++ == (int)t->index) {
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+            return;
+        }
+}
+
 static void *thread_main(void *arg)
 {
     struct thread *t = arg;
@@ -730,7 +795,7 @@ static void *thread_main(void *arg)
         t->got_rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
     }
     if (t->cfg->cpus)
-        pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), t->cfg->cpus);
+        pin_thread(t);
     for (int i = 0; i < t->nconns; i++)
         conn_open(t, i, now);
     /* All connections up before the warmup: wait for every connect to finish. */
@@ -773,12 +838,18 @@ static void thread_free(struct thread *t)
     kb_hist_free(&t->uncorrected);
     kb_hist_free(&t->lag);
     kb_hist_free(&t->conn_wait);
+    kb_hist_free(&t->rx_delay);
 }
 
-static int hist4(struct kb_hist *a, struct kb_hist *b, struct kb_hist *c, struct kb_hist *d)
+/* The five histograms a thread and the merged result both keep. */
+static int hists_init(struct kb_hist *a, struct kb_hist *b, struct kb_hist *c, struct kb_hist *d,
+                      struct kb_hist *e)
 {
-    return kb_hist_init(a, 1, KB_LOAD_HIST_MAX_US, 3) | kb_hist_init(b, 1, KB_LOAD_HIST_MAX_US, 3) |
-           kb_hist_init(c, 1, KB_LOAD_HIST_MAX_US, 3) | kb_hist_init(d, 1, KB_LOAD_HIST_MAX_US, 3);
+    struct kb_hist *all[] = { a, b, c, d, e };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        rc |= kb_hist_init(all[i], 1, KB_LOAD_HIST_MAX_US, 3);
+    return rc;
 }
 
 static int thread_setup(struct thread *t, const struct kb_load_config *cfg, unsigned index,
@@ -796,8 +867,9 @@ static int thread_setup(struct thread *t, const struct kb_load_config *cfg, unsi
     t->fifo_cap = 4096;
     t->fifo = malloc(t->fifo_cap * sizeof(*t->fifo));
     if (t->epfd < 0 || !t->conns || !t->free_ring || !t->fifo ||
-        hist4(&t->corrected, &t->uncorrected, &t->lag, &t->conn_wait))
+        hists_init(&t->corrected, &t->uncorrected, &t->lag, &t->conn_wait, &t->rx_delay))
         return -1;
+    t->bound_from_us = INT64_MAX;
     for (int i = 0; i < t->nconns; i++)
         t->conns[i].fd = -1;
     return 0;
@@ -825,11 +897,15 @@ static void merge(struct kb_load_result *res, struct thread *t)
     d->interval_completed += s->interval_completed;
     d->window_completed += s->window_completed;
     d->unfinished += s->unfinished;
+    d->bounded += s->bounded;
+    if (t->bound_from_us < res->bound_from_us)
+        res->bound_from_us = t->bound_from_us;
     res->rt_threads += t->got_rt;
     kb_hist_add(&res->corrected, &t->corrected);
     kb_hist_add(&res->uncorrected, &t->uncorrected);
     kb_hist_add(&res->lag, &t->lag);
     kb_hist_add(&res->conn_wait, &t->conn_wait);
+    kb_hist_add(&res->rx_delay, &t->rx_delay);
     if (!res->first_error[0] && t->first_error[0])
         memcpy(res->first_error, t->first_error, sizeof(res->first_error));
 }
@@ -893,6 +969,8 @@ static void time_interval(const struct kb_load_config *cfg, struct shared *sh, s
     cpu1 = cpu_now();
     res->cpu_seconds = cpu1 - cpu0;
     res->interval_s = (double)(b - a) / (double)KB_NS_PER_S;
+    res->interval_start = a;
+    res->interval_end = b;
 }
 
 int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, char *err, size_t errlen)
@@ -906,7 +984,8 @@ int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, ch
         snprintf(err, errlen, "need threads >= 1 and connections >= threads");
         return -1;
     }
-    if (hist4(&res->corrected, &res->uncorrected, &res->lag, &res->conn_wait) ||
+    res->bound_from_us = INT64_MAX;
+    if (hists_init(&res->corrected, &res->uncorrected, &res->lag, &res->conn_wait, &res->rx_delay) ||
         !(ts = calloc((size_t)cfg->threads, sizeof(*ts)))) {
         snprintf(err, errlen, "out of memory");
         goto out;
@@ -975,6 +1054,7 @@ void kb_load_result_free(struct kb_load_result *res)
     kb_hist_free(&res->uncorrected);
     kb_hist_free(&res->lag);
     kb_hist_free(&res->conn_wait);
+    kb_hist_free(&res->rx_delay);
 }
 
 uint64_t kb_load_errors_total(const struct kb_load_counts *c)

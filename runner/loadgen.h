@@ -44,7 +44,8 @@ struct kb_load_config {
     int64_t send_quantum_ns;           /* >0: sends closer than this share a wake-up (see loadgen.c) */
     int rx_timestamps;                 /* time responses by SO_TIMESTAMPNS and collect them lazily */
     const char *series_tag;            /* non-NULL: collect a per-second series (runner/hlog.h) */
-    const cpu_set_t *cpus;             /* pin every load thread to these, or NULL */
+    const cpu_set_t *cpus;             /* pin the load threads to these, or NULL; with at least
+                                          as many CPUs as threads, each thread gets one of its own */
     int rt;                            /* ask for SCHED_FIFO 1 on every load thread */
     uint64_t requests_log_max;         /* >0: keep up to this many per-request records (all threads) */
 };
@@ -70,16 +71,28 @@ struct kb_load_counts {
     uint64_t interval_completed;           /* completed by the end of the measured interval */
     uint64_t window_completed;             /* responses of ANY phase that ended inside the interval */
     uint64_t unfinished;                   /* of errors[TIMEOUT]: still queued or in flight when the drain ended */
+    uint64_t bounded;                      /* timeouts recorded in corrected at a lower bound (see below) */
 };
 
 struct kb_load_result {
     struct kb_load_counts c;
-    struct kb_hist corrected;      /* us, from intended send time to response end */
+    /* us, from intended send time to response end. A measured request that never got its
+     * response (it timed out, or was still queued or in flight when the drain ended) is
+     * recorded too, at the lower bound it had reached (then minus intended): leaving it out
+     * would make an overloaded point look faster the more it dropped. c.bounded counts them
+     * and bound_from_us is the smallest such bound: a figure below it is exact, one at or
+     * above it is only a lower bound. */
+    struct kb_hist corrected;
+    int64_t bound_from_us;         /* INT64_MAX when nothing was bounded */
     struct kb_hist uncorrected;    /* us, from the request's write to response end */
     struct kb_hist lag;            /* us, the client's own lateness: write minus max(intended, connection free) */
     struct kb_hist conn_wait;      /* us, how long a due request waited for a free connection */
+    struct kb_hist rx_delay;       /* us, the client's lateness in reading a response: from the later
+                                      of its kernel arrival and the moment the thread meant to look
+                                      (a lazy sleep's end) to its parsing */
     double cpu_seconds;            /* process user+system CPU over the measured interval */
     double interval_s;             /* measured interval length actually observed */
+    kb_mono_t interval_start, interval_end;   /* CLOCK_MONOTONIC, the same clock in every process */
     double drain_used_s;           /* time spent draining after the last scheduled send */
     int rt_threads;                /* load threads that got SCHED_FIFO (cfg->rt) */
     int64_t send_quantum_ns;       /* the quantum in force: cfg's, or 0 when sends were far enough apart */

@@ -15,6 +15,15 @@ double kb_loadout_achieved_rps(const struct kb_load_meta *m, const struct kb_loa
     return m->duration_s > 0 ? (double)r->c.window_completed / m->duration_s : 0;
 }
 
+/* Against the whole requests scheduled, not rate x duration: a schedule rounds that to
+ * whole requests, and 1 of 1 answered is full delivery even at 0.5 req/s for 1 s. */
+double kb_loadout_delivery(const struct kb_load_meta *m, const struct kb_load_result *r)
+{
+    if (r->c.scheduled > 0)
+        return (double)r->c.window_completed / (double)r->c.scheduled;
+    return m->requested_rps > 0 ? kb_loadout_achieved_rps(m, r) / m->requested_rps : 0;
+}
+
 double kb_loadout_cpu_fraction(const struct kb_load_meta *m, const struct kb_load_result *r)
 {
     double cpus = m->client_cpus > 0 ? m->client_cpus : 1;
@@ -25,17 +34,47 @@ double kb_loadout_cpu_fraction(const struct kb_load_meta *m, const struct kb_loa
     return denom > 0 ? r->cpu_seconds / denom : 0;
 }
 
+static const char *const fig_names[] = { "min", "mean", "p50", "p90", "p99", "p999", "max" };
+#define NFIGS (sizeof(fig_names) / sizeof(fig_names[0]))
+
+static void hist_figures(const struct kb_hist *h, double v[NFIGS])
+{
+    v[0] = (double)kb_hist_min(h);
+    v[1] = kb_hist_mean(h);
+    v[2] = (double)kb_hist_value_at_percentile(h, 50.0);
+    v[3] = (double)kb_hist_value_at_percentile(h, 90.0);
+    v[4] = (double)kb_hist_value_at_percentile(h, 99.0);
+    v[5] = (double)kb_hist_value_at_percentile(h, 99.9);
+    v[6] = (double)kb_hist_max(h);
+}
+
+/* An empty histogram has no figures: null, never a 0 that reads as "instant". */
 static json_t *hist_json(const struct kb_hist *h)
 {
-    return json_pack("{s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I}",
-                     "count", (json_int_t)h->total_count,
-                     "min", (json_int_t)kb_hist_min(h),
-                     "mean", kb_hist_mean(h),
-                     "p50", (json_int_t)kb_hist_value_at_percentile(h, 50.0),
-                     "p90", (json_int_t)kb_hist_value_at_percentile(h, 90.0),
-                     "p99", (json_int_t)kb_hist_value_at_percentile(h, 99.0),
-                     "p999", (json_int_t)kb_hist_value_at_percentile(h, 99.9),
-                     "max", (json_int_t)kb_hist_max(h));
+    json_t *o = json_pack("{s:I}", "count", (json_int_t)h->total_count);
+    double v[NFIGS];
+    hist_figures(h, v);
+    for (size_t k = 0; k < NFIGS; k++)
+        json_object_set_new(o, fig_names[k], h->total_count == 0 ? json_null()
+                            : k == 1 ? json_real(v[k]) : json_integer((json_int_t)v[k]));
+    return o;
+}
+
+/* Corrected latency with its lower bounds (runner/loadgen.h): a figure at or above the
+ * smallest bound may hide a larger true value, one below it is exact. The mean moves with
+ * any bound. */
+static json_t *corrected_json(const struct kb_load_result *r)
+{
+    json_t *o = hist_json(&r->corrected), *is = json_object();
+    uint64_t n = r->c.bounded;
+    double v[NFIGS];
+    hist_figures(&r->corrected, v);
+    for (size_t k = 0; k < NFIGS; k++)
+        json_object_set_new(is, fig_names[k], json_boolean(n > 0 && (k == 1 || v[k] >= (double)r->bound_from_us)));
+    json_object_set_new(o, "bounded", json_integer((json_int_t)n));
+    json_object_set_new(o, "bound_from_us", n ? json_integer((json_int_t)r->bound_from_us) : json_null());
+    json_object_set_new(o, "is_bound", is);
+    return o;
 }
 
 static json_t *errors_json(const struct kb_load_counts *c)
@@ -71,6 +110,7 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "url", json_string(m->url));
     json_object_set_new(o, "route", json_string(m->route));
     json_object_set_new(o, "requested_rps", json_real(m->requested_rps));
+    json_object_set_new(o, "threads_requested", json_integer(m->threads_requested));
     json_object_set_new(o, "threads", json_integer(m->threads));
     json_object_set_new(o, "connections", json_integer(m->connections));
     json_object_set_new(o, "warmup_s", json_real(m->warmup_s));
@@ -88,7 +128,7 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "in_flight_at_end",
                         json_integer((json_int_t)(c->scheduled > ended ? c->scheduled - ended : 0)));
     json_object_set_new(o, "achieved_rps", json_real(achieved));
-    json_object_set_new(o, "delivery", json_real(m->requested_rps > 0 ? achieved / m->requested_rps : 0));
+    json_object_set_new(o, "delivery", json_real(kb_loadout_delivery(m, r)));
     json_object_set_new(o, "errors", errors_json(c));
     json_object_set_new(o, "status", status_json(c));
     json_object_set_new(o, "non2xx", json_integer((json_int_t)c->non2xx));
@@ -107,10 +147,13 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "client_cpu_us_per_request",
                         json_real(c->completed ? r->cpu_seconds * 1e6 / (double)c->completed : 0));
     json_object_set_new(o, "interval_s", json_real(r->interval_s));
-    json_object_set_new(o, "corrected_us", hist_json(&r->corrected));
+    json_object_set_new(o, "interval_start_mono_s", json_real((double)r->interval_start / 1e9));
+    json_object_set_new(o, "interval_end_mono_s", json_real((double)r->interval_end / 1e9));
+    json_object_set_new(o, "corrected_us", corrected_json(r));
     json_object_set_new(o, "uncorrected_us", hist_json(&r->uncorrected));
     json_object_set_new(o, "lag_us", hist_json(&r->lag));
     json_object_set_new(o, "conn_wait_us", hist_json(&r->conn_wait));
+    json_object_set_new(o, "rx_delay_us", hist_json(&r->rx_delay));
     json_object_set_new(o, "reconnects", json_integer((json_int_t)c->reconnects));
     json_object_set_new(o, "connect_failures", json_integer((json_int_t)c->connect_failures));
     json_object_set_new(o, "first_error", r->first_error[0] ? json_string(r->first_error) : json_null());
@@ -210,12 +253,23 @@ int kb_loadout_write_hgrm(const char *path, const struct kb_hist *h, char *err, 
     return close_rename(f, kb_hist_print_hgrm(h, f, 5, 1.0) != 0, tmp, path, err, errlen);
 }
 
-static void hist_line(FILE *f, const char *name, const struct kb_hist *h)
+/* A figure at or above bound_from is a lower bound and printed as ">=N"; none: "-". */
+static void hist_line(FILE *f, const char *name, const struct kb_hist *h, int64_t bound_from)
 {
-    fprintf(f, "  %-12s %9lld %9lld %9lld %9lld %9lld %10lld\n", name,
-            (long long)kb_hist_value_at_percentile(h, 50.0), (long long)kb_hist_value_at_percentile(h, 90.0),
-            (long long)kb_hist_value_at_percentile(h, 99.0), (long long)kb_hist_value_at_percentile(h, 99.9),
-            (long long)kb_hist_max(h), (long long)h->total_count);
+    double v[NFIGS];
+    int idx[] = { 2, 3, 4, 5, 6 };
+    fprintf(f, "  %-12s", name);
+    hist_figures(h, v);
+    for (size_t k = 0; k < sizeof(idx) / sizeof(idx[0]); k++) {
+        char cell[32];
+        if (h->total_count == 0)
+            snprintf(cell, sizeof(cell), "-");
+        else
+            snprintf(cell, sizeof(cell), "%s%lld", v[idx[k]] >= (double)bound_from ? ">=" : "",
+                     (long long)v[idx[k]]);
+        fprintf(f, " %9s", cell);
+    }
+    fprintf(f, " %10lld\n", (long long)h->total_count);
 }
 
 void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_load_result *r)
@@ -224,8 +278,11 @@ void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_l
     double achieved = kb_loadout_achieved_rps(m, r);
     fprintf(f, "kneebench load %s (route %s): %d threads, %d connections, %.0fs warmup, %.0fs measured, %.0fs drain\n",
             m->url, m->route, m->threads, m->connections, m->warmup_s, m->duration_s, m->drain_s);
+    if (m->threads != m->threads_requested)
+        fprintf(f, "  %d threads asked, %d run: one per client CPU (--exact-threads to override)\n",
+                m->threads_requested, m->threads);
     fprintf(f, "  rate: requested %.0f/s, achieved %.1f/s, delivery %.4f\n", m->requested_rps,
-            achieved, m->requested_rps > 0 ? achieved / m->requested_rps : 0);
+            achieved, kb_loadout_delivery(m, r));
     fprintf(f, "  requests: scheduled %llu, sent %llu, completed %llu, errors %llu, non-2xx %llu, mismatches %llu\n",
             (unsigned long long)c->scheduled, (unsigned long long)c->sent, (unsigned long long)c->completed,
             (unsigned long long)kb_load_errors_total(c), (unsigned long long)c->non2xx,
@@ -235,10 +292,14 @@ void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_l
         fprintf(f, " %s %llu", kb_err_kind_names[k], (unsigned long long)c->errors[k]);
     fprintf(f, "; reconnects %llu\n", (unsigned long long)c->reconnects);
     fprintf(f, "  latency (us)     p50       p90       p99     p99.9       max      count\n");
-    hist_line(f, "corrected", &r->corrected);
-    hist_line(f, "uncorrected", &r->uncorrected);
-    hist_line(f, "send lag", &r->lag);
-    hist_line(f, "conn wait", &r->conn_wait);
+    hist_line(f, "corrected", &r->corrected, r->c.bounded ? r->bound_from_us : INT64_MAX);
+    hist_line(f, "uncorrected", &r->uncorrected, INT64_MAX);
+    hist_line(f, "send lag", &r->lag, INT64_MAX);
+    hist_line(f, "rx delay", &r->rx_delay, INT64_MAX);
+    hist_line(f, "conn wait", &r->conn_wait, INT64_MAX);
+    if (c->bounded)
+        fprintf(f, "  %llu unanswered requests are in corrected at their lower bound (>= %lld us)\n",
+                (unsigned long long)c->bounded, (long long)r->bound_from_us);
     fprintf(f, "  client: %.3f CPU s over %.2f s on %d CPU(s)", r->cpu_seconds, r->interval_s, m->client_cpus);
     if (m->client_cpu_quota > 0)
         fprintf(f, " (cgroup quota %.2f CPU)", m->client_cpu_quota);

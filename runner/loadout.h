@@ -17,7 +17,8 @@ struct kb_load_meta {
     const char *url;
     const char *route;
     double requested_rps;
-    int threads, connections;
+    int threads_requested;     /* --threads (or the contract's): an upper bound */
+    int threads, connections;  /* threads: what ran, fitted to the client's CPUs */
     double warmup_s, duration_s, drain_s;
     char started_at[32];
     int client_cpus;           /* CPUs the load threads may run on */
@@ -38,6 +39,7 @@ void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_l
 
 /* Derived figures, shared by the JSON and the summary. */
 double kb_loadout_achieved_rps(const struct kb_load_meta *m, const struct kb_load_result *r);
+double kb_loadout_delivery(const struct kb_load_meta *m, const struct kb_load_result *r);
 double kb_loadout_cpu_fraction(const struct kb_load_meta *m, const struct kb_load_result *r);
 
 #endif

@@ -39,11 +39,20 @@ def check_identity(j):
     assert j["in_flight_at_end"] == 0, j
     assert j["timeouts"] == e["timeout"]
     assert sum(v for v in j["status"].values()) == j["completed"], j["status"]
-    assert j["corrected_us"]["count"] == j["completed"] == j["uncorrected_us"]["count"]
+    # every timeout is in corrected at its lower bound; uncorrected holds the answered only
+    c = j["corrected_us"]
+    assert c["bounded"] == e["timeout"], (c, e)
+    assert c["count"] == j["completed"] + c["bounded"], (c, j["completed"])
+    assert j["uncorrected_us"]["count"] == j["completed"]
+    assert (c["bound_from_us"] is None) == (c["bounded"] == 0), c
     assert j["scheduled"] == round(j["requested_rps"] * j["duration_s"]), j
-    # each request's corrected latency >= its uncorrected one, so every percentile is too
-    for k in ("p50", "p90", "p99", "p999", "max"):
-        assert j["corrected_us"][k] >= j["uncorrected_us"][k], (k, j["corrected_us"], j["uncorrected_us"])
+    # each request's corrected latency >= its uncorrected one, so every percentile is too;
+    # an empty histogram has no figures at all (null, never 0)
+    for h in (c, j["uncorrected_us"]):
+        assert all((h[k] is None) == (h["count"] == 0) for k in ("min", "mean", "p50", "max")), h
+    if j["completed"] and c["bounded"] == 0:
+        for k in ("p50", "p90", "p99", "p999", "max"):
+            assert c[k] >= j["uncorrected_us"][k], (k, c, j["uncorrected_us"])
 
 
 @test
@@ -162,6 +171,41 @@ def chunked_response_matches():
 def silent_server_times_out():
     j, st = hostile_case("silent", 25, connections=16)
     assert j["errors"]["timeout"] == st["events"] == j["errors"]["total"], (j["errors"], st)
+
+
+@test
+def unanswered_requests_raise_p99_above_the_drain():
+    # A server that reads but never answers: every measured request is still queued or in
+    # flight when the 1 s drain ends. Left out of the histogram they would print as an
+    # empty (or 0 ms) p99; counted at their lower bound (drain end minus intended time)
+    # every figure is at least the drain, and says it is a bound.
+    need(KB)
+    s = hostile("silent", every=1)
+    try:
+        j, p = load(s.port, "--timeout-ms", "60000", rate=100, duration=1, warmup=0,
+                    connections=4, drain=1)
+    finally:
+        server_stats(s)
+    check_identity(j)
+    c = j["corrected_us"]
+    assert j["completed"] == 0 and j["unfinished_at_drain_end"] == j["scheduled"] == 100, j
+    assert c["bounded"] == c["count"] == 100, c
+    assert c["p50"] >= 1_000_000 and c["p99"] >= 1_000_000 and c["bound_from_us"] >= 1_000_000, c
+    assert all(c["is_bound"][k] for k in ("p50", "p99", "max", "mean")), c["is_bound"]
+    assert j["uncorrected_us"]["p99"] is None, j["uncorrected_us"]
+    assert ">=" in p.stdout and "at their lower bound" in p.stdout, p.stdout
+    # Answered requests below the bound stay exact: every 25th request left unanswered
+    # (4 %) makes p99 a bound above the drain while p50 is exact.
+    s = hostile("silent", every=25)
+    try:
+        j, _ = load(s.port, "--timeout-ms", "60000", rate=200, duration=2, warmup=0,
+                    connections=16, drain=1)
+    finally:
+        server_stats(s)
+    check_identity(j)
+    c = j["corrected_us"]
+    assert c["bounded"] >= 10 and c["p99"] >= 1_000_000 and c["is_bound"]["p99"], c
+    assert not c["is_bound"]["p50"] and c["p50"] < c["bound_from_us"], c
 
 
 @test
