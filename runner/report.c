@@ -12,16 +12,30 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median (mean of the middle two for an even count), min, max of v[0..n). */
-static struct kb_stat stat_of(double *v, int n)
+#define MAX_REPEATS 64
+
+/* The values one figure took over a row's repeats: only the repeats that had it. */
+struct fig {
+    double v[MAX_REPEATS];
+    int n, bound;
+};
+
+static void fig_add(struct fig *f, double v, int bound)
 {
-    struct kb_stat s = { 0, 0, 0 };
-    if (n <= 0)
+    f->v[f->n++] = v;
+    f->bound |= bound;
+}
+
+/* Median (mean of the middle two for an even count), min, max of the values present. */
+static struct kb_stat stat_of(struct fig *f)
+{
+    struct kb_stat s = { 0, 0, 0, f->n, f->bound };
+    if (f->n <= 0)
         return s;
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    s.min = v[0];
-    s.max = v[n - 1];
-    s.med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    qsort(f->v, (size_t)f->n, sizeof(double), cmp_double);
+    s.min = f->v[0];
+    s.max = f->v[f->n - 1];
+    s.med = f->n % 2 ? f->v[f->n / 2] : (f->v[f->n / 2 - 1] + f->v[f->n / 2]) / 2;
     return s;
 }
 
@@ -31,6 +45,32 @@ static double jnum(json_t *o, const char *a, const char *b)
     if (b)
         v = json_object_get(v, b);
     return json_number_value(v);
+}
+
+/* 1 and *out when o[a][b] is a number: a null or absent field (older evidence, an empty
+ * histogram) is not a zero. */
+static int jopt(json_t *o, const char *a, const char *b, double *out)
+{
+    json_t *v = json_object_get(o, a);
+    if (b)
+        v = json_object_get(v, b);
+    if (!json_is_number(v))
+        return 0;
+    *out = json_number_value(v);
+    return 1;
+}
+
+/* One latency figure of a load.json histogram, when the histogram has it: an empty one
+ * (count 0) has none, whatever an older writer put in its place. *bound from is_bound. */
+static int lat_fig(json_t *h, const char *k, double *us, int *bound)
+{
+    json_t *count = json_object_get(h, "count");
+    if (json_is_number(count) && json_number_value(count) <= 0)
+        return 0;
+    if (!jopt(h, k, NULL, us))
+        return 0;
+    *bound = json_is_true(json_object_get(json_object_get(h, "is_bound"), k));
+    return 1;
 }
 
 size_t kb_report_nruntimes(const struct kb_report *r)
@@ -68,67 +108,178 @@ static json_t *load_point(const char *dir, const char *id)
     return json_load_file(kb_path(path, sizeof(path), pdir, "verdict.json"), 0, NULL);
 }
 
+enum { F_ACH, F_DEL, F_P50, F_P90, F_P99, F_P999, F_MAX, F_SRV, F_CPU_S, F_CPU_US, F_N };
+
 struct acc {
-    double achieved[64], delivery[64], p50[64], p90[64], p99[64], p999[64], max[64], srv[64];
-    int n, failed, limited, controlled, reason_locked;
+    struct fig f[F_N];
+    int n, reason_locked, server_reason_locked;
+    int verdicts[4], server[4], server_unknown;   /* counts by enum index, see vindex() */
+    int all_controlled_own, trust_seen;
 };
+
+/* controlled 0, uncontrolled 1, failed 2, client-limited 3; -1 for anything else. */
+static int vindex(const char *v)
+{
+    static const char *const names[] = { "controlled", "uncontrolled", "failed", "client-limited" };
+    for (int i = 0; v && i < 4; i++)
+        if (!strcmp(v, names[i]))
+            return i;
+    return -1;
+}
+
+/* The verdict the point's own figures give. Newer evidence says it (server_verdict); in
+ * older evidence every verdict but client-limited is already the server's. NULL: unknown. */
+static const char *server_verdict_of(json_t *v, const char **reason)
+{
+    const char *verdict = json_string_value(json_object_get(v, "verdict"));
+    const char *sv = json_string_value(json_object_get(v, "server_verdict"));
+    *reason = json_string_value(json_object_get(v, sv ? "server_reason" : "reason"));
+    if (sv)
+        return sv;
+    return verdict && strcmp(verdict, "client-limited") ? verdict : NULL;
+}
+
+static void add_latency(struct acc *a, json_t *h)
+{
+    static const char *const keys[] = { "p50", "p90", "p99", "p999", "max" };
+    double us;
+    int bound;
+    for (int k = 0; k < 5; k++)
+        if (lat_fig(h, keys[k], &us, &bound))
+            fig_add(&a->f[F_P50 + k], us, bound);
+}
+
+/* The client's side of a repeat: CPU, send lag, receive delay and threads. */
+static void add_client(struct kb_report_row *row, json_t *load)
+{
+    double x;
+    int b, th = (int)jnum(load, "threads", NULL);
+    if (jnum(load, "client_cpu_fraction", NULL) > row->client_cpu_max)
+        row->client_cpu_max = jnum(load, "client_cpu_fraction", NULL);
+    if (lat_fig(json_object_get(load, "lag_us"), "p99", &x, &b) && x > row->lag_p99_max_us)
+        row->lag_p99_max_us = x;
+    if (lat_fig(json_object_get(load, "rx_delay_us"), "p99", &x, &b) && x > row->rx_p99_max_us)
+        row->rx_p99_max_us = x;
+    if (th > 0) {
+        row->threads_min = row->threads_min && row->threads_min < th ? row->threads_min : th;
+        row->threads_max = row->threads_max > th ? row->threads_max : th;
+    }
+    if ((int)jnum(load, "client_cpus", NULL) > row->client_cpus)
+        row->client_cpus = (int)jnum(load, "client_cpus", NULL);
+    if (jnum(load, "threads_requested", NULL) > 0)
+        row->threads_requested = (int)jnum(load, "threads_requested", NULL);
+}
+
+/* Lower bounds: how many requests, and the smallest bound. */
+static void add_bounds(struct kb_report_row *row, json_t *corrected)
+{
+    double from;
+    row->bounded += (long long)jnum(corrected, "bounded", NULL);
+    if (jopt(corrected, "bound_from_us", NULL, &from) &&
+        (row->bound_from_us < 0 || from < row->bound_from_us))
+        row->bound_from_us = from;
+}
+
+static void add_server(struct kb_report_row *row, struct acc *a, json_t *v)
+{
+    const char *sreason, *sv = server_verdict_of(v, &sreason);
+    json_t *srv = json_object_get(v, "server"), *trust = json_object_get(v, "client_trust");
+    double x;
+    fig_add(&a->f[F_SRV], jnum(srv, "cpu_mean_fraction", NULL), 0);
+    if (jopt(srv, "cpu_interval_s", NULL, &x))
+        fig_add(&a->f[F_CPU_S], x, 0);
+    if (jopt(srv, "cpu_us_per_response", NULL, &x) && x > 0)
+        fig_add(&a->f[F_CPU_US], x, 0);
+    if ((long long)jnum(srv, "rss_max_bytes", NULL) > row->rss_max)
+        row->rss_max = (long long)jnum(srv, "rss_max_bytes", NULL);
+    if (vindex(sv) >= 0 && vindex(sv) != 3)
+        a->server[vindex(sv)]++;
+    else
+        a->server_unknown++;
+    /* the first failed or uncontrolled server reason; otherwise the latest */
+    if (!a->server_reason_locked)
+        snprintf(row->server_reason, sizeof(row->server_reason), "%s", sreason ? sreason : "");
+    a->server_reason_locked = a->server[1] || a->server[2];
+    if (json_is_object(trust)) {
+        a->trust_seen++;
+        if (!json_is_true(json_object_get(trust, "ok")) && row->trust_ok) {
+            row->trust_ok = 0;
+            snprintf(row->trust_reason, sizeof(row->trust_reason), "%s",
+                     json_string_value(json_object_get(trust, "reason"))
+                         ? json_string_value(json_object_get(trust, "reason")) : "");
+        }
+    }
+}
 
 static void accumulate(struct kb_report_row *row, struct acc *a, json_t *v)
 {
     json_t *load = json_object_get(v, "load");
     const char *verdict = json_string_value(json_object_get(v, "verdict"));
     const char *reason = json_string_value(json_object_get(v, "reason"));
-    int i = a->n++;
-    a->achieved[i] = jnum(load, "achieved_rps", NULL);
-    a->delivery[i] = jnum(load, "delivery", NULL);
-    a->p50[i] = jnum(load, "corrected_us", "p50") / 1000;
-    a->p90[i] = jnum(load, "corrected_us", "p90") / 1000;
-    a->p99[i] = jnum(load, "corrected_us", "p99") / 1000;
-    a->p999[i] = jnum(load, "corrected_us", "p999") / 1000;
-    a->max[i] = jnum(load, "corrected_us", "max") / 1000;
-    a->srv[i] = jnum(v, "server", "cpu_mean_fraction");
+    int vi = vindex(verdict);
+    a->n++;
+    fig_add(&a->f[F_ACH], jnum(load, "achieved_rps", NULL), 0);
+    fig_add(&a->f[F_DEL], jnum(load, "delivery", NULL), 0);
+    add_latency(a, json_object_get(load, "corrected_us"));
+    add_bounds(row, json_object_get(load, "corrected_us"));
+    add_client(row, load);
+    add_server(row, a, v);
     row->errors += (long long)jnum(load, "errors", "total");
     row->non2xx += (long long)jnum(load, "non2xx", NULL);
     row->mismatches += (long long)jnum(load, "mismatches", "total");
-    if (jnum(load, "client_cpu_fraction", NULL) > row->client_cpu_max)
-        row->client_cpu_max = jnum(load, "client_cpu_fraction", NULL);
-    if (jnum(load, "lag_us", "p99") / 1000 > row->lag_p99_max_ms)
-        row->lag_p99_max_ms = jnum(load, "lag_us", "p99") / 1000;
-    if ((long long)jnum(v, "server", "rss_max_bytes") > row->rss_max)
-        row->rss_max = (long long)jnum(v, "server", "rss_max_bytes");
-    a->failed += verdict && !strcmp(verdict, "failed");
-    a->limited += verdict && !strcmp(verdict, "client-limited");
-    a->controlled += verdict && !strcmp(verdict, "controlled");
+    row->scheduled += (long long)jnum(load, "scheduled", NULL);
+    if (vi >= 0)
+        a->verdicts[vi]++;
     /* keep the first failed or client-limited reason; otherwise the latest */
     if (!a->reason_locked)
         snprintf(row->reason, sizeof(row->reason), "%s", reason ? reason : "");
-    a->reason_locked = a->failed || a->limited;
+    a->reason_locked = a->verdicts[2] || a->verdicts[3];
 }
 
-/* Any failed repeat fails the row, then any client-limited; else medians decide. */
+/* Medians decide a row of repeats none of which failed. A p99 median that is only a lower
+ * bound cannot show the row is under the limit, so then every repeat must have been
+ * controlled on its own figures (each of those verdicts saw its point's bounds). */
+static const char *by_medians(const struct kb_report *r, const struct kb_report_row *row,
+                              int own_controlled, int n)
+{
+    int ok = row->delivery.med >= r->min_delivery && row->p99.n > 0 &&
+             row->p99.med < r->max_p99_us && (!row->p99.bound || own_controlled == n);
+    return ok ? "controlled" : "uncontrolled";
+}
+
+/* Any failed repeat fails the row, then any client-limited; else medians decide. The
+ * server verdict is the same rule over the repeats' own verdicts, unknown when one is. */
 static void finish_row(struct kb_report *r, struct kb_report_row *row, struct acc *a)
 {
+    struct kb_stat *const dst[F_N] = { &row->achieved, &row->delivery, &row->p50, &row->p90,
+                                       &row->p99, &row->p999, &row->max, NULL,
+                                       &row->cpu_interval_s, &row->cpu_us_per_response };
     row->n = a->n;
-    row->achieved = stat_of(a->achieved, a->n);
-    row->delivery = stat_of(a->delivery, a->n);
-    row->p50 = stat_of(a->p50, a->n);
-    row->p90 = stat_of(a->p90, a->n);
-    row->p99 = stat_of(a->p99, a->n);
-    row->p999 = stat_of(a->p999, a->n);
-    row->max = stat_of(a->max, a->n);
-    row->server_cpu_med = stat_of(a->srv, a->n).med;
+    for (int k = 0; k < F_N; k++)
+        if (dst[k])
+            *dst[k] = stat_of(&a->f[k]);
+    row->server_cpu_med = stat_of(&a->f[F_SRV]).med;
+    row->trust_known = a->n > 0 && a->trust_seen == a->n;
     if (a->n == 0)
         snprintf(row->verdict, sizeof(row->verdict), "missing");
-    else if (a->failed)
+    else if (a->verdicts[2])
         snprintf(row->verdict, sizeof(row->verdict), "failed");
-    else if (a->limited)
+    else if (a->verdicts[3])
         snprintf(row->verdict, sizeof(row->verdict), "client-limited");
     else if (a->n == 1)
-        snprintf(row->verdict, sizeof(row->verdict), "%s", a->controlled ? "controlled" : "uncontrolled");
+        snprintf(row->verdict, sizeof(row->verdict), "%s", a->verdicts[0] ? "controlled" : "uncontrolled");
     else
-        snprintf(row->verdict, sizeof(row->verdict), "%s",
-                 row->delivery.med >= r->min_delivery && row->p99.med < r->max_p99_ms
-                     ? "controlled" : "uncontrolled");
+        snprintf(row->verdict, sizeof(row->verdict), "%s", by_medians(r, row, a->verdicts[0], a->n));
+    if (a->n == 0 || (a->server_unknown && !a->server[2]))
+        row->server_verdict[0] = '\0';
+    else if (a->server[2])
+        snprintf(row->server_verdict, sizeof(row->server_verdict), "failed");
+    else if (a->n == 1)
+        snprintf(row->server_verdict, sizeof(row->server_verdict), "%s",
+                 a->server[0] ? "controlled" : "uncontrolled");
+    else
+        snprintf(row->server_verdict, sizeof(row->server_verdict), "%s",
+                 by_medians(r, row, a->server[0], a->n));
 }
 
 static void add_missing(struct kb_report *r, const char *id)
@@ -143,6 +294,10 @@ static void build_rows(struct kb_report *r, const char *dir)
     size_t nrt = kb_report_nruntimes(r), nro = kb_report_nroutes(r), nra = kb_report_nrates(r), i;
     struct acc *acc = calloc(nrt * nro * nra + 1, sizeof(*acc));
     r->rows = calloc(nrt * nro * nra + 1, sizeof(*r->rows));
+    if (!acc || !r->rows) {
+        free(acc);
+        return;
+    }
     for (size_t a = 0; a < nrt; a++)
         for (size_t b = 0; b < nro; b++)
             for (size_t c = 0; c < nra; c++) {
@@ -150,6 +305,10 @@ static void build_rows(struct kb_report *r, const char *dir)
                 snprintf(row->runtime, sizeof(row->runtime), "%s", kb_report_runtime(r, a));
                 snprintf(row->route, sizeof(row->route), "%s", kb_report_route(r, b));
                 row->rate = kb_report_rate(r, c);
+                snprintf(row->id, sizeof(row->id), "%s-%s-%ld", row->runtime, row->route, row->rate);
+                row->bound_from_us = row->lag_p99_max_us = row->rx_p99_max_us = -1;
+                row->trust_ok = 1;
+                row->point_ids = json_array();
             }
     json_array_foreach(pts, i, pt) {
         const char *id = json_string_value(json_object_get(pt, "id"));
@@ -162,13 +321,15 @@ static void build_rows(struct kb_report *r, const char *dir)
             r->rows[row - r->rows].planned = 1;
         if (!v || !row) {
             add_missing(r, id);
-        } else if (acc[row - r->rows].n < 64) {
-            const char *verdict = json_string_value(json_object_get(v, "verdict"));
-            if (!row->first_id[0])
-                snprintf(r->rows[row - r->rows].first_id, sizeof(row->first_id), "%s", id);
-            if (!row->unc_id[0] && verdict && !strcmp(verdict, "uncontrolled"))
-                snprintf(r->rows[row - r->rows].unc_id, sizeof(row->unc_id), "%s", id);
-            accumulate(&r->rows[row - r->rows], &acc[row - r->rows], v);
+        } else if (acc[row - r->rows].n < MAX_REPEATS) {
+            struct kb_report_row *w = &r->rows[row - r->rows];
+            const char *sreason, *sv = server_verdict_of(v, &sreason);
+            if (!w->first_id[0])
+                snprintf(w->first_id, sizeof(w->first_id), "%s", id);
+            if (!w->unc_id[0] && sv && !strcmp(sv, "uncontrolled"))
+                snprintf(w->unc_id, sizeof(w->unc_id), "%s", id);
+            json_array_append_new(w->point_ids, json_string(id));
+            accumulate(w, &acc[row - r->rows], v);
         }
         json_decref(v);
     }
@@ -217,7 +378,7 @@ int kb_report_load(const char *dir, struct kb_report *r, char *err, size_t errle
         return -1;
     }
     r->min_delivery = jnum(crit, "min_delivery", NULL);
-    r->max_p99_ms = jnum(crit, "max_p99_us", NULL) / 1000;
+    r->max_p99_us = jnum(crit, "max_p99_us", NULL);
     r->repeats = (int)json_integer_value(json_object_get(r->plan, "repeats"));
     r->unconstrained = json_is_true(json_object_get(r->plan, "unconstrained"));
     build_rows(r, dir);
@@ -231,6 +392,8 @@ void kb_report_free(struct kb_report *r)
     for (size_t i = 0; i < r->nmissing; i++)
         free(r->missing[i]);
     free(r->missing);
+    for (size_t i = 0; i < r->nrows; i++)
+        json_decref(r->rows[i].point_ids);
     free(r->rows);
     kb_report_free_proof(r);
     json_decref(r->plan);

@@ -15,41 +15,73 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* report.csv's and report.json's schema (docs/report-format.md). 2: latency in us with
+ * _is_bound flags, a point id per row, units in every name. */
+#define KB_REPORT_SCHEMA_VERSION 2
+
+/* One figure over a row's repeats. Latency is in microseconds throughout the model, as in
+ * load.json and series.csv, so no writer converts back and forth. n counts the repeats that
+ * had the figure: an empty histogram has none (JSON null), and n == 0 prints as "-" or null,
+ * never as 0. bound: some repeat's figure was only a lower bound (requests still unanswered
+ * when the drain ended, recorded at drain end minus intended time). Raising any input can
+ * only raise a median, min or max, so each of the three is then a lower bound too. */
 struct kb_stat {
     double med, min, max;
+    int n, bound;
 };
 
 struct kb_report_row {
     char runtime[32], route[32];
+    char id[128];                /* runtime-route-rate: the point id, less -rN with repeats */
     char first_id[128];          /* the first complete repeat's point id, "" when none */
-    char unc_id[128];            /* the first repeat whose own verdict is uncontrolled, or "" */
+    char unc_id[128];            /* the first repeat whose own or server verdict is uncontrolled */
     long rate;
     int planned;                 /* the plan has points here (db: gray-static only) */
     int n;                       /* repeats found */
     char verdict[16];            /* aggregated verdict */
     char reason[512];            /* first failure/client-limit reason, or the last point's */
-    struct kb_stat achieved, delivery, p50, p90, p99, p999, max;   /* latency in ms */
+    /* What the figures alone give, trusted client or not (verdict.json's server_verdict;
+     * for older evidence the verdict itself unless client-limited). "" when unknown. */
+    char server_verdict[16];
+    char server_reason[512];
+    int trust_known, trust_ok;   /* client_trust: known for every repeat; ok in every one */
+    char trust_reason[512];      /* the first repeat's reason when not ok */
+    struct kb_stat achieved, delivery, p50, p90, p99, p999, max;   /* latency in us */
     long long errors, non2xx, mismatches;                          /* summed over repeats */
-    double client_cpu_max, lag_p99_max_ms, server_cpu_med;
+    long long scheduled, bounded;            /* summed; bounded: recorded at a lower bound */
+    double bound_from_us;                    /* smallest lower bound of any repeat; -1 none */
+    double client_cpu_max;                   /* fraction of the client's CPUs, max over repeats */
+    double lag_p99_max_us, rx_p99_max_us;    /* client send lag / receive delay p99; -1 absent */
+    int threads_min, threads_max, threads_requested;   /* the client's threads; 0 unknown */
+    int client_cpus;                         /* CPUs the client was given, max; 0 unknown */
+    double server_cpu_med;                   /* fraction of one CPU, median */
+    struct kb_stat cpu_interval_s;           /* server CPU seconds over the measured interval */
+    struct kb_stat cpu_us_per_response;      /* that over the responses completed in it */
     long long rss_max;
+    json_t *point_ids;                       /* array of the repeats' ids; owned */
 };
 
 struct kb_calibrate_result;      /* runner/calibrate.h */
 
-/* One second of a point's series.csv (latency in ms). */
+/* One second of a point's series.csv. Latency in us; < 0 when the second has none (an empty
+ * field, or nothing completed). The _bound flags: that figure is only a lower bound (newer
+ * series.csv files; older ones lack the columns and nothing is a bound). */
 struct kb_report_sec {
-    double start_s, length_s, achieved_rps, p50_ms, p99_ms, max_ms;
-    long long completed, errors;
+    double start_s, length_s, achieved_rps, p50_us, p99_us, max_us;
+    long long completed, errors, bounded;
+    int p50_bound, p99_bound, max_bound;
 };
 
 /* A runtime's first uncontrolled point on a route and its series (n == 0: note says why).
- * In a --force run the points above the margin are client-limited, never uncontrolled, so
- * the first of those whose own delivery or p99 misses the criteria stands in (past_margin). */
+ * A client-limited point is never uncontrolled, so where the client was not trusted the
+ * first point whose own figures are uncontrolled stands in (past_margin): its server
+ * verdict says so, or in older evidence of a --force run its delivery or p99 misses the
+ * criteria above the calibrated margin. */
 struct kb_report_series {
     char runtime[32], route[32], point[128];
     long rate;
-    int past_margin;             /* a --force run: client-limited above the proven margin, its
-                                    own figures past the criteria (the queue behind the mark) */
+    int past_margin;             /* client-limited, its own figures past the criteria (the
+                                    queue behind the mark) */
     size_t n;
     struct kb_report_sec *v;     /* owned */
     char note[256];              /* "" when the series was read */
@@ -63,7 +95,7 @@ struct kb_report {
     struct kb_report_row *rows;
     size_t nrows;
     int repeats, unconstrained, partial;
-    double min_delivery, max_p99_ms;
+    double min_delivery, max_p99_us;
     struct kb_calibrate_result *cal;   /* calibrate/calibrate.json read, or NULL (owned) */
     json_t *cal_json;            /* the same file as written (criteria, CPUs), or NULL; owned */
     char cal_note[512];          /* when cal is NULL: absent, or why it could not be read */
@@ -81,6 +113,49 @@ const struct kb_report_row *kb_report_row(const struct kb_report *r, const char 
                                           const char *route, long rate);
 /* The highest rate whose aggregated verdict is controlled; 0 when none. */
 long kb_report_highest(const struct kb_report *r, const char *runtime, const char *route);
+
+/* The answer for one runtime x route (report_answer.c): what the report's first table
+ * says. Exactly one of proven, below, failed_at is set when the route is planned and has
+ * evidence; indicative and below_unproven say what the server's own figures give where the
+ * client was not trusted, and are never counted as proven. */
+struct kb_report_answer {
+    int planned;                 /* the plan has this runtime on this route */
+    long proven;                 /* highest controlled rate; 0 none */
+    long client_from;            /* the point above proven was client-limited: its rate (then
+                                    proven is only a lower bound); 0 otherwise */
+    long indicative;             /* highest rate whose server verdict is controlled, when it
+                                    is above proven; 0 otherwise */
+    long below;                  /* nothing controlled and the lowest rate was trusted and
+                                    uncontrolled: that rate (a definite result) */
+    long below_unproven;         /* nothing controlled or indicative, the lowest rate
+                                    client-limited and its server verdict uncontrolled */
+    long failed_at;              /* nothing controlled and the lowest rate failed */
+    double level;                /* for ranking: max(proven, indicative), 0 when below */
+};
+void kb_report_answer_of(const struct kb_report *r, const char *runtime, const char *route,
+                         struct kb_report_answer *a);
+/* runtime's level over gray-static's on route; 0 when either has none. *soft: either side
+ * is a lower bound (client-limited above it) or indicative, so the ratio is too. */
+double kb_report_answer_ratio(const struct kb_report *r, const char *runtime, const char *route,
+                              int *soft);
+
+/* Server CPU per response at the rates every compared runtime held: the comparison that
+ * still tells fast runtimes apart when their knees are past the client's reach. A runtime
+ * is compared on a route when its server verdict is controlled at some rate there (one
+ * that held none has no cost per response at a rate the others held, and would leave the
+ * table empty); a rate is held when every compared runtime's server verdict is controlled
+ * there, and at least two are compared. held[] are the rates, in plan order. */
+int kb_report_compared(const struct kb_report *r, const char *runtime, const char *route);
+size_t kb_report_held_rates(const struct kb_report *r, const char *route, long *held, size_t max);
+/* The geometric mean, over every route and held rate where both have a figure, of
+ * runtime's CPU per response over gray-static's; 0 when there is none. */
+double kb_report_efficiency_ratio(const struct kb_report *r, const char *runtime);
+
+/* The runtimes ranked: order[i] is the plan index of the runtime at place i, rank[i] its
+ * rank (equal ranks for ties). Ordered by the sum over the routes every runtime runs of
+ * their answers' levels, then by efficiency (lower CPU per response first), then by the
+ * delivery at the lowest rate. Returns the count. */
+size_t kb_report_rank(const struct kb_report *r, size_t *order, int *rank, size_t max);
 
 /* The series chart's data for runtime/route, or NULL when it has no uncontrolled row. */
 const struct kb_report_series *kb_report_series_of(const struct kb_report *r, const char *runtime,

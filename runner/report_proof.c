@@ -46,18 +46,60 @@ static int column(char **fields, int n, const char *name)
     return -1;
 }
 
-/* Splits line at commas in place (no quoting in series.csv); the field count. */
+/* Splits line at commas in place (no quoting in series.csv), keeping empty fields: a
+ * second without a figure leaves its field empty, and the columns after it must stay in
+ * place. The field count. */
 static int split(char *line, char **fields, int max)
 {
     int n = 0;
     line[strcspn(line, "\r\n")] = '\0';
-    for (char *save = NULL, *t = strtok_r(line, ",", &save); t && n < max;
-         t = strtok_r(NULL, ",", &save))
-        fields[n++] = t;
+    if (!*line)
+        return 0;
+    for (char *p = line; n < max; p++) {
+        fields[n++] = p;
+        if (!(p = strchr(p, ',')))
+            break;
+        *p = '\0';
+    }
     return n;
 }
 
-enum { C_START, C_LEN, C_DONE, C_RATE, C_P50, C_P99, C_MAX, C_ERR, C_N };
+enum { C_START, C_LEN, C_DONE, C_RATE, C_P50, C_P99, C_MAX, C_ERR, C_BOUNDED, C_B50, C_B99,
+       C_BMAX, C_N };
+
+/* A latency field in us, or -1 when the second has none (empty, null, "-"). */
+static double lat_field(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    return end == s ? -1 : v;
+}
+
+/* The optional column c of fields, as a number; dflt when the file has no such column. */
+static double opt_field(char **fl, int n, const int *col, int c, double dflt)
+{
+    return col[c] >= 0 && col[c] < n ? strtod(fl[col[c]], NULL) : dflt;
+}
+
+static void parse_sec(struct kb_report_sec *x, char **fl, int n, const int *col)
+{
+    memset(x, 0, sizeof(*x));
+    x->start_s = strtod(fl[col[C_START]], NULL);
+    x->length_s = opt_field(fl, n, col, C_LEN, 1);
+    x->completed = (long long)opt_field(fl, n, col, C_DONE, -1);
+    x->errors = (long long)opt_field(fl, n, col, C_ERR, 0);
+    x->bounded = (long long)opt_field(fl, n, col, C_BOUNDED, 0);
+    x->achieved_rps = strtod(fl[col[C_RATE]], NULL);
+    x->p50_us = lat_field(fl[col[C_P50]]);
+    x->p99_us = lat_field(fl[col[C_P99]]);
+    x->max_us = lat_field(fl[col[C_MAX]]);
+    x->p50_bound = opt_field(fl, n, col, C_B50, 0) != 0;
+    x->p99_bound = opt_field(fl, n, col, C_B99, 0) != 0;
+    x->max_bound = opt_field(fl, n, col, C_BMAX, 0) != 0;
+    /* older files wrote 0 for a second that completed nothing: no latency, not 0 us */
+    if (x->completed == 0 && x->bounded == 0)
+        x->p50_us = x->p99_us = x->max_us = -1;
+}
 
 static int parse_rows(FILE *f, const int *col, struct kb_report_series *s, char *err, size_t errlen)
 {
@@ -66,10 +108,10 @@ static int parse_rows(FILE *f, const int *col, struct kb_report_series *s, char 
     int rc = 0;
     for (long ln = 2; getline(&line, &cap, f) > 0 && rc == 0; ln++) {
         int n = split(line, fl, 32);
-        struct kb_report_sec *x;
         if (n == 0)
             continue;
-        if (s->n >= SERIES_MAX_ROWS || n <= col[C_MAX] || n <= col[C_P99] || n <= col[C_RATE]) {
+        if (s->n >= SERIES_MAX_ROWS || n <= col[C_MAX] || n <= col[C_P99] || n <= col[C_RATE] ||
+            n <= col[C_P50] || n <= col[C_START]) {
             snprintf(err, errlen, "line %ld: %s", ln, s->n >= SERIES_MAX_ROWS ? "too many rows"
                                                                               : "too few fields");
             rc = -1;
@@ -85,16 +127,7 @@ static int parse_rows(FILE *f, const int *col, struct kb_report_series *s, char 
             s->v = nv;
             alloc = alloc ? 2 * alloc : 64;
         }
-        x = &s->v[s->n++];
-        memset(x, 0, sizeof(*x));
-        x->start_s = strtod(fl[col[C_START]], NULL);
-        x->length_s = col[C_LEN] >= 0 && col[C_LEN] < n ? strtod(fl[col[C_LEN]], NULL) : 1;
-        x->completed = col[C_DONE] >= 0 && col[C_DONE] < n ? strtoll(fl[col[C_DONE]], NULL, 10) : -1;
-        x->errors = col[C_ERR] >= 0 && col[C_ERR] < n ? strtoll(fl[col[C_ERR]], NULL, 10) : 0;
-        x->achieved_rps = strtod(fl[col[C_RATE]], NULL);
-        x->p50_ms = strtod(fl[col[C_P50]], NULL) / 1000;
-        x->p99_ms = strtod(fl[col[C_P99]], NULL) / 1000;
-        x->max_ms = strtod(fl[col[C_MAX]], NULL) / 1000;
+        parse_sec(&s->v[s->n++], fl, n, col);
     }
     free(line);
     return rc;
@@ -103,7 +136,8 @@ static int parse_rows(FILE *f, const int *col, struct kb_report_series *s, char 
 int kb_report_read_series(const char *path, struct kb_report_series *s, char *err, size_t errlen)
 {
     static const char *const names[C_N] = { "start_s", "length_s", "completed", "achieved_rps",
-                                            "p50_us", "p99_us", "max_us", "errors" };
+                                            "p50_us", "p99_us", "max_us", "errors", "bounded",
+                                            "p50_is_bound", "p99_is_bound", "max_is_bound" };
     char *line = NULL, *fl[32];
     size_t cap = 0;
     int col[C_N], n, rc = -1;
@@ -133,16 +167,22 @@ int kb_report_read_series(const char *path, struct kb_report_series *s, char *er
     return rc;
 }
 
-/* Client-limited only because the calibration does not cover its rate (curve --force), and
- * its own medians miss the criteria: without the mark it would be uncontrolled. */
+/* Client-limited, and its own figures uncontrolled: without the mark it would be the first
+ * uncontrolled point. Newer evidence says so (server_verdict); for older evidence only a
+ * point marked because the calibration does not cover its rate (curve --force) whose own
+ * medians miss the criteria can be told apart, since its mark says nothing of its figures. */
 static int queued_past_margin(const struct kb_report *r, const struct kb_report_row *w)
 {
-    return !strcmp(w->verdict, "client-limited") && kb_report_covers(r, w->rate) == 0 &&
-           (w->delivery.med < r->min_delivery || w->p99.med >= r->max_p99_ms);
+    if (strcmp(w->verdict, "client-limited"))
+        return 0;
+    if (w->server_verdict[0])
+        return !strcmp(w->server_verdict, "uncontrolled");
+    return kb_report_covers(r, w->rate) == 0 &&
+           (w->delivery.med < r->min_delivery || w->p99.med >= r->max_p99_us);
 }
 
-/* The lowest-rate row of runtime/route that is uncontrolled (or queued past the margin),
- * or NULL. */
+/* The lowest-rate row of runtime/route that is uncontrolled (or client-limited with its own
+ * figures uncontrolled), or NULL. */
 static const struct kb_report_row *first_uncontrolled(const struct kb_report *r, const char *rt,
                                                       const char *route)
 {
@@ -171,7 +211,7 @@ static void load_series(struct kb_report *r, const char *dir)
             if (!w || !r->series)
                 continue;
             s = &r->series[r->nseries++];
-            /* with repeats, one that itself queued, else the first (the medians decided) */
+            /* with repeats, one whose own figures queued, else the first (the medians decided) */
             id = w->unc_id[0] ? w->unc_id : w->first_id;
             snprintf(s->runtime, sizeof(s->runtime), "%s", w->runtime);
             snprintf(s->route, sizeof(s->route), "%s", w->route);

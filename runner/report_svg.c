@@ -1,9 +1,13 @@
 /* report_svg.c -- two charts per route, one line per runtime: achieved vs requested rate
  * (linear, with the ideal y = x), and corrected p99 vs requested rate (log axis, with the
- * controlled limit line). Markers say the verdict: filled = controlled, hollow =
- * uncontrolled, cross = failed, square = client-limited; repeats draw min-max bars.
+ * controlled limit line). A marker's shape is the verdict the point's own figures give
+ * (circle controlled, square uncontrolled, cross failed, diamond unknown), its fill the
+ * client's trust (filled: trusted; hollow: client-limited), so both show at once; repeats
+ * draw min-max bars. A figure that is only a lower bound is never drawn as exact: an
+ * upward arrow marks it and the line to it is dashed. Every mark has a <title>.
  * And per runtime x route, its first uncontrolled point's corrected p50, p99 and max per
- * second against time (log axis, the same limit line), where the queue forms. */
+ * second against time (log axis, the same limit line), where the queue forms; a second
+ * whose figure is a lower bound is an open upward triangle, off the lines. */
 #define _GNU_SOURCE
 #include "runner/report.h"
 #include "runner/evidence.h"
@@ -60,17 +64,40 @@ static void tick_label(char *buf, size_t len, double v, int ms)
         snprintf(buf, len, v >= 1000 ? "%gk" : "%g", v >= 1000 ? v / 1000 : v);
 }
 
+/* Text for SVG: runtime and route names come from the contract, so escape them. */
+static void xml(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+}
+
+/* <title>text</title>: what a screen reader says and a hover shows. */
+static void title_el(FILE *f, const char *text)
+{
+    fputs("<title>", f);
+    xml(f, text);
+    fputs("</title>", f);
+}
+
 static void frame(FILE *f, const char *title, const char *xl, const char *yl)
 {
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
-            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-            "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">%s</text>\n"
-            "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n"
+            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
+            W, H, W, H);
+    title_el(f, title);
+    fprintf(f, "\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+            "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">", ML);
+    xml(f, title);
+    fprintf(f, "</text>\n<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n"
             "<text transform=\"translate(18 %d) rotate(-90)\" text-anchor=\"middle\">%s</text>\n"
             "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#333\"/>\n",
-            W, H, W, H, ML, title, (ML + W - MR) / 2, H - 16, xl, (MT + H - MB) / 2, yl, ML, MT,
-            W - MR - ML, H - MB - MT);
+            (ML + W - MR) / 2, H - 16, xl, (MT + H - MB) / 2, yl, ML, MT, W - MR - ML, H - MB - MT);
 }
 
 static void xticks(FILE *f, const struct axis *x)
@@ -104,38 +131,72 @@ static void yticks(FILE *f, const struct axis *y, int ms)
     }
 }
 
-static void marker(FILE *f, double x, double y, const char *verdict, const char *c)
+/* Latency in us as a label: "850.00 ms", "1.90 s". */
+static const char *fmt_us(char *b, size_t len, double us)
 {
-    if (!strcmp(verdict, "failed"))
-        fprintf(f, "<path d=\"M%.1f %.1fl10 10m0 -10l-10 10\" stroke=\"%s\" stroke-width=\"2.5\"/>\n",
+    snprintf(b, len, us >= 1e6 ? "%.2f s" : "%.2f ms", us >= 1e6 ? us / 1e6 : us / 1e3);
+    return b;
+}
+
+/* A verdict mark: shape from the figures' own verdict ("" unknown), hollow when the client
+ * was not trusted; class names say both, for readers and tests. */
+static void marker(FILE *f, double x, double y, const char *own, int trusted, const char *c,
+                   const char *title)
+{
+    const char *fill = trusted ? c : "white", *kind = own[0] ? own : "unknown";
+    fprintf(f, "<g class=\"mark %s %s\">", kind, trusted ? "trusted" : "client-limited");
+    if (title)
+        title_el(f, title);
+    if (!strcmp(kind, "failed"))
+        fprintf(f, "<path d=\"M%.1f %.1fl10 10m0 -10l-10 10\" stroke=\"%s\" stroke-width=\"2.5\"/>",
                 x - 5, y - 5, c);
-    else if (!strcmp(verdict, "client-limited"))
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" fill=\"white\" "
-                "stroke=\"%s\" stroke-width=\"2\"/>\n", x - 4.5, y - 4.5, c);
-    else
+    else if (!strcmp(kind, "uncontrolled"))
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"9\" height=\"9\" fill=\"%s\" "
+                "stroke=\"%s\" stroke-width=\"2\"/>", x - 4.5, y - 4.5, fill, c);
+    else if (!strcmp(kind, "controlled"))
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" fill=\"%s\" stroke=\"%s\" "
-                "stroke-width=\"2\"/>\n", x, y, strcmp(verdict, "controlled") ? "white" : c, c);
+                "stroke-width=\"2\"/>", x, y, fill, c);
+    else
+        fprintf(f, "<path d=\"M%.1f %.1fl5.5 5.5l-5.5 5.5l-5.5 -5.5z\" fill=\"%s\" stroke=\"%s\" "
+                "stroke-width=\"2\"/>", x, y - 5.5, fill, c);
+    fprintf(f, "</g>\n");
+}
+
+/* A lower bound: an arrow up from the mark, since the true value is at or above it. */
+static void bound_arrow(FILE *f, double x, double y, const char *c)
+{
+    fprintf(f, "<path class=\"bound\" d=\"M%.1f %.1fv-14m-4 5l4 -5l4 5\" fill=\"none\" "
+            "stroke=\"%s\" stroke-width=\"1.8\"/>\n", x, y - 6, c);
 }
 
 static void legend(FILE *f, const struct kb_report *r)
 {
     int y = MT + 10;
-    static const char *const kinds[] = { "controlled", "uncontrolled", "failed", "client-limited" };
+    static const char *const kinds[] = { "controlled", "uncontrolled", "failed", "" };
+    static const char *const names[] = { "controlled", "uncontrolled", "failed", "unknown" };
     for (size_t i = 0; i < kb_report_nruntimes(r); i++, y += 20) {
         const char *rt = kb_report_runtime(r, i);
         fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2.5\"/>"
-                "<text x=\"%d\" y=\"%d\">%s</text>\n", W - MR + 14, y, W - MR + 40, y,
-                color(rt, i), W - MR + 46, y + 4, rt);
+                "<text x=\"%d\" y=\"%d\">", W - MR + 14, y, W - MR + 40, y, color(rt, i),
+                W - MR + 46, y + 4);
+        xml(f, rt);
+        fprintf(f, "</text>\n");
     }
     y += 14;
     for (size_t k = 0; k < 4; k++, y += 20) {
-        marker(f, W - MR + 27, y, kinds[k], "#555");
-        fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", W - MR + 46, y + 4, kinds[k]);
+        marker(f, W - MR + 27, y, kinds[k], 1, "#555", NULL);
+        fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", W - MR + 46, y + 4, names[k]);
     }
+    marker(f, W - MR + 27, y, "controlled", 0, "#555", NULL);
+    fprintf(f, "<text x=\"%d\" y=\"%d\">hollow: client-</text><text x=\"%d\" y=\"%d\">"
+            "limited</text>\n", W - MR + 46, y + 4, W - MR + 46, y + 18);
+    y += 42;
+    bound_arrow(f, W - MR + 27, y + 6, "#555");
+    fprintf(f, "<text x=\"%d\" y=\"%d\">lower bound</text>\n", W - MR + 46, y);
 }
 
 /* The row at rate k and its charted statistic, or NULL when there is nothing to draw: no
- * complete point, or (p99) a point that completed no request and so has no latency. */
+ * complete point, or (p99) a point without the figure (nothing recorded). */
 static const struct kb_report_row *charted(const struct kb_report *r, const char *rt,
                                            const char *route, size_t k, int p99,
                                            struct kb_stat *s)
@@ -144,29 +205,76 @@ static const struct kb_report_row *charted(const struct kb_report *r, const char
     if (!w || !w->n)
         return NULL;
     *s = p99 ? w->p99 : w->achieved;
-    return p99 && s->med <= 0 ? NULL : w;
+    return p99 && s->n == 0 ? NULL : w;
 }
 
-/* One runtime's polyline, range bars and markers; p99 picks the statistic charted. */
+/* The charted value's y: p99 in us on a ms axis, the achieved rate as it is. */
+static double yval(const struct axis *y, double v, int p99)
+{
+    return py(y, fmax(p99 ? v / 1000 : v, y->lo));
+}
+
+/* "go 45000 req/s: p99 >= 1.90 s, client-limited (server: uncontrolled)" */
+static void mark_title(char *b, size_t len, const struct kb_report_row *w, struct kb_stat s,
+                       int p99)
+{
+    char v[32];
+    if (p99)
+        fmt_us(v, sizeof(v), s.med);
+    else
+        snprintf(v, sizeof(v), "%.0f req/s", s.med);
+    snprintf(b, len, "%s %ld req/s: %s %s%s%s, %s%s%s%s", w->runtime, w->rate,
+             p99 ? "p99" : "achieved", p99 && s.bound ? ">= " : "", v,
+             p99 && s.bound ? " (lower bound)" : "", w->verdict,
+             strcmp(w->verdict, "client-limited") ? "" : " (server: ",
+             strcmp(w->verdict, "client-limited") ? "" : (w->server_verdict[0] ? w->server_verdict
+                                                                              : "unknown"),
+             strcmp(w->verdict, "client-limited") ? "" : ")");
+}
+
+/* Segments between consecutive drawn points: solid when both are exact, dashed when either
+ * is only a lower bound (the line would otherwise claim a value). */
+static void segments(FILE *f, const struct kb_report *r, const char *rt, const char *route,
+                     const struct axis *x, const struct axis *y, int p99, const char *c)
+{
+    const struct kb_report_row *w, *prev = NULL;
+    struct kb_stat s, ps = { 0, 0, 0, 0, 0 };
+    for (size_t k = 0; k < kb_report_nrates(r); k++) {
+        if (!(w = charted(r, rt, route, k, p99, &s)))
+            continue;
+        if (prev)
+            fprintf(f, "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                    "stroke=\"%s\" stroke-width=\"2.5\"%s/>\n",
+                    ps.bound || s.bound ? "to-bound" : "exact", px(x, (double)prev->rate),
+                    yval(y, ps.med, p99), px(x, (double)w->rate), yval(y, s.med, p99), c,
+                    ps.bound || s.bound ? " stroke-dasharray=\"6 4\"" : "");
+        prev = w;
+        ps = s;
+    }
+}
+
+/* One runtime's lines, range bars and markers; p99 picks the statistic charted. */
 static void series(FILE *f, const struct kb_report *r, size_t i, const char *route,
                    const struct axis *x, const struct axis *y, int p99)
 {
     const char *rt = kb_report_runtime(r, i), *c = color(rt, i);
     const struct kb_report_row *w;
     struct kb_stat s;
-    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2.5\" points=\"", c);
-    for (size_t k = 0; k < kb_report_nrates(r); k++)
-        if ((w = charted(r, rt, route, k, p99, &s)))
-            fprintf(f, "%.1f,%.1f ", px(x, (double)w->rate), py(y, fmax(s.med, y->lo)));
-    fprintf(f, "\"/>\n");
+    char title[256];
+    segments(f, r, rt, route, x, y, p99, c);
     for (size_t k = 0; k < kb_report_nrates(r); k++) {
+        double cx, cy;
         if (!(w = charted(r, rt, route, k, p99, &s)))
             continue;
+        cx = px(x, (double)w->rate);
+        cy = yval(y, s.med, p99);
         if (w->n > 1)
             fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
-                    px(x, (double)w->rate), py(y, fmax(s.min, y->lo)), px(x, (double)w->rate),
-                    py(y, fmax(s.max, y->lo)), c);
-        marker(f, px(x, (double)w->rate), py(y, fmax(s.med, y->lo)), w->verdict, c);
+                    cx, yval(y, s.min, p99), cx, yval(y, s.max, p99), c);
+        mark_title(title, sizeof(title), w, s, p99);
+        marker(f, cx, cy, w->server_verdict, strcmp(w->verdict, "client-limited") != 0, c, title);
+        if (p99 && s.bound)
+            bound_arrow(f, cx, cy, c);
     }
 }
 
@@ -200,12 +308,12 @@ static void chart_achieved(FILE *f, const struct kb_report *r, const char *route
 
 static void chart_p99(FILE *f, const struct kb_report *r, const char *route)
 {
-    double lo = r->max_p99_ms, hi = r->max_p99_ms;
+    double lo = r->max_p99_us / 1000, hi = r->max_p99_us / 1000;
     char title[128];
     for (size_t i = 0; i < r->nrows; i++)
-        if (r->rows[i].n && r->rows[i].p99.min > 0) {
-            lo = fmin(lo, r->rows[i].p99.min);
-            hi = fmax(hi, r->rows[i].p99.max);
+        if (r->rows[i].n && r->rows[i].p99.n && r->rows[i].p99.min > 0) {
+            lo = fmin(lo, r->rows[i].p99.min / 1000);
+            hi = fmax(hi, r->rows[i].p99.max / 1000);
         }
     struct axis x = { 0, max_rate(r) * 1.05, 0 };
     struct axis y = { pow(10, floor(log10(fmax(lo, 1e-3)))),
@@ -216,12 +324,14 @@ static void chart_p99(FILE *f, const struct kb_report *r, const char *route)
     yticks(f, &y, 1);
     fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e74c3c\" "
             "stroke-width=\"1.5\" stroke-dasharray=\"8 4\"/><text x=\"%d\" y=\"%.1f\" "
-            "fill=\"#e74c3c\">%g ms: controlled limit</text>\n", ML, py(&y, r->max_p99_ms),
-            W - MR, py(&y, r->max_p99_ms), ML + 6, py(&y, r->max_p99_ms) - 5, r->max_p99_ms);
+            "fill=\"#e74c3c\">%g ms: controlled limit</text>\n", ML, py(&y, r->max_p99_us / 1000),
+            W - MR, py(&y, r->max_p99_us / 1000), ML + 6, py(&y, r->max_p99_us / 1000) - 5,
+            r->max_p99_us / 1000);
     for (size_t i = 0; i < kb_report_nruntimes(r); i++)
         series(f, r, i, route, &x, &y, 1);
-    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#777\" font-size=\"11\">points that completed "
-            "no request have no latency and are not drawn</text>\n", ML, H - 4);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#777\" font-size=\"11\">an arrow marks a lower "
+            "bound (requests unanswered at drain end); points with no latency recorded are not "
+            "drawn</text>\n", ML, H - 4);
 }
 
 static void stamp(FILE *f, const struct kb_report *r)
@@ -231,24 +341,56 @@ static void stamp(FILE *f, const struct kb_report *r)
                 W - MR - 220, r->partial ? "PARTIAL " : "", r->unconstrained ? "UNCONSTRAINED" : "");
 }
 
-/* One statistic of a series as a path, broken where a second completed nothing (no latency). */
+/* A second's figure: which 0 p50, 1 p99, 2 max; its bound flag in *bound. < 0: none. */
+static double sec_fig(const struct kb_report_sec *v, int which, int *bound)
+{
+    *bound = which == 0 ? v->p50_bound : which == 1 ? v->p99_bound : v->max_bound;
+    return which == 0 ? v->p50_us : which == 1 ? v->p99_us : v->max_us;
+}
+
+static double sec_x(const struct axis *x, const struct kb_report_sec *v)
+{
+    return px(x, v->start_s + v->length_s / 2);
+}
+
+/* One statistic of a series as a path through its exact seconds, broken where a second has
+ * no figure or only a lower bound (those are drawn apart, by bound_marks). */
 static void series_line(FILE *f, const struct kb_report_series *s, const struct axis *x,
                         const struct axis *y, int which, const char *style)
 {
-    int pen = 0;
+    int pen = 0, bound;
     fprintf(f, "<path fill=\"none\" %s d=\"", style);
     for (size_t i = 0; i < s->n; i++) {
-        const struct kb_report_sec *v = &s->v[i];
-        double ms = which == 0 ? v->p50_ms : which == 1 ? v->p99_ms : v->max_ms;
-        if (ms <= 0 || v->completed == 0) {
+        double us = sec_fig(&s->v[i], which, &bound);
+        if (us <= 0 || bound) {
             pen = 0;
             continue;
         }
-        fprintf(f, "%s%.1f %.1f ", pen ? "L" : "M", px(x, v->start_s + v->length_s / 2),
-                py(y, fmax(ms, y->lo)));
+        fprintf(f, "%s%.1f %.1f ", pen ? "L" : "M", sec_x(x, &s->v[i]), py(y, fmax(us / 1000, y->lo)));
         pen = 1;
     }
     fprintf(f, "\"/>\n");
+}
+
+/* Each second whose figure is only a lower bound: an open triangle pointing up. */
+static void bound_marks(FILE *f, const struct kb_report_series *s, const struct axis *x,
+                        const struct axis *y, int which, const char *c)
+{
+    static const char *const names[] = { "p50", "p99", "max" };
+    char title[96], v[32];
+    int bound;
+    for (size_t i = 0; i < s->n; i++) {
+        double us = sec_fig(&s->v[i], which, &bound), cx = sec_x(x, &s->v[i]), cy;
+        if (us <= 0 || !bound)
+            continue;
+        cy = py(y, fmax(us / 1000, y->lo));
+        snprintf(title, sizeof(title), "second %.0f: %s >= %s (lower bound)", s->v[i].start_s,
+                 names[which], fmt_us(v, sizeof(v), us));
+        fprintf(f, "<g class=\"bound\">");
+        title_el(f, title);
+        fprintf(f, "<path d=\"M%.1f %.1fl4.5 8h-9z\" fill=\"white\" stroke=\"%s\" "
+                "stroke-width=\"1.5\"/></g>\n", cx, cy - 5, c);
+    }
 }
 
 static void series_legend(FILE *f, const char *const *styles)
@@ -256,8 +398,24 @@ static void series_legend(FILE *f, const char *const *styles)
     static const char *const names[] = { "p50", "p99", "max" };
     for (int k = 0; k < 3; k++)
         fprintf(f, "<path d=\"M%d %d h26\" fill=\"none\" %s/><text x=\"%d\" y=\"%d\">%s "
-                "per second</text>\n", W - MR + 14, MT + 10 + 20 * k, styles[k], W - MR + 46,
+                "in each second</text>\n", W - MR + 14, MT + 10 + 20 * k, styles[k], W - MR + 46,
                 MT + 14 + 20 * k, names[k]);
+    fprintf(f, "<path d=\"M%d %dl4.5 8h-9z\" fill=\"white\" stroke=\"#555\"/><text x=\"%d\" "
+            "y=\"%d\">lower bound</text>\n", W - MR + 27, MT + 66, W - MR + 46, MT + 74);
+}
+
+/* The y range of a series in ms: its smallest exact p50 and largest figure, and the limit. */
+static struct axis series_y(const struct kb_report *r, const struct kb_report_series *s)
+{
+    double lo = r->max_p99_us / 1000, hi = r->max_p99_us / 1000;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->v[i].p50_us > 0)
+            lo = fmin(lo, s->v[i].p50_us / 1000);
+        hi = fmax(hi, fmax(s->v[i].max_us, s->v[i].p99_us) / 1000);
+    }
+    lo = fmin(lo, r->max_p99_us / 2000);   /* the limit line never on the bottom edge */
+    return (struct axis){ pow(10, floor(log10(fmax(lo, 1e-3)))),
+                          pow(10, ceil(log10(fmax(hi, 1e-3) * 1.2))), 1 };
 }
 
 /* Latency over time at one point: the seconds on x, corrected latency (log) on y. */
@@ -267,51 +425,51 @@ static void chart_series(FILE *f, const struct kb_report *r, const struct kb_rep
     const char *c = color(s->runtime, rt_index);
     char title[256], st[3][128];
     const char *styles[3] = { st[0], st[1], st[2] };
-    double lo = r->max_p99_ms, hi = r->max_p99_ms, end = 1, amin = -1, amax = 0;
-    long long errors = 0;
+    double end = 1, amin = -1, amax = 0;
+    long long errors = 0, bounded = 0;
     for (size_t i = 0; i < s->n; i++) {
         const struct kb_report_sec *v = &s->v[i];
         end = fmax(end, v->start_s + v->length_s);
         errors += v->errors;
-        amin = amin < 0 ? v->achieved_rps : fmin(amin, v->achieved_rps);
-        amax = fmax(amax, v->achieved_rps);
-        if (v->completed != 0 && v->p50_ms > 0)
-            lo = fmin(lo, v->p50_ms);
-        hi = fmax(hi, v->max_ms);
+        bounded += v->bounded;
+        if (v->length_s >= 0.5) {   /* a short tail slice says nothing of the rate */
+            amin = amin < 0 ? v->achieved_rps : fmin(amin, v->achieved_rps);
+            amax = fmax(amax, v->achieved_rps);
+        }
     }
-    struct axis x = { 0, end, 0 };
-    lo = fmin(lo, r->max_p99_ms / 2);   /* the limit line never on the bottom edge */
-    struct axis y = { pow(10, floor(log10(fmax(lo, 1e-3)))),
-                      pow(10, ceil(log10(fmax(hi, 1e-3) * 1.2))), 1 };
+    struct axis x = { 0, end, 0 }, y = series_y(r, s);
     snprintf(st[0], sizeof(st[0]), "stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"2 3\"", c);
     snprintf(st[1], sizeof(st[1]), "stroke=\"%s\" stroke-width=\"2.5\"", c);
-    snprintf(st[2], sizeof(st[2]), "stroke=\"#555\" stroke-width=\"1.2\"");
+    snprintf(st[2], sizeof(st[2]), "stroke=\"#555\" stroke-width=\"1.5\"");
     snprintf(title, sizeof(title), "%s %s at %ld req/s: corrected latency per second",
              s->runtime, s->route, s->rate);
     frame(f, title, "time into the measured interval (s)", "corrected latency (log scale)");
     /* inside the plot's top-left corner, which a forming queue (low, then rising) leaves free */
     fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">%s</text>\n", ML + 6, MT + 14,
-            s->past_margin ? "first point past the criteria (marked client-limited: above the "
-                             "proven margin)" : "first uncontrolled point");
+            s->past_margin ? "first point past the criteria (marked client-limited: its own "
+                             "figures uncontrolled)" : "first uncontrolled point");
     xticks(f, &x);
     yticks(f, &y, 1);
     fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e74c3c\" "
             "stroke-width=\"1.5\" stroke-dasharray=\"8 4\"/><text x=\"%d\" y=\"%.1f\" "
             "fill=\"#e74c3c\" text-anchor=\"end\">%g ms: controlled limit (p99)</text>\n", ML,
-            py(&y, r->max_p99_ms), W - MR, py(&y, r->max_p99_ms), W - MR - 6,
-            py(&y, r->max_p99_ms) + 15, r->max_p99_ms);
-    for (int k = 2; k >= 0; k--)
+            py(&y, r->max_p99_us / 1000), W - MR, py(&y, r->max_p99_us / 1000), W - MR - 6,
+            py(&y, r->max_p99_us / 1000) + 15, r->max_p99_us / 1000);
+    /* the thick p99 first, the thinner max and p50 over it, so none hides another */
+    for (int n = 0, k = 1; n < 3; n++, k = (k + 1) % 3)
         series_line(f, s, &x, &y, k, styles[k]);
-    /* a dot per second on p99, so a second alone between gaps still shows */
+    /* a dot per exact second on p99, so a second alone between gaps still shows */
     for (size_t i = 0; i < s->n; i++)
-        if (s->v[i].completed != 0 && s->v[i].p99_ms > 0)
+        if (s->v[i].p99_us > 0 && !s->v[i].p99_bound)
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>\n",
-                    px(&x, s->v[i].start_s + s->v[i].length_s / 2),
-                    py(&y, fmax(s->v[i].p99_ms, y.lo)), c);
+                    sec_x(&x, &s->v[i]), py(&y, fmax(s->v[i].p99_us / 1000, y.lo)), c);
+    for (int k = 2; k >= 0; k--)
+        bound_marks(f, s, &x, &y, k, k == 2 ? "#555" : c);
     series_legend(f, styles);
-    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#777\" font-size=\"11\">point %s: achieved "
-            "%.0f-%.0f req/s per second, %lld error(s); seconds that completed nothing are "
-            "gaps</text>\n", ML, H - 4, s->point, amin < 0 ? 0 : amin, amax, errors);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#777\" font-size=\"11\">point ", ML, H - 4);
+    xml(f, s->point);
+    fprintf(f, ": %.0f-%.0f req/s in whole seconds, %lld error(s), %lld lower bound(s); "
+            "gaps: no latency</text>\n", amin < 0 ? 0 : amin, amax, errors, bounded);
 }
 
 static int write_series_chart(const struct kb_report *r, const char *dir,
