@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "fixtures/contract.h"
+#include "runner/verdict.h"
 
 /* Everything resolved from cfg and the contract for one calibration. */
 struct cal {
@@ -36,7 +37,8 @@ struct cal {
     char kneebench[PATH_MAX], build[PATH_MAX];
     cpu_set_t server_cpus, client_cpus;
     const char *server_list, *client_list;
-    double duration, warmup, cpu_max, lag_max, min_delivery;
+    double duration, warmup, min_delivery;
+    struct kb_criteria crit;    /* the client's trust, as the curve judges it */
     int threads, connections, port;
     pid_t control;
 };
@@ -237,59 +239,47 @@ out:
     return rc;
 }
 
-static double num(json_t *o, const char *a, const char *b)
-{
-    json_t *v = json_object_get(o, a);
-
-    if (b)
-        v = json_object_get(v, b);
-    return json_is_number(v) ? json_number_value(v) : -1.0;
-}
-
-/* The figures of one load JSON; -1 with err when a figure is missing. */
-static int read_step(const char *path, struct kb_calibrate_step *s, char *err, size_t errlen)
+/* The figures of one load JSON, read by the same parser as a curve point's; -1 with err. */
+static int read_step(const char *path, struct kb_point_load *lr, struct kb_calibrate_step *s,
+                     char *err, size_t errlen)
 {
     json_error_t je;
     json_t *j = json_load_file(path, 0, &je);
-    double requested, scheduled, in_interval;
+    int rc;
 
     if (!j) {
         snprintf(err, errlen, "%s: %s", path, je.text);
         return -1;
     }
-    requested = num(j, "requested_rps", NULL);
-    scheduled = num(j, "scheduled", NULL);
-    in_interval = num(j, "completed_in_interval", NULL);
-    s->achieved_rps = num(j, "achieved_rps", NULL);
-    s->cpu_fraction = num(j, "client_cpu_fraction", NULL);
-    s->lag_p99_us = num(j, "lag_us", "p99");
-    s->corrected_p99_us = num(j, "corrected_us", "p99");
-    s->errors = (long long)num(j, "errors", "total");
+    rc = kb_point_load_parse(j, lr, err, errlen);
     json_decref(j);
-    if (requested <= 0 || s->achieved_rps < 0 || s->cpu_fraction < 0 || s->lag_p99_us < 0 ||
-        s->corrected_p99_us < 0 || s->errors < 0) {
-        snprintf(err, errlen, "%s lacks requested_rps, achieved_rps, client_cpu_fraction, "
-                 "lag_us.p99, corrected_us.p99 or errors.total", path);
+    if (rc < 0 || lr->requested_rps <= 0)
         return -1;
-    }
+    s->achieved_rps = lr->achieved_rps;
+    s->cpu_fraction = lr->client_cpu_fraction;
+    s->lag_p99_us = lr->lag.p99;
+    s->rx_delay_p99_us = lr->rx_delay.p99;
+    s->corrected_p99_us = lr->corrected.p99;
+    s->errors = lr->errors_total;
+    s->threads = lr->threads;
     /* Held means in time: responses that only came during the drain do not count here
      * (achieved_rps includes them), so delivery is what arrived within the interval. */
-    s->delivery = in_interval >= 0 && scheduled > 0 ? in_interval / scheduled
-                                                    : s->achieved_rps / requested;
+    s->delivery = lr->completed_in_interval >= 0 && lr->scheduled > 0
+                      ? (double)lr->completed_in_interval / (double)lr->scheduled
+                      : lr->achieved_rps / lr->requested_rps;
     return 0;
 }
 
-static void judge(const struct cal *c, struct kb_calibrate_step *s)
+/* Held: the client trusted by the curve's own judgement, and the control server -- known to
+ * be fast -- answered everything in time. */
+static void judge(const struct cal *c, const struct kb_point_load *lr, struct kb_calibrate_step *s)
 {
+    char trust[256];
     size_t n = 0;
 
     s->why[0] = '\0';
-    if (s->cpu_fraction >= c->cpu_max)
-        n += (size_t)snprintf(s->why + n, sizeof(s->why) - n, "client CPU %.2f >= %.2f; ",
-                              s->cpu_fraction, c->cpu_max);
-    if (n < sizeof(s->why) && s->lag_p99_us >= c->lag_max)
-        n += (size_t)snprintf(s->why + n, sizeof(s->why) - n, "send-lag p99 %.0f us >= %.0f; ",
-                              s->lag_p99_us, c->lag_max);
+    if (!kb_trust_judge(lr, &c->crit, trust, sizeof(trust)))
+        n += (size_t)snprintf(s->why, sizeof(s->why), "%s; ", trust);
     if (n < sizeof(s->why) && s->delivery < c->min_delivery)
         n += (size_t)snprintf(s->why + n, sizeof(s->why) - n, "delivery %.4f < %.3f; ",
                               s->delivery, c->min_delivery);
@@ -344,9 +334,12 @@ static int run_step(struct cal *c, size_t i, int attempt, struct kb_calibrate_st
                  status == -1 ? "killed after its time bound" : "non-zero exit", log);
         return -1;
     }
-    if (read_step(json, s, err, errlen) < 0)
-        return -1;
-    judge(c, s);
+    {
+        struct kb_point_load lr;
+        if (read_step(json, &lr, s, err, errlen) < 0)
+            return -1;
+        judge(c, &lr, s);
+    }
     return 0;
 }
 
@@ -355,12 +348,28 @@ static json_t *step_json(const struct kb_calibrate_step *s, size_t i)
     char name[64];
 
     step_name(name, sizeof(name), i, s->attempts - 1, "json");
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:b, s:s, s:s, s:i, s:s}", "rate",
+    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:b, s:s, s:s, s:i, s:s, s:i}", "rate",
                      s->rate, "achieved_rps", s->achieved_rps, "delivery", s->delivery,
                      "client_cpu_fraction", s->cpu_fraction, "lag_p99_us", s->lag_p99_us,
+                     "rx_delay_p99_us", s->rx_delay_p99_us,
                      "corrected_p99_us", s->corrected_p99_us, "errors", (json_int_t)s->errors,
                      "held", s->held, "why", s->why, "load_json", name, "attempts", s->attempts,
-                     "missed_before", s->missed_before);
+                     "missed_before", s->missed_before, "threads", s->threads);
+}
+
+/* Rungs that held above the first miss: not part of the margin, which is a claim about
+ * every rate below it, but kept in view so a reader sees the ladder was not monotonic. */
+static json_t *held_above_miss(const struct kb_calibrate_result *r)
+{
+    json_t *a = json_array();
+    int missed = 0;
+
+    for (size_t i = 0; i < r->nsteps; i++) {
+        if (missed && r->steps[i].held)
+            json_array_append_new(a, json_real(r->steps[i].rate));
+        missed = missed || !r->steps[i].held;
+    }
+    return a;
 }
 
 static int write_result(const struct cal *c, const struct kb_calibrate_result *r, char *err,
@@ -372,14 +381,17 @@ static int write_result(const struct cal *c, const struct kb_calibrate_result *r
 
     for (size_t i = 0; i < r->nsteps; i++)
         json_array_append_new(steps, step_json(&r->steps[i], i));
-    j = json_pack("{s:i, s:s, s:f, s:f, s:f, s:f, s:b, s:s, s:s, s:f, s:f, s:i, s:i, "
-                  "s:{s:f, s:f, s:f, s:i}, s:o, s:i, s:b}",
+    j = json_pack("{s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:o, s:b, s:s, s:s, s:f, s:f, s:i, s:i, "
+                  "s:{s:f, s:f, s:f, s:f, s:i}, s:o, s:i, s:b}",
                   "calibrate_version", 1, "route", c->route->name, "up_to_rps", r->up_to_rps,
                   "factor", r->factor, "required_rps", r->required_rps, "margin_rps",
-                  r->margin_rps, "proven", r->proven, "server_cpus", c->server_list,
+                  r->margin_rps, "highest_held_rps", r->highest_held_rps, "held_above_a_miss",
+                  held_above_miss(r), "proven", r->proven, "server_cpus", c->server_list,
                   "client_cpus", c->client_list, "duration_s", c->duration, "warmup_s",
                   c->warmup, "threads", c->threads, "connections", c->connections, "criteria",
-                  "client_cpu_max_fraction", c->cpu_max, "lag_p99_max_us", c->lag_max,
+                  "client_cpu_max_fraction", c->crit.client_cpu_max_fraction, "lag_p99_max_us",
+                  (double)c->crit.client_lag_p99_max_us, "rx_delay_p99_max_us",
+                  (double)c->crit.client_rx_delay_p99_max_us,
                   "min_delivery", c->min_delivery, "errors_max", 0, "steps", steps,
                   "send_quantum_us", (int)c->contract.send_quantum_us, "complete", 1);
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", r->json_path, (long)getpid());
@@ -439,8 +451,11 @@ static int setup(struct cal *c, const struct kb_calibrate_cfg *cfg, char *err, s
     c->warmup = cfg->warmup_s >= 0 ? cfg->warmup_s : 1.0;
     c->threads = cfg->threads > 0 ? cfg->threads : k->threads;
     c->connections = cfg->connections > 0 ? cfg->connections : k->connections;
-    c->cpu_max = or_default(cfg->cpu_max_fraction, k->client_cpu_max_fraction);
-    c->lag_max = or_default(cfg->lag_p99_max_us, (double)k->client_lag_p99_max_us);
+    c->crit = kb_criteria_of(k);
+    c->crit.client_cpu_max_fraction = or_default(cfg->cpu_max_fraction, k->client_cpu_max_fraction);
+    c->crit.client_lag_p99_max_us = (long)or_default(cfg->lag_p99_max_us, (double)k->client_lag_p99_max_us);
+    c->crit.client_rx_delay_p99_max_us = (long)or_default(cfg->rx_delay_p99_max_us,
+                                                         (double)k->client_rx_delay_p99_max_us);
     c->min_delivery = or_default(cfg->min_delivery, 0.995);
     return self_paths(c, err, errlen);
 }
@@ -483,9 +498,10 @@ static int attempt_step(struct cal *c, struct kb_calibrate_result *r, size_t i, 
         s->attempts = a + 1;
         if (c->cfg->progress)
             fprintf(c->cfg->progress, "calibrate %zu/%zu%s: %.0f req/s: achieved %.0f (in time "
-                    "%.4f), cpu %.2f, lag p99 %.0f us, p99 %.0f us: %s%s\n", i + 1, r->nsteps,
-                    a ? " (again)" : "", s->rate, s->achieved_rps, s->delivery, s->cpu_fraction,
-                    s->lag_p99_us, s->corrected_p99_us, s->held ? "held" : "NOT held: ", s->why);
+                    "%.4f), cpu %.2f, lag p99 %.0f us, rx delay p99 %.0f us, p99 %.0f us: %s%s\n",
+                    i + 1, r->nsteps, a ? " (again)" : "", s->rate, s->achieved_rps, s->delivery,
+                    s->cpu_fraction, s->lag_p99_us, s->rx_delay_p99_us, s->corrected_p99_us,
+                    s->held ? "held" : "NOT held: ", s->why);
         if (s->held)
             break;
     }
@@ -504,7 +520,9 @@ static int ladder(struct cal *c, struct kb_calibrate_result *r, char *err, size_
         all_held = all_held && s->held;
         if (all_held)
             r->margin_rps = s->rate;
-        if (!s->held && !c->cfg->keep_going) {
+        if (s->held)
+            r->highest_held_rps = s->rate;
+        if (!s->held && c->cfg->stop_at_miss) {
             ran++;
             break;
         }
@@ -547,6 +565,13 @@ int kb_calibrate_covers(const struct kb_calibrate_result *r, double rate)
     return r->margin_rps > 0 && rate * r->factor <= r->margin_rps * (1 + 1e-9);
 }
 
+/* A field of calibrate.json; -1 when absent (an older file lacks the newer ones). */
+static double num(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : -1.0;
+}
+
 int kb_calibrate_read(const char *path, struct kb_calibrate_result *out, char *err,
                       size_t errlen)
 {
@@ -559,10 +584,13 @@ int kb_calibrate_read(const char *path, struct kb_calibrate_result *out, char *e
         snprintf(err, errlen, "%s: %s", path, je.text);
         return -1;
     }
-    out->up_to_rps = num(j, "up_to_rps", NULL);
-    out->factor = num(j, "factor", NULL);
-    out->required_rps = num(j, "required_rps", NULL);
-    out->margin_rps = num(j, "margin_rps", NULL);
+    out->up_to_rps = num(j, "up_to_rps");
+    out->factor = num(j, "factor");
+    out->required_rps = num(j, "required_rps");
+    out->margin_rps = num(j, "margin_rps");
+    out->highest_held_rps = num(j, "highest_held_rps");
+    if (out->highest_held_rps < 0)
+        out->highest_held_rps = out->margin_rps;
     out->proven = json_is_true(json_object_get(j, "proven"));
     steps = json_object_get(j, "steps");
     if (!json_is_true(json_object_get(j, "complete")) || out->factor <= 0 ||
@@ -574,13 +602,15 @@ int kb_calibrate_read(const char *path, struct kb_calibrate_result *out, char *e
     for (i = 0; i < json_array_size(steps) && i < KB_CALIBRATE_MAX_STEPS; i++) {
         json_t *s = json_array_get(steps, i);
         struct kb_calibrate_step *o = &out->steps[i];
-        o->rate = num(s, "rate", NULL);
-        o->achieved_rps = num(s, "achieved_rps", NULL);
-        o->delivery = num(s, "delivery", NULL);
-        o->cpu_fraction = num(s, "client_cpu_fraction", NULL);
-        o->lag_p99_us = num(s, "lag_p99_us", NULL);
-        o->corrected_p99_us = num(s, "corrected_p99_us", NULL);
-        o->errors = (long long)num(s, "errors", NULL);
+        o->rate = num(s, "rate");
+        o->achieved_rps = num(s, "achieved_rps");
+        o->delivery = num(s, "delivery");
+        o->cpu_fraction = num(s, "client_cpu_fraction");
+        o->lag_p99_us = num(s, "lag_p99_us");
+        o->rx_delay_p99_us = num(s, "rx_delay_p99_us");
+        o->threads = (int)num(s, "threads");
+        o->corrected_p99_us = num(s, "corrected_p99_us");
+        o->errors = (long long)num(s, "errors");
         o->held = json_is_true(json_object_get(s, "held"));
         o->attempts = json_is_integer(json_object_get(s, "attempts")) ?
                       (int)json_integer_value(json_object_get(s, "attempts")) : 1;

@@ -1,9 +1,10 @@
-/* calibrate.h -- proves the client's margin before a curve (seed 004's headroom gate).
+/* calibrate.h -- proves the client's margin before a curve (docs/protocol.md, "Trusting the client").
  *
  * Owns: starting the known-fast control server (contract "control", pinned to the server
  * CPUs), driving it with `kneebench load` child processes (pinned to the client CPUs,
  * optionally inside a cgroup) at rising rates up to factor x the rate to prove, judging each
- * step (client CPU fraction, send-lag p99, delivery, errors), and writing calibrate.json
+ * step (the curve's client-trust judgement, runner/verdict.h, and the control server's
+ * delivery and errors), and writing calibrate.json
  * atomically into the output directory. The margin is the highest rate held with every
  * lower step held too. A step that misses is tried again (cfg->attempts): the margin is a
  * claim of what the client can do, and one stall of a shared host (tens of ms, seen here on
@@ -34,8 +35,11 @@ struct kb_calibrate_cfg {
     int threads, connections;   /* 0 = the contract's */
     double cpu_max_fraction;    /* 0 = the contract's client_cpu_max_fraction */
     double lag_p99_max_us;      /* 0 = the contract's client_lag_p99_max_us */
+    double rx_delay_p99_max_us; /* 0 = the contract's client_rx_delay_p99_max_us */
     double min_delivery;        /* 0 = 0.995 */
-    int keep_going;             /* 1: run every step even after one fails */
+    int stop_at_miss;           /* 1: stop at the first step that misses (default: the whole
+                                   ladder is run and reported, a miss does not hide what the
+                                   client held above it) */
     int attempts;               /* tries per step, the step held when one holds; 0 = 2 */
     int client_rt;              /* 1: load children get --rt (SCHED_FIFO), as the curve's do */
     FILE *progress;             /* one line per step, or NULL */
@@ -43,8 +47,9 @@ struct kb_calibrate_cfg {
 
 struct kb_calibrate_step {
     double rate;
-    double achieved_rps, delivery, cpu_fraction, lag_p99_us, corrected_p99_us;
+    double achieved_rps, delivery, cpu_fraction, lag_p99_us, rx_delay_p99_us, corrected_p99_us;
     long long errors;
+    int threads;                /* the load threads that ran (one per client CPU) */
     int held;                   /* every criterion met (by the last attempt) */
     char why[160];              /* the criteria missed, "" when held */
     int attempts;               /* tries made; the figures are the last one's */
@@ -54,6 +59,7 @@ struct kb_calibrate_step {
 struct kb_calibrate_result {
     double up_to_rps, factor, required_rps;   /* required = factor x up_to */
     double margin_rps;          /* highest rate held with every lower step held; 0 if none */
+    double highest_held_rps;    /* highest rate held at all (above margin_rps: a miss lay below) */
     int proven;                 /* margin_rps >= required_rps */
     size_t nsteps;
     struct kb_calibrate_step steps[KB_CALIBRATE_MAX_STEPS];

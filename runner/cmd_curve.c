@@ -485,6 +485,8 @@ static void ensure_fixture(struct curve *cv, const struct kb_point *pt)
 
 /* ---- one point ------------------------------------------------------------------------ */
 
+#define CPU_SAMPLES_MAX 1024
+
 struct sampler {
     const struct curve *cv;
     FILE *csv;
@@ -492,6 +494,8 @@ struct sampler {
     double cpu_sum_frac, n;
     long long rss_max, pss_max;
     long fds_max, threads_max, procs_max;
+    double cpu_t[CPU_SAMPLES_MAX], cpu_s[CPU_SAMPLES_MAX];   /* monotonic s, server CPU s */
+    size_t ncpu;
 };
 
 /* Server and load child, once a second from the load's start (kb_fx_drive's callback). */
@@ -513,6 +517,10 @@ static void sample_once(void *arg, double t0, double t)
     }
     s->last_t = t;
     s->last_cpu = srv.cpu_seconds;
+    if (s->ncpu < CPU_SAMPLES_MAX) {
+        s->cpu_t[s->ncpu] = t;
+        s->cpu_s[s->ncpu++] = srv.cpu_seconds;
+    }
 #define KB_MAX(a, b) ((a) = (b) > (a) ? (b) : (a))
     KB_MAX(s->rss_max, srv.rss_bytes);
     KB_MAX(s->pss_max, srv.pss_bytes);
@@ -593,6 +601,35 @@ static struct settled settle(struct curve *cv, const struct kb_point *pt)
     return st;
 }
 
+/* The server's cumulative CPU at monotonic time t, interpolated between the samples
+ * around it; NAN outside them. */
+static double cpu_at(const struct sampler *s, double t)
+{
+    for (size_t i = 1; i < s->ncpu; i++)
+        if (s->cpu_t[i - 1] <= t && t <= s->cpu_t[i]) {
+            double span = s->cpu_t[i] - s->cpu_t[i - 1];
+            double f = span > 0 ? (t - s->cpu_t[i - 1]) / span : 0;
+            return s->cpu_s[i - 1] + f * (s->cpu_s[i] - s->cpu_s[i - 1]);
+        }
+    return NAN;
+}
+
+/* The server's cost per response: its CPU over the measured interval (the load reports
+ * the interval's ends on the same monotonic clock as the samples) over the responses that
+ * ended inside it. Where the knee lies past the client's reach, this still tells runtimes
+ * apart: 1 / cost is what one CPU would serve. Nulls when it cannot be measured. */
+static void server_cost(json_t *server, const struct sampler *s, json_t *load)
+{
+    double a = json_number_value(json_object_get(load, "interval_start_mono_s"));
+    double b = json_number_value(json_object_get(load, "interval_end_mono_s"));
+    double n = json_number_value(json_object_get(load, "completed_in_window"));
+    double cpu = a > 0 && b > a ? cpu_at(s, b) - cpu_at(s, a) : NAN;
+    double us = n > 0 && cpu > 0 ? cpu * 1e6 / n : NAN;
+    json_object_set_new(server, "cpu_interval_s", isfinite(cpu) ? json_real(cpu) : json_null());
+    json_object_set_new(server, "cpu_us_per_response", isfinite(us) ? json_real(us) : json_null());
+    json_object_set_new(server, "capacity_estimate_rps", isfinite(us) ? json_real(1e6 / us) : json_null());
+}
+
 static json_t *verdict_json(const struct curve *cv, const struct kb_point *pt,
                             enum kb_verdict v, const char *reason, json_t *load,
                             const struct sampler *s, double wall)
@@ -607,6 +644,7 @@ static json_t *verdict_json(const struct curve *cv, const struct kb_point *pt,
         "rss_max_bytes", (json_int_t)s->rss_max, "pss_max_bytes", (json_int_t)s->pss_max,
         "fds_max", (json_int_t)s->fds_max, "threads_max", (json_int_t)s->threads_max,
         "procs_max", (json_int_t)s->procs_max, "samples", (int)s->n + (s->last_t > 0)));
+    server_cost(json_object_get(j, "server"), s, load);
     json_object_set(j, "load", load ? load : json_null());
     return j;
 }
@@ -650,8 +688,7 @@ static void show_kept(struct curve *cv, const struct kb_point *pt, const char *d
 /* Evidence in order: command, samples, verdict (with the load figures), marker last. */
 static int run_point(struct curve *cv, const struct kb_point *pt, const char *dir)
 {
-    struct kb_criteria crit = { cv->c.min_delivery, cv->c.max_p99_us,
-                                cv->c.client_cpu_max_fraction, cv->c.client_lag_p99_max_us };
+    struct kb_criteria crit = kb_criteria_of(&cv->c);
     struct kb_point_obs obs = { 0 };
     struct kb_point_load lr;
     struct sampler s = { 0 };
@@ -659,7 +696,9 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     json_t *j, *load = NULL;
     double t0 = kb_fx_now_s();
     struct settled st = { 0, -1, 0 };
-    enum kb_verdict v;
+    enum kb_verdict v, sv;
+    char sreason[768], treason[256];
+    int trusted;
     int rc = -1;
 
     memset(&lr, 0, sizeof(lr));
@@ -685,6 +724,9 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     } else if ((st = settle(cv, pt)), drive(cv, pt, dir, &s, &obs) < 0) {
         goto out;       /* interrupted: no marker, the point is redone on resume */
     } else {
+        /* one sample after the load ended, so the interval's end lies between two */
+        if (s.ncpu > 0)
+            sample_once(&s, s.t0, kb_fx_now_s());
         kb_fx_read_load(dir, &obs, &lr, &load);
         kb_fx_postflight(&cv->fx, kb_contract_route(&cv->c, pt->route), &obs);
     }
@@ -692,13 +734,21 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     s.csv = NULL;
     kb_path(reason, sizeof(reason), dir, "samples.csv");
     rename(path, reason);
-    v = kb_verdict_judge(&lr, &obs, &crit, reason, sizeof(reason));
-    if (cv->cal && v != KB_FAILED && !kb_calibrate_covers(cv->cal, (double)pt->rate)) {
-        v = KB_CLIENT_LIMITED;
-        snprintf(reason, sizeof(reason), "above the client's proven margin (%.0f req/s held "
+    /* The server's own verdict is kept whatever the client's trust: a client-limited point
+     * still says what its figures showed, marked unproven in the report. */
+    sv = kb_verdict_server(&lr, &obs, &crit, sreason, sizeof(sreason));
+    trusted = kb_trust_judge(&lr, &crit, treason, sizeof(treason));
+    if (trusted && cv->cal && !kb_calibrate_covers(cv->cal, (double)pt->rate)) {
+        trusted = 0;
+        snprintf(treason, sizeof(treason), "above the client's proven margin (%.0f req/s held "
                  "against the control server; %.2fx needed)", cv->cal->margin_rps, cv->cal->factor);
     }
+    v = sv == KB_FAILED || trusted ? sv : KB_CLIENT_LIMITED;
+    snprintf(reason, sizeof(reason), "%s", v == KB_CLIENT_LIMITED ? treason : sreason);
     j = verdict_json(cv, pt, v, reason, load, &s, kb_fx_now_s() - t0);
+    json_object_set_new(j, "server_verdict", json_string(kb_verdict_name(sv)));
+    json_object_set_new(j, "server_reason", json_string(sreason));
+    json_object_set_new(j, "client_trust", json_pack("{s:b,s:s}", "ok", trusted, "reason", treason));
     json_object_set_new(j, "settle_s", json_real(st.seconds));
     json_object_set_new(j, "settle_server_cpu", st.server_cpu < 0 ? json_null() : json_real(st.server_cpu));
     json_object_set_new(j, "settle_quiet", json_boolean(st.quiet));

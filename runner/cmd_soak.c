@@ -889,6 +889,7 @@ static int setup(struct soak *s, const struct args *a, char *err, size_t errlen)
                                                                : s->c.client_cpu_max_fraction;
     s->crit.client_lag_p99_max_us = a->client_lag_max_us >= 0 ? (long)a->client_lag_max_us
                                                               : s->c.client_lag_p99_max_us;
+    s->crit.client_rx_delay_p99_max_us = s->c.client_rx_delay_p99_max_us;
     s->crit.min_samples = 2;
     s->crit.rss.pct_per_hour = a->rss_pct;
     s->crit.rss.floor = a->rss_floor;

@@ -62,8 +62,10 @@ static enum kb_soak_verdict base_verdict(const struct kb_point_load *r,
                                          const struct kb_soak_criteria *c, char *reason,
                                          size_t reasonlen)
 {
-    struct kb_criteria crit = { c->min_delivery, LONG_MAX, c->client_cpu_max_fraction,
-                                c->client_lag_p99_max_us };
+    struct kb_criteria crit = { .min_delivery = c->min_delivery, .max_p99_us = LONG_MAX,
+                                .client_cpu_max_fraction = c->client_cpu_max_fraction,
+                                .client_lag_p99_max_us = c->client_lag_p99_max_us,
+                                .client_rx_delay_p99_max_us = c->client_rx_delay_p99_max_us };
     switch (kb_verdict_judge(r, &o->point, &crit, reason, reasonlen)) {
     case KB_FAILED:
         return KB_SOAK_FAIL;

@@ -44,6 +44,7 @@ struct kb_soak_criteria {
     double min_delivery;           /* near exact: achieved/requested >= this */
     double client_cpu_max_fraction;
     long client_lag_p99_max_us;
+    long client_rx_delay_p99_max_us;
     size_t min_samples;            /* at least this many resource samples (>= 2) */
     struct kb_growth_rule rss, fds;
 };

@@ -2,8 +2,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runner/verdict.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "fixtures/contract.h"
 
 static const char *const names[] = { "controlled", "uncontrolled", "failed", "client-limited" };
 
@@ -39,19 +42,33 @@ static double num(struct parser *p, json_t *obj, const char *key, const char *wh
     return json_number_value(v);
 }
 
+/* A figure of an empty histogram is null: NAN here, so no comparison ever passes it. */
+static double fig(struct parser *p, json_t *obj, const char *key, const char *where)
+{
+    json_t *v = obj ? json_object_get(obj, key) : NULL;
+    return json_is_null(v) ? NAN : num(p, obj, key, where);
+}
+
 static void latency(struct parser *p, const char *key, struct kb_latency *l)
 {
     json_t *o = json_object_get(p->root, key);
     char where[64];
     snprintf(where, sizeof(where), "%s.", key);
     l->count = num(p, o, "count", where);
-    l->min = num(p, o, "min", where);
-    l->mean = num(p, o, "mean", where);
-    l->p50 = num(p, o, "p50", where);
-    l->p90 = num(p, o, "p90", where);
-    l->p99 = num(p, o, "p99", where);
-    l->p999 = num(p, o, "p999", where);
-    l->max = num(p, o, "max", where);
+    l->min = fig(p, o, "min", where);
+    l->mean = fig(p, o, "mean", where);
+    l->p50 = fig(p, o, "p50", where);
+    l->p90 = fig(p, o, "p90", where);
+    l->p99 = fig(p, o, "p99", where);
+    l->p999 = fig(p, o, "p999", where);
+    l->max = fig(p, o, "max", where);
+}
+
+/* Fields a load JSON written before them lacks: absent reads as `dflt`. */
+static double opt(json_t *o, const char *key, double dflt)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
 static void counters(struct parser *p, struct kb_point_load *r)
@@ -91,6 +108,16 @@ int kb_point_load_parse(json_t *load, struct kb_point_load *r, char *err, size_t
     latency(&p, "corrected_us", &r->corrected);
     latency(&p, "uncorrected_us", &r->uncorrected);
     latency(&p, "lag_us", &r->lag);
+    if (json_object_get(load, "rx_delay_us"))
+        latency(&p, "rx_delay_us", &r->rx_delay);
+    else
+        r->rx_delay.p99 = -1;
+    r->completed_in_interval = (long long)opt(load, "completed_in_interval", -1);
+    r->bounded = (long long)opt(json_object_get(load, "corrected_us"), "bounded", 0);
+    r->corrected_p99_is_bound = json_is_true(json_object_get(
+        json_object_get(json_object_get(load, "corrected_us"), "is_bound"), "p99"));
+    r->threads = (int)opt(load, "threads", 0);
+    r->threads_requested = (int)opt(load, "threads_requested", r->threads);
     fe = json_string_value(json_object_get(load, "first_error"));
     snprintf(r->first_error, sizeof(r->first_error), "%s", fe ? fe : "");
     return p.failed ? -1 : 0;
@@ -136,24 +163,65 @@ static int unanswered_past_p99(const struct kb_point_load *r)
     return r->scheduled > 0 && (double)r->unfinished > 0.01 * (double)r->scheduled;
 }
 
+struct kb_criteria kb_criteria_of(const struct kb_contract *c)
+{
+    return (struct kb_criteria){ .min_delivery = c->min_delivery, .max_p99_us = c->max_p99_us,
+                                 .client_cpu_max_fraction = c->client_cpu_max_fraction,
+                                 .client_lag_p99_max_us = c->client_lag_p99_max_us,
+                                 .client_rx_delay_p99_max_us = c->client_rx_delay_p99_max_us };
+}
+
+/* Appends "; "-separated causes into reason. */
+static void cause(char *reason, size_t len, size_t *n, const char *fmt, double a, double b)
+{
+    if (*n >= len)
+        return;
+    *n += (size_t)snprintf(reason + *n, len - *n, "%s", *n ? "; " : "");
+    if (*n < len)
+        *n += (size_t)snprintf(reason + *n, len - *n, fmt, a, b);
+}
+
+int kb_trust_judge(const struct kb_point_load *r, const struct kb_criteria *c, char *reason,
+                   size_t reasonlen)
+{
+    size_t n = 0;
+    reason[0] = '\0';
+    if (r->lag.p99 > (double)c->client_lag_p99_max_us)
+        cause(reason, reasonlen, &n, "client send lag p99 %.0f us > %.0f us", r->lag.p99,
+              (double)c->client_lag_p99_max_us);
+    if (c->client_rx_delay_p99_max_us > 0 && r->rx_delay.p99 > (double)c->client_rx_delay_p99_max_us)
+        cause(reason, reasonlen, &n, "client rx delay p99 %.0f us > %.0f us", r->rx_delay.p99,
+              (double)c->client_rx_delay_p99_max_us);
+    if (r->client_cpu_fraction > c->client_cpu_max_fraction)
+        cause(reason, reasonlen, &n, "client CPU %.0f %% > %.0f %% of what it was given",
+              100 * r->client_cpu_fraction, 100 * c->client_cpu_max_fraction);
+    if (n == 0)
+        snprintf(reason, reasonlen, "client send lag p99 %.0f us, rx delay p99 %.0f us, CPU %.0f %%",
+                 r->lag.p99, r->rx_delay.p99, 100 * r->client_cpu_fraction);
+    return n == 0;
+}
+
 enum kb_verdict kb_verdict_judge(const struct kb_point_load *r, const struct kb_point_obs *o,
                                  const struct kb_criteria *c, char *reason, size_t reasonlen)
 {
+    enum kb_verdict v = kb_verdict_server(r, o, c, reason, reasonlen);
+    char why[256];
+    if (v != KB_FAILED && !kb_trust_judge(r, c, why, sizeof(why))) {
+        snprintf(reason, reasonlen, "%s", why);
+        return KB_CLIENT_LIMITED;
+    }
+    return v;
+}
+
+enum kb_verdict kb_verdict_server(const struct kb_point_load *r, const struct kb_point_obs *o,
+                                  const struct kb_criteria *c, char *reason, size_t reasonlen)
+{
     if (failure(r, o, reason, reasonlen))
         return KB_FAILED;
-    if (r->client_cpu_fraction > c->client_cpu_max_fraction) {
-        snprintf(reason, reasonlen, "client CPU %.0f %% of its %d CPU(s) > %.0f %%",
-                 100 * r->client_cpu_fraction, r->client_cpus, 100 * c->client_cpu_max_fraction);
-        return KB_CLIENT_LIMITED;
-    }
-    if (r->lag.p99 > (double)c->client_lag_p99_max_us) {
-        snprintf(reason, reasonlen, "client send lag p99 %.0f us > %ld us", r->lag.p99,
-                 c->client_lag_p99_max_us);
-        return KB_CLIENT_LIMITED;
-    }
-    snprintf(reason, reasonlen, "delivery %.1f %% (>= %.0f %%?), p99 %.2f ms (< %.0f ms?), "
+    snprintf(reason, reasonlen, "delivery %.1f %% (>= %.0f %%?), p99 %s%.2f ms (< %.0f ms?), "
              "unanswered at drain end %lld (<= 1 %%?)", 100 * r->delivery, 100 * c->min_delivery,
-             r->corrected.p99 / 1000.0, c->max_p99_us / 1000.0, r->unfinished);
+             r->corrected_p99_is_bound ? ">= " : "", r->corrected.p99 / 1000.0,
+             c->max_p99_us / 1000.0, r->unfinished);
     if (r->delivery >= c->min_delivery && r->corrected.p99 < (double)c->max_p99_us &&
         !unanswered_past_p99(r))
         return KB_CONTROLLED;

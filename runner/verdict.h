@@ -1,5 +1,5 @@
 /* verdict.h -- judges one point from its evidence: controlled, uncontrolled, failed (with
- * the reason) or client-limited, by the contract's criteria (PROTOCOL.md, seed 000 / 004).
+ * the reason) or client-limited, by the contract's criteria (docs/protocol.md, "Point verdicts").
  *
  * Pure: the load generator's JSON is parsed into struct kb_point_load (jansson value in,
  * no files), the runner adds what it saw (fixture exit, identity, pre/postflight), and
@@ -19,7 +19,7 @@ enum kb_verdict {
 };
 
 struct kb_latency {
-    double count, min, mean, p50, p90, p99, p999, max;   /* microseconds */
+    double count, min, mean, p50, p90, p99, p999, max;   /* microseconds; NAN when count is 0 */
 };
 
 /* One point's load.json as parsed (loadgen.h's struct kb_load_result is the in-process
@@ -33,7 +33,12 @@ struct kb_point_load {
     long long non2xx, mismatches, mm_status, mm_content_type, mm_body;
     double client_cpu_seconds, client_cpu_fraction;
     int client_cpus;
+    long long completed_in_interval;   /* -1 when the JSON predates it */
+    long long bounded;         /* requests in corrected at a lower bound (0 when absent) */
+    int corrected_p99_is_bound;   /* the p99 is only a lower bound */
     struct kb_latency corrected, uncorrected, lag;
+    struct kb_latency rx_delay;   /* p99 < 0 when the JSON predates it */
+    int threads, threads_requested;
     char first_error[256];
 };
 
@@ -56,13 +61,32 @@ struct kb_criteria {
     long max_p99_us;
     double client_cpu_max_fraction;
     long client_lag_p99_max_us;
+    long client_rx_delay_p99_max_us;
 };
+
+/* The criteria of a loaded contract (fixtures/contract.h). */
+struct kb_contract;
+struct kb_criteria kb_criteria_of(const struct kb_contract *c);
 
 /* 0, or -1 with err naming the missing/mistyped field. */
 int kb_point_load_parse(json_t *load, struct kb_point_load *out, char *err, size_t errlen);
 
-/* The verdict; reason gets a one-line explanation (for failed and client-limited the cause,
- * for the others the deciding figures). */
+/* The client's trust: 1 when the client kept up, 0 when it was the limit, with the causes
+ * in reason. The direct evidence decides first -- send lag and rx delay, the client's own
+ * lateness, which a busy or starved client cannot hide -- and CPU is a guard beside them.
+ * A figure over its bound (strictly) makes the client the limit. The one judgement of
+ * trust, used by the curve, the soak and calibrate alike. */
+int kb_trust_judge(const struct kb_point_load *r, const struct kb_criteria *c, char *reason,
+                   size_t reasonlen);
+
+/* What the point's own figures give, the client's trust aside: controlled, uncontrolled or
+ * failed, with the reason. */
+enum kb_verdict kb_verdict_server(const struct kb_point_load *r, const struct kb_point_obs *o,
+                                  const struct kb_criteria *c, char *reason, size_t reasonlen);
+
+/* The verdict: failed, else client-limited when the client was not trusted, else the
+ * server's verdict; reason gets a one-line explanation (for failed and client-limited the
+ * cause, for the others the deciding figures). */
 enum kb_verdict kb_verdict_judge(const struct kb_point_load *r, const struct kb_point_obs *o,
                                  const struct kb_criteria *c, char *reason, size_t reasonlen);
 

@@ -4,9 +4,13 @@
 #include "runner/verdict.h"
 #include "tests/lib/kb_check.h"
 
+#include <math.h>
 #include <string.h>
 
-static const struct kb_criteria crit = { 0.95, 100000, 0.80, 1000 };
+static const struct kb_criteria crit = { .min_delivery = 0.95, .max_p99_us = 100000,
+                                         .client_cpu_max_fraction = 0.80,
+                                         .client_lag_p99_max_us = 1000,
+                                         .client_rx_delay_p99_max_us = 1000 };
 static char why[512];
 
 static struct kb_point_load good(void)
@@ -18,6 +22,7 @@ static struct kb_point_load good(void)
     r.delivery = 1.0;
     r.corrected.p99 = 5000;
     r.lag.p99 = 100;
+    r.rx_delay.p99 = 100;
     r.client_cpu_fraction = 0.1;
     r.client_cpus = 1;
     return r;
@@ -54,6 +59,60 @@ START_TEST(client_limited)
     /* an uncontrolled point with a limited client is client-limited: never promoted */
     r.delivery = 0.5;
     ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CLIENT_LIMITED);
+}
+END_TEST
+
+/* The direct signals: a client late in reading is as untrusted as one late in sending,
+ * whatever its CPU reads; every cause is named. */
+START_TEST(rx_delay_and_every_cause_named)
+{
+    struct kb_point_load r = good();
+    char trust[256];
+    r.rx_delay.p99 = 1001;
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CLIENT_LIMITED);
+    ck_assert_ptr_nonnull(strstr(why, "rx delay p99 1001"));
+    r.rx_delay.p99 = 1000;
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, trust, sizeof(trust)), 1);
+    r.rx_delay.p99 = 5000;
+    r.lag.p99 = 3000;
+    r.client_cpu_fraction = 0.9;
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, trust, sizeof(trust)), 0);
+    ck_assert_ptr_nonnull(strstr(trust, "send lag p99 3000"));
+    ck_assert_ptr_nonnull(strstr(trust, "rx delay p99 5000"));
+    ck_assert_ptr_nonnull(strstr(trust, "client CPU 90"));
+    /* a load JSON from before rx delay was measured (p99 < 0) is judged on the rest */
+    r = good();
+    r.rx_delay.p99 = -1;
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, trust, sizeof(trust)), 1);
+}
+END_TEST
+
+/* A client-limited point keeps what its own figures say. */
+START_TEST(server_verdict_under_a_limited_client)
+{
+    struct kb_point_load r = good();
+    r.lag.p99 = 5000;
+    ck_assert_int_eq(kb_verdict_server(&r, &ok_obs, &crit, why, sizeof(why)), KB_CONTROLLED);
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CLIENT_LIMITED);
+    r.delivery = 0.5;
+    ck_assert_int_eq(kb_verdict_server(&r, &ok_obs, &crit, why, sizeof(why)), KB_UNCONTROLLED);
+    ck_assert_ptr_nonnull(strstr(why, "delivery 50.0 %"));
+    r.non2xx = 1;    /* a failure stays a failure whatever the client did */
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_FAILED);
+}
+END_TEST
+
+/* Nothing answered: no latency at all is not "0 ms", and a bounded p99 says so. */
+START_TEST(empty_and_bounded_latency)
+{
+    struct kb_point_load r = good();
+    r.corrected.p99 = NAN;
+    ck_assert_int_eq(kb_verdict_server(&r, &ok_obs, &crit, why, sizeof(why)), KB_UNCONTROLLED);
+    r = good();
+    r.corrected.p99 = 1900000;
+    r.corrected_p99_is_bound = 1;
+    ck_assert_int_eq(kb_verdict_server(&r, &ok_obs, &crit, why, sizeof(why)), KB_UNCONTROLLED);
+    ck_assert_ptr_nonnull(strstr(why, "p99 >= 1900.00 ms"));
 }
 END_TEST
 
@@ -138,6 +197,19 @@ START_TEST(parse_load_json)
     ck_assert_int_eq(r.err_read, 1);
     ck_assert_double_eq(r.corrected.p99, 4);
     ck_assert_str_eq(r.first_error, "read: reset");
+    ck_assert_double_eq(r.rx_delay.p99, -1);          /* absent: an older load JSON */
+    ck_assert_int_eq(r.completed_in_interval, -1);
+    /* an empty histogram's figures are null: NAN, never 0 */
+    json_object_set_new(json_object_get(j, "corrected_us"), "p99", json_null());
+    json_object_set_new(j, "rx_delay_us", json_pack("{s:i,s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "count", 0,
+                        "min", "mean", "p50", "p90", "p99", "p999", "max"));
+    json_object_set_new(json_object_get(j, "corrected_us"), "bounded", json_integer(7));
+    json_object_set_new(json_object_get(j, "corrected_us"), "is_bound", json_pack("{s:b}", "p99", 1));
+    ck_assert_int_eq(kb_point_load_parse(j, &r, why, sizeof(why)), 0);
+    ck_assert(isnan(r.corrected.p99));
+    ck_assert(isnan(r.rx_delay.p99));
+    ck_assert_int_eq(r.bounded, 7);
+    ck_assert_int_eq(r.corrected_p99_is_bound, 1);
     lat = json_object_get(j, "lag_us");
     json_object_del(lat, "p99");
     ck_assert_int_eq(kb_point_load_parse(j, &r, why, sizeof(why)), -1);
@@ -160,6 +232,9 @@ static Suite *suite(void)
     TCase *tc = tcase_create("judge");
     tcase_add_test(tc, controlled_and_edges);
     tcase_add_test(tc, client_limited);
+    tcase_add_test(tc, rx_delay_and_every_cause_named);
+    tcase_add_test(tc, server_verdict_under_a_limited_client);
+    tcase_add_test(tc, empty_and_bounded_latency);
     tcase_add_test(tc, failures_with_reasons);
     tcase_add_test(tc, unanswered_at_drain_end_is_uncontrolled_not_failed);
     tcase_add_test(tc, parse_load_json);
