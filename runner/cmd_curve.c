@@ -657,11 +657,19 @@ static void progress(struct curve *cv, const struct kb_point *pt, const char *ve
                          : cv->plan.warmup_s + cv->plan.duration_s + cv->plan.drain_s + 1;
     double eta = left * per;
     json_t *lat = json_object_get(load, "corrected_us");
-    printf("[%*zu/%zu] %-12s %-10s %6ld/s  achieved %8.0f/s  p99 %9.2f ms  %-14s %s eta %dm%02ds\n",
+    json_t *p99 = json_object_get(lat, "p99");
+    char p99s[32];
+    /* no latency is "-", never 0; a lower bound (unanswered requests) is ">=" */
+    if (!json_is_number(p99))
+        snprintf(p99s, sizeof(p99s), "-");
+    else
+        snprintf(p99s, sizeof(p99s), "%s%.2f",
+                 json_is_true(json_object_get(json_object_get(lat, "is_bound"), "p99")) ? ">=" : "",
+                 json_number_value(p99) / 1000.0);
+    printf("[%*zu/%zu] %-12s %-10s %6ld/s  achieved %8.0f/s  p99 %11s ms  %-14s %s eta %dm%02ds\n",
            cv->plan.npoints >= 100 ? 3 : 2, cv->finished, cv->plan.npoints, pt->runtime,
            pt->route, pt->rate, json_number_value(json_object_get(load, "achieved_rps")),
-           json_number_value(json_object_get(lat, "p99")) / 1000.0, verdict,
-           kept ? "(kept)" : "", (int)eta / 60, (int)eta % 60);
+           p99s, verdict, kept ? "(kept)" : "", (int)eta / 60, (int)eta % 60);
     fflush(stdout);
 }
 
