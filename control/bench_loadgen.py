@@ -9,7 +9,13 @@ Server pinned to CPU 0, client to CPU 1, side by side in one run:
   3. at 45k against kb-control, the send quantum (contract default, 0, 100) and --eager-rx;
   4. against kb-control, the highest rate kneebench holds from one core with client CPU
      under 80 % and send-lag p99 under 1 ms (and delivery >= 0.995), climbing a ladder, with
-     the contract's 4 threads and with one; a rung is tried twice before the climb stops.
+     the contract's 4 threads and with one; a rung is tried twice before the climb stops;
+  5. a rate sweep from 2k to 75k against kb-control with the curve's client (SCHED_FIFO,
+     threads fitted to the client CPU): client CPU, its cost per request, send lag and rx
+     delay p99 at each rate, and whether the client's CPU ever falls as the rate rises by
+     more than 0.05 (the client must not cost most where the rate is lowest), beside
+     --exact-threads (the contract's 4 threads on one CPU) at the same rates.
+BENCH_SWEEP_ONLY=1 runs the sweep alone.
 BENCH_RT=1 runs both sides SCHED_FIFO (for a busy shared host; measured here it protects
 the send lag but raises the client's CPU per request, RT wake-ups across CPUs being dearer); BENCH_DURATION and
 BENCH_ROUNDS size it. Prints a table and writes every figure to $BUILD/bench-loadgen.json. The machine is shared:
@@ -130,6 +136,7 @@ def kneebench(url, route, rate, duration=DURATION, extra=()):
             "send_quantum_active": j["send_quantum_active"],
             "cpu_fraction": j["client_cpu_fraction"], "cpu_us_per_request": j["client_cpu_us_per_request"],
             "lag_p99_us": j["lag_us"]["p99"], "corrected_p99_us": j["corrected_us"]["p99"],
+            "rx_delay_p99_us": (j.get("rx_delay_us") or {}).get("p99"), "threads": j["threads"],
             "uncorrected_p99_us": j["uncorrected_us"]["p99"], "errors": j["errors"]["total"],
             "mismatches": j["mismatches"]["total"]}
 
@@ -150,6 +157,34 @@ def header():
           f"{'lag p99':>8} {'corr p99':>9} {'errors':>6}")
 
 
+SWEEP_RATES = (2000, 4000, 8000, 12000, 15625, 20000, 30000, 45000, 60000, 75000)
+
+
+def monotone_violations(rows, slack=0.05):
+    """Rates whose client CPU exceeds the next higher rate's by more than slack."""
+    return [(a["rate"], b["rate"]) for a, b in zip(rows, rows[1:])
+            if a["cpu_fraction"] > b["cpu_fraction"] + slack]
+
+
+def sweep(curl, results):
+    print("  rate sweep against kb-control (client --rt as in the curve):")
+    print(f"  {'':<22} {'rate':>7} {'thr':>3} {'cpu':>7} {'us/req':>7} {'lag p99':>8} {'rx p99':>8} "
+          f"{'delivery':>8}")
+    for label, extra, key in (("fitted threads", ("--rt",), "sweep"),
+                              ("--exact-threads (4)", ("--rt", "--exact-threads"), "sweep_exact_threads")):
+        rows = []
+        for rate in SWEEP_RATES:
+            r = kneebench(curl, "plaintext", rate, extra=extra)
+            rows.append(r)
+            print(f"  {label:<22} {rate:>7} {r['threads']:>3} {100 * r['cpu_fraction']:>6.1f}% "
+                  f"{r['cpu_us_per_request']:>7.2f} {r['lag_p99_us']:>8} {r['rx_delay_p99_us']:>8} "
+                  f"{r['delivery']:>8.4f}")
+        bad = monotone_violations(rows)
+        results[key] = {"rows": rows, "monotone_within_0_05": not bad, "violations": bad}
+        print(f"  {label}: client CPU never above the next higher rate's + 0.05: "
+              f"{'yes' if not bad else 'NO, at ' + ', '.join(f'{a} > {b}' for a, b in bad)}")
+
+
 def main():
     if os.cpu_count() < 2:
         raise SystemExit("bench-loadgen needs two CPUs (server on 0, client on 1)")
@@ -161,6 +196,12 @@ def main():
     gray = GRAY
     cport = free_port()
     control = start("kb-control", [CONTROL, "--port", str(cport)], cport)
+    if os.environ.get("BENCH_SWEEP_ONLY") == "1":
+        try:
+            sweep(f"http://127.0.0.1:{cport}/plaintext", results)
+        finally:
+            stop(control)
+        return write_results(results)
     try:
         if os.path.exists(gray):
             gport = free_port()
@@ -230,6 +271,7 @@ def main():
                 modes[name].append(r)
                 row(name, r)
         results["modes_45k"] = modes
+        sweep(curl, results)
         for name, rs in modes.items():
             print(f"    {name:<22} median {median([x['cpu_us_per_request'] for x in rs]):.2f} us CPU/request, "
                   f"lag p99 median {median([x['lag_p99_us'] for x in rs]):.0f} us")
@@ -256,6 +298,10 @@ def main():
             print(f"  highest rate held from one core, {label}: {best} req/s (target >= 75000)")
     finally:
         stop(control)
+    write_results(results)
+
+
+def write_results(results):
     out = os.path.join(BUILD, "bench-loadgen.json")
     with open(out + ".tmp", "w") as f:
         json.dump(results, f, indent=2)
