@@ -149,9 +149,10 @@ static void stamps(FILE *f, const struct kb_report *r)
              json_array_size(json_object_get(r->plan, "points")), ids ? ids : "");
         free(ids);
     }
-    /* a docker run on another base than the pinned one is not the paper's setup: say so */
+    /* a docker run on another base than the pinned one is not the paper's setup: say so, on
+     * one line with the image's own note verbatim (a reader may search for it) */
     if (json_is_false(json_object_get(json_object_get(r->run, "image"), "base_is_pinned")))
-        para(f, "> **BASE NOT PINNED**: %s", js(json_object_get(r->run, "image"), "note"));
+        fprintf(f, "> **BASE NOT PINNED**: %s\n\n", js(json_object_get(r->run, "image"), "note"));
     if (r->unconstrained)
         para(f, "> **UNCONSTRAINED**: this run used `--no-limits`; no CPU, memory or process "
              "limit was applied, so no point is comparable with the paper's.");

@@ -901,6 +901,26 @@ START_TEST(svg_titles_on_marks)
 }
 END_TEST
 
+/* A docker run on an unpinned base: the stamp stays one line with the image's note verbatim,
+ * however long, since readers (and the docker test) search for it whole. */
+START_TEST(base_not_pinned_stamp_one_line)
+{
+    char err[256], path[200];
+    const char *note = "built on kneebench-base:bookworm (Debian 12 from the host's apt mirror), "
+                       "not the pinned Ubuntu 24.04 base";
+    json_t *run = json_pack("{s:s,s:[s],s:{},s:s,s:{s:s,s:s,s:[],s:s,s:b,s:s}}", "started", "now",
+        "command_line", "curve", "host", "backend", "docker", "image", "image", "kb:latest", "id",
+        "sha256:1", "repo_digests", "base", "kneebench-base:bookworm", "base_is_pinned", 0,
+        "note", note);
+    kb_write_json_atomic(kb_path(path, sizeof(path), dir, "run.json"), run, err, sizeof(err));
+    json_decref(run);
+    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
+    write_all();
+    snprintf(err, sizeof(err), "\n> **BASE NOT PINNED**: %s\n", note);
+    ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.md")), err));
+}
+END_TEST
+
 START_TEST(not_a_run_dir)
 {
     char err[256];
@@ -938,6 +958,7 @@ static Suite *suite(void)
     tcase_add_test(tc, csv_schema_and_ids);
     tcase_add_test(tc, series_bounds_read_and_drawn);
     tcase_add_test(tc, svg_titles_on_marks);
+    tcase_add_test(tc, base_not_pinned_stamp_one_line);
     suite_add_tcase(s, tc);
     return s;
 }
