@@ -56,6 +56,75 @@ def report(run, *args):
     return subprocess.run([KB, "report", *args, run], capture_output=True, text=True, timeout=60)
 
 
+def flat(text):
+    """report.md's prose is wrapped at 100 columns: compare it with whitespace collapsed."""
+    return " ".join(text.split())
+
+
+def own_uncontrolled(v):
+    """The report's first uncontrolled point: uncontrolled, or client-limited with its own
+    figures uncontrolled (server_verdict; older evidence has none)."""
+    return v["verdict"] == "uncontrolled" or \
+        (v["verdict"] == "client-limited" and v.get("server_verdict") == "uncontrolled")
+
+
+def check_rows_follow_evidence(run, plan, rep, md):
+    """report.json's and report.csv's rows against each point's verdict.json (one repeat):
+    the point id, the verdict and the one underneath, every latency figure in us with its
+    bound flag, null/empty where the histogram is empty, and report.md never printing such
+    a figure as 0."""
+    import csv
+    with open(f"{run}/report.csv") as f:
+        rows = list(csv.DictReader(f))
+    head = list(rows[0].keys())
+    assert head[:2] == ["schema_version", "point_id"], head
+    for col in head:   # a unit or a kind in every name
+        assert col in ("schema_version", "point_id", "runtime", "route", "verdict",
+                       "server_verdict", "client_trust_ok", "unconstrained", "partial", "reason",
+                       "server_reason") or col.endswith(("_rps", "_us", "_fraction", "_count",
+                                                         "_is_bound", "_s", "_bytes",
+                                                         "_us_per_response")), col
+    assert rep["schema_version"] == 2 and all(r["schema_version"] == "2" for r in rows)
+    by_id = {r["point_id"]: r for r in rows}
+    jrows = {r["point_id"]: r for r in rep["rows"]}
+    assert set(by_id) == set(jrows) == {p["id"] for p in plan["points"]}
+    for p in plan["points"]:
+        v = load(f"{run}/points/{p['id']}/verdict.json")
+        c, j = by_id[p["id"]], jrows[p["id"]]
+        assert c["verdict"] == j["verdict"] == v["verdict"], (p, c["verdict"], v["verdict"])
+        sv = v.get("server_verdict")
+        assert j["server_verdict"] == (sv if sv else (v["verdict"] if v["verdict"] !=
+                                                      "client-limited" else None)), (p, j)
+        lat = v["load"]["corrected_us"]
+        for k in ("p50", "p90", "p99", "p999", "max"):
+            bound = bool(lat.get("is_bound", {}).get(k))
+            if lat["count"] == 0:
+                assert c[f"{k}_us"] == "" and j[f"{k}_us"]["median"] is None, (p, k, c)
+            else:
+                assert abs(float(c[f"{k}_us"]) - lat[k]) <= 0.05, (p, k, c[f"{k}_us"], lat[k])
+                assert j[f"{k}_us"]["median"] == lat[k], (p, k, j[f"{k}_us"], lat[k])
+            assert c[f"{k}_is_bound"] == str(int(bound)) and j[f"{k}_us"]["is_bound"] == bound
+        table = md[md.index(f"### {p['route']}\n\n| runtime | req/s |"):]
+        table = table[:table.index("\n\n", table.index("|---"))]
+        row = re.search(rf"^\| {re.escape(p['runtime'])} \| {p['rate']} \|.*$", table, re.M)
+        assert row, p
+        cells = [x.strip() for x in row.group(0).split("|")[1:-1]]
+        assert cells[4:9] == [x for x in cells[4:9] if x == "-" or x.split()[-1] in ("ms", "s")]
+        if lat["count"] == 0:
+            assert cells[4:9] == ["-"] * 5, cells
+        if lat.get("is_bound", {}).get("p99"):
+            assert cells[6].startswith(">= "), cells
+        cpu = v["server"].get("cpu_us_per_response")
+        assert (c["server_cpu_us_per_response"] == "") == (cpu is None), (p, c)
+    # the answer first: one ranked row per runtime, before anything else
+    answer = md.index("## Answer: highest controlled point per route (req/s), ranked")
+    assert answer < md.index("## Run") < md.index("## Curves")
+    ranked = re.findall(r"^\| (\d+) \| ([a-z-]+) \|", md[answer:md.index("## Run")], re.M)
+    assert sorted(rt for _, rt in ranked) == sorted(plan["runtimes"]), ranked
+    assert [int(n) for n, _ in ranked] == sorted(int(n) for n, _ in ranked)
+    assert [a["runtime"] for a in rep["answer"]] == [rt for _, rt in ranked]
+
+
 def load(path):
     with open(path) as f:
         return json.load(f)
@@ -175,11 +244,12 @@ def report_from_complete_run():
     r = report(run)
     assert r.returncode == 0, r.stderr
     md = open(f"{run}/report.md").read()
-    assert "PARTIAL" not in md and "Highest controlled point" in md
+    assert "PARTIAL" not in md and "## Answer: highest controlled point per route" in md
     plan = load(f"{run}/plan.json")
     csv = open(f"{run}/report.csv").read().splitlines()
     assert len(csv) == 1 + len(plan["points"])
     rep = load(f"{run}/report.json")
+    check_rows_follow_evidence(run, plan, rep, md)
     for p in plan["points"]:
         v = load(f"{run}/points/{p['id']}/verdict.json")
         row = [x for x in rep["rows"] if x["runtime"] == p["runtime"] and
@@ -198,14 +268,14 @@ def report_from_complete_run():
             for rt in plan["runtimes"]:
                 assert f">{rt}</text>" in svg
     # run without --calibrate: the report says so plainly
-    assert "## Client margin" in md and "this run has no calibration proof" in md
+    assert "## Client margin" in md and "this run has no calibration proof" in flat(md)
     assert rep["calibration"]["present"] is False
     # the series charted is each runtime's lowest-rate uncontrolled point per route
     for rt in plan["runtimes"]:
         for route in plan["routes"]:
             unc = sorted((p["rate"], p["id"]) for p in plan["points"] if p["runtime"] == rt and
                          p["route"] == route and
-                         load(f"{run}/points/{p['id']}/verdict.json")["verdict"] == "uncontrolled")
+                         own_uncontrolled(load(f"{run}/points/{p['id']}/verdict.json")))
             got = [s for s in rep["first_uncontrolled_series"] if s["runtime"] == rt and
                    s["route"] == route]
             assert [(s["requested_rps"], s["point"]) for s in got] == unc[:1], (rt, route, got)
@@ -238,6 +308,7 @@ def report_shows_margin_and_queue():
     vpath = f"{run}/points/{pt['id']}/verdict.json"
     v = load(vpath)
     v["verdict"] = "uncontrolled"
+    v["server_verdict"] = "uncontrolled"
     with open(vpath, "w") as f:
         json.dump(v, f)
     rows = open(f"{run}/points/{pt['id']}/series.csv").read().splitlines()
@@ -246,13 +317,15 @@ def report_shows_margin_and_queue():
     assert r.returncode == 0, r.stderr
     md = open(f"{run}/report.md").read()
     rep = load(f"{run}/report.json")
-    assert "- proven: **no**" in md and f"Covered: {lo} req/s. Not covered: {hi} req/s" in md, md
+    assert "- proven: **no**" in md and \
+        f"Covered: {lo} req/s. Not covered: {hi} req/s" in flat(md), md
     cal = rep["calibration"]
-    assert cal["present"] and cal["rates_covered"] == [lo] and cal["rates_not_covered"] == [hi]
+    assert cal["present"] and cal["rates_covered_rps"] == [lo]
+    assert cal["rates_not_covered_rps"] == [hi]
     assert len(cal["steps"]) == 2 and cal["margin_rps"] == hi
     s = [x for x in rep["first_uncontrolled_series"] if x["runtime"] == "go" and
          x["route"] == "plaintext"]
-    assert len(s) == 1 and s[0]["point"] == pt["id"] and s[0]["seconds"] == len(rows) - 1, s
+    assert len(s) == 1 and s[0]["point"] == pt["id"] and s[0]["seconds_count"] == len(rows) - 1, s
     assert "(charts/series-go-plaintext.svg)" in md
     svg = open(f"{run}/{s[0]['chart']}").read()
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
@@ -411,7 +484,10 @@ def repeats_rotate_and_report_ranges():
             assert os.path.exists(f"{run}/fixtures/{rt}-r{k}/limits.json")
     assert report(run).returncode == 0
     rows = load(f"{run}/report.json")["rows"]
-    assert all(x["repeats"] == 2 for x in rows), rows
+    assert all(x["repeats_count"] == 2 for x in rows), rows
+    assert sorted(x["point_id"] for x in rows) == ["go-json-200", f"{SECOND}-json-200"]
+    assert all(sorted(x["point_ids"]) == [f"{x['point_id']}-r1", f"{x['point_id']}-r2"]
+               for x in rows), rows
     for x in rows:
         a = x["achieved_rps"]
         assert a["min"] <= a["median"] <= a["max"], a
@@ -441,7 +517,7 @@ def db_route_runs_with_its_cluster():
     assert pg not in out, [l for l in out.splitlines() if pg in l]
     assert report(run).returncode == 0
     # go serves no db route: its db cell is n/a whatever its json point's verdict was
-    assert re.search(r"^\| go \| [^|]+ \| n/a \|", open(f"{run}/report.md").read(), re.M)
+    assert re.search(r"^\| \d+ \| go \| [^|]+ \| n/a \|", open(f"{run}/report.md").read(), re.M)
 
 
 @test
