@@ -162,9 +162,10 @@ static json_t *row_json(const struct kb_report_row *w)
 
 static json_t *cal_step_json(const struct kb_calibrate_step *s)
 {
-    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:I,s:b,s:s,s:i,s:s}", "requested_rps", s->rate,
-                     "achieved_rps", s->achieved_rps, "delivery_fraction", s->delivery,
+    return json_pack("{s:f,s:f,s:f,s:f,s:f,s:o,s:f,s:I,s:b,s:s,s:i,s:s}", "requested_rps",
+                     s->rate, "achieved_rps", s->achieved_rps, "delivery_fraction", s->delivery,
                      "client_cpu_fraction", s->cpu_fraction, "lag_p99_us", s->lag_p99_us,
+                     "rx_delay_p99_us", num_or_null(s->rx_delay_p99_us >= 0, s->rx_delay_p99_us),
                      "corrected_p99_us", s->corrected_p99_us, "errors_count",
                      (json_int_t)s->errors, "held", s->held, "why", s->why, "attempts_count",
                      s->attempts, "missed_before", s->missed_before);
@@ -185,8 +186,9 @@ static json_t *calibration_json(const struct kb_report *r)
     for (size_t k = 0; k < kb_report_nrates(r); k++)
         json_array_append_new(kb_report_covers(r, kb_report_rate(r, k)) == 1 ? yes : no,
                               json_integer(kb_report_rate(r, k)));
-    o = json_pack("{s:b,s:s,s:b,s:f,s:f,s:f,s:f,s:f,s:o,s:o,s:o}", "present", 1, "file",
+    o = json_pack("{s:b,s:s,s:b,s:f,s:f,s:f,s:f,s:f,s:f,s:o,s:o,s:o}", "present", 1, "file",
                   "calibrate/calibrate.json", "proven", c->proven, "margin_rps", c->margin_rps,
+                  "highest_held_rps", c->highest_held_rps,
                   "required_rps", c->required_rps, "up_to_rps", c->up_to_rps, "factor_ratio",
                   c->factor, "covers_up_to_rps", c->margin_rps / c->factor, "rates_covered_rps",
                   yes, "rates_not_covered_rps", no, "steps", steps);

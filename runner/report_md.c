@@ -440,14 +440,17 @@ static void coverage(FILE *f, const struct kb_report *r)
 static void margin_steps(FILE *f, const struct kb_report *r)
 {
     fprintf(f, "| step | requested/s | achieved/s | delivery | client CPU | send-lag p99 us | "
-            "corrected p99 ms | errors | held | why | earlier attempts missed |\n"
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n");
+            "rx-delay p99 us | corrected p99 ms | errors | held | why | earlier attempts "
+            "missed |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n");
     for (size_t i = 0; i < r->cal->nsteps; i++) {
         const struct kb_calibrate_step *s = &r->cal->steps[i];
-        fprintf(f, "| %zu | %.0f | %.0f | %.1f %% | %.0f %% | %.0f | %.2f | %lld | %s | %s | %s |\n",
-                i + 1, s->rate, s->achieved_rps, 100 * s->delivery, 100 * s->cpu_fraction,
-                s->lag_p99_us, s->corrected_p99_us / 1000, s->errors, s->held ? "yes" : "no",
-                s->why, s->missed_before);
+        char rx[24] = "-";   /* an older calibrate.json has no receive delay (-1) */
+        if (s->rx_delay_p99_us >= 0)
+            snprintf(rx, sizeof(rx), "%.0f", s->rx_delay_p99_us);
+        fprintf(f, "| %zu | %.0f | %.0f | %.1f %% | %.0f %% | %.0f | %s | %.2f | %lld | %s | "
+                "%s | %s |\n", i + 1, s->rate, s->achieved_rps, 100 * s->delivery,
+                100 * s->cpu_fraction, s->lag_p99_us, rx, s->corrected_p99_us / 1000, s->errors,
+                s->held ? "yes" : "no", s->why, s->missed_before);
     }
     fprintf(f, "\n");
 }
@@ -457,6 +460,7 @@ static void client_margin(FILE *f, const struct kb_report *r)
 {
     json_t *j = r->cal_json, *cr = json_object_get(j, "criteria");
     long long quantum = (long long)json_integer_value(json_object_get(j, "send_quantum_us"));
+    char rx[64] = "";
     fprintf(f, "## Client margin\n\n");
     if (!r->cal) {
         para(f, "> **NO CALIBRATION PROOF**: this run has no calibration proof (%s). The "
@@ -465,17 +469,25 @@ static void client_margin(FILE *f, const struct kb_report *r)
              r->cal_note);
         return;
     }
+    if (json_is_number(json_object_get(cr, "rx_delay_p99_max_us")))
+        snprintf(rx, sizeof(rx), ", receive-delay p99 < %g us",
+                 json_number_value(json_object_get(cr, "rx_delay_p99_max_us")));
     para(f, "Calibrated against the control server (route `%s`, client CPUs %s, server CPUs "
-         "%s, %g s per step): a step holds when client CPU < %.0f %%, send-lag p99 < %g us, "
+         "%s, %g s per step): a step holds when client CPU < %.0f %%, send-lag p99 < %g us%s, "
          "delivery >= %.1f %% and no errors.", js(j, "route"), js(j, "client_cpus"),
          js(j, "server_cpus"), json_number_value(json_object_get(j, "duration_s")),
          100 * json_number_value(json_object_get(cr, "client_cpu_max_fraction")),
-         json_number_value(json_object_get(cr, "lag_p99_max_us")),
+         json_number_value(json_object_get(cr, "lag_p99_max_us")), rx,
          100 * json_number_value(json_object_get(cr, "min_delivery")));
     fprintf(f, "- proven margin: **%.0f req/s** (the highest rate held with every lower step "
             "held)\n- required: %.0f req/s (%.2f x the curve's top rate %.0f req/s)\n"
             "- proven: **%s**\n\n", r->cal->margin_rps, r->cal->required_rps, r->cal->factor,
             r->cal->up_to_rps, r->cal->proven ? "yes" : "no");
+    /* a rung held above a miss is not margin (every rung below must hold), but it is not
+     * nothing either: the miss may have been one stall of a shared host */
+    if (r->cal->highest_held_rps > r->cal->margin_rps)
+        para(f, "The client also held %.0f req/s, above a missed step: not counted in the "
+             "margin, which needs every lower step held.", r->cal->highest_held_rps);
     if (quantum > 0)
         para(f, "The client grouped sends less than %lld us apart on a %lld us grid, in the "
              "calibration as in the curve (`kneebench load --send-quantum-us`); the wait is in "

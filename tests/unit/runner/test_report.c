@@ -272,8 +272,9 @@ START_TEST(calibration_margin_and_coverage)
     ck_assert_ptr_nonnull(strstr(slurp(path), "- proven margin: **200 req/s**"));
     ck_assert_ptr_nonnull(strstr(slurp(path), "- required: 250 req/s (1.25 x the curve's top rate 200"));
     ck_assert_ptr_nonnull(strstr(slurp(path), "- proven: **no**"));
-    ck_assert_ptr_nonnull(strstr(slurp(path), "| 2 | 250 | 240 | 96.0 % | 93 % | 4321 | 7.00 | 0 | "
-                                 "no | client CPU 93 % > 80 % |"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "| 2 | 250 | 240 | 96.0 % | 93 % | 4321 | - | 7.00 | "
+                                 "0 | no | client CPU 93 % > 80 % |"));
+    ck_assert_ptr_null(strstr(slurp(path), "The client also held"));
     ck_assert_ptr_nonnull(strstr(slurp(path), "Covered: 100 req/s. Not covered: 200 req/s"));
     /* at 200: go uncontrolled, gray-static failed -- neither marked client-limited */
     ck_assert_ptr_nonnull(strstr(slurp(path), "Not covered: 200 req/s: 0 of 2 runtime x route row(s)"));
@@ -303,6 +304,28 @@ START_TEST(calibration_proven_covers_all)
     ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.md")),
                                  "- proven: **yes**"));
     ck_assert_ptr_nonnull(strstr(slurp(path), "Covered: 100, 200 req/s. Not covered: none"));
+}
+END_TEST
+
+/* A rung held above a missed one: said, and kept out of the margin. */
+START_TEST(calibration_held_above_a_miss)
+{
+    char err[256], path[200];
+    json_t *j;
+    write_calibration(0, 0);
+    j = json_load_file(kb_path(path, sizeof(path), dir, "calibrate/calibrate.json"), 0, NULL);
+    json_object_set_new(j, "highest_held_rps", json_real(250));
+    json_object_set_new(json_object_get(j, "criteria"), "rx_delay_p99_max_us", json_real(1000));
+    ck_assert_int_eq(kb_write_json_atomic(path, j, err, sizeof(err)), 0);
+    json_decref(j);
+    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
+    write_all();
+    slurp(kb_path(path, sizeof(path), dir, "report.md"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "The client also held 250 req/s, above a missed "
+                                 "step: not counted in the margin"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "send-lag p99 < 1000 us, receive-delay p99 < 1000 us,"));
+    ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.json")),
+                                 "\"highest_held_rps\": 250"));
 }
 END_TEST
 
@@ -943,6 +966,7 @@ static Suite *suite(void)
     tcase_add_test(tc, calibration_margin_and_coverage);
     tcase_add_test(tc, calibration_proven_covers_all);
     tcase_add_test(tc, calibration_unreadable_noted);
+    tcase_add_test(tc, calibration_held_above_a_miss);
     tcase_add_test(tc, series_of_first_uncontrolled);
     tcase_add_test(tc, series_prefers_a_queued_repeat);
     tcase_add_test(tc, series_past_margin_in_forced_run);
