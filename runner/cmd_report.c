@@ -14,7 +14,10 @@ static int usage(FILE *f)
     fprintf(f, "usage: kneebench report [--partial] DIR\n"
                "  writes DIR/report.md, report.csv, report.json and charts/*.svg from the\n"
                "  evidence in DIR; refuses when a planned point is missing or incomplete\n"
-               "  unless --partial (the report is then stamped PARTIAL).\n");
+               "  unless --partial (the report is then stamped PARTIAL).\n"
+               "  report.csv and report.json: docs/report-format.md (schema_version 2).\n"
+               "exit: 0 written; 1 an incomplete run refused, or a file could not be written;\n"
+               "      2 bad usage, or DIR is not a run directory.\n");
     return f == stdout ? 0 : 2;
 }
 
