@@ -18,15 +18,21 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gray-static [--port N] [--bind ADDR] [--loop KIND] [--turbo]\n"
-            "                   [--conn-limit N] [--idle-timeout S] [--version] [--help]\n"
+            "                   [--conn-limit N] [--idle-timeout S] [--head-timeout S]\n"
+            "                   [--version] [--help]\n"
             "                   [--db CONNINFO] [--db-pool N] [--test-routes]\n"
             "  --port N          TCP port (default 8084; 0 picks a free one)\n"
             "  --bind ADDR       numeric IPv4/IPv6 address (default 127.0.0.1)\n"
             "  --loop KIND       epoll (default: our epoll loop drives MHD), mhd-epoll,\n"
             "                    poll, select (libmicrohttpd's internal thread)\n"
             "  --turbo           MHD_USE_TURBO (opportunistic reads/writes)\n"
-            "  --conn-limit N    most concurrent connections (default 4096)\n"
-            "  --idle-timeout S  close idle connections after S seconds (0: never; default 60)\n"
+            "  --conn-limit N    connections kept (default 4096); a new one past it closes\n"
+            "                    the one that has waited longest for a request\n"
+            "  --idle-timeout S  close idle connections after S seconds, also a request line\n"
+            "                    trickled for S seconds (0: never; default 60)\n"
+            "  --head-timeout S  close a connection whose request is not whole S seconds\n"
+            "                    after its request line, however it trickles (0: never;\n"
+            "                    default 10)\n"
             "  --db CONNINFO     serve GET /db from PostgreSQL (libpq conninfo; without it\n"
             "                    libpq is never used)\n"
             "  --db-pool N       database connections (default 64)\n"
@@ -47,11 +53,12 @@ static int parse_uint(const char *s, long max, long *out)
     return 0;
 }
 
-/* Every connection is a descriptor: lift the soft limit as far as conn_limit needs. */
+/* Every connection is a descriptor: lift the soft limit as far as conn_limit needs (MHD
+ * holds up to GS_CONN_SPARE more while it closes those shut to make room). */
 static void raise_nofile(unsigned conn_limit)
 {
     struct rlimit rl;
-    rlim_t want = (rlim_t)conn_limit + 64;
+    rlim_t want = (rlim_t)conn_limit + GS_CONN_SPARE + 64;
 
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
         rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
@@ -63,7 +70,7 @@ static void raise_nofile(unsigned conn_limit)
 static int parse_flags(int argc, char **argv, struct gs_config *c, struct gs_db_config *dc)
 {
     enum { O_PORT = 'p', O_BIND = 'b', O_LOOP = 'l', O_TURBO = 't', O_VERSION = 'V',
-           O_HELP = 'h', O_CONNS = 1000, O_IDLE, O_DB, O_DB_POOL, O_TEST_ROUTES };
+           O_HELP = 'h', O_CONNS = 1000, O_IDLE, O_HEAD, O_DB, O_DB_POOL, O_TEST_ROUTES };
     static const struct option opts[] = {
         { "port", required_argument, NULL, O_PORT },
         { "bind", required_argument, NULL, O_BIND },
@@ -71,6 +78,7 @@ static int parse_flags(int argc, char **argv, struct gs_config *c, struct gs_db_
         { "turbo", no_argument, NULL, O_TURBO },
         { "conn-limit", required_argument, NULL, O_CONNS },
         { "idle-timeout", required_argument, NULL, O_IDLE },
+        { "head-timeout", required_argument, NULL, O_HEAD },
         { "version", no_argument, NULL, O_VERSION },
         { "help", no_argument, NULL, O_HELP },
         { "db", required_argument, NULL, O_DB },
@@ -107,6 +115,11 @@ static int parse_flags(int argc, char **argv, struct gs_config *c, struct gs_db_
             if (parse_uint(optarg, 86400, &v) < 0)
                 return fprintf(stderr, "gray-static: bad --idle-timeout '%s'\n", optarg), 2;
             c->idle_timeout_s = (unsigned)v;
+            break;
+        case O_HEAD:
+            if (parse_uint(optarg, 86400, &v) < 0)
+                return fprintf(stderr, "gray-static: bad --head-timeout '%s'\n", optarg), 2;
+            c->head_timeout_s = (unsigned)v;
             break;
         case O_DB:
             dc->conninfo = optarg;

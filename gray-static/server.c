@@ -16,13 +16,27 @@
  * every descriptor per wake-up. MHD_USE_TURBO gave no consistent gain, so it is a flag. The
  * internal-thread loops stay selectable (--loop) so that the comparison can be repeated.
  *
- * Request lifecycle. MHD calls on_request first when the headers are in: we only allocate the
- * gs_request then. Answering on that first call makes 0.9.75 mark the connection "must
- * close" (it stops reading the request), so every response is queued on a later call, once
- * the request (and any body, which no route reads) is complete. MHD_OPTION_NOTIFY_COMPLETED
- * ends the request: the route's on_done runs and the gs_request is freed. */
+ * Request lifecycle. MHD calls on_request_line when a request line is in (the gs_request is
+ * allocated then), on_request first when the headers are in: we only check them then.
+ * Answering on that first call makes 0.9.75 mark the connection "must close" (it stops
+ * reading the request), which is what a refused head gets (hdrcheck.h); every other response
+ * is queued on a later call, once the request (and any body, which no route reads) is
+ * complete. MHD_OPTION_NOTIFY_COMPLETED ends the request: the route's on_done runs and the
+ * gs_request is freed.
+ *
+ * Hostile peers (conns.h). MHD bounds a connection only by an idle timeout that every byte
+ * restarts, and at its connection limit stops accepting, so slow or silent peers could hold
+ * every slot. MHD_OPTION_NOTIFY_CONNECTION and the callbacks above keep a table of who waits
+ * for a request, and since when; a loop timer closes those past their deadlines, and a
+ * connection over the limit makes the longest waiting one close. MHD has no call to close a
+ * connection it owns, so "close" is shutdown() of its socket: MHD reads the end and closes
+ * it itself. In the epoll loops each socket is also watched (a second epoll set, in our
+ * loop) for the peer's FIN: MHD's edge-triggered epoll misses a FIN that came with the
+ * request, and the socket would sit in CLOSE_WAIT until the idle timeout, so such a
+ * connection is shut for reading once it waits, which MHD sees as a fresh edge. */
 #define _GNU_SOURCE
 #include "gray-static/server.h"
+#include "gray-static/conns.h"
 #include "gray-static/date.h"
 #include "gray-static/hdrcheck.h"
 #include "gray-static/hello.h"
@@ -30,15 +44,19 @@
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define GS_MAX_STOP_HOOKS 8
+#define GS_TICK_MS 100 /* how often deadlines are swept and departed peers poked */
 
 /* Strict client parsing: HTTP/1.1 without Host is a 400 (RFC 9112 3.2), as from nginx, Go
  * and Node. 0.9.75 needs MHD_OPTION_STRICT_FOR_CLIENT 1 for that. libmicrohttpd 1.0 renamed
@@ -71,6 +89,11 @@ struct gs_server {
     struct gs_stop_hook hooks[GS_MAX_STOP_HOOKS];
     size_t nhooks;
     struct gs_request *parked; /* suspended requests, newest first */
+    struct gs_conns conns;     /* every connection MHD holds (conns.h) */
+    int threaded;              /* MHD runs its own thread: conns is shared, under mu */
+    pthread_mutex_t mu;
+    int fin_ep;                /* epoll set watching sockets for the peer's FIN, or -1 */
+    long tick;                 /* the loop timer sweeping conns, or 0 */
 };
 
 static const char *const loop_names[] = {
@@ -90,6 +113,7 @@ void gs_config_defaults(struct gs_config *c)
         .backlog = 1024,         /* 256 connections may arrive in one burst */
         .conn_memory = 32 * 1024, /* MHD's default; bounds one request's headers */
         .idle_timeout_s = 60,
+        .head_timeout_s = 10,    /* as the go fixture's ReadHeaderTimeout */
         .turbo = 0,
         .log = NULL,
     };
@@ -119,7 +143,8 @@ struct gs_server *gs_server_new(const struct gs_config *c, char *err, size_t err
         return NULL;
     }
     s->cfg = *c;
-    s->mhd_fd = s->sigfd = -1;
+    s->mhd_fd = s->sigfd = s->fin_ep = -1;
+    pthread_mutex_init(&s->mu, NULL);
     gs_routes_init(&s->routes);
     gs_date_cache_init(&s->date);
     if (!(s->loop = gs_loop_new())) {
@@ -256,22 +281,119 @@ void gs_request_resume(struct gs_request *req)
     gs_loop_wake(s->loop); /* MHD_run must see the resumption this iteration */
 }
 
+/* ---- the connection table (conns.h) ---- */
+
+/* Deadlines are seconds; the coarse clock (a few ms) is the cheapest there is per request. */
+static long long coarse_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void conns_lock(struct gs_server *s)
+{
+    if (s->threaded)
+        pthread_mutex_lock(&s->mu);
+}
+
+static void conns_unlock(struct gs_server *s)
+{
+    if (s->threaded)
+        pthread_mutex_unlock(&s->mu);
+}
+
+/* Never close(): MHD owns the descriptor. It reads the end on its next look and closes the
+ * connection itself; under the lock (threaded loops), MHD cannot have closed it yet. */
+static void shut_conn(void *arg, int fd, enum gs_conn_shut how)
+{
+    (void)arg;
+    shutdown(fd, how == GS_SHUT_EVICT ? SHUT_RDWR : SHUT_RD);
+}
+
+/* One event when the peer's FIN (or an error) arrives, even if it came before this call. */
+static void watch_fin(struct gs_server *s, struct gs_conn *c)
+{
+    struct epoll_event ev = { .events = EPOLLRDHUP | EPOLLONESHOT, .data.ptr = c };
+
+    /* On failure the connection is only without pokes; its deadlines still hold. */
+    if (s->fin_ep >= 0 && c->state != GS_CONN_EVICTED)
+        epoll_ctl(s->fin_ep, EPOLL_CTL_ADD, c->fd, &ev);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct gs_server *s = cls;
+    struct gs_conn *c = *socket_context;
+    const union MHD_ConnectionInfo *ci;
+
+    conns_lock(s);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        c = NULL;
+        if ((ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD)) &&
+            (c = gs_conns_open(&s->conns, ci->connect_fd, coarse_ms())))
+            watch_fin(s, c);
+        *socket_context = c;
+    } else if (c) {
+        /* Before MHD closes the descriptor, and under the lock: no FIN event for c after. */
+        if (s->fin_ep >= 0)
+            epoll_ctl(s->fin_ep, EPOLL_CTL_DEL, c->fd, NULL);
+        gs_conns_close(&s->conns, c);
+        *socket_context = NULL;
+    }
+    conns_unlock(s);
+}
+
+/* The connection's request is whole (or refused): it is no longer waiting. */
+static void conns_busy(struct gs_server *s, struct gs_request *req)
+{
+    if (!req->tracked)
+        return;
+    conns_lock(s);
+    gs_conns_busy(&s->conns, req->tracked);
+    conns_unlock(s);
+}
+
+static void on_tick(void *arg)
+{
+    struct gs_server *s = arg;
+
+    conns_lock(s);
+    gs_conns_sweep(&s->conns, coarse_ms());
+    gs_conns_poke_fins(&s->conns);
+    conns_unlock(s);
+    s->tick = gs_loop_after(s->loop, GS_TICK_MS, on_tick, s);
+}
+
+static void on_fin_ready(void *arg, uint32_t events)
+{
+    struct gs_server *s = arg;
+    struct epoll_event evs[64];
+    int n;
+
+    (void)events;
+    /* Fetched and handled under one lock: a connection closed meanwhile is already out of
+     * the set (on_connection), so every pointer here is live. More than 64 ready keep the
+     * set readable for the next iteration. */
+    conns_lock(s);
+    n = epoll_wait(s->fin_ep, evs, sizeof(evs) / sizeof(evs[0]), 0);
+    for (int i = 0; i < n; i++)
+        gs_conns_fin(&s->conns, evs[i].data.ptr);
+    conns_unlock(s);
+}
+
 /* ---- the request lifecycle ---- */
 
 static enum MHD_Result dispatch(struct gs_server *s, struct gs_request *req)
 {
-    static const char not_found[] = "Not Found\n", bad_method[] = "Method Not Allowed\n",
-                      bad_request[] = "Bad Request\n";
+    static const char not_found[] = "Not Found\n", bad_method[] = "Method Not Allowed\n";
     char allow[128];
 
     if (req->abandoned) /* resumed by the shutdown, not by its route: close it */
         return MHD_NO;
     if (req->route)
         return req->route->handler(req); /* called again after a resume */
-    if (req->bad) /* a request MHD let through but RFC 9110/9112 refuse (hdrcheck.h) */
-        return respond(req, MHD_HTTP_BAD_REQUEST, "text/plain", bad_request,
-                       sizeof(bad_request) - 1, GS_BODY_STATIC, MHD_HTTP_HEADER_CONNECTION,
-                       "close");
     switch (gs_routes_match(&s->routes, req->method, req->url, &req->route)) {
     case GS_MATCH_OK:
         return req->route->handler(req);
@@ -286,6 +408,41 @@ static enum MHD_Result dispatch(struct gs_server *s, struct gs_request *req)
                    GS_BODY_STATIC, NULL, NULL);
 }
 
+/* MHD_OPTION_URI_LOG_CALLBACK: a request line is in. What it returns is the request's
+ * *req_cls; NULL (out of memory) makes on_request close the connection. */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct gs_server *s = cls;
+    const union MHD_ConnectionInfo *ci;
+    struct gs_request *req = calloc(1, sizeof(*req));
+
+    (void)uri;
+    if (!req)
+        return NULL;
+    ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    *req = (struct gs_request){ .conn = conn, .server = s };
+    req->tracked = ci ? ci->socket_context : NULL;
+    if (req->tracked) {
+        conns_lock(s);
+        gs_conns_head(&s->conns, req->tracked, coarse_ms());
+        conns_unlock(s);
+    }
+    return req;
+}
+
+/* A head refused as it arrives (hdrcheck.h): answered on this first call, so MHD reads no
+ * more of it, and closed, since whatever follows cannot be framed. */
+static enum MHD_Result refuse(struct gs_server *s, struct gs_request *req, unsigned status)
+{
+    static const char bad_request[] = "Bad Request\n", not_impl[] = "Not Implemented\n";
+    int ni = status == MHD_HTTP_NOT_IMPLEMENTED;
+
+    conns_busy(s, req);
+    return respond(req, status, "text/plain", ni ? not_impl : bad_request,
+                   ni ? sizeof(not_impl) - 1 : sizeof(bad_request) - 1, GS_BODY_STATIC,
+                   MHD_HTTP_HEADER_CONNECTION, "close");
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -293,33 +450,39 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
     struct gs_server *s = cls;
     struct gs_request *req = *req_cls;
+    unsigned status;
 
-    (void)version;
     (void)upload_data;
-    if (!req) { /* headers only: see "Request lifecycle" above for why we do not answer yet */
-        if (!(req = calloc(1, sizeof(*req))))
-            return MHD_NO;
-        *req = (struct gs_request){ .conn = conn, .server = s, .method = method, .url = url };
-        req->bad = !gs_headers_ok(conn, s->cfg.conn_memory);
-        *req_cls = req;
-        return MHD_YES;
+    if (!req)
+        return MHD_NO;
+    if (!req->method) { /* the head is in: see "Request lifecycle" above */
+        req->method = method;
+        req->url = url;
+        status = gs_head_refusal(conn, s->cfg.conn_memory, version);
+        return status ? refuse(s, req, status) : MHD_YES;
     }
     if (*upload_data_size) { /* no route reads a body: consume and drop it */
         *upload_data_size = 0;
         return MHD_YES;
     }
+    conns_busy(s, req);
     return dispatch(s, req);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+    struct gs_server *s = cls;
     struct gs_request *req = *req_cls;
 
-    (void)cls;
     (void)conn;
     if (!req)
         return;
+    if (req->tracked) { /* waits for its next request (or is about to be closed) */
+        conns_lock(s);
+        gs_conns_idle(&s->conns, req->tracked, coarse_ms());
+        conns_unlock(s);
+    }
     if (req->suspended) /* not expected from MHD; never leave a freed request listed */
         unpark(req);
     if (req->on_done)
@@ -460,6 +623,49 @@ static int attach_mhd(struct gs_server *s, char *err, size_t errlen)
     return 0;
 }
 
+/* The connection table and what feeds it besides MHD: the sweep timer and, in the epoll
+ * loops, the FIN watch (poll and select are level-triggered: MHD sees a FIN whenever it
+ * looks). Set up before MHD starts, since an internal thread calls back at once. */
+static int watch_conns(struct gs_server *s, char *err, size_t errlen)
+{
+    const struct gs_conns_cfg cc = {
+        .limit = s->cfg.conn_limit,
+        .idle_ms = (long)s->cfg.idle_timeout_s * 1000,
+        .head_ms = (long)s->cfg.head_timeout_s * 1000,
+        .shut = shut_conn,
+        .arg = s,
+    };
+
+    gs_conns_init(&s->conns, &cc);
+    s->threaded = s->cfg.loop != GS_LOOP_EPOLL;
+    if (s->cfg.loop == GS_LOOP_EPOLL || s->cfg.loop == GS_LOOP_MHD_EPOLL) {
+        if ((s->fin_ep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+            gs_loop_add(s->loop, s->fin_ep, EPOLLIN, on_fin_ready, s) < 0) {
+            snprintf(err, errlen, "epoll for the FIN watch: %s", strerror(errno));
+            return -1;
+        }
+    }
+    if ((s->tick = gs_loop_after(s->loop, GS_TICK_MS, on_tick, s)) < 0) {
+        s->tick = 0;
+        snprintf(err, errlen, "sweep timer: out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static void unwatch_conns(struct gs_server *s)
+{
+    if (s->tick > 0)
+        gs_loop_cancel(s->loop, s->tick);
+    s->tick = 0;
+    gs_conns_clear(&s->conns); /* after MHD_stop_daemon: every connection is closed */
+    if (s->fin_ep >= 0) {
+        gs_loop_del(s->loop, s->fin_ep);
+        close(s->fin_ep);
+        s->fin_ep = -1;
+    }
+}
+
 int gs_server_start(struct gs_server *s, char *err, size_t errlen)
 {
     struct sockaddr_storage ss;
@@ -472,6 +678,10 @@ int gs_server_start(struct gs_server *s, char *err, size_t errlen)
     }
     if (check_routes(s, err, errlen) < 0 || resolve_bind(&s->cfg, &ss, &v6, err, errlen) < 0)
         return -1;
+    if (watch_conns(s, err, errlen) < 0) {
+        unwatch_conns(s);
+        return -1;
+    }
     flags |= (v6 ? MHD_USE_IPv6 : 0) | (s->cfg.turbo ? MHD_USE_TURBO : 0) |
              (s->cfg.log ? MHD_USE_ERROR_LOG : 0);
     /* The logger must be the first option, or MHD's own logger reports the earlier ones. */
@@ -479,7 +689,9 @@ int gs_server_start(struct gs_server *s, char *err, size_t errlen)
                               MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s->cfg.log,
                               MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                              MHD_OPTION_CONNECTION_LIMIT, s->cfg.conn_limit,
+                              MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+                              MHD_OPTION_URI_LOG_CALLBACK, on_request_line, s,
+                              MHD_OPTION_CONNECTION_LIMIT, s->cfg.conn_limit + GS_CONN_SPARE,
                               MHD_OPTION_LISTEN_BACKLOG_SIZE, s->cfg.backlog,
                               MHD_OPTION_CONNECTION_MEMORY_LIMIT, s->cfg.conn_memory,
                               MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.idle_timeout_s,
@@ -488,11 +700,13 @@ int gs_server_start(struct gs_server *s, char *err, size_t errlen)
     if (!s->mhd) {
         snprintf(err, errlen, "cannot start libmicrohttpd on %s port %d (address in use?)",
                  s->cfg.bind, s->cfg.port);
+        unwatch_conns(s);
         return -1;
     }
     if (s->cfg.loop == GS_LOOP_EPOLL && attach_mhd(s, err, errlen) < 0) {
         MHD_stop_daemon(s->mhd);
         s->mhd = NULL;
+        unwatch_conns(s);
         return -1;
     }
     return 0;
@@ -525,6 +739,7 @@ static void stop_daemon(struct gs_server *s)
     if (s->mhd) {
         MHD_stop_daemon(s->mhd); /* closes every connection; on_completed frees requests */
         s->mhd = NULL;
+        unwatch_conns(s);
     }
 }
 
@@ -557,5 +772,6 @@ void gs_server_free(struct gs_server *s)
     }
     gs_loop_free(s->loop);
     gs_routes_free(&s->routes);
+    pthread_mutex_destroy(&s->mu);
     free(s);
 }

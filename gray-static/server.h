@@ -15,6 +15,11 @@
 
 #define GS_SERVER_NAME "gray-static"
 #define GS_SERVER_VERSION "0.1.0"
+/* MHD's own connection limit is conn_limit plus this: room for the connections the server
+ * has just shut to make way for new ones, until MHD has closed them (conns.h). */
+#define GS_CONN_SPARE 64
+
+struct gs_conn;
 
 /* Who runs libmicrohttpd's event loop (see the measurement note in server.c). */
 enum gs_loop_kind {
@@ -28,21 +33,24 @@ struct gs_config {
     const char *bind;       /* numeric IPv4 or IPv6 address; default "127.0.0.1" */
     int port;               /* 0: an ephemeral port, read back with gs_server_port */
     enum gs_loop_kind loop;
-    unsigned conn_limit;    /* MHD_OPTION_CONNECTION_LIMIT */
+    unsigned conn_limit;    /* connections kept; past it the longest waiting one is shut */
     unsigned backlog;       /* MHD_OPTION_LISTEN_BACKLOG_SIZE */
     size_t conn_memory;     /* MHD_OPTION_CONNECTION_MEMORY_LIMIT: bytes per connection */
-    unsigned idle_timeout_s; /* MHD_OPTION_CONNECTION_TIMEOUT; 0: none */
+    unsigned idle_timeout_s; /* MHD_OPTION_CONNECTION_TIMEOUT, and the most a connection may
+                                wait for a request line however it trickles; 0: none */
+    unsigned head_timeout_s; /* request line to the whole request, however it trickles; 0: none */
     int turbo;              /* MHD_USE_TURBO */
     FILE *log;              /* MHD's error messages, or NULL for none */
 };
 
-/* One request in flight. Owned by the server from the request's first byte until MHD says it
- * is finished; then on_done (if set) runs and the request is freed. */
+/* One request in flight. Owned by the server from the request line until MHD says it is
+ * finished; then on_done (if set) runs and the request is freed. */
 struct gs_request {
     struct MHD_Connection *conn;
     struct gs_server *server;
     const struct gs_route *route;  /* NULL for 404 / 405 */
-    const char *method;            /* owned by MHD, valid until the request finishes */
+    const char *method;            /* owned by MHD, valid until the request finishes; NULL
+                                      until the head is in (no handler sees that) */
     const char *url;
     void *ctx;                     /* the route's per-request state, NULL at first */
     /* Called once when MHD finishes the request: toe is MHD_REQUEST_TERMINATED_COMPLETED_OK,
@@ -50,7 +58,7 @@ struct gs_request {
     void (*on_done)(struct gs_request *req, enum MHD_RequestTerminationCode toe);
     int suspended;                 /* set by gs_request_suspend, cleared by _resume */
     /* internal to server.c */
-    int bad;                       /* headers MHD passed but we refuse (400) */
+    struct gs_conn *tracked;       /* the connection's entry in the server's table, or NULL */
     int abandoned;                 /* resumed by the shutdown: closed, handler not called */
     struct gs_request *prev, *next; /* on the server's list while suspended */
 };

@@ -1,5 +1,6 @@
-/* gray-static hdrcheck: RFC 9110 token field names (the socket-level cases, NUL in a value and
- * whitespace before the colon, are in test_server.c). */
+/* gray-static hdrcheck: RFC 9110 token field names, Host values and the framing verdict on a
+ * head's fields (the socket-level cases, NUL in a value, whitespace before the colon and each
+ * framing refusal on the wire, are in test_server.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "gray-static/hdrcheck.h"
 #include "tests/lib/kb_check.h"
@@ -33,12 +34,76 @@ START_TEST(non_tokens_fail)
 }
 END_TEST
 
+START_TEST(hosts)
+{
+    static const char *const good[] = { "", "t", "127.0.0.1", "127.0.0.1:8084", "[::1]:80",
+                                        "a-b.c_d~e", "!$&'()*+,;=", "%41" };
+    static const char *const bad[] = { "a b/c@d", "u@h", "a/b", "a?b", "a#b", "a b", "a\tb",
+                                       "a\rb", "\"a\"", "a<b>", "a\\b", "\x7f", "\xc3\xa9" };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        ck_assert_msg(gs_host_ok(good[i], strlen(good[i])), "refused [%s]", good[i]);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(!gs_host_ok(bad[i], strlen(bad[i])), "accepted [%s]", bad[i]);
+    ck_assert(!gs_host_ok("a\0b", 3));
+}
+END_TEST
+
+/* The verdict on a head given as "Name: value" lines. */
+static unsigned verdict(int http10, const char *const *fields)
+{
+    struct gs_head_walk w = { 0 };
+
+    for (; *fields; fields++) {
+        const char *colon = strchr(*fields, ':'), *v = colon + 1;
+        while (*v == ' ')
+            v++;
+        if (gs_head_field(&w, *fields, (size_t)(colon - *fields), v, strlen(v)) < 0)
+            break;
+    }
+    return gs_head_verdict(&w, http10);
+}
+
+#define V(http10, ...) verdict(http10, (const char *const[]){ __VA_ARGS__, NULL })
+
+START_TEST(framing)
+{
+    ck_assert_uint_eq(V(0, "Host: t"), 0);
+    ck_assert_uint_eq(V(0, "Host: t", "Content-Length: 5"), 0);
+    ck_assert_uint_eq(V(0, "Host: t", "Transfer-Encoding: chunked"), 0);
+    ck_assert_uint_eq(V(0, "host: t", "TRANSFER-ENCODING: ChunKed"), 0);
+    ck_assert_uint_eq(V(0, "Host: t", "X-A: a\tb"), 0);
+    ck_assert_uint_eq(V(1, "Content-Length: 5"), 0);
+    /* RFC 9112 6.3 */
+    ck_assert_uint_eq(V(0, "Host: t", "Content-Length: 0", "Content-Length: 44"), 400);
+    ck_assert_uint_eq(V(0, "Host: t", "Content-Length: 2", "content-length: 2"), 400);
+    ck_assert_uint_eq(V(0, "Host: t", "Content-Length: 5", "Transfer-Encoding: chunked"), 400);
+    /* RFC 9112 3.2, RFC 9110 7.2 */
+    ck_assert_uint_eq(V(0, "Host: a", "Host: b"), 400);
+    ck_assert_uint_eq(V(1, "Host: a", "HOST: a"), 400);
+    ck_assert_uint_eq(V(0, "Host: a b/c@d"), 400);
+    /* RFC 9110 5.5 */
+    ck_assert_uint_eq(V(0, "Host: t", "X-A: a\rb"), 400);
+    ck_assert_uint_eq(V(0, "Host: t", "X-Spaced : b"), 400);
+    /* RFC 9112 6.1 */
+    ck_assert_uint_eq(V(0, "Host: t", "Transfer-Encoding: identity"), 501);
+    ck_assert_uint_eq(V(0, "Host: t", "Transfer-Encoding: xchunked"), 501);
+    ck_assert_uint_eq(V(0, "Host: t", "Transfer-Encoding: chunked, gzip"), 501);
+    ck_assert_uint_eq(V(0, "Host: t", "Transfer-Encoding: gzip, chunked"), 501);
+    ck_assert_uint_eq(V(0, "Host: t", "Transfer-Encoding: chunked "), 501);
+    ck_assert_uint_eq(V(0, "Host: t", "Transfer-Encoding: chunked", "Transfer-Encoding: chunked"),
+                      501);
+    ck_assert_uint_eq(V(1, "Transfer-Encoding: chunked"), 400);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("gray-static hdrcheck");
     TCase *tc = tcase_create("field names");
     tcase_add_test(tc, tokens_pass);
     tcase_add_test(tc, non_tokens_fail);
+    tcase_add_test(tc, hosts);
+    tcase_add_test(tc, framing);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -71,7 +71,8 @@ static void *serve(void *arg)
     return NULL;
 }
 
-/* A server with the test routes, serving on its own thread. */
+/* A server with the test routes (which suspend, so only in our loop), serving on its own
+ * thread. */
 static void start_server(const struct gs_config *cfg)
 {
     static const struct gs_route routes[] = {
@@ -80,7 +81,7 @@ static void start_server(const struct gs_config *cfg)
     };
 
     ck_assert_msg((srv = gs_server_new(cfg, err, sizeof(err))) != NULL, "%s", err);
-    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]) && cfg->loop == GS_LOOP_EPOLL; i++)
         ck_assert_int_eq(gs_server_add_route(srv, &routes[i], err, sizeof(err)), 0);
     ck_assert_msg(gs_server_start(srv, err, sizeof(err)) == 0, "%s", err);
     port = gs_server_port(srv);
@@ -314,15 +315,29 @@ START_TEST(ordinary_headers_pass)
         "GET /plaintext HTTP/1.1\r\nHost: t\r\nX-Empty:\r\nX-Last: \r\n\r\n",
         "GET /plaintext HTTP/1.1\r\nHost:t\r\nX-Tok!#$%&'*+-.^_`|~: v\r\n\r\n",
         "GET /plaintext HTTP/1.1\r\nHost: t\r\nConnection: keep-alive\r\n\r\n",
+        /* Host forms RFC 9110 7.2 allows: port, IP literal, reg-name's odd characters, empty */
+        "GET /plaintext HTTP/1.1\r\nHost: 127.0.0.1:8084\r\n\r\n",
+        "GET /plaintext HTTP/1.1\r\nHost: [::1]:8084\r\n\r\n",
+        "GET /plaintext HTTP/1.1\r\nHost: a-b.c_d~e!$&'()*+,;=%41\r\n\r\n",
+        "GET /plaintext HTTP/1.1\r\nHost:\r\n\r\n",
+        "GET /plaintext HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", /* 1.0 needs no Host */
+        /* one body, framed once: by its length, or chunked (any letter case, as MHD reads it) */
+        "GET /plaintext HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc",
+        "GET /plaintext HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "3\r\nabc\r\n0\r\n\r\n",
+        "GET /plaintext HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: Chunked\r\n\r\n0\r\n\r\n",
     };
     struct tclient *c = tc_new(port);
     struct tresp r;
     ck_assert_ptr_nonnull(c);
     for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
         ck_assert_int_eq(tc_sends(c, reqs[i]), 0);
-        ck_assert_int_eq(tc_response(c, &r), 1);
+        ck_assert_msg(tc_response(c, &r) == 1, "request %zu: no answer", i);
         ck_assert_msg(r.status == 200, "request %zu: %d", i, r.status);
-        assert_route(&r, "plaintext");
+        if (strstr(reqs[i], "HTTP/1.0"))
+            ck_assert_str_eq(r.body, "Hello, World!");
+        else
+            assert_route(&r, "plaintext");
     }
     tc_free(c);
 }
@@ -416,6 +431,58 @@ START_TEST(hostile_requests_get_4xx_or_close)
     memcpy(big + 200 * 1024 - 4, "\r\n\r\n", 4);
     assert_refused("oversized header", big, 200 * 1024);
     free(big);
+}
+END_TEST
+
+/* Requests whose framing is ambiguous or unsupported (RFC 9112 6.1, 6.3; RFC 9110 5.5, 7.2):
+ * one refusal with the given status, nothing more (a smuggled request is never answered),
+ * and the connection closed. */
+static void assert_refused_and_closed(const char *what, const char *req, int status)
+{
+    struct tclient *c = tc_new(port);
+    struct tresp r;
+    char v[32];
+
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(tc_sends(c, req), 0);
+    ck_assert_msg(tc_response(c, &r) == 1, "%s: no answer", what);
+    ck_assert_msg(r.status == status, "%s: status %d, want %d", what, r.status, status);
+    ck_assert_msg(tr_header(&r, "Connection", v, sizeof(v)) && !strcasecmp(v, "close"),
+                  "%s: no Connection: close", what);
+    ck_assert_msg(c->len == 0, "%s: more bytes after the refusal: %.*s", what, (int)c->len, c->buf);
+    ck_assert_msg(tc_closed(c), "%s: the connection stayed open", what);
+    tc_free(c);
+    assert_still_serving();
+}
+
+START_TEST(ambiguous_framing_is_refused_and_closed)
+{
+#define H "GET /plaintext HTTP/1.1\r\nHost: t\r\n"
+    static const struct { const char *what, *req; int status; } cases[] = {
+        { "two Content-Lengths", H "Content-Length: 0\r\nContent-Length: 44\r\n\r\n"
+                                 "GET /json HTTP/1.1\r\nHost: t\r\n\r\n", 400 },
+        { "two equal Content-Lengths", H "Content-Length: 2\r\nContent-Length: 2\r\n\r\nab", 400 },
+        { "two Content-Lengths on POST", "POST /json HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n"
+                                         "Content-Length: 44\r\n\r\nGET /json HTTP/1.1\r\n"
+                                         "Host: t\r\n\r\n", 400 },
+        { "Content-Length with chunked", H "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n"
+                                         "\r\n0\r\n\r\n", 400 },
+        { "two Hosts", "GET /plaintext HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400 },
+        { "two Hosts, HTTP/1.0", "GET /plaintext HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n", 400 },
+        { "invalid Host", "GET /plaintext HTTP/1.1\r\nHost: a b/c@d\r\n\r\n", 400 },
+        { "Host with userinfo", "GET /plaintext HTTP/1.1\r\nHost: u@h\r\n\r\n", 400 },
+        { "bare CR in a value", H "X-A: a\rb\r\n\r\n", 400 },
+        { "bare CR in Host", "GET /plaintext HTTP/1.1\r\nHost: t\rx\r\n\r\n", 400 },
+        { "Transfer-Encoding: identity", H "Transfer-Encoding: identity\r\n\r\n", 501 },
+        { "Transfer-Encoding: xchunked", H "Transfer-Encoding: xchunked\r\n\r\n", 501 },
+        { "Transfer-Encoding: chunked, gzip", H "Transfer-Encoding: chunked, gzip\r\n\r\n"
+                                              "0\r\n\r\n", 501 },
+        { "two Transfer-Encodings", H "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked"
+                                    "\r\n\r\n0\r\n\r\n", 501 },
+    };
+#undef H
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_refused_and_closed(cases[i].what, cases[i].req, cases[i].status);
 }
 END_TEST
 
@@ -561,6 +628,80 @@ START_TEST(idle_connection_is_closed_after_the_timeout)
 }
 END_TEST
 
+/* A request followed by shutdown(SHUT_WR): answered, then closed at once, not held in
+ * CLOSE_WAIT until the idle timeout (MHD's edge-triggered epoll saw the FIN with the request
+ * and never looked again). Also two pipelined requests before the FIN, and a head cut short. */
+static void half_close_in(enum gs_loop_kind loop)
+{
+    static const struct { const char *send; int answers; } cases[] = {
+        { "GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\n", 1 },
+        { "GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\nGET /json HTTP/1.1\r\nHost: t\r\n\r\n", 2 },
+        { "GET /plaintext HTTP/1.1\r\nHo", 0 },
+    };
+    struct timeval tv = { .tv_sec = 1 };
+    struct gs_config cfg;
+    struct tresp r;
+
+    gs_config_defaults(&cfg);
+    cfg.loop = loop;
+    start_server(&cfg);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct tclient *c = tc_new(port);
+        ck_assert_ptr_nonnull(c);
+        setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        ck_assert_int_eq(tc_sends(c, cases[i].send), 0);
+        ck_assert_int_eq(shutdown(c->fd, SHUT_WR), 0);
+        for (int k = 0; k < cases[i].answers; k++) {
+            ck_assert_msg(tc_response(c, &r) == 1, "loop %s case %zu: no answer %d",
+                          gs_loop_kind_name(loop), i, k);
+            ck_assert_int_eq(r.status, 200);
+        }
+        ck_assert_msg(tc_closed(c), "loop %s case %zu: not closed within 1 s of the answer",
+                      gs_loop_kind_name(loop), i);
+        tc_free(c);
+    }
+    stop_server();
+}
+
+START_TEST(half_closed_connection_is_closed_after_the_answer)
+{
+    half_close_in(GS_LOOP_EPOLL);
+    half_close_in(GS_LOOP_MHD_EPOLL);
+    half_close_in(GS_LOOP_MHD_POLL);
+}
+END_TEST
+
+/* Over the connection limit the oldest connection waiting for a request is closed so that a
+ * new client is served, instead of every newcomer waiting in the listen backlog. */
+START_TEST(over_the_limit_the_oldest_idle_connection_goes)
+{
+    enum { LIMIT = 8 };
+    struct tclient *idle[LIMIT], *fresh;
+    struct gs_config cfg;
+    struct tresp r;
+
+    gs_config_defaults(&cfg);
+    cfg.conn_limit = LIMIT;
+    start_server(&cfg);
+    for (int i = 0; i < LIMIT; i++) {
+        ck_assert_ptr_nonnull(idle[i] = tc_new(port));
+        if (i == 1) /* one that has been served and waits for its next request */
+            ck_assert_int_eq(get(idle[i], "/plaintext", &r), 1);
+        usleep(20 * 1000); /* accepted in this order */
+    }
+    ck_assert_ptr_nonnull(fresh = tc_new(port));
+    ck_assert_msg(get(fresh, "/plaintext", &r) == 1, "a new client over the limit was not served");
+    assert_route(&r, "plaintext");
+    ck_assert_msg(tc_closed(idle[0]), "the oldest idle connection was not closed");
+    ck_assert_int_eq(get(idle[1], "/json", &r), 1); /* the others are untouched */
+    assert_route(&r, "json");
+    for (int i = 0; i < LIMIT; i++)
+        tc_free(idle[i]);
+    tc_free(fresh);
+    stop_server();
+}
+END_TEST
+
 /* MHD aborts if stopped with a suspended connection: the server resumes and closes what a
  * route left parked, and the route's on_done still runs. */
 START_TEST(stop_with_a_parked_request)
@@ -627,6 +768,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(hostile, start, stop);
     tcase_set_timeout(hostile, 60);
     tcase_add_test(hostile, hostile_requests_get_4xx_or_close);
+    tcase_add_test(hostile, ambiguous_framing_is_refused_and_closed);
     tcase_add_test(hostile, abrupt_reset_mid_request);
     tcase_add_test(hostile, slow_trickle_does_not_block_others);
     suite_add_tcase(s, hostile);
@@ -638,6 +780,8 @@ static Suite *suite(void)
     tcase_add_test(life, async_route_needs_our_loop);
     tcase_add_test(life, idle_connection_is_closed_after_the_timeout);
     tcase_add_test(life, stop_with_a_parked_request);
+    tcase_add_test(life, half_closed_connection_is_closed_after_the_answer);
+    tcase_add_test(life, over_the_limit_the_oldest_idle_connection_goes);
     suite_add_tcase(s, life);
     return s;
 }
