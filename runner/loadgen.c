@@ -496,6 +496,9 @@ static void on_closed(struct thread *t, int i, kb_mono_t now, int err)
     if (c->busy && c->written && !err && kb_resp_eof(&c->parser) == KB_RESP_DONE) {
         record_response(t, c, now);
         request_done(t, c);
+        t->c.keepalive_breaks++;      /* a body delimited by the close */
+    } else if (!c->busy && !err) {
+        t->c.keepalive_breaks++;      /* an idle keep-alive connection closed under load */
     } else if (c->busy && c->written) {
         if (err)
             request_failed(t, c, KB_ERR_READ, strerror(err));
@@ -558,6 +561,7 @@ static void on_readable(struct thread *t, int i, kb_mono_t now)
         return;
     if (!c->busy || !c->written) {
         note_error(t, "unsolicited bytes from the server", NULL);
+        t->c.unsolicited++;
         if (c->busy)
             request_failed(t, c, KB_ERR_MALFORMED, "response before the request was written");
         conn_recycle(t, i, now);
@@ -574,15 +578,20 @@ static void on_readable(struct thread *t, int i, kb_mono_t now)
         off = used;
         /* The response cannot have ended before its request was written. */
         c->avail = at > c->sent ? at : c->sent;
+        if (off < (size_t)r) {
+            /* More bytes than the response framed: the stream is out of step, and which
+             * bytes answered this request is unknowable. */
+            request_failed(t, c, KB_ERR_MALFORMED, "bytes after the end of a response");
+            t->c.unsolicited++;
+            conn_recycle(t, i, now);
+            return;
+        }
         if (c->measured)
             record_rx_delay(t, c->avail);
         record_response(t, c, c->avail);
         request_done(t, c);
-        if (off < (size_t)r) {
-            /* More bytes than the response framed: the stream is out of step. */
-            note_error(t, "malformed", "bytes after the end of a response");
-            conn_recycle(t, i, now);
-        } else if (c->parser.conn_close) {
+        if (c->parser.conn_close) {
+            t->c.keepalive_breaks++;
             conn_recycle(t, i, now);
         } else {
             free_push(t, i);
@@ -898,6 +907,8 @@ static void merge(struct kb_load_result *res, struct thread *t)
     d->window_completed += s->window_completed;
     d->unfinished += s->unfinished;
     d->bounded += s->bounded;
+    d->unsolicited += s->unsolicited;
+    d->keepalive_breaks += s->keepalive_breaks;
     if (t->bound_from_us < res->bound_from_us)
         res->bound_from_us = t->bound_from_us;
     res->rt_threads += t->got_rt;

@@ -72,6 +72,12 @@ struct kb_load_counts {
     uint64_t window_completed;             /* responses of ANY phase that ended inside the interval */
     uint64_t unfinished;                   /* of errors[TIMEOUT]: still queued or in flight when the drain ended */
     uint64_t bounded;                      /* timeouts recorded in corrected at a lower bound (see below) */
+    /* Protocol breaches that end no request (so outside errors[]), each failing a point:
+     * bytes from the server with no request waiting for them (a second response to one
+     * request, say), and responses that ended their keep-alive connection (Connection:
+     * close, HTTP/1.0, a body delimited by the close) or an idle one the server closed. */
+    uint64_t unsolicited;
+    uint64_t keepalive_breaks;
 };
 
 struct kb_load_result {

@@ -155,6 +155,8 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "conn_wait_us", hist_json(&r->conn_wait));
     json_object_set_new(o, "rx_delay_us", hist_json(&r->rx_delay));
     json_object_set_new(o, "reconnects", json_integer((json_int_t)c->reconnects));
+    json_object_set_new(o, "unsolicited", json_integer((json_int_t)c->unsolicited));
+    json_object_set_new(o, "keepalive_breaks", json_integer((json_int_t)c->keepalive_breaks));
     json_object_set_new(o, "connect_failures", json_integer((json_int_t)c->connect_failures));
     json_object_set_new(o, "first_error", r->first_error[0] ? json_string(r->first_error) : json_null());
     json_object_set_new(o, "requests_log", m->requests_log ? json_string(m->requests_log) : json_null());
@@ -290,7 +292,11 @@ void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_l
     fprintf(f, "  errors:");
     for (int k = 0; k < KB_ERR_KINDS; k++)
         fprintf(f, " %s %llu", kb_err_kind_names[k], (unsigned long long)c->errors[k]);
-    fprintf(f, "; reconnects %llu\n", (unsigned long long)c->reconnects);
+    fprintf(f, "; reconnects %llu", (unsigned long long)c->reconnects);
+    if (c->unsolicited || c->keepalive_breaks)
+        fprintf(f, "; PROTOCOL: unsolicited %llu, keep-alive broken %llu",
+                (unsigned long long)c->unsolicited, (unsigned long long)c->keepalive_breaks);
+    fputc('\n', f);
     fprintf(f, "  latency (us)     p50       p90       p99     p99.9       max      count\n");
     hist_line(f, "corrected", &r->corrected, r->c.bounded ? r->bound_from_us : INT64_MAX);
     hist_line(f, "uncorrected", &r->uncorrected, INT64_MAX);

@@ -114,6 +114,8 @@ int kb_point_load_parse(json_t *load, struct kb_point_load *r, char *err, size_t
         r->rx_delay.p99 = -1;
     r->completed_in_interval = (long long)opt(load, "completed_in_interval", -1);
     r->bounded = (long long)opt(json_object_get(load, "corrected_us"), "bounded", 0);
+    r->unsolicited = (long long)opt(load, "unsolicited", 0);
+    r->keepalive_breaks = (long long)opt(load, "keepalive_breaks", 0);
     r->corrected_p99_is_bound = json_is_true(json_object_get(
         json_object_get(json_object_get(load, "corrected_us"), "is_bound"), "p99"));
     r->threads = (int)opt(load, "threads", 0);
@@ -147,6 +149,13 @@ static const char *failure(const struct kb_point_load *r, const struct kb_point_
     else if (r->mismatches > 0)
         snprintf(buf, len, "mismatched responses: %lld (status %lld, content_type %lld, body %lld)",
                  r->mismatches, r->mm_status, r->mm_content_type, r->mm_body);
+    else if (r->unsolicited > 0)
+        snprintf(buf, len, "unsolicited bytes from the server %lld times (more than one response "
+                 "to a request, or bytes with none in flight)", r->unsolicited);
+    else if (r->keepalive_breaks > 0)
+        snprintf(buf, len, "keep-alive broken %lld times (Connection: close, a close-delimited "
+                 "body, or an idle connection closed): the contract requires persistent "
+                 "connections", r->keepalive_breaks);
     else if (o->postflight_failed)
         snprintf(buf, len, "postflight failed: %s", o->postflight_reason);
     else

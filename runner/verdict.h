@@ -34,6 +34,7 @@ struct kb_point_load {
     double client_cpu_seconds, client_cpu_fraction;
     int client_cpus;
     long long completed_in_interval;   /* -1 when the JSON predates it */
+    long long unsolicited, keepalive_breaks;   /* protocol breaches (0 when absent) */
     long long bounded;         /* requests in corrected at a lower bound (0 when absent) */
     int corrected_p99_is_bound;   /* the p99 is only a lower bound */
     struct kb_latency corrected, uncorrected, lag;

@@ -114,6 +114,17 @@ class Server:
                     b"0\r\n\r\n")
             await w.drain()
             return True
+        if a.mode == "double":         # two responses to one request, in one write
+            w.write(ok + ok)
+            await w.drain()
+            return True
+        if a.mode == "double_late":    # the second response after the first was read
+            w.write(ok)
+            await w.drain()
+            await asyncio.sleep(0.05)
+            w.write(ok)
+            await w.drain()
+            return True
         if a.mode == "silent":
             await asyncio.sleep(3600)
             return False

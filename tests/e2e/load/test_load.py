@@ -134,9 +134,13 @@ def trickled_response_completes():
 
 
 @test
-def short_content_length_is_body_mismatch():
+def short_content_length_is_caught():
+    # The framed body is short (a mismatch) and the rest of the bytes trail it: arriving in
+    # the same read the stream is out of step and the request is malformed; in a later read
+    # the framed response is a body mismatch and the rest unsolicited. Either fails a point.
     j, st = hostile_case("short_length", 10)
-    assert j["mismatches"]["body"] == st["events"], (j["mismatches"], st)
+    assert j["mismatches"]["body"] + j["errors"]["malformed"] == st["events"], (j["mismatches"], j["errors"], st)
+    assert j["unsolicited"] >= st["events"], (j["unsolicited"], st)
 
 
 @test
@@ -158,6 +162,18 @@ def connection_close_reconnects_and_completes():
     j, st = hostile_case("conn_close", 10)
     assert j["errors"]["total"] == 0 and j["mismatches"]["total"] == 0, j
     assert j["completed"] == j["scheduled"] and j["reconnects"] >= st["events"], (j, st)
+    # every close is a broken keep-alive, counted (the curve fails such a point)
+    assert j["keepalive_breaks"] == st["events"] and j["unsolicited"] == 0, (j, st)
+
+
+@test
+def a_second_response_to_one_request_is_counted():
+    # in the same segment: that request's answer is unknowable, so it is malformed
+    j, st = hostile_case("double", 10)
+    assert j["errors"]["malformed"] == st["events"] == j["unsolicited"], (j["errors"], st)
+    # arriving later, with no request in flight: unsolicited
+    j, st = hostile_case("double_late", 10)
+    assert j["unsolicited"] >= 1, (j, st)
 
 
 @test
@@ -246,7 +262,10 @@ def bad_arguments_exit_2_before_any_load():
     base = ["--url", url, "--route", "plaintext", "--rate", "100", "--duration", "1", "--warmup", "0"]
     cases = [
         [],
-        ["--url", url, "--route", "plaintext", "--rate", "100", "--duration", "1"],
+        # --warmup defaults to 0 as in wrk2 (kneebench load -t4 -c256 -d10s -R20k URL);
+        # --rate and --duration stay required
+        ["--url", url, "--route", "plaintext", "--duration", "1", "--warmup", "0"],
+        ["--url", url, "--route", "plaintext", "--rate", "100", "--warmup", "0"],
         base + ["--rate", "0"],
         base + ["--rate", "-5"],
         base + ["--rate", "fast"],

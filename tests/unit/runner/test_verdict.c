@@ -87,6 +87,20 @@ START_TEST(rx_delay_and_every_cause_named)
 }
 END_TEST
 
+/* A server that breaks the protocol fails the point even when every response matched. */
+START_TEST(protocol_breaches_fail)
+{
+    struct kb_point_load r = good();
+    r.unsolicited = 3;
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_FAILED);
+    ck_assert_ptr_nonnull(strstr(why, "unsolicited bytes from the server 3 times"));
+    r = good();
+    r.keepalive_breaks = 1499;
+    ck_assert_int_eq(kb_verdict_server(&r, &ok_obs, &crit, why, sizeof(why)), KB_FAILED);
+    ck_assert_ptr_nonnull(strstr(why, "keep-alive broken 1499 times"));
+}
+END_TEST
+
 /* A client-limited point keeps what its own figures say. */
 START_TEST(server_verdict_under_a_limited_client)
 {
@@ -235,6 +249,7 @@ static Suite *suite(void)
     tcase_add_test(tc, rx_delay_and_every_cause_named);
     tcase_add_test(tc, server_verdict_under_a_limited_client);
     tcase_add_test(tc, empty_and_bounded_latency);
+    tcase_add_test(tc, protocol_breaches_fail);
     tcase_add_test(tc, failures_with_reasons);
     tcase_add_test(tc, unanswered_at_drain_end_is_uncontrolled_not_failed);
     tcase_add_test(tc, parse_load_json);
