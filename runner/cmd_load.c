@@ -22,6 +22,7 @@
 #include "runner/clock.h"
 #include "runner/loadgen.h"
 #include "runner/loadout.h"
+#include "runner/units.h"
 
 struct load_args {
     const char *url, *route, *json, *hgrm, *uhgrm, *contract, *cpus, *hlog, *series_csv, *requests_log;
@@ -43,21 +44,36 @@ struct load_args {
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: kneebench load --url http://HOST:PORT/PATH --route NAME --rate RPS --duration S\n"
-        "                      --warmup S [--drain S] [--threads N] [--connections N] [--json FILE]\n"
-        "                      [--hgrm FILE] [--uncorrected-hgrm FILE] [--contract FILE]\n"
-        "                      [--timeout-ms N] [--cpus LIST] [--spin-us N] [--timer-slack-us N]\n"
-        "                      [--send-quantum-us N]\n"
-        "                      [--eager-rx] [--rt] [--exact-threads] [--hlog FILE] [--series-csv FILE]\n"
-        "                      [--quiet]\n"
-        "                      [--requests-log FILE [--requests-log-max N]]\n"
+        "usage: kneebench load [options] URL      (or --url URL)\n"
+        "       kneebench load -t4 -c256 -d10s -R20k http://127.0.0.1:8080/plaintext\n"
         "  Drives one route open-loop at a fixed rate; latency counts from each request's\n"
-        "  intended send time. Threads, connections and drain default to the contract's\n"
-        "  comparison section. --threads is an upper bound: the client runs at most one\n"
-        "  thread per CPU it may use (--cpus, affinity, cgroup quota), since threads sharing\n"
-        "  a CPU multiply its wake-ups; --exact-threads runs the number asked regardless.\n"
-        "  Exit 0 when the run completed (server errors are data),\n"
-        "  2 for bad arguments, 3 for an unreachable target, 1 if the run itself failed.\n");
+        "  intended send time. Durations take a unit (500ms, 10s, 2m, 1h; bare: seconds) and\n"
+        "  rates a metric suffix (20k, 1.5k, 2M; bare: per second).\n"
+        "  -R, --rate RATE          requests per second (required)\n"
+        "  -d, --duration D         measured interval (required)\n"
+        "  -t, --threads N          at most N threads (default: the contract's)\n"
+        "  -c, --connections N      connections, all opened before the warmup (the contract's)\n"
+        "      --url URL            http://HOST[:PORT]/PATH, IPv4\n"
+        "      --route NAME         the contract route checked byte for byte (default: the one\n"
+        "                           whose path is the URL's)\n"
+        "      --warmup D           at the same rate, discarded (default 0, as in wrk2)\n"
+        "      --drain D            late responses still counted (the contract's)\n"
+        "  -T, --timeout D          a request unanswered this long is a timeout (10s);\n"
+        "      --timeout-ms N       the same in milliseconds\n"
+        "  -L, --latency            accepted for wrk2's users: the summary always has them\n"
+        "      --json FILE --hgrm FILE --uncorrected-hgrm FILE --hlog FILE --series-csv FILE\n"
+        "                           outputs (runner/README-load.md)\n"
+        "      --requests-log FILE [--requests-log-max N]   one line per request, bounded\n"
+        "      --cpus LIST          client CPUs, e.g. 1-3\n"
+        "      --exact-threads      run --threads as asked: by default at most one thread per\n"
+        "                           CPU the client may use (--cpus, affinity, cgroup quota),\n"
+        "                           since threads sharing a CPU multiply its wake-ups\n"
+        "      --rt                 load threads SCHED_FIFO\n"
+        "      --send-quantum-us N --spin-us N --timer-slack-us N --eager-rx   client tuning\n"
+        "      --contract FILE      (the built-in contract path)\n"
+        "      --quiet              no summary\n"
+        "exit: 0 the run completed (server errors are data); 1 the run itself or its output\n"
+        "      failed; 2 bad arguments (nothing sent); 3 the target is unreachable.\n");
 }
 
 static int bad(const char *fmt, const char *a)
@@ -66,18 +82,6 @@ static int bad(const char *fmt, const char *a)
     fprintf(stderr, fmt, a);
     fprintf(stderr, " (kneebench load --help)\n");
     return 2;
-}
-
-static int parse_num(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    double v;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 static int parse_int(const char *s, long lo, long hi, long *out)
@@ -157,84 +161,109 @@ static int parse_url(const char *url, struct sockaddr_in *addr, char *host, size
     return path_printable(slash) ? 0 : -1;
 }
 
-static int parse_args(int argc, char **argv, struct load_args *a)
+/* Long-only options get codes past any character, so that no short flag is exposed by
+ * accident: wrk2's -H and -L mean a header and --latency, not ours. */
+enum { O_URL = 256, O_ROUTE, O_WARMUP, O_DRAIN, O_JSON, O_HGRM, O_UHGRM, O_CONTRACT,
+       O_TIMEOUT_MS, O_CPUS, O_QUIET, O_HLOG, O_SERIES, O_REQLOG, O_REQLOG_MAX, O_SPIN,
+       O_SLACK, O_QUANTUM, O_EAGER, O_RT, O_EXACT };
+
+/* Numbers with units: rate, durations, the timeout. 0, or bad()'s 2. */
+static int unit_opt(int o, const char *v, struct load_args *a)
 {
-    static const struct option opts[] = {
-        { "url", 1, 0, 'u' }, { "route", 1, 0, 'r' }, { "rate", 1, 0, 'R' },
-        { "duration", 1, 0, 'd' }, { "warmup", 1, 0, 'w' }, { "drain", 1, 0, 'D' },
-        { "threads", 1, 0, 't' }, { "connections", 1, 0, 'c' }, { "json", 1, 0, 'j' },
-        { "hgrm", 1, 0, 'H' }, { "uncorrected-hgrm", 1, 0, 'U' }, { "contract", 1, 0, 'C' },
-        { "timeout-ms", 1, 0, 'T' }, { "cpus", 1, 0, 'p' }, { "quiet", 0, 0, 'q' },
-        { "hlog", 1, 0, 'G' }, { "series-csv", 1, 0, 'V' },
-        { "requests-log", 1, 0, 'Q' }, { "requests-log-max", 1, 0, 'M' },
-        { "spin-us", 1, 0, 'S' }, { "timer-slack-us", 1, 0, 'L' }, { "send-quantum-us", 1, 0, 'K' }, { "eager-rx", 0, 0, 'E' }, { "rt", 0, 0, 'X' },
-        { "exact-threads", 0, 0, 'x' },
-        { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
-    };
-    int o;
-    long v;
-    optind = 1;
-    opterr = 0;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (o) {
-        case 'u': a->url = optarg; break;
-        case 'r': a->route = optarg; break;
-        case 'j': a->json = optarg; break;
-        case 'H': a->hgrm = optarg; break;
-        case 'U': a->uhgrm = optarg; break;
-        case 'C': a->contract = optarg; break;
-        case 'p': a->cpus = optarg; break;
-        case 'q': a->quiet = 1; break;
-        case 'G': a->hlog = optarg; break;
-        case 'V': a->series_csv = optarg; break;
-        case 'Q': a->requests_log = optarg; break;
-        case 'M':
-            if (parse_int(optarg, 1, 100000000, &a->requests_log_max)) return bad("--requests-log-max must be 1..100000000 lines, not '%s'", optarg);
-            a->have_requests_log_max = 1; break;
-        case 'E': a->eager_rx = 1; break;
-        case 'X': a->rt = 1; break;
-        case 'x': a->exact_threads = 1; break;
-        case 'h': usage(stdout); return 1;
-        case 'R':
-            if (parse_num(optarg, 1e-3, 1e7, &a->rate)) return bad("--rate must be a number in (0, 1e7], not '%s'", optarg);
-            a->have_rate = 1; break;
-        case 'd':
-            if (parse_num(optarg, 1e-3, 86400, &a->duration)) return bad("--duration must be seconds in (0, 86400], not '%s'", optarg);
-            a->have_duration = 1; break;
-        case 'w':
-            if (parse_num(optarg, 0, 3600, &a->warmup)) return bad("--warmup must be seconds in [0, 3600], not '%s'", optarg);
-            a->have_warmup = 1; break;
-        case 'D':
-            if (parse_num(optarg, 0, 600, &a->drain)) return bad("--drain must be seconds in [0, 600], not '%s'", optarg);
-            a->have_drain = 1; break;
-        case 't':
-            if (parse_int(optarg, 1, 256, &v)) return bad("--threads must be 1..256, not '%s'", optarg);
-            a->threads = (int)v; break;
-        case 'c':
-            if (parse_int(optarg, 1, 60000, &v)) return bad("--connections must be 1..60000, not '%s'", optarg);
-            a->connections = (int)v; break;
-        case 'T':
-            if (parse_int(optarg, 1, 3600000, &a->timeout_ms)) return bad("--timeout-ms must be 1..3600000, not '%s'", optarg);
-            break;
-        case 'L':
-            if (parse_int(optarg, 0, 1000, &a->slack_us)) return bad("--timer-slack-us must be 0..1000, not '%s'", optarg);
-            break;
-        case 'K':
-            if (parse_int(optarg, 0, 1000, &a->quantum_us)) return bad("--send-quantum-us must be 0..1000, not '%s'", optarg);
-            a->have_quantum = 1; break;
-        case 'S':
-            if (parse_int(optarg, 0, 1000, &a->spin_us)) return bad("--spin-us must be 0..1000, not '%s'", optarg);
-            break;
-        default:
-            return bad("unknown or incomplete option '%s'", argv[optind - 1]);
-        }
+    double s;
+    switch (o) {
+    case 'R':
+        if (kb_parse_rate(v, 1e-3, 1e7, &a->rate))
+            return bad("-R/--rate must be a rate in (0, 10M] (45000, 20k, 1.5k), not '%s'", v);
+        a->have_rate = 1;
+        return 0;
+    case 'd':
+        if (kb_parse_duration(v, 1e-3, 86400, &a->duration))
+            return bad("-d/--duration must be a duration in (0, 24h] (10, 10s, 500ms, 2m), not '%s'", v);
+        a->have_duration = 1;
+        return 0;
+    case O_WARMUP:
+        if (kb_parse_duration(v, 0, 3600, &a->warmup))
+            return bad("--warmup must be a duration in [0, 1h] (5, 5s, 500ms), not '%s'", v);
+        return 0;
+    case O_DRAIN:
+        if (kb_parse_duration(v, 0, 600, &a->drain))
+            return bad("--drain must be a duration in [0, 10m] (2, 2s, 500ms), not '%s'", v);
+        a->have_drain = 1;
+        return 0;
+    default:    /* -T: whole milliseconds, as --timeout-ms */
+        if (kb_parse_duration(v, 1e-3, 3600, &s))
+            return bad("-T/--timeout must be a duration in [1ms, 1h] (2s, 500ms), not '%s'", v);
+        a->timeout_ms = lround(s * 1000);
+        return 0;
     }
+}
+
+/* Whole-number options. 0, or bad()'s 2. */
+static int int_opt(int o, const char *v, struct load_args *a)
+{
+    long n;
+    switch (o) {
+    case 't':
+        if (parse_int(v, 1, 256, &n)) return bad("-t/--threads must be 1..256, not '%s'", v);
+        a->threads = (int)n; return 0;
+    case 'c':
+        if (parse_int(v, 1, 60000, &n)) return bad("-c/--connections must be 1..60000, not '%s'", v);
+        a->connections = (int)n; return 0;
+    case O_TIMEOUT_MS:
+        if (parse_int(v, 1, 3600000, &a->timeout_ms)) return bad("--timeout-ms must be 1..3600000, not '%s'", v);
+        return 0;
+    case O_SLACK:
+        if (parse_int(v, 0, 1000, &a->slack_us)) return bad("--timer-slack-us must be 0..1000, not '%s'", v);
+        return 0;
+    case O_QUANTUM:
+        if (parse_int(v, 0, 1000, &a->quantum_us)) return bad("--send-quantum-us must be 0..1000, not '%s'", v);
+        a->have_quantum = 1; return 0;
+    case O_SPIN:
+        if (parse_int(v, 0, 1000, &a->spin_us)) return bad("--spin-us must be 0..1000, not '%s'", v);
+        return 0;
+    default:    /* O_REQLOG_MAX */
+        if (parse_int(v, 1, 100000000, &a->requests_log_max)) return bad("--requests-log-max must be 1..100000000 lines, not '%s'", v);
+        a->have_requests_log_max = 1; return 0;
+    }
+}
+
+/* Options that name a file or a list, and flags. 0, or -1 for an option this is not. */
+static int text_opt(int o, const char *v, struct load_args *a)
+{
+    switch (o) {
+    case O_URL: a->url = v; return 0;
+    case O_ROUTE: a->route = v; return 0;
+    case O_JSON: a->json = v; return 0;
+    case O_HGRM: a->hgrm = v; return 0;
+    case O_UHGRM: a->uhgrm = v; return 0;
+    case O_CONTRACT: a->contract = v; return 0;
+    case O_CPUS: a->cpus = v; return 0;
+    case O_HLOG: a->hlog = v; return 0;
+    case O_SERIES: a->series_csv = v; return 0;
+    case O_REQLOG: a->requests_log = v; return 0;
+    case O_QUIET: a->quiet = 1; return 0;
+    case O_EAGER: a->eager_rx = 1; return 0;
+    case O_RT: a->rt = 1; return 0;
+    case O_EXACT: a->exact_threads = 1; return 0;
+    case 'L': return 0;        /* wrk2's --latency: the summary always prints percentiles */
+    default: return -1;
+    }
+}
+
+/* What the options alone decide: required ones, the URL given once, combinations. */
+static int check_args(int argc, char **argv, struct load_args *a)
+{
+    if (optind < argc && a->url)
+        return bad("the URL is given twice ('%s' and --url)", argv[optind]);
+    if (optind < argc)
+        a->url = argv[optind++];
     if (optind < argc)
         return bad("unexpected argument '%s'", argv[optind]);
-    if (!a->url || !a->route)
-        return bad("%s", "--url and --route are required");
-    if (!a->have_rate || !a->have_duration || !a->have_warmup)
-        return bad("%s", "--rate, --duration and --warmup are required");
+    if (!a->url)
+        return bad("%s", "a URL is required (kneebench load [options] URL, or --url URL)");
+    if (!a->have_rate || !a->have_duration)
+        return bad("%s", "-R/--rate and -d/--duration are required");
     /* the schedule rounds rate x duration to whole requests (runner/schedule.h): none
      * would leave delivery without a denominator */
     if (llround(a->rate * a->duration) < 1)
@@ -242,6 +271,46 @@ static int parse_args(int argc, char **argv, struct load_args *a)
     if (a->have_requests_log_max && !a->requests_log)
         return bad("%s", "--requests-log-max needs --requests-log FILE");
     return 0;
+}
+
+static int parse_args(int argc, char **argv, struct load_args *a)
+{
+    static const struct option opts[] = {
+        { "url", 1, 0, O_URL }, { "route", 1, 0, O_ROUTE }, { "rate", 1, 0, 'R' },
+        { "duration", 1, 0, 'd' }, { "warmup", 1, 0, O_WARMUP }, { "drain", 1, 0, O_DRAIN },
+        { "threads", 1, 0, 't' }, { "connections", 1, 0, 'c' }, { "json", 1, 0, O_JSON },
+        { "hgrm", 1, 0, O_HGRM }, { "uncorrected-hgrm", 1, 0, O_UHGRM },
+        { "contract", 1, 0, O_CONTRACT }, { "timeout", 1, 0, 'T' },
+        { "timeout-ms", 1, 0, O_TIMEOUT_MS }, { "cpus", 1, 0, O_CPUS }, { "quiet", 0, 0, O_QUIET },
+        { "hlog", 1, 0, O_HLOG }, { "series-csv", 1, 0, O_SERIES },
+        { "requests-log", 1, 0, O_REQLOG }, { "requests-log-max", 1, 0, O_REQLOG_MAX },
+        { "spin-us", 1, 0, O_SPIN }, { "timer-slack-us", 1, 0, O_SLACK },
+        { "send-quantum-us", 1, 0, O_QUANTUM }, { "eager-rx", 0, 0, O_EAGER }, { "rt", 0, 0, O_RT },
+        { "exact-threads", 0, 0, O_EXACT }, { "latency", 0, 0, 'L' },
+        { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
+    };
+    int o, rc;
+    optind = 1;
+    opterr = 0;
+    /* GNU getopt permutes, so the URL may come first, last or between options, as in wrk2 */
+    while ((o = getopt_long(argc, argv, "R:d:t:c:T:Lh", opts, NULL)) != -1) {
+        if (o == 'h') {
+            usage(stdout);
+            return 1;
+        }
+        if (o == 'R' || o == 'd' || o == 'T' || o == O_WARMUP || o == O_DRAIN)
+            rc = unit_opt(o, optarg, a);
+        else if (o == 't' || o == 'c' || o == O_TIMEOUT_MS || o == O_SLACK || o == O_QUANTUM ||
+                 o == O_SPIN || o == O_REQLOG_MAX)
+            rc = int_opt(o, optarg, a);
+        else if (text_opt(o, optarg, a) == 0)
+            rc = 0;
+        else
+            return bad("unknown or incomplete option '%s'", argv[optind - 1]);
+        if (rc)
+            return rc;
+    }
+    return check_args(argc, argv, a);
 }
 
 /* The CPU bandwidth quota of this process's cgroup, in CPUs (cgroup v1 cpu.cfs_quota_us /
@@ -312,7 +381,8 @@ static int fit_descriptors(int connections)
     return 0;
 }
 
-/* Refuse an unwritable output before the run rather than after it. */
+/* Refuse an unwritable output before the run rather than after it; the probe is created
+ * exclusively and never through a symlink (kb_open_tmp), as the outputs will be. */
 static int check_writable(const char *path)
 {
     char tmp[4096];
@@ -464,6 +534,30 @@ out:
     return rc;
 }
 
+/* The contract route whose path is the URL's (its query left out), as wrk2's users give only
+ * a URL; NULL when none is, or when the URL has no http://HOST/PATH shape to match. */
+static const char *route_of_url(const struct kb_contract *ct, const char *url)
+{
+    const char *path = strncmp(url, "http://", 7) ? NULL : strchr(url + 7, '/');
+    size_t len = path ? strcspn(path, "?#") : 0;
+    for (size_t i = 0; path && i < ct->nroutes; i++)
+        if (strlen(ct->routes[i].path) == len && !strncmp(ct->routes[i].path, path, len))
+            return ct->routes[i].name;
+    return NULL;
+}
+
+/* --route, or the route inferred from the URL. 0, or bad()'s 2. */
+static int pick_route(const struct kb_contract *ct, struct load_args *a)
+{
+    if (a->route)
+        return 0;
+    if ((a->route = route_of_url(ct, a->url)))
+        return 0;
+    if (strncmp(a->url, "http://", 7) || !strchr(a->url + 7, '/'))
+        return bad("the URL must be http://HOST[:PORT]/PATH, not '%s'", a->url);
+    return bad("no contract route has the path of '%s': name one with --route", a->url);
+}
+
 int cmd_load(int argc, char **argv)
 {
     struct load_args a = { .timeout_ms = 10000, .requests_log_max = 1000000 };
@@ -475,6 +569,10 @@ int cmd_load(int argc, char **argv)
     if (kb_contract_load(a.contract ? a.contract : kb_contract_default_path(), &ct, err, sizeof(err))) {
         fprintf(stderr, "kneebench load: %s\n", err);
         return 2;
+    }
+    if ((rc = pick_route(&ct, &a))) {
+        kb_contract_free(&ct);
+        return rc;
     }
     if (!a.threads)
         a.threads = ct.threads;
