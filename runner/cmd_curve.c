@@ -43,6 +43,7 @@
 #include "runner/preflight.h"
 #include "runner/procs.h"
 #include "runner/sandbox.h"
+#include "runner/units.h"
 #include "runner/verdict.h"
 #include "contract.h"
 
@@ -95,7 +96,8 @@ static int usage(FILE *f)
         "usage: kneebench curve --run DIR [options]\n"
         "  --profile paper|quick   durations from the contract's profile (default paper)\n"
         "  --runtimes a,b --routes a,b --rates r1,r2   narrow the matrix\n"
-        "  --duration S --warmup S --drain S --threads N --connections N   override\n"
+        "  --duration D --warmup D --drain D --threads N --connections N   override\n"
+        "                          (durations: 30, 30s, 500ms, 2m)\n"
         "  --repeats N             repeat the matrix, runtime order rotated per repeat\n"
         "  --backend native|docker|remote  sandbox backend (default native)\n"
         "  --agent HOST:PORT       remote: the fixture host's `kneebench serve-agent`\n"
@@ -114,7 +116,10 @@ static int usage(FILE *f)
         "                          DIR/calibrate); refuse to run if it is not proven\n"
         "  --force                 with --calibrate: run anyway, points above the margin are\n"
         "                          marked client-limited\n"
-        "Re-running into the same DIR keeps complete points and redoes the rest.\n");
+        "Re-running into the same DIR keeps complete points and redoes the rest.\n"
+        "exit: 0 every point complete, whatever its verdict; 1 some point left without\n"
+        "      complete evidence (re-run to redo it); 2 bad options, or the run could not\n"
+        "      start (setup, calibration refused); 130 interrupted, complete points kept.\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -145,21 +150,17 @@ struct args {
     int no_limits, free_ports, client_other, calibrate, force;
 };
 
-/* A number option, whole (no trailing junk) and finite, within [lo, hi] (lo excluded
- * when open_lo): a value outside would otherwise fall back to the profile's in silence. */
-static int num_arg(const char *name, const char *s, double lo, int open_lo, double hi,
+/* A duration option (runner/units.h: 30, 30s, 500ms, 2m), in seconds within [lo, hi] (lo
+ * excluded when open_lo), as kneebench load takes it: a value outside would otherwise fall
+ * back to the profile's in silence. */
+static int dur_arg(const char *name, const char *s, double lo, int open_lo, double hi,
                    double *out)
 {
-    char *end;
-    double v;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < lo || (open_lo && v == lo) || v > hi) {
-        fprintf(stderr, "kneebench curve: --%s must be a number in %s%g, %g], not '%s'\n", name,
-                open_lo ? "(" : "[", lo, hi, s);
+    if (kb_parse_duration(s, lo, hi, out) || (open_lo && *out == lo)) {
+        fprintf(stderr, "kneebench curve: --%s must be a duration in %s%gs, %gs] (30, 30s, "
+                "500ms, 2m), not '%s'\n", name, open_lo ? "(" : "[", lo, hi, s);
         return -1;
     }
-    *out = v;
     return 0;
 }
 
@@ -184,9 +185,9 @@ static int int_arg(const char *name, const char *s, long lo, long hi, int *out)
 static int number_opt(int o, struct args *a)
 {
     switch (o) {
-    case O_DURATION: return num_arg("duration", optarg, 0, 1, 86400, &a->plan.duration_s);
-    case O_WARMUP: return num_arg("warmup", optarg, 0, 0, 3600, &a->plan.warmup_s);
-    case O_DRAIN: return num_arg("drain", optarg, 0, 0, 600, &a->plan.drain_s);
+    case O_DURATION: return dur_arg("duration", optarg, 0, 1, 86400, &a->plan.duration_s);
+    case O_WARMUP: return dur_arg("warmup", optarg, 0, 0, 3600, &a->plan.warmup_s);
+    case O_DRAIN: return dur_arg("drain", optarg, 0, 0, 600, &a->plan.drain_s);
     case O_THREADS: return int_arg("threads", optarg, 1, 256, &a->plan.threads);
     case O_CONNS: return int_arg("connections", optarg, 1, 60000, &a->plan.connections);
     default: return int_arg("repeats", optarg, 1, 1000, &a->plan.repeats);

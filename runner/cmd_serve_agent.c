@@ -32,7 +32,10 @@ static int usage(FILE *f)
             "  --serve-bind (default: --bind) under the contract's limits. Bind a non-loopback\n"
             "  address only on a network you trust: the agent has no authentication.\n"
             "  --call sends each COMMAND (one argument each) and prints the answers; exit 0 when\n"
-            "  every answer was ok.\n", KB_AGENT_DEFAULT_PORT);
+            "  every answer was ok.\n"
+            "exit: 0 stopped by SIGINT or SIGTERM (--call: every answer ok); 1 --call: an answer\n"
+            "      was err; 2 bad usage, or the agent could not serve (--call: could not connect).\n",
+            KB_AGENT_DEFAULT_PORT);
     return f == stdout ? 0 : 2;
 }
 
