@@ -8,5 +8,21 @@ $(BUILD)/kneebench: $(OBJ)/runner/main.o $(runner_LIB_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_ALL) $(runner_LDLIBS)
 PROGRAMS += $(BUILD)/kneebench
+
+# `kneebench --version`: git describe of this checkout at build time, "unknown" outside one.
+# What `git describe --always --dirty` says, but with the dirty check by a lock-free status:
+# describe --dirty takes .git/index.lock to refresh the index, and a build must never make a
+# concurrent `git commit` fail. The stamp is rewritten only when the version changed, so
+# version.o is rebuilt then and only then.
+KB_RUNNER_VERSION := $(shell cd '$(ROOT)' && [ -e .git ] && v=$$(git describe --always 2>/dev/null) && \
+    { [ -z "$$(GIT_OPTIONAL_LOCKS=0 git status --porcelain --untracked-files=no 2>/dev/null)" ] || \
+      v=$$v-dirty; } && printf '%s' "$$v" | tr -cd 'A-Za-z0-9._+-')
+KB_RUNNER_VERSION := $(or $(KB_RUNNER_VERSION),unknown)
+KB_VERSION_STAMP := $(BUILD)/runner-version.stamp
+$(shell mkdir -p '$(BUILD)' && { [ "$$(cat '$(KB_VERSION_STAMP)' 2>/dev/null)" = '$(KB_RUNNER_VERSION)' ] || \
+        echo '$(KB_RUNNER_VERSION)' > '$(KB_VERSION_STAMP)'; })
+$(OBJ)/runner/version.o: $(KB_VERSION_STAMP)
+$(OBJ)/runner/version.o: ALL_CFLAGS += -DKB_RUNNER_VERSION='"$(KB_RUNNER_VERSION)"'
+
 -include runner/curve.mk
 -include runner/soak.mk
