@@ -4,6 +4,8 @@
 #   make deps       install the Debian packages that are missing (idempotent)
 #   make test       every test suite; closes with "N passed, N failed, N skipped"
 #   make curve      the 56-point comparison (PROFILE=paper|quick, BACKEND=native|docker)
+#   make install    kneebench, kb-control, the man page and bash completion under PREFIX
+#   make help       every target
 #   make clean
 #
 # Each part of the tree adds its own rules in <dir>/module.mk; flags live here, once.
@@ -39,7 +41,7 @@ LDLIBS_ALL := $(PKG_LIBS) -lpthread -lm
 PROGRAMS   :=
 TESTS      :=
 
-.PHONY: all deps test clean
+.PHONY: all deps test clean help install uninstall
 .SECONDARY:
 all:
 
@@ -69,5 +71,41 @@ test:
 
 clean:
 	rm -rf build
+
+# `make install PREFIX=...`: the runner and the control server, the man page (where help2man
+# is installed) and the bash completion. The installed kneebench still reads the contract and
+# runs the fixtures of this checkout (paths fixed at build time): it is a front end, not a
+# relocatable package.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+INSTALL_DIRS := $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+                $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+install: $(BUILD)/kneebench $(BUILD)/kb-control $(if $(HELP2MAN),$(BUILD)/kneebench.1)
+	install -d $(INSTALL_DIRS)
+	install -m 755 $(BUILD)/kneebench $(BUILD)/kb-control $(DESTDIR)$(PREFIX)/bin/
+	$(if $(HELP2MAN),install -m 644 $(BUILD)/kneebench.1 $(DESTDIR)$(PREFIX)/share/man/man1/,@echo "install: no help2man, no man page (make deps installs it)")
+	install -m 644 runner/kneebench.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kneebench
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/kneebench $(DESTDIR)$(PREFIX)/bin/kb-control \
+	      $(DESTDIR)$(PREFIX)/share/man/man1/kneebench.1 \
+	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kneebench
+
+help:
+	@echo "make targets:"
+	@echo "  all (default)   build every fixture, the runner and its man page into $(BUILD)/"
+	@echo "  deps            install the Debian packages that are missing"
+	@echo "  test            every test suite below; closes with N passed, N failed, N skipped"
+	@echo "  curve           the comparison and its report (PROFILE= BACKEND= RUN= ARGS= CALIBRATE=)"
+	@echo "  soak            the one-hour qualification (DURATION=)"
+	@echo "  bench-loadgen   the load generator's own cost, beside wrk"
+	@echo "  image-auto      the Docker image (image, base-image, pin-base)"
+	@echo "  man             $(BUILD)/kneebench.1 from the help texts (help2man)"
+	@echo "  install         PREFIX=$(PREFIX) DESTDIR=: binaries, man page, bash completion"
+	@echo "  uninstall       what install put there"
+	@echo "  clean           remove build/"
+	@echo "  help            this list"
+	@echo "  SANITIZER=asan  any of them built under build/asan with ASan+UBSan"
+	@echo "test suites (each alone: make NAME):"
+	@for t in $(TESTS); do echo "  $$t"; done
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -24,5 +24,20 @@ $(shell mkdir -p '$(BUILD)' && { [ "$$(cat '$(KB_VERSION_STAMP)' 2>/dev/null)" =
 $(OBJ)/runner/version.o: $(KB_VERSION_STAMP)
 $(OBJ)/runner/version.o: ALL_CFLAGS += -DKB_RUNNER_VERSION='"$(KB_RUNNER_VERSION)"'
 
+# The man page, from the help texts (help2man reads `kneebench --help` and --version; every
+# command's own --help is added by man-include.sh). Part of `all` where help2man is
+# installed (tests/lib/deps.sh installs it); `make man` asks for it explicitly.
+HELP2MAN := $(shell command -v help2man 2>/dev/null)
+$(BUILD)/kneebench.1: $(BUILD)/kneebench runner/man-include.sh
+	@echo "  MAN     $@"
+	@runner/man-include.sh $(BUILD)/kneebench > $@.h2m
+	@help2man --no-info --section 1 --name "find the corrected-latency knee of HTTP servers" \
+	   --version-string "$(KB_RUNNER_VERSION)" --include $@.h2m --output $@.tmp $(BUILD)/kneebench && mv $@.tmp $@ && rm -f $@.h2m
+ifneq ($(HELP2MAN),)
+PROGRAMS += $(BUILD)/kneebench.1
+endif
+.PHONY: man
+man: $(BUILD)/kneebench.1
+
 -include runner/curve.mk
 -include runner/soak.mk
