@@ -1,0 +1,10 @@
+# tests/e2e/cli/: the command line as a user meets it -- --version, the wrk2-style `load`
+# against kb-control (2 s, low rate), bad values refused with exit 2, the man page showing
+# every command (skips without man or help2man), the bash completion, `make install` into a
+# scratch PREFIX and `make help`, and `kneebench compare` on two synthetic runs where one
+# runtime was made slower on purpose.
+.PHONY: test-cli
+test-cli: $(BUILD)/kneebench $(BUILD)/kb-control $(if $(HELP2MAN),$(BUILD)/kneebench.1)
+	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
+	 python3 tests/e2e/cli/test_cli.py
+TESTS += test-cli

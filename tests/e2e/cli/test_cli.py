@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+"""test_cli -- the command line as a user meets it (issue 14).
+
+`kneebench --version`; the wrk2-style `kneebench load -tN -cN -dDs -RNk URL` against kb-control
+(2 s, 200 req/s, the route inferred from the URL) and bad values refused with exit 2; curve's
+duration suffixes; every command's --help naming its exit codes; the man page showing every
+command; the bash completion agreeing with the help texts; `make install PREFIX=` and `make
+help`; and `kneebench compare` on two synthetic runs, laid out as a real run is (plan.json,
+run.json, fixtures/, points/<id>/{command,load,verdict}.json and DONE), where one runtime was
+made slower on purpose: its drop is reported and the others show no change beyond noise.
+"""
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from kbtest import test, skip, exit_with  # noqa: E402
+
+BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
+KB = os.path.join(BUILD, "kneebench")
+CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
+TMP = tempfile.mkdtemp(prefix="kb-cli-")
+
+
+def kb(*args, timeout=60):
+    return subprocess.run([KB, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def need_kb():
+    if not os.access(KB, os.X_OK):
+        skip(f"{KB} is not built")
+
+
+def commands():
+    """The commands `kneebench --help` lists."""
+    out, on = [], False
+    for line in kb("--help").stdout.splitlines():
+        if line.startswith("Commands:"):
+            on = True
+        elif on and not line.strip():
+            break
+        elif on:
+            out.append(line.split()[0])
+    return out
+
+
+class Control:
+    """kb-control on a free port (--port 0, read back from its first line), stopped by PID."""
+
+    def __enter__(self):
+        exe = os.path.join(BUILD, "kb-control")
+        if not os.access(exe, os.X_OK):
+            skip(f"{exe} is not built")
+        self.p = subprocess.Popen([exe, "--port", "0"], stdout=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline()
+        if "127.0.0.1:" not in line:
+            self.__exit__()
+            raise AssertionError(f"kb-control did not report its port: {line!r}")
+        self.port = int(line.rsplit(":", 1)[1].split()[0])
+        return self
+
+    def __exit__(self, *exc):
+        self.p.terminate()
+        self.p.wait(10)
+        self.p.stdout.close()
+
+
+# ---- version, load, curve, help ---------------------------------------------------------
+
+@test
+def version_names_runner_and_contract():
+    need_kb()
+    for argv in (["--version"], ["version"], ["-V"]):
+        p = kb(*argv)
+        assert p.returncode == 0, (argv, p.stderr)
+        first, second = p.stdout.splitlines()[:2]
+        name, ver = first.split(" ", 1)
+        assert name == "kneebench" and ver and " " not in ver, first
+        if os.path.exists(os.path.join(ROOT, ".git")):
+            assert ver != "unknown", "a git checkout should give git describe's version"
+        assert second.startswith(f"contract version {CONTRACT['contract_version']} "), second
+    assert kb("version", "extra").returncode == 2
+
+
+@test
+def wrk2_style_load_runs():
+    need_kb()
+    with Control() as ctl:
+        js = os.path.join(TMP, "wrk2.json")
+        # no --route and no --warmup: the route from the URL's path, warmup 0 as in wrk2
+        p = kb("load", "-t2", "-c8", "-d2s", "-R0.2k", "-T", "5s", "-L",
+               f"http://127.0.0.1:{ctl.port}/plaintext", "--json", js, timeout=30)
+        assert p.returncode == 0, p.stderr
+        j = json.load(open(js))
+    assert j["route"] == "plaintext" and j["requested_rps"] == 200, j
+    assert j["duration_s"] == 2 and j["warmup_s"] == 0 and j["connections"] == 8, j
+    assert j["threads_requested"] == 2 and j["scheduled"] == 400, j
+    assert j["completed"] == 400 and j["errors"]["total"] == 0, j
+    assert "requested 200/s" in p.stdout, p.stdout
+
+
+@test
+def load_bad_values_exit_2():
+    need_kb()
+    url = "http://127.0.0.1:9/plaintext"     # never reached: every case is refused first
+    good = ["-t1", "-c2", "-d1s", "-R100"]
+    cases = [
+        ["-R20x"], ["-R2m"], ["-R0"], ["-R-1k"], ["-R1e4"], ["-R20k/s"], ["-R11M"],
+        ["-d-1s"], ["-d0ms"], ["-d1e3"], ["-d10sec"], ["-d25h"], ["-d"],
+        ["-t0"], ["-t4x"], ["-c0"], ["-c1k"], ["-T0"], ["-T2d"],
+        ["--warmup", "2h"], ["--drain", "11m"], ["--duration", "5 s"],
+        ["-H", "X: y"],                       # wrk2's header flag: not ours, refused
+    ]
+    for extra in cases:
+        p = kb("load", *good, *extra, url)
+        assert p.returncode == 2, (extra, p.returncode, p.stderr)
+        assert p.stderr.startswith("kneebench load: "), (extra, p.stderr)
+    for argv in (good, good + [url, url], good + ["--url", url, url],
+                 ["-t1", "-c2", "-d1s", url], ["-t1", "-c2", "-R100", url],
+                 good + ["http://127.0.0.1:9/nosuch"], good + ["ftp://127.0.0.1/plaintext"]):
+        p = kb("load", *argv)
+        assert p.returncode == 2, (argv, p.returncode, p.stderr)
+
+
+@test
+def curve_takes_duration_suffixes():
+    need_kb()
+    run = os.path.join(TMP, "curve-run")
+    for opt, bad in (("--duration", "5x"), ("--warmup", "-1s"), ("--drain", "1e3"),
+                     ("--duration", "0ms")):
+        p = kb("curve", "--run", run, opt, bad)
+        assert p.returncode == 2 and f"{opt} must be a duration" in p.stderr, (opt, bad, p.stderr)
+    # accepted: the refusal comes later, from the unknown runtime, before anything starts
+    p = kb("curve", "--run", run, "--duration", "500ms", "--warmup", "1s", "--drain", "0.5m",
+           "--runtimes", "nosuch")
+    assert p.returncode == 2 and "must be a duration" not in p.stderr, p.stderr
+    assert "unknown runtime" in p.stderr, p.stderr
+    assert not os.path.exists(run)
+
+
+@test
+def every_help_names_exit_codes():
+    need_kb()
+    cmds = commands()
+    assert {"load", "curve", "report", "compare", "calibrate", "serve-agent", "soak",
+            "version"} <= set(cmds), cmds
+    for c in cmds:
+        p = kb(c, "--help")
+        assert p.returncode == 0, (c, p.returncode, p.stderr)
+        low = p.stdout.lower()
+        assert "exit" in low and " 0" in low and " 2" in low, (c, p.stdout)
+        assert kb("help", c).stdout == p.stdout, c
+    assert kb("nosuch").returncode == 2
+
+
+@test
+def man_page_shows_every_command():
+    need_kb()
+    page = os.path.join(BUILD, "kneebench.1")
+    if not shutil.which("man") or not shutil.which("help2man"):
+        skip("man or help2man is not installed (make deps installs help2man)")
+    assert os.path.exists(page), f"{page} was not built"
+    text = subprocess.run(["man", "-l", page], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "MANWIDTH": "100", "MAN_KEEP_FORMATTING": ""}).stdout
+    for c in commands():
+        assert f"kneebench {c}" in text, f"man page lacks 'kneebench {c}'"
+    for section in ("SYNOPSIS", "DESCRIPTION", "COMMANDS", "SEE ALSO"):
+        assert section in text, section
+    assert "-R, --rate RATE" in text and "exit:" in text
+
+
+def complete(*words):
+    """What the completion script offers for the command line words (the last is the word
+    being completed)."""
+    script = os.path.join(ROOT, "runner", "kneebench.bash-completion")
+    quoted = " ".join("'" + w + "'" for w in words)
+    p = subprocess.run(["bash", "-c", f"source {script}; COMP_WORDS=({quoted}); "
+                        f"COMP_CWORD={len(words) - 1}; _kneebench; "
+                        "printf '%s\\n' \"${COMPREPLY[@]}\""],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    return set(p.stdout.split())
+
+
+@test
+def completion_agrees_with_help():
+    need_kb()
+    cmds = commands()
+    assert set(cmds) <= complete("kneebench", ""), complete("kneebench", "")
+    assert complete("kneebench", "comp") == {"compare"}
+    for c in cmds:
+        helped = {w.strip(".,;:()[]'\"`") for w in kb(c, "--help").stdout.split()}
+        helped = {w.split("=")[0] for w in helped if w.startswith("--") and len(w) > 2}
+        helped -= {"--version"}
+        offered = complete("kneebench", c, "--") - {"--help"}
+        assert offered == helped, (c, "only offered:", offered - helped, "only in help:",
+                                   helped - offered)
+    assert complete("kneebench", "load", "-R") == {"-R"}
+    assert complete("kneebench", "curve", "--profile", "q") == {"quick"}
+
+
+@test
+def make_install_and_help():
+    need_kb()
+    prefix = os.path.join(TMP, "prefix")
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    p = subprocess.run(["make", "-s", "-C", ROOT, f"BUILD={BUILD}", "install", f"PREFIX={prefix}"],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for rel in ("bin/kneebench", "bin/kb-control",
+                "share/bash-completion/completions/kneebench"):
+        assert os.path.isfile(os.path.join(prefix, rel)), rel
+    assert os.access(os.path.join(prefix, "bin", "kneebench"), os.X_OK)
+    if shutil.which("help2man"):
+        assert os.path.isfile(os.path.join(prefix, "share/man/man1/kneebench.1"))
+    out = subprocess.run([os.path.join(prefix, "bin", "kneebench"), "--version"],
+                         capture_output=True, text=True).stdout
+    assert out == kb("--version").stdout
+    p = subprocess.run(["make", "-s", "-C", ROOT, f"BUILD={BUILD}", "help"],
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert p.returncode == 0, p.stderr
+    listed = {line.split()[0] for line in p.stdout.splitlines() if line.startswith("  ")}
+    for target in ("all", "test", "curve", "install", "help", "man", "clean", "test-unit",
+                   "test-cli"):
+        assert target in listed, (target, p.stdout)
+
+
+# ---- compare ----------------------------------------------------------------------------
+
+RUNTIMES = ["go", "node", "gray-static"]
+ROUTES = ["plaintext", "json"]
+RATES = [100, 200]
+SLOWED = "node"
+
+
+def hist(p99, count):
+    """A corrected_us histogram as load.json has it (us, HdrHistogram percentiles)."""
+    return {"count": count, "min": 40, "mean": p99 / 3, "p50": p99 / 4, "p90": p99 / 2,
+            "p99": p99, "p999": p99 * 1.2, "max": p99 * 1.5, "bounded": 0, "bound_from_us": None,
+            "is_bound": {k: False for k in ("min", "mean", "p50", "p90", "p99", "p999", "max")}}
+
+
+def load_json(rt, route, rate, achieved, p99):
+    """load.json's fields as kneebench load writes them (runner/README-load.md)."""
+    scheduled = rate                             # 1 s measured
+    return {"kneebench_load": 1, "url": f"http://127.0.0.1:8080/{route}", "route": route,
+            "requested_rps": float(rate), "threads_requested": 4, "threads": 1,
+            "connections": 8, "warmup_s": 0.5, "duration_s": 1.0, "drain_s": 0.5,
+            "scheduled": scheduled, "sent": scheduled, "completed": scheduled,
+            "achieved_rps": achieved, "delivery": achieved / rate,
+            "errors": {"total": 0, "connect": 0, "read": 0, "write": 0, "timeout": 0,
+                       "peer_close": 0, "malformed": 0},
+            "status": {"200": scheduled}, "non2xx": 0,
+            "mismatches": {"total": 0, "status": 0, "content_type": 0, "body": 0},
+            "client_cpus": 1, "client_cpu_fraction": 0.05, "client_sched": "fifo",
+            "corrected_us": hist(p99, scheduled), "uncorrected_us": hist(p99 / 2, scheduled),
+            "lag_us": hist(80, scheduled), "rx_delay_us": hist(60, scheduled)}
+
+
+def figures(run, rt, rate, repeat):
+    """The point's achieved rate and p99 (us): the same in both runs but for the repeats'
+    ordinary spread, except the slowed runtime in run B: 10 % less delivered, 4x the p99."""
+    spread = [0.0, -1.0, 1.0][(repeat - 1) % 3] + (0.5 if run == "b" else 0)
+    achieved, p99 = rate * (1 + spread / 1000), 900 * (1 + spread / 10)
+    if run == "b" and rt == SLOWED:
+        achieved, p99 = achieved * 0.9, p99 * 4
+    return achieved, p99
+
+
+def synth_run(d, run, repeats):
+    """A run directory laid out as kneebench curve writes it."""
+    points = [{"id": f"{rt}-{route}-{rate}" + (f"-r{r}" if repeats > 1 else ""),
+               "runtime": rt, "route": route, "rate": rate, "repeat": r}
+              for r in range(1, repeats + 1) for rt in RUNTIMES for route in ROUTES
+              for rate in RATES]
+    crit = CONTRACT["comparison"]["criteria"]
+    plan = {"profile": "quick", "duration_s": 1.0, "warmup_s": 0.5, "drain_s": 0.5,
+            "threads": 4, "connections": 8, "repeats": repeats, "runtimes": RUNTIMES,
+            "routes": ROUTES, "rates": RATES, "backend": "native", "unconstrained": False,
+            "server_cpus": "0", "client_cpus": "1", "criteria": crit, "points": points}
+    os.makedirs(d)
+    json.dump(plan, open(os.path.join(d, "plan.json"), "w"), indent=1)
+    json.dump({"started": "2024-01-01T00:00:00Z", "command_line": ["kneebench", "curve"],
+               "host": {}, "backend": "native", "unconstrained": False},
+              open(os.path.join(d, "run.json"), "w"))
+    for rt in RUNTIMES:
+        fx = os.path.join(d, "fixtures", rt + ("-r1" if repeats > 1 else ""))
+        os.makedirs(fx)
+        json.dump({"cpus": 1}, open(os.path.join(fx, "limits.json"), "w"))
+        json.dump({"sha256": "same-build"}, open(os.path.join(fx, "identity.json"), "w"))
+        json.dump({"failed": False, "reason": ""}, open(os.path.join(fx, "preflight.json"), "w"))
+    for p in points:
+        pd = os.path.join(d, "points", p["id"])
+        os.makedirs(pd)
+        achieved, p99 = figures(run, p["runtime"], p["rate"], p["repeat"])
+        load = load_json(p["runtime"], p["route"], p["rate"], achieved, p99)
+        ok = load["delivery"] >= crit["min_delivery"] and p99 < crit["max_p99_us"]
+        verdict = "controlled" if ok else "uncontrolled"
+        reason = "" if ok else f"delivery {load['delivery']:.3f} < {crit['min_delivery']}"
+        json.dump({"point": p["id"], "load_argv": ["kneebench", "load"]},
+                  open(os.path.join(pd, "command.json"), "w"))
+        json.dump(load, open(os.path.join(pd, "load.json"), "w"))
+        json.dump({"point": p["id"], "runtime": p["runtime"], "route": p["route"],
+                   "rate": p["rate"], "repeat": p["repeat"], "verdict": verdict,
+                   "reason": reason, "server_verdict": verdict, "server_reason": reason,
+                   "client_trust": {"ok": True, "reason": ""}, "unconstrained": False,
+                   "server": {"cpu_mean_fraction": 0.3, "rss_max_bytes": 1 << 20,
+                              "cpu_us_per_response": 20.0},
+                   "load": load}, open(os.path.join(pd, "verdict.json"), "w"))
+        json.dump({"point": p["id"], "verdict": verdict}, open(os.path.join(pd, "DONE"), "w"))
+
+
+def synth_pair(repeats):
+    base = tempfile.mkdtemp(prefix="kb-cmp-", dir=TMP)
+    a, b = os.path.join(base, "a"), os.path.join(base, "b")
+    synth_run(a, "a", repeats)
+    synth_run(b, "b", repeats)
+    return a, b
+
+
+@test
+def compare_reports_the_slowed_runtime():
+    need_kb()
+    a, b = synth_pair(3)
+    p = kb("compare", a, b)
+    assert p.returncode == 0, p.stderr
+    md = p.stdout
+    n = len(ROUTES) * len(RATES)
+    assert f"- {SLOWED}: worse beyond noise at {n} of {n} points (achieved rate at {n}, " \
+           f"p99 at {n})" in md, md
+    for rt in RUNTIMES:
+        if rt != SLOWED:
+            assert f"- {rt}: no change beyond noise at {n} points" in md, md
+    # the slowed runtime no longer holds a point: its highest controlled point drops
+    for route in ROUTES:
+        assert f"| {SLOWED} | {route} | 200 | below 100 | - |" in md, md
+        assert f"| go | {route} | 200 | 200 | same |" in md, md
+    assert f"| {SLOWED}-json-200 | controlled -> uncontrolled |" in md, md
+
+    out = os.path.join(TMP, "cmp.csv")
+    p = kb("compare", a, b, "--csv", out, "--md", os.path.join(TMP, "cmp.md"))
+    assert p.returncode == 0 and p.stdout == "", (p.returncode, p.stdout, p.stderr)
+    assert open(os.path.join(TMP, "cmp.md")).read() == md
+    rows = list(csv.DictReader(open(out)))
+    points = [r for r in rows if r["kind"] == "point"]
+    assert len(points) == len(RUNTIMES) * n, len(points)
+    for r in points:
+        want = "worse" if r["runtime"] == SLOWED else "within_noise"
+        assert r["achieved_call"] == want and r["p99_call"] == want, r
+        if r["runtime"] == SLOWED:
+            assert float(r["achieved_change_pct"]) < -9 and float(r["p99_change_pct"]) > 290, r
+    tops = {(r["runtime"], r["route"]): r for r in rows if r["kind"] == "highest"}
+    assert tops[(SLOWED, "json")]["highest_a_rps"] == "200", tops
+    assert tops[(SLOWED, "json")]["highest_b_rps"] == "", tops
+    p = kb("compare", a, b, "--csv", "-")
+    assert p.returncode == 0 and list(csv.DictReader(io.StringIO(p.stdout))) == rows
+
+
+@test
+def compare_one_repeat_unjudged():
+    need_kb()
+    a, b = synth_pair(1)
+    p = kb("compare", a, b)
+    assert p.returncode == 0, p.stderr
+    assert "unjudged (1 repeat)" in p.stdout
+    assert "worse, beyond noise" not in p.stdout and "within noise |" not in p.stdout, p.stdout
+
+
+@test
+def compare_refuses_bad_usage():
+    need_kb()
+    a, b = synth_pair(1)
+    for argv, rc in ((["compare", a], 2), (["compare"], 2), (["compare", a, b, b], 2),
+                     (["compare", a, TMP], 2), (["compare", a, b, "--min-change", "x"], 2),
+                     (["compare", a, b, "--bogus"], 2),
+                     (["compare", a, b, "--csv", "/nonexistent-dir/x.csv"], 1)):
+        p = kb(*argv)
+        assert p.returncode == rc, (argv, p.returncode, p.stderr)
+        assert p.stderr.startswith("kneebench compare: "), (argv, p.stderr)
+
+
+if __name__ == "__main__":
+    try:
+        exit_with("cli", sys.argv[1:])
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
