@@ -9,7 +9,7 @@ kb=$1
 roff() { sed -e 's/\\/\\e/g' -e "s/^\([.']\)/\\\\\&\1/"; }
 
 echo "[>COMMANDS]"
-"$kb" --help | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit } on { print $1 }' |
+"$kb" --help | awk '/^Commands:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }' |
 while read -r cmd; do
     echo ".SS \"kneebench $cmd\""
     echo ".nf"
