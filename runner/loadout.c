@@ -278,7 +278,7 @@ void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_l
 {
     const struct kb_load_counts *c = &r->c;
     double achieved = kb_loadout_achieved_rps(m, r);
-    fprintf(f, "kneebench load %s (route %s): %d threads, %d connections, %.0fs warmup, %.0fs measured, %.0fs drain\n",
+    fprintf(f, "kneebench load %s (route %s): %d threads, %d connections, %gs warmup, %gs measured, %gs drain\n",
             m->url, m->route, m->threads, m->connections, m->warmup_s, m->duration_s, m->drain_s);
     if (m->threads != m->threads_requested)
         fprintf(f, "  %d threads asked, %d run: one per client CPU (--exact-threads to override)\n",
