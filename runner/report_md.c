@@ -455,7 +455,8 @@ static void margin_steps(FILE *f, const struct kb_report *r)
     fprintf(f, "\n");
 }
 
-/* Seed 004's headroom gate: the margin the client proved against the control server. */
+/* The client's headroom gate (docs/protocol.md, "Trusting the client"): the margin the client
+ * proved against the control server. */
 static void client_margin(FILE *f, const struct kb_report *r)
 {
     json_t *j = r->cal_json, *cr = json_object_get(j, "criteria");
