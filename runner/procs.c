@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -96,4 +97,110 @@ double kb_procs_self_cpu(int with_children)
     getrusage(with_children ? RUSAGE_CHILDREN : RUSAGE_SELF, &ru);
     return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
            (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* What /proc/PID/stat says of a process's place: state, parent, session, start time. */
+struct stat_id {
+    pid_t pid, ppid, sid;
+    char state;
+    long long start;
+};
+
+static int read_id(pid_t pid, struct stat_id *id)
+{
+    char path[64], buf[1024], *p;
+    unsigned long long start;
+    int ppid, sid;
+    size_t len;
+    FILE *f;
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if (!(f = fopen(path, "re")))
+        return -1;
+    len = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    if (!(p = strrchr(buf, ')')))
+        return -1;
+    /* after ')': 3 state 4 ppid 5 pgrp 6 session ... 22 starttime */
+    if (sscanf(p + 2, "%c %d %*d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+               "%*d %llu", &id->state, &ppid, &sid, &start) != 4)
+        return -1;
+    id->pid = pid;
+    id->ppid = (pid_t)ppid;
+    id->sid = (pid_t)sid;
+    id->start = (long long)start;
+    return 0;
+}
+
+long long kb_procs_start_time(pid_t pid)
+{
+    struct stat_id id;
+    return pid > 0 && read_id(pid, &id) == 0 ? id.start : -1;
+}
+
+int kb_procs_running(pid_t pid)
+{
+    struct stat_id id;
+    return pid > 0 && read_id(pid, &id) == 0 && id.state != 'Z' && id.state != 'X';
+}
+
+/* Every process now, sorted by PID (readdir of /proc lists them in that order, but a
+ * sort costs nothing and the search below relies on it). */
+static struct stat_id *all_procs(size_t *n)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    struct stat_id *v = NULL, *more;
+    size_t cap = 0;
+    *n = 0;
+    while (d && (e = readdir(d))) {
+        pid_t p = (pid_t)atol(e->d_name);
+        if (p <= 0)
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 512;
+            if (!(more = realloc(v, cap * sizeof(*v))))
+                break;
+            v = more;
+        }
+        if (read_id(p, &v[*n]) == 0)
+            (*n)++;
+    }
+    if (d)
+        closedir(d);
+    return v;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+    pid_t x = ((const struct stat_id *)a)->pid, y = ((const struct stat_id *)b)->pid;
+    return (x > y) - (x < y);
+}
+
+size_t kb_procs_tree(pid_t root, pid_t *out, size_t max)
+{
+    size_t n = 0, count = 0;
+    struct stat_id *v = root > 0 ? all_procs(&n) : NULL;
+    char *in = v ? calloc(n, 1) : NULL;
+    int grew = 1;
+    if (in)
+        qsort(v, n, sizeof(*v), by_pid);
+    /* to a fixed point: a child is taken once its parent is, whatever the order */
+    while (in && grew) {
+        grew = 0;
+        for (size_t i = 0; i < n; i++) {
+            struct stat_id key = { .pid = v[i].ppid }, *parent;
+            if (in[i])
+                continue;
+            parent = bsearch(&key, v, n, sizeof(*v), by_pid);
+            if (v[i].pid == root || v[i].sid == root || (parent && in[parent - v]))
+                in[i] = grew = 1;
+        }
+    }
+    for (size_t i = 0; in && i < n && count < max; i++)
+        if (in[i])
+            out[count++] = v[i].pid;
+    free(in);
+    free(v);
+    return count;
 }

@@ -23,4 +23,18 @@ void kb_procs_sample(const pid_t *pids, size_t n, struct kb_proc_sample *out);
 /* The calling process's own CPU time (user + system), children included when with_children. */
 double kb_procs_self_cpu(int with_children);
 
+/* pid's start time (clock ticks since boot), which tells it from a later process given the
+ * same PID; -1 when there is no such process. */
+long long kb_procs_start_time(pid_t pid);
+
+/* 1 while pid exists and is not a zombie: a runner killed with -9 stays a zombie until its
+ * parent reaps it, and owns nothing any more. */
+int kb_procs_running(pid_t pid);
+
+/* root, every process of the session root leads (sid == root), and every descendant of
+ * those by parent PID, including those that started sessions of their own (nginx and
+ * php-fpm under php-fpm/run.sh): at most max, the count. What a fixture run without a
+ * cgroup is made of. */
+size_t kb_procs_tree(pid_t root, pid_t *out, size_t max);
+
 #endif
