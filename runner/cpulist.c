@@ -42,3 +42,19 @@ int kb_cpulist_parse(const char *s, cpu_set_t *set, char *canon, size_t canonlen
     }
     return n > 0 ? n : -1;
 }
+
+void kb_cpulist_format(const cpu_set_t *set, char *out, size_t outlen)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (int a = 0; a < CPU_SETSIZE; a++) {
+        int b = a;
+        if (!CPU_ISSET(a, set))
+            continue;
+        while (b + 1 < CPU_SETSIZE && CPU_ISSET(b + 1, set))
+            b++;
+        len += (size_t)snprintf(out + len, len < outlen ? outlen - len : 0,
+                                b > a ? "%s%d-%d" : "%s%d", len ? "," : "", a, b);
+        a = b;
+    }
+}

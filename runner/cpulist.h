@@ -12,4 +12,7 @@
  * negative number, or names no online CPU. */
 int kb_cpulist_parse(const char *s, cpu_set_t *set, char *canon, size_t canonlen);
 
+/* set in the same canonical form ("0", "1-3", "0,2"; "" when empty). */
+void kb_cpulist_format(const cpu_set_t *set, char *out, size_t outlen);
+
 #endif

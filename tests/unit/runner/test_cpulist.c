@@ -56,6 +56,25 @@ START_TEST(malformed_refused)
 }
 END_TEST
 
+START_TEST(format_is_canonical)
+{
+    cpu_set_t set;
+    char out[64];
+    CPU_ZERO(&set);
+    kb_cpulist_format(&set, out, sizeof(out));
+    ck_assert_str_eq(out, "");
+    CPU_SET(3, &set);
+    kb_cpulist_format(&set, out, sizeof(out));
+    ck_assert_str_eq(out, "3");
+    CPU_SET(0, &set);
+    CPU_SET(1, &set);
+    CPU_SET(2, &set);
+    CPU_SET(5, &set);
+    kb_cpulist_format(&set, out, sizeof(out));
+    ck_assert_str_eq(out, "0-3,5");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("cpulist");
@@ -64,6 +83,7 @@ static Suite *suite(void)
     tcase_add_test(tc, single_and_open_range);
     tcase_add_test(tc, clamped_past_the_last_cpu);
     tcase_add_test(tc, malformed_refused);
+    tcase_add_test(tc, format_is_canonical);
     suite_add_tcase(s, tc);
     return s;
 }
