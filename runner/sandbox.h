@@ -5,7 +5,9 @@
  * "docker": runner/sandbox_docker.c). kb_sandbox_backend() is the one place a backend is
  * picked by name. A handle is opaque and owned by the backend: start() makes it, stop()
  * kills every process of the fixture, waits for them, removes the cgroup/container and
- * frees the handle. Backends never print or exit; errors come back as text in err. */
+ * frees the handle. The native backend's fixture dies with the runner (a parent-death
+ * signal), and without limits it is pinned to server_cpuset all the same. Backends never
+ * print or exit; errors come back as text in err. */
 #ifndef KB_SANDBOX_H
 #define KB_SANDBOX_H
 
@@ -78,7 +80,17 @@ extern const struct kb_sandbox_ops kb_sandbox_docker __attribute__((weak));
 const struct kb_sandbox_ops *kb_sandbox_backend(const char *name);
 
 /* Remove every cgroup a previous run of this process family left behind
- * ("kneebench-<pid>-*" whose pid is not alive). Returns how many were removed. */
+ * ("kneebench-<pid>-*" whose pid is gone or a zombie: a runner killed with -9 stays a
+ * zombie until its parent reaps it). Returns how many were removed. */
 int kb_sandbox_sweep_stale(void);
+
+/* A fixture run without limits (the native backend's no_limits) has no cgroup to sweep:
+ * start() records its session in spec->rundir/KB_SANDBOX_SESSION_FILE and stop() removes
+ * the record. This kills what a record left in rundir by a runner that is gone (or a
+ * zombie) still names -- every process of that session, and the tree under its leader if
+ * the leader still runs -- waits for them (2 s at most) and removes the record. 1 when it
+ * swept, 0 when there was nothing to sweep. */
+#define KB_SANDBOX_SESSION_FILE ".kneebench-session"
+int kb_sandbox_sweep_session(const char *rundir);
 
 #endif

@@ -6,19 +6,28 @@
  * /sys/fs/cgroup/unified v2 mount carries no controllers and is deliberately not used.)
  * The forked child joins every cgroup BEFORE exec, so everything the fixture spawns
  * (nginx workers, every PHP-FPM child) is counted against the same limits. The child also
- * starts its own session, which is how --no-limits still finds and kills every process.
- * stop() kills by PID what is in the cgroup (or the session), waits, and removes the dirs. */
+ * starts its own session, and without limits the fixture is that session plus the tree
+ * under its main process (nginx and php-fpm start sessions of their own), pinned to the
+ * server CPUs by affinity since no cpuset does it, and recorded in its run directory so a
+ * later run can sweep what a runner that died hard left. The child gets a parent-death
+ * signal: the fixture does not outlive the runner, however the runner ends.
+ * stop() kills by PID what is in the cgroup (or the tree), waits, and removes the dirs. */
 #define _GNU_SOURCE
 #include "runner/cgfile.h"
+#include "runner/cpulist.h"
+#include "runner/evidence.h"
+#include "runner/procs.h"
 #include "runner/sandbox.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,6 +45,9 @@ struct kb_sandbox {
     char exit_reason[64];
     char dirs[CG_NCTRL][256];  /* v1: one per controller; v2: dirs[0] only */
     size_t ndirs;
+    int pin;                   /* unconstrained: pin the child to cpus */
+    cpu_set_t cpus;
+    char record[4200];         /* unconstrained: the session record, "" when none */
 };
 
 static void sleep_ms(long ms)
@@ -141,12 +153,15 @@ static int setup_v2_dir(const char *dir, const struct kb_limits *l)
     return write_file(dir, "pids.max", l->pids > 0 ? buf : "max");
 }
 
+/* The runner's PID and start time name its cgroups, so a sweep tells a dead runner's from
+ * those of a live process that was given the same PID later. */
 static int make_dirs(struct kb_sandbox *sb, const struct kb_fixture_spec *spec, char *err,
                      size_t errlen)
 {
     static unsigned seq;
-    char name[128];
-    snprintf(name, sizeof(name), "kneebench-%ld-%s-%u", (long)getpid(), spec->name, seq++);
+    char name[160];
+    snprintf(name, sizeof(name), "kneebench-%ld-%lld-%s-%u", (long)getpid(),
+             kb_procs_start_time(getpid()), spec->name, seq++);
     sb->version = is_v2() ? 2 : 1;
     sb->ndirs = sb->version == 2 ? 1 : CG_NCTRL;
     for (size_t i = 0; i < sb->ndirs; i++) {
@@ -167,16 +182,25 @@ static int make_dirs(struct kb_sandbox *sb, const struct kb_fixture_spec *spec, 
     return 0;
 }
 
-/* In the child, before exec: join every cgroup, own session, redirect, chdir. Only
- * async-signal-safe calls between fork and exec, hence no stdio here. */
-static void child_exec(const struct kb_sandbox *sb, const struct kb_fixture_spec *spec)
+/* In the child, before exec: die with the runner, join every cgroup (or take the server
+ * CPUs' affinity), own session, redirect, chdir. Only async-signal-safe calls between fork
+ * and exec, hence no stdio here. */
+static void child_exec(const struct kb_sandbox *sb, const struct kb_fixture_spec *spec,
+                       pid_t runner)
 {
     int fd;
+    /* the getppid() check: a runner that died before prctl took effect sent nothing */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != runner)
+        _exit(126);
     for (size_t i = 0; i < sb->ndirs; i++)
         if (write_file(sb->dirs[i], "cgroup.procs", "0"))
             _exit(126);
+    if (sb->pin && sched_setaffinity(0, sizeof(sb->cpus), &sb->cpus) < 0)
+        _exit(126);
     setsid();
-    fd = open(spec->log_path ? spec->log_path : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0644);
+    /* no symlink followed: the log lands in a directory others may have prepared */
+    fd = open(spec->log_path ? spec->log_path : "/dev/null",
+              O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd >= 0) {
         dup2(fd, 1);
         dup2(fd, 2);
@@ -197,15 +221,47 @@ static void child_exec(const struct kb_sandbox *sb, const struct kb_fixture_spec
 
 static void remove_dirs(struct kb_sandbox *sb);
 
+/* Unconstrained, the server CPUs are an affinity instead of a cpuset. */
+static int pin_set(struct kb_sandbox *sb, const struct kb_fixture_spec *spec, char *err,
+                   size_t errlen)
+{
+    char canon[64];
+    if (!spec->limits.server_cpuset[0])
+        return 0;
+    if (kb_cpulist_parse(spec->limits.server_cpuset, &sb->cpus, canon, sizeof(canon)) < 0) {
+        snprintf(err, errlen, "server CPUs '%s' name no online CPU", spec->limits.server_cpuset);
+        return -1;
+    }
+    sb->pin = 1;
+    return 0;
+}
+
+/* "runner runner_start leader leader_start": what kb_sandbox_sweep_session reads. */
+static void record_session(struct kb_sandbox *sb, const struct kb_fixture_spec *spec)
+{
+    char line[128], err[256];
+    int n;
+    if (!spec->rundir)
+        return;
+    n = snprintf(line, sizeof(line), "%ld %lld %ld %lld\n", (long)getpid(),
+                 kb_procs_start_time(getpid()), (long)sb->pid, kb_procs_start_time(sb->pid));
+    kb_path(sb->record, sizeof(sb->record), spec->rundir, KB_SANDBOX_SESSION_FILE);
+    if (kb_write_atomic(sb->record, line, (size_t)n, err, sizeof(err)) < 0)
+        sb->record[0] = '\0';
+}
+
 static struct kb_sandbox *cg_start(const struct kb_fixture_spec *spec, char *err,
                                    size_t errlen)
 {
     struct kb_sandbox *sb = calloc(1, sizeof(*sb));
+    pid_t runner = getpid();
     if (!sb) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     if (!spec->no_limits && make_dirs(sb, spec, err, errlen) < 0)
+        goto fail;
+    if (spec->no_limits && pin_set(sb, spec, err, errlen) < 0)
         goto fail;
     sb->pid = fork();
     if (sb->pid < 0) {
@@ -213,7 +269,9 @@ static struct kb_sandbox *cg_start(const struct kb_fixture_spec *spec, char *err
         goto fail;
     }
     if (sb->pid == 0)
-        child_exec(sb, spec);
+        child_exec(sb, spec, runner);
+    if (spec->no_limits)
+        record_session(sb, spec);
     return sb;
 fail:
     remove_dirs(sb);
@@ -230,7 +288,8 @@ static void reap(struct kb_sandbox *sb, int options)
     if (WIFEXITED(st))
         snprintf(sb->exit_reason, sizeof(sb->exit_reason), "exit %d%s", WEXITSTATUS(st),
                  WEXITSTATUS(st) == 127 ? " (command not found)"
-                 : WEXITSTATUS(st) == 126 ? " (could not join cgroup or rundir)" : "");
+                 : WEXITSTATUS(st) == 126 ? " (could not join cgroup, pin CPUs or reach rundir)"
+                 : "");
     else if (WIFSIGNALED(st))
         snprintf(sb->exit_reason, sizeof(sb->exit_reason), "signal %d", WTERMSIG(st));
 }
@@ -266,8 +325,13 @@ static size_t pids_from_session(pid_t sid, pid_t *out, size_t max)
 
 static size_t cg_pids(struct kb_sandbox *sb, pid_t *out, size_t max)
 {
-    if (sb->version == 0)
-        return pids_from_session(sb->pid, out, max);
+    /* Unconstrained: the tree under the main process while it is our unreaped child (its
+     * PID cannot have been reused), then what is left in its session. */
+    if (sb->version == 0) {
+        reap(sb, WNOHANG);
+        return sb->exited ? pids_from_session(sb->pid, out, max)
+                          : kb_procs_tree(sb->pid, out, max);
+    }
     /* v1: the pids controller's directory holds every task; v2: the one directory. */
     return kb_cgfile_procs(sb->dirs[sb->version == 2 ? 0 : 3], out, max);
 }
@@ -289,6 +353,16 @@ static void read_back_v1(const struct kb_sandbox *sb, struct kb_limits_applied *
     kb_cgfile_read_back_v1(dirs, o);
 }
 
+/* Unconstrained, the placement is the main process's affinity, read back as it is. */
+static int read_back_affinity(struct kb_sandbox *sb, struct kb_limits_applied *o)
+{
+    cpu_set_t set;
+    if (!cg_alive(sb) || sched_getaffinity(sb->pid, sizeof(set), &set) < 0)
+        return 0;
+    kb_cpulist_format(&set, o->cpuset, sizeof(o->cpuset));
+    return 0;
+}
+
 static int cg_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o, char *err,
                              size_t errlen)
 {
@@ -298,7 +372,7 @@ static int cg_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o,
     o->cgroup_version = sb->version;
     o->cpu_quota_us = o->memory_bytes = o->memsw_bytes = o->pids_max = -1;
     if (sb->version == 0)
-        return 0;
+        return read_back_affinity(sb, o);
     if (sb->version == 2)
         kb_cgfile_read_back_v2(sb->dirs[0], o);
     else
@@ -350,6 +424,8 @@ static int cg_stop(struct kb_sandbox *sb, char *err, size_t errlen)
         sleep_ms(50);
     }
     reap(sb, 0);
+    if (sb->record[0])
+        unlink(sb->record);
     for (size_t d = 0; d < sb->ndirs; d++) {
         for (i = 0; i < 40 && sb->dirs[d][0] && rmdir(sb->dirs[d]) < 0 && errno == EBUSY; i++)
             sleep_ms(50);
@@ -377,6 +453,14 @@ static int sweep_dir(const char *dir)
     return rmdir(dir) == 0;
 }
 
+/* 1 while the runner that made a leftover still runs: alive, not a zombie, and (when the
+ * name or record says) started when that runner did. */
+static int owner_running(long owner, long long start)
+{
+    return kb_procs_running((pid_t)owner) &&
+           (start < 0 || kb_procs_start_time((pid_t)owner) == start);
+}
+
 static int sweep_parent(const char *parent)
 {
     DIR *d = opendir(parent);
@@ -384,12 +468,16 @@ static int sweep_parent(const char *parent)
     char path[600];
     int n = 0;
     long owner;
+    long long start;
     if (!d)
         return 0;
     while ((e = readdir(d))) {
         if (sscanf(e->d_name, "kneebench-%ld-", &owner) != 1 || owner <= 0)
             continue;
-        if (kill((pid_t)owner, 0) == 0 || errno != ESRCH)
+        /* names made before the start time was part of them: the PID alone */
+        if (sscanf(e->d_name, "kneebench-%*d-%lld-", &start) != 1)
+            start = -1;
+        if (owner_running(owner, start))
             continue;
         snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);
         n += sweep_dir(path);
@@ -409,6 +497,48 @@ int kb_sandbox_sweep_stale(void)
         n += sweep_parent(parent);
     }
     return n;
+}
+
+/* SIGKILL to what a dead runner's unconstrained fixture left, until nothing is left (2 s):
+ * the tree under the leader while the leader is the same process, else its session (a
+ * session's ID is not reused while any member lives). */
+static void kill_session(pid_t leader, long long leader_start)
+{
+    pid_t pids[KB_SANDBOX_MAX_PIDS];
+    for (int i = 0; i < 40; i++) {
+        size_t n = kb_procs_start_time(leader) == leader_start
+                       ? kb_procs_tree(leader, pids, KB_SANDBOX_MAX_PIDS)
+                       : pids_from_session(leader, pids, KB_SANDBOX_MAX_PIDS);
+        size_t live = 0;
+        for (size_t j = 0; j < n; j++)
+            if (kb_procs_running(pids[j]) && kill(pids[j], SIGKILL) == 0)
+                live++;
+        if (live == 0)
+            return;
+        sleep_ms(50);
+    }
+}
+
+int kb_sandbox_sweep_session(const char *rundir)
+{
+    char path[4200], line[160];
+    long owner, leader;
+    long long owner_start, leader_start;
+    FILE *f;
+    int ok;
+    kb_path(path, sizeof(path), rundir, KB_SANDBOX_SESSION_FILE);
+    if (!(f = fopen(path, "re")))
+        return 0;
+    ok = fgets(line, sizeof(line), f) &&
+         sscanf(line, "%ld %lld %ld %lld", &owner, &owner_start, &leader, &leader_start) == 4 &&
+         leader > 1;
+    fclose(f);
+    if (ok && owner_running(owner, owner_start))
+        return 0;       /* its runner still runs: its fixture is not a leftover */
+    if (ok)
+        kill_session((pid_t)leader, leader_start);
+    unlink(path);
+    return ok;
 }
 
 const struct kb_sandbox_ops kb_sandbox_native = {

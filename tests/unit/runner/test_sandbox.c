@@ -2,12 +2,18 @@
  * sees every process of the fixture and leaves nothing behind. Needs root and cgroups;
  * where they are absent the availability check's refusal is what is tested. */
 #define _GNU_SOURCE
+#include "runner/procs.h"
 #include "runner/sandbox.h"
 #include "contract.h"
 #include "tests/lib/kb_check.h"
+#include "tests/unit/runner/tmpdir.h"
 
+#include <glob.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct kb_contract C;
@@ -16,16 +22,18 @@ static char err[512];
 static void setup(void)
 {
     ck_assert_int_eq(kb_contract_load(kb_contract_default_path(), &C, err, sizeof(err)), 0);
+    kb_tmp_setup();
 }
 
 static void teardown(void)
 {
     kb_contract_free(&C);
+    kb_tmp_teardown();
 }
 
 static struct kb_fixture_spec spec_for(char *const *argv, int no_limits)
 {
-    struct kb_fixture_spec s = { .name = "unit", .argv = argv, .rundir = "/tmp",
+    struct kb_fixture_spec s = { .name = "unit", .argv = argv, .rundir = kb_tmp,
                                  .no_limits = no_limits };
     s.limits.cpus = C.cpus;
     s.limits.memory_bytes = C.memory_bytes;
@@ -85,6 +93,141 @@ START_TEST(no_limits_tracks_session_and_exit)
 }
 END_TEST
 
+static void sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+/* Up to 2 s for pid to be gone (or a zombie nobody here reaps). */
+static int gone(pid_t pid)
+{
+    for (int i = 0; i < 40 && kb_procs_running(pid); i++)
+        sleep_ms(50);
+    return !kb_procs_running(pid);
+}
+
+START_TEST(no_limits_follows_new_sessions_and_pins)
+{
+    /* `setsid sleep` is a child of sh in a session of its own, as nginx is of run.sh */
+    const struct kb_sandbox_ops *ops = kb_sandbox_backend("native");
+    char *argv[] = { "sh", "-c", "setsid sleep 30 & sleep 30 & wait", NULL };
+    struct kb_fixture_spec spec = spec_for(argv, 1);
+    struct kb_limits_applied la;
+    struct kb_sandbox *sb = ops->start(&spec, err, sizeof(err));
+    cpu_set_t want, have;
+    pid_t pids[16];
+    size_t n;
+    ck_assert_msg(sb != NULL, "%s", err);
+    sleep_ms(300);
+    n = ops->pids(sb, pids, 16);
+    ck_assert_uint_eq(n, 3);
+    CPU_ZERO(&want);
+    CPU_SET(0, &want);          /* the contract's server CPUs */
+    ck_assert_str_eq(C.server_cpus, "0");
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(sched_getaffinity(pids[i], sizeof(have), &have), 0);
+        ck_assert_msg(CPU_EQUAL(&want, &have), "pid %d not pinned to the server CPUs", pids[i]);
+    }
+    ck_assert_int_eq(ops->limits_applied(sb, &la, err, sizeof(err)), 0);
+    ck_assert_str_eq(la.cpuset, "0");
+    ck_assert_int_eq(ops->stop(sb, err, sizeof(err)), 0);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(gone(pids[i]), "pid %d survived stop", pids[i]);
+}
+END_TEST
+
+/* A runner (a child of this test) starts a fixture, reports its main PID and whatever
+ * extra it prints, and waits to be killed. */
+static pid_t runner_with_fixture(char *const *argv, int no_limits, pid_t *fixture)
+{
+    int fds[2];
+    pid_t runner;
+    ck_assert_int_eq(pipe(fds), 0);
+    if ((runner = fork()) == 0) {
+        const struct kb_sandbox_ops *ops = kb_sandbox_backend("native");
+        struct kb_fixture_spec spec = spec_for(argv, no_limits);
+        struct kb_sandbox *sb = ops->start(&spec, err, sizeof(err));
+        pid_t p[1] = { 0 };
+        /* the child joins its cgroup after the fork */
+        for (int i = 0; sb && i < 100 && ops->pids(sb, p, 1) == 0; i++)
+            sleep_ms(10);
+        if (write(fds[1], p, sizeof(p)) < 0)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    close(fds[1]);
+    ck_assert_int_eq(read(fds[0], fixture, sizeof(*fixture)), sizeof(*fixture));
+    close(fds[0]);
+    ck_assert_int_gt(*fixture, 0);
+    return runner;
+}
+
+START_TEST(fixture_dies_with_its_runner)
+{
+    char *argv[] = { "sleep", "30", NULL };
+    pid_t fixture, runner = runner_with_fixture(argv, 1, &fixture);
+    sleep_ms(100);
+    ck_assert_int_eq(kb_procs_running(fixture), 1);
+    kill(runner, SIGKILL);     /* kill -9 of the runner: no cleanup runs */
+    ck_assert_msg(gone(fixture), "the fixture outlived its runner");
+    waitpid(runner, NULL, 0);
+}
+END_TEST
+
+START_TEST(session_left_by_a_dead_runner_is_swept)
+{
+    /* the server is sh's child: the parent-death signal reaches sh, not it */
+    char *argv[] = { "sh", "-c", "sleep 30 & wait", NULL };
+    char record[256];
+    pid_t pids[16], fixture, runner = runner_with_fixture(argv, 1, &fixture);
+    size_t n;
+    sleep_ms(200);
+    snprintf(record, sizeof(record), "%s/" KB_SANDBOX_SESSION_FILE, kb_tmp);
+    ck_assert_int_eq(access(record, F_OK), 0);
+    ck_assert_int_eq(kb_sandbox_sweep_session(kb_tmp), 0);     /* its runner still runs */
+    n = kb_procs_tree(fixture, pids, 16);
+    ck_assert_uint_eq(n, 2);
+    kill(runner, SIGKILL);
+    sleep_ms(200);              /* the runner is a zombie now: gone all the same */
+    ck_assert_int_eq(kb_sandbox_sweep_session(kb_tmp), 1);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(gone(pids[i]), "pid %d left running", pids[i]);
+    ck_assert_int_ne(access(record, F_OK), 0);
+    ck_assert_int_eq(kb_sandbox_sweep_session(kb_tmp), 0);
+    waitpid(runner, NULL, 0);
+}
+END_TEST
+
+static size_t matches(const char *pattern)
+{
+    glob_t g;
+    size_t n = glob(pattern, 0, NULL, &g) == 0 ? g.gl_pathc : 0;
+    globfree(&g);
+    return n;
+}
+
+START_TEST(cgroups_of_a_zombie_runner_are_swept)
+{
+    const struct kb_sandbox_ops *ops = kb_sandbox_backend("native");
+    char *argv[] = { "sleep", "30", NULL }, v1[128], v2[128];
+    pid_t fixture, runner;
+    if (ops->available(err, sizeof(err)) != 0)
+        return;         /* no cgroups here: nothing to sweep */
+    runner = runner_with_fixture(argv, 0, &fixture);
+    snprintf(v1, sizeof(v1), "/sys/fs/cgroup/*/kneebench-%ld-*", (long)runner);
+    snprintf(v2, sizeof(v2), "/sys/fs/cgroup/kneebench-%ld-*", (long)runner);
+    ck_assert_msg(matches(v1) + matches(v2) > 0, "the runner made no cgroup");
+    kill(runner, SIGKILL);
+    sleep_ms(200);              /* not reaped: a zombie, as under a parent that never waits */
+    ck_assert_int_ge(kb_sandbox_sweep_stale(), 1);
+    ck_assert_msg(gone(fixture), "the swept cgroup's fixture runs on");
+    ck_assert_int_eq(matches(v1) + matches(v2), 0);
+    waitpid(runner, NULL, 0);
+}
+END_TEST
+
 START_TEST(backend_by_name)
 {
     ck_assert_ptr_eq(kb_sandbox_backend("native"), &kb_sandbox_native);
@@ -100,6 +243,10 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, limits_read_back_equal_contract);
     tcase_add_test(tc, no_limits_tracks_session_and_exit);
+    tcase_add_test(tc, no_limits_follows_new_sessions_and_pins);
+    tcase_add_test(tc, fixture_dies_with_its_runner);
+    tcase_add_test(tc, session_left_by_a_dead_runner_is_swept);
+    tcase_add_test(tc, cgroups_of_a_zombie_runner_are_swept);
     tcase_add_test(tc, backend_by_name);
     suite_add_tcase(s, tc);
     return s;
