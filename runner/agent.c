@@ -1,7 +1,12 @@
 /* agent.c -- serve-agent (see agent.h).
  *
- * Design: one thread, one client at a time (the suite's runner is the only client), poll
- * with a short timeout so a stop request is seen within 200 ms. Commands are parsed against
+ * Design: one thread, one poll loop over the listening socket and up to
+ * KB_AGENT_MAX_CLIENTS non-blocking connections, each with its own line buffer and
+ * deadlines, so a client that connects and stays silent holds up no other; commands run
+ * one at a time. The poll's short timeout lets a stop request be seen within 200 ms. The
+ * run directory is private (mkdtemp, or a given one this user owns that no one else may
+ * write): fixtures' logs and php-fpm's configs are never written where another user could
+ * have planted a symlink. Commands are parsed against
  * the contract before anything runs: the agent never executes a string it was sent, only
  * the contract's own argv template for a runtime the contract names, so a client can start,
  * sample and stop the suite's fixtures and nothing else. Fixtures go through sandbox.h's
@@ -11,6 +16,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <libgen.h>
 #include <limits.h>
@@ -24,10 +30,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runner/portown.h"
 #include "runner/procs.h"
 #include "runner/sandbox.h"
 
 #define ANSWER_MAX 4096
+#define SEND_TIMEOUT_MS 5000
 
 struct agent {
     const struct kb_agent_cfg *cfg;
@@ -229,6 +237,18 @@ static void stop_fixture(struct agent *a, char *err, size_t errlen)
     a->running[0] = '\0';
 }
 
+/* The fixture's own processes hold every listener on its port once it accepts. */
+static int port_is_fixtures(struct agent *a, int port, char *err, size_t errlen)
+{
+    pid_t pids[KB_SANDBOX_MAX_PIDS];
+    size_t n = a->ops->pids(a->sb, pids, KB_SANDBOX_MAX_PIDS);
+    char why[400];
+    if (kb_port_check_owned(a->serve_bind, port, pids, n, why, sizeof(why)) == 0)
+        return 0;
+    snprintf(err, errlen, KB_AGENT_HARNESS "%s", why);
+    return -1;
+}
+
 static int start_fixture(struct agent *a, const struct kb_agent_cmd *cmd, char *err,
                          size_t errlen)
 {
@@ -238,6 +258,13 @@ static int start_fixture(struct agent *a, const struct kb_agent_cmd *cmd, char *
     struct kb_fixture_spec spec = { .name = cmd->runtime, .port = cmd->port };
     int rc = -1;
 
+    char why[400];
+
+    /* a process killed a moment ago may still hold the port: 2 s to let go of it */
+    if (kb_port_wait_free(a->serve_bind, cmd->port, 2000, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, KB_AGENT_HARNESS "%s, not by a fixture of this agent", why);
+        return -1;
+    }
     snprintf(rundir, sizeof(rundir), "%s/%s", a->rundir, cmd->runtime);
     snprintf(log, sizeof(log), "%s/fixture.log", rundir);
     if (mkdir(rundir, 0755) != 0 && errno != EEXIST) {
@@ -262,7 +289,9 @@ static int start_fixture(struct agent *a, const struct kb_agent_cmd *cmd, char *
         goto out;
     snprintf(a->running, sizeof(a->running), "%s", cmd->runtime);
     a->port = cmd->port;
-    if (wait_accepting(a, cmd->port, err, errlen) < 0) {
+    /* the connect that says it accepts takes any listener: it must be the fixture's */
+    if (wait_accepting(a, cmd->port, err, errlen) < 0 ||
+        port_is_fixtures(a, cmd->port, err, errlen) < 0) {
         char e2[256];
         stop_fixture(a, e2, sizeof(e2));
         goto out;
@@ -281,6 +310,11 @@ static void do_start(struct agent *a, const struct kb_agent_cmd *cmd, char *out,
     if (a->sb) {
         snprintf(out, outlen, "err busy: %s is running on port %d (stop it first)", a->running,
                  a->port);
+        return;
+    }
+    if (cmd->port < 1024 && !a->cfg->allow_privileged_ports) {
+        snprintf(out, outlen, "err refused: port %d is privileged (below 1024); serve-agent "
+                 "--allow-privileged-ports allows it", cmd->port);
         return;
     }
     if (start_fixture(a, cmd, err, sizeof(err)) < 0) {
@@ -377,12 +411,35 @@ static int handle(struct agent *a, const char *line, char *out, size_t outlen)
 
 /* ---- connections ---- */
 
+struct client {
+    int fd;                     /* -1: a free slot */
+    char buf[KB_AGENT_LINE_MAX + 1];
+    size_t len;
+    long last_ms;               /* the last complete line, or the connect */
+    long line_ms;               /* when the unfinished line in buf began; 0: none */
+};
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* The whole answer within SEND_TIMEOUT_MS: a client that reads nothing is dropped rather
+ * than allowed to stall the others. */
 static int write_all(int fd, const char *p, size_t n)
 {
+    long deadline = now_ms() + SEND_TIMEOUT_MS;
     while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
+        struct pollfd pf = { .fd = fd, .events = POLLOUT };
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+            long left = deadline - now_ms();
+            if (left <= 0 || poll(&pf, 1, (int)left) < 0)
+                return -1;
             continue;
+        }
         if (w <= 0)
             return -1;
         p += w;
@@ -391,54 +448,115 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-/* Answers every complete line in buf; returns 1 when the client is done. */
-static int drain_lines(struct agent *a, int fd, char *buf, size_t *len)
+/* Answers every complete line in the client's buffer; returns 1 when it is done. */
+static int drain_lines(struct agent *a, struct client *c)
 {
     char *nl, out[ANSWER_MAX];
 
-    while ((nl = memchr(buf, '\n', *len))) {
-        size_t linelen = (size_t)(nl - buf);
+    while ((nl = memchr(c->buf, '\n', c->len))) {
+        size_t linelen = (size_t)(nl - c->buf);
         int done;
         *nl = '\0';
-        if (linelen && buf[linelen - 1] == '\r')
-            buf[linelen - 1] = '\0';
-        done = handle(a, buf, out, sizeof(out) - 1);
+        if (linelen && c->buf[linelen - 1] == '\r')
+            c->buf[linelen - 1] = '\0';
+        done = handle(a, c->buf, out, sizeof(out) - 1);
         if (a->cfg->log)
-            fprintf(a->cfg->log, "serve-agent: '%.80s' -> %.120s\n", buf, out);
+            fprintf(a->cfg->log, "serve-agent: '%.80s' -> %.120s\n", c->buf, out);
         strcat(out, "\n");
-        if (write_all(fd, out, strlen(out)) < 0 || done)
+        if (write_all(c->fd, out, strlen(out)) < 0 || done)
             return 1;
-        memmove(buf, nl + 1, *len - linelen - 1);
-        *len -= linelen + 1;
+        memmove(c->buf, nl + 1, c->len - linelen - 1);
+        c->len -= linelen + 1;
+        c->last_ms = now_ms();
+        c->line_ms = c->len ? c->last_ms : 0;
     }
-    if (*len >= KB_AGENT_LINE_MAX) {
+    if (c->len >= KB_AGENT_LINE_MAX) {
         static const char refuse[] = "err refused: line too long\n";
-        write_all(fd, refuse, sizeof(refuse) - 1);
+        write_all(c->fd, refuse, sizeof(refuse) - 1);
         return 1;
     }
     return 0;
 }
 
-static void serve_client(struct agent *a, int fd)
+static void drop(struct client *c)
 {
-    char buf[KB_AGENT_LINE_MAX + 1];
-    size_t len = 0;
+    close(c->fd);
+    c->fd = -1;
+}
 
-    while (!*a->cfg->stop) {
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        ssize_t r;
-        if (poll(&p, 1, 200) <= 0)
-            continue;
-        r = recv(fd, buf + len, sizeof(buf) - 1 - len, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-        if (drain_lines(a, fd, buf, &len))
-            break;
+/* What arrived on a client; 1 when it is to be closed. */
+static int client_input(struct agent *a, struct client *c)
+{
+    ssize_t r = recv(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, MSG_DONTWAIT);
+    if (r < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (r <= 0)
+        return 1;
+    if (!c->len)
+        c->line_ms = now_ms();
+    c->len += (size_t)r;
+    return drain_lines(a, c);
+}
+
+/* 1 when the client has been silent too long, or too slow to finish a line. */
+static int expired(const struct agent *a, const struct client *c, long now)
+{
+    int idle = a->cfg->idle_timeout_ms > 0 ? a->cfg->idle_timeout_ms : KB_AGENT_IDLE_TIMEOUT_MS;
+    return now - c->last_ms > idle || (c->line_ms && now - c->line_ms > KB_AGENT_LINE_TIMEOUT_MS);
+}
+
+/* A free slot, or the one idle longest, closed to make room. */
+static struct client *slot_for_new(struct client *cl)
+{
+    struct client *oldest = &cl[0];
+    for (int i = 0; i < KB_AGENT_MAX_CLIENTS; i++) {
+        if (cl[i].fd < 0)
+            return &cl[i];
+        if (cl[i].last_ms < oldest->last_ms)
+            oldest = &cl[i];
     }
-    close(fd);
+    drop(oldest);
+    return oldest;
+}
+
+static void accept_client(int lfd, struct client *cl)
+{
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    struct client *c;
+    if (fd < 0)
+        return;
+    c = slot_for_new(cl);
+    c->fd = fd;
+    c->len = 0;
+    c->last_ms = now_ms();
+    c->line_ms = 0;
+}
+
+/* One round of the loop: wait up to 200 ms, take a new connection, serve what arrived,
+ * close what timed out. */
+static void serve_round(struct agent *a, int lfd, struct client *cl)
+{
+    struct pollfd p[1 + KB_AGENT_MAX_CLIENTS];
+    int idx[1 + KB_AGENT_MAX_CLIENTS];
+    nfds_t n = 1;
+    long now;
+    p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+    for (int i = 0; i < KB_AGENT_MAX_CLIENTS; i++)
+        if (cl[i].fd >= 0) {
+            idx[n] = i;
+            p[n++] = (struct pollfd){ .fd = cl[i].fd, .events = POLLIN };
+        }
+    if (poll(p, n, 200) > 0) {
+        for (nfds_t j = 1; j < n; j++)
+            if (p[j].revents && cl[idx[j]].fd >= 0 && client_input(a, &cl[idx[j]]))
+                drop(&cl[idx[j]]);
+        if (p[0].revents & POLLIN)
+            accept_client(lfd, cl);
+    }
+    now = now_ms();
+    for (int i = 0; i < KB_AGENT_MAX_CLIENTS; i++)
+        if (cl[i].fd >= 0 && expired(a, &cl[i], now))
+            drop(&cl[i]);
 }
 
 static int listen_on(const struct kb_agent_cfg *cfg, char *err, size_t errlen)
@@ -454,7 +572,7 @@ static int listen_on(const struct kb_agent_cfg *cfg, char *err, size_t errlen)
     }
     if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 4) < 0 ||
+        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, KB_AGENT_MAX_CLIENTS) < 0 ||
         getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
         snprintf(err, errlen, "listen on %s:%d: %s", addr, cfg->port, strerror(errno));
         if (fd >= 0)
@@ -466,6 +584,53 @@ static int listen_on(const struct kb_agent_cfg *cfg, char *err, size_t errlen)
         fflush(cfg->log);
     }
     return fd;
+}
+
+/* A given run directory must be this user's own real directory, writable by no one else:
+ * the fixtures' logs and configs are written inside it as this (often root) user. */
+static int own_dir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(dir, &st) < 0) {
+        snprintf(err, errlen, "%.300s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        snprintf(err, errlen, "--rundir %.300s must be a directory (not a symlink) owned by uid "
+                 "%ld that no one else may write (it is owned by uid %ld, mode %04o)", dir,
+                 (long)geteuid(), (long)st.st_uid, (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    return 0;
+}
+
+/* The private run directory: a fresh one (mkdtemp), or the one given, made if absent.
+ * Mode 0711 when made here: php-fpm's workers run as another user (www-data) and must
+ * traverse it to their own directory, but no one else may list or add to it. */
+static int make_rundir(struct agent *a, const struct kb_agent_cfg *cfg, char *err,
+                       size_t errlen)
+{
+    const char *tmp = getenv("TMPDIR");
+    int made = 1;
+    if (!cfg->rundir)
+        snprintf(a->rundir, sizeof(a->rundir), "%s/kneebench-agent-XXXXXX",
+                 tmp && *tmp ? tmp : "/tmp");
+    else
+        snprintf(a->rundir, sizeof(a->rundir), "%s", cfg->rundir);
+    if (!cfg->rundir ? !mkdtemp(a->rundir) : mkdir(a->rundir, 0700) != 0) {
+        if (!cfg->rundir || errno != EEXIST) {
+            snprintf(err, errlen, "%.300s: %s", a->rundir, strerror(errno));
+            return -1;
+        }
+        made = 0;
+    }
+    if (own_dir(a->rundir, err, errlen) < 0)
+        return -1;
+    if (made && chmod(a->rundir, 0711) < 0) {
+        snprintf(err, errlen, "chmod %.300s: %s", a->rundir, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 static int agent_setup(struct agent *a, const struct kb_agent_cfg *cfg, char *err,
@@ -483,11 +648,12 @@ static int agent_setup(struct agent *a, const struct kb_agent_cfg *cfg, char *er
     }
     if (!cfg->no_limits && a->ops->available(err, errlen) < 0)
         return -1;
-    snprintf(a->rundir, sizeof(a->rundir), "%s", cfg->rundir);
-    if (mkdir(a->rundir, 0755) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "%.300s: %s", a->rundir, strerror(errno));
+    if (make_rundir(a, cfg, err, errlen) < 0)
         return -1;
-    }
+    /* the cgroups of an agent killed with -9 hold their fixture and its port */
+    if (!cfg->no_limits && !strcmp(a->ops->name, "native") && kb_sandbox_sweep_stale() > 0 &&
+        cfg->log)
+        fprintf(cfg->log, "serve-agent: removed cgroups left by an earlier agent\n");
     if (cfg->build_dir) {
         snprintf(a->build, sizeof(a->build), "%s", cfg->build_dir);
     } else if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
@@ -503,21 +669,26 @@ int kb_agent_serve(const struct kb_agent_cfg *cfg, char *err, size_t errlen)
     struct agent a;
     int lfd = -1, rc = -1;
 
+    struct client cl[KB_AGENT_MAX_CLIENTS];
+
     memset(&a, 0, sizeof(a));
+    for (int i = 0; i < KB_AGENT_MAX_CLIENTS; i++)
+        cl[i].fd = -1;
     if (agent_setup(&a, cfg, err, errlen) < 0)
         goto out;
     if ((lfd = listen_on(cfg, err, errlen)) < 0)
         goto out;
-    while (!*cfg->stop) {
-        struct pollfd p = { .fd = lfd, .events = POLLIN };
-        int cfd;
-        if (poll(&p, 1, 200) <= 0)
-            continue;
-        if ((cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
-            serve_client(&a, cfd);
+    if (cfg->log) {
+        fprintf(cfg->log, "serve-agent: fixtures run under %s\n", a.rundir);
+        fflush(cfg->log);
     }
+    while (!*cfg->stop)
+        serve_round(&a, lfd, cl);
     rc = 0;
 out:
+    for (int i = 0; i < KB_AGENT_MAX_CLIENTS; i++)
+        if (cl[i].fd >= 0)
+            drop(&cl[i]);
     if (a.sb) {
         char e2[256];
         stop_fixture(&a, e2, sizeof(e2));

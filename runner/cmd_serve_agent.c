@@ -25,17 +25,22 @@ static int usage(FILE *f)
     fprintf(f,
             "usage: kneebench serve-agent [--bind ADDR] [--port N] [--serve-bind ADDR]\n"
             "                             [--backend native|docker] [--no-limits] [--rundir DIR]\n"
+            "                             [--allow-privileged-ports] [--idle-timeout S]\n"
             "       kneebench serve-agent --call HOST:PORT COMMAND...\n"
             "  Serves, on ADDR:N (default 127.0.0.1:%d; 0 = any free port), the commands\n"
             "  identity | start RUNTIME PORT | sample | limits | stop | quit, one per line, each\n"
             "  answered 'ok JSON' or 'err REASON'; everything else is refused. Fixtures bind\n"
-            "  --serve-bind (default: --bind) under the contract's limits. Bind a non-loopback\n"
-            "  address only on a network you trust: the agent has no authentication.\n"
+            "  --serve-bind (default: --bind) under the contract's limits, on ports from 1024 up\n"
+            "  unless --allow-privileged-ports. Connections are served side by side; one idle\n"
+            "  for S seconds (default %d) is closed. Fixtures' directories go under --rundir\n"
+            "  (yours, writable by no one else; default a fresh private one in $TMPDIR or /tmp).\n"
+            "  Bind a non-loopback address only on a network you trust: the agent has no\n"
+            "  authentication.\n"
             "  --call sends each COMMAND (one argument each) and prints the answers; exit 0 when\n"
             "  every answer was ok.\n"
             "exit: 0 stopped by SIGINT or SIGTERM (--call: every answer ok); 1 --call: an answer\n"
             "      was err; 2 bad usage, or the agent could not serve (--call: could not connect).\n",
-            KB_AGENT_DEFAULT_PORT);
+            KB_AGENT_DEFAULT_PORT, KB_AGENT_IDLE_TIMEOUT_MS / 1000);
     return f == stdout ? 0 : 2;
 }
 
@@ -66,8 +71,9 @@ int cmd_serve_agent(int argc, char **argv)
 {
     struct kb_agent_cfg cfg = { .port = KB_AGENT_DEFAULT_PORT, .stop = &stop_requested,
                                 .log = stdout };
-    char rundir[256], err[512];
+    char err[512], *end;
     struct sigaction sa;
+    long secs;
 
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -75,6 +81,10 @@ int cmd_serve_agent(int argc, char **argv)
             return usage(stdout);
         if (!strcmp(o, "--no-limits")) {
             cfg.no_limits = 1;
+            continue;
+        }
+        if (!strcmp(o, "--allow-privileged-ports")) {
+            cfg.allow_privileged_ports = 1;
             continue;
         }
         if (!v)
@@ -88,14 +98,13 @@ int cmd_serve_agent(int argc, char **argv)
         else if (!strcmp(o, "--rundir")) cfg.rundir = v;
         else if (!strcmp(o, "--contract")) cfg.contract_path = v;
         else if (!strcmp(o, "--port")) cfg.port = atoi(v);
+        else if (!strcmp(o, "--idle-timeout") && (secs = strtol(v, &end, 10)) > 0 && !*end &&
+                 secs <= 86400)
+            cfg.idle_timeout_ms = (int)secs * 1000;
         else return usage(stderr);
     }
     if (cfg.port < 0 || cfg.port > 65535)
         return usage(stderr);
-    if (!cfg.rundir) {
-        snprintf(rundir, sizeof(rundir), "/tmp/kneebench-agent-%ld", (long)getpid());
-        cfg.rundir = rundir;
-    }
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigaction(SIGTERM, &sa, NULL);

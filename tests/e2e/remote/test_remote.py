@@ -14,12 +14,15 @@ import atexit
 import glob
 import json
 import os
+import re
+import select
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -316,6 +319,212 @@ def loopback_only_unless_told():
         assert rc == 2, f"an agent with no --bind answered from the other host: {lines}"
         p = hosts.run(NS_A, KNEEBENCH, "serve-agent", "--call", addr, "identity")
         assert p.returncode == 0, f"not reachable on its own loopback: {p.stdout}{p.stderr}"
+
+
+# ---- the agent on this host's loopback: ports, connections, its run directory ----------
+
+class LocalAgent:
+    """`kneebench serve-agent` on 127.0.0.1 of this host, in a with block that ends it by
+    its own PID whatever the test's outcome."""
+
+    def __init__(self, *args, pre_exec=None):
+        # through sh so that the agent's PID (sh execs it) is known before it starts;
+        # unbuffered, so that select() sees what readline() has not taken yet
+        self.p = subprocess.Popen(["sh", "-c", 'read go; exec "$0" "$@"', KNEEBENCH,
+                                   "serve-agent", "--port", "0", *args],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, bufsize=0)
+        self._rundir = None
+        try:
+            if pre_exec:
+                pre_exec(self.p.pid)
+            self.p.stdin.write(b"go\n")
+            self.p.stdin.close()
+            self.p.stdin = None         # communicate() must not touch it again
+            line = self.p.stdout.readline().decode()
+            if "listening on " not in line:
+                raise AssertionError(f"serve-agent did not start: {line}")
+        except BaseException:
+            self.end()
+            raise
+        self.addr = line.rsplit("listening on ", 1)[1].strip()
+        self.port = int(self.addr.rsplit(":", 1)[1])
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.end()
+
+    @property
+    def rundir(self):
+        """Where its fixtures run, as its second line says (5 s at most)."""
+        if self._rundir is None:
+            ready, _, _ = select.select([self.p.stdout], [], [], 5)
+            line = self.p.stdout.readline().decode() if ready else ""
+            assert "fixtures run under " in line, f"no run directory named: {line!r}"
+            self._rundir = line.rsplit("fixtures run under ", 1)[1].strip()
+        return self._rundir
+
+    def call(self, *cmds, timeout=BOUND_S):
+        p = subprocess.run([KNEEBENCH, "serve-agent", "--call", self.addr, *cmds],
+                           capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout.splitlines()
+
+    def stop(self):
+        """The clean stop the test expects (exit 0, no sanitizer report)."""
+        self.p.send_signal(signal.SIGTERM)
+        rest = self.p.communicate(timeout=15)[0].decode(errors="replace")
+        assert self.p.returncode == 0, f"serve-agent exited {self.p.returncode}:\n{rest[-3000:]}"
+        assert "Sanitizer" not in rest, rest[-3000:]
+
+    def end(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(15)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+
+
+def local_agent_or_skip():
+    need_builds()
+    if os.geteuid() != 0:
+        skip("needs root: the agent's sandbox, and files owned by another user")
+
+
+def busy_port():
+    """A listener this test holds (as a leftover fixture would), and its port."""
+    sk = socket.socket()
+    sk.bind(("127.0.0.1", 0))
+    sk.listen(4)
+    return sk, sk.getsockname()[1]
+
+
+@test
+def start_on_a_busy_port_is_refused():
+    local_agent_or_skip()
+    with tempfile.TemporaryDirectory(prefix="kb-remote-") as d, \
+            LocalAgent("--rundir", os.path.join(d, "run")) as agent:
+        sk, port = busy_port()
+        try:
+            rc, lines = agent.call(f"start gray-static {port}", "identity")
+        finally:
+            sk.close()
+        assert rc == 1 and lines[0].startswith("err agent: harness: "), lines
+        assert f"port {port} is held by pid {os.getpid()}" in lines[0], lines
+        assert ok_json(lines[1])["running"] is None, lines
+        rc, lines = agent.call(f"start gray-static {port}", "stop")   # free now: it starts
+        assert rc == 0, lines
+        agent.stop()
+
+
+@test
+def privileged_ports_only_when_asked():
+    local_agent_or_skip()
+    with tempfile.TemporaryDirectory(prefix="kb-remote-") as d:
+        with LocalAgent("--rundir", os.path.join(d, "run")) as agent:
+            rc, lines = agent.call("start gray-static 99", "start gray-static 1023", "identity")
+            assert rc == 1 and all("privileged" in x for x in lines[:2]), lines
+            assert ok_json(lines[2])["running"] is None, lines
+            agent.stop()
+        with socket.socket() as sk:
+            if sk.connect_ex(("127.0.0.1", 99)) == 0:
+                skip("something listens on port 99 of this host")
+        with LocalAgent("--rundir", os.path.join(d, "run2"), "--allow-privileged-ports") as agent:
+            rc, lines = agent.call("start gray-static 99", "stop")
+            assert rc == 0 and ok_json(lines[0])["port"] == 99, lines
+            agent.stop()
+
+
+@test
+def an_idle_connection_blocks_no_one():
+    local_agent_or_skip()
+    with tempfile.TemporaryDirectory(prefix="kb-remote-") as d, \
+            LocalAgent("--rundir", os.path.join(d, "run"), "--idle-timeout", "2") as agent:
+        idle = socket.create_connection(("127.0.0.1", agent.port))
+        half = socket.create_connection(("127.0.0.1", agent.port))
+        half.sendall(b"iden")                   # a line begun and never finished
+        t0 = time.monotonic()
+        rc, lines = agent.call("identity", timeout=10)
+        assert rc == 0 and ok_json(lines[0])["protocol"] == 1, lines
+        assert time.monotonic() - t0 < 5, "the answer waited on the idle connection"
+        # the silent ones are closed once idle past --idle-timeout (2 s), not before
+        idle.settimeout(8)
+        half.settimeout(8)
+        assert idle.recv(16) == b"" and half.recv(16) == b"", "idle connections kept open"
+        assert time.monotonic() - t0 >= 1.5, "closed before the idle timeout"
+        # more connections than the agent keeps: the one idle longest makes room
+        crowd = [socket.create_connection(("127.0.0.1", agent.port)) for _ in range(10)]
+        rc, lines = agent.call("identity", timeout=10)
+        assert rc == 0, lines
+        crowd[0].settimeout(1)
+        assert crowd[0].recv(16) == b"", "the connection idle longest was not the one closed"
+        for sk in (idle, half, *crowd):
+            sk.close()
+        agent.stop()
+
+
+NOBODY = (65534, 65534)
+
+
+@test
+def default_run_directory_is_private_and_symlinks_are_not_followed():
+    """Another user pre-creates the directory the agent would once have used
+    (/tmp/kneebench-agent-<pid>) with fixture.log a symlink to a file of root's: the agent
+    must neither use that directory nor write through the link."""
+    local_agent_or_skip()
+    planted, rundirs = [], []
+
+    def plant(pid):
+        trap = f"/tmp/kneebench-agent-{pid}"
+        planted.append(trap)
+        os.makedirs(f"{trap}/gray-static")
+        os.symlink(target, f"{trap}/gray-static/fixture.log")
+        for path in (trap, f"{trap}/gray-static"):
+            os.chown(path, *NOBODY)
+        os.lchown(f"{trap}/gray-static/fixture.log", *NOBODY)
+    with tempfile.TemporaryDirectory(prefix="kb-remote-") as d:
+        os.chmod(d, 0o755)
+        target = os.path.join(d, "roots-file")
+        with open(target, "w") as f:
+            f.write("root's own\n")
+        try:
+            with LocalAgent(pre_exec=plant) as agent:
+                rc, lines = agent.call(f"start gray-static {free_port()}", "stop")
+                assert rc == 0, lines
+                with open(target) as f:
+                    assert f.read() == "root's own\n", "the agent wrote through the symlink"
+                rundirs.append(agent.rundir)
+                agent.stop()
+            assert agent.rundir != planted[0], agent.rundir
+            assert re.fullmatch(r"/tmp/kneebench-agent-\w{6}", agent.rundir), agent.rundir
+            st = os.lstat(agent.rundir)
+            assert st.st_uid == os.geteuid() and (st.st_mode & 0o7777) == 0o711, oct(st.st_mode)
+            assert os.path.isfile(f"{agent.rundir}/gray-static/fixture.log")
+        finally:
+            for path in planted + rundirs:
+                shutil.rmtree(path, ignore_errors=True)
+
+
+@test
+def given_run_directory_must_be_its_own():
+    local_agent_or_skip()
+    with tempfile.TemporaryDirectory(prefix="kb-remote-") as d:
+        theirs, shared, link = (os.path.join(d, x) for x in ("theirs", "shared", "link"))
+        os.mkdir(theirs)
+        os.chown(theirs, *NOBODY)
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)
+        os.symlink(d, link)
+        for rundir in (theirs, shared, link):
+            try:
+                p = subprocess.run([KNEEBENCH, "serve-agent", "--port", "0", "--rundir", rundir],
+                                   capture_output=True, text=True, timeout=5)
+            except subprocess.TimeoutExpired:
+                raise AssertionError(f"--rundir {rundir} accepted: the agent is serving")
+            assert p.returncode == 2 and "--rundir" in p.stderr, (rundir, p.returncode, p.stderr)
 
 
 @test
