@@ -47,6 +47,7 @@
 #include "runner/verdict.h"
 #include "contract.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -80,6 +81,8 @@ struct curve {
     int free_ports;
     /* the fixture now running */
     int repeat, preflight_failed;
+    int harness_error;         /* the harness kept it from starting (preflight_reason says
+                                * how): its points are not judged but left to redo */
     char fixdir[4096], preflight_reason[512];
     struct kb_pgrun pg;        /* the db route's PostgreSQL, started with the fixture */
     /* progress */
@@ -441,9 +444,10 @@ static void start_fixture(struct curve *cv, const struct kb_runtime *rt, int rep
     char *argv[64] = { 0 }, *env[16] = { 0 }, log[4200], err[1024], path[4300];
     struct kb_fixture_spec spec;
     json_t *pre = json_object();
+    int rc;
     cv->fx.rt = rt;
     cv->repeat = repeat;
-    cv->preflight_failed = 0;
+    cv->preflight_failed = cv->harness_error = 0;
     cv->fx.port = cv->free_ports ? kb_fx_free_port() : rt->port;
     snprintf(cv->fixdir, sizeof(cv->fixdir), cv->plan.repeats > 1 ? "%s/fixtures/%s-r%d"
              : "%s/fixtures/%s", cv->run, rt->name, repeat);
@@ -456,15 +460,17 @@ static void start_fixture(struct curve *cv, const struct kb_runtime *rt, int rep
         goto out;
     }
     kb_fx_spec(&cv->fx, cv->fixdir, &cv->pg, cv->c.db_pool_size, argv, env, log, &spec);
-    if (kb_fx_start(&cv->fx, &spec, cv->fixdir, cv->preflight_reason,
-                    sizeof(cv->preflight_reason)) < 0)
-        cv->preflight_failed = 1;
+    rc = kb_fx_start(&cv->fx, &spec, cv->fixdir, cv->preflight_reason,
+                     sizeof(cv->preflight_reason));
+    cv->harness_error = rc == KB_FX_HARNESS;
+    cv->preflight_failed = rc < 0 && !cv->harness_error;
     if (cv->fx.sb) {            /* it runs (its limits or identity may have failed) */
         check_identity_baseline(cv);
         preflight_all(cv, pre);
     }
 out:
     json_object_set_new(pre, "failed", json_boolean(cv->preflight_failed));
+    json_object_set_new(pre, "harness_error", json_boolean(cv->harness_error));
     json_object_set_new(pre, "reason", json_string(cv->preflight_reason));
     json_object_set_new(pre, "port", json_integer(cv->fx.port));
     snprintf(path, sizeof(path), "%s/preflight.json", cv->fixdir);
@@ -694,6 +700,20 @@ static void show_kept(struct curve *cv, const struct kb_point *pt, const char *d
     json_decref(v);
 }
 
+/* Temporary files an interrupted run left in a point it did not finish (a runner killed
+ * with -9 renames nothing): the point is redone from nothing. */
+static void remove_leftovers(const char *dir)
+{
+    char path[4300];
+    struct dirent *e;
+    DIR *d = opendir(dir);
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".tmp"))
+            unlink(kb_path(path, sizeof(path), dir, e->d_name));
+    if (d)
+        closedir(d);
+}
+
 /* Evidence in order: command, samples, verdict (with the load figures), marker last. */
 static int run_point(struct curve *cv, const struct kb_point *pt, const char *dir)
 {
@@ -715,9 +735,16 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
         goto out;
     kb_path(path, sizeof(path), dir, "DONE");
     unlink(path);
+    remove_leftovers(dir);
     ensure_fixture(cv, pt);
     if (g_stop)
         goto out;       /* interrupted while starting: no verdict, redone on resume */
+    if (cv->harness_error) {
+        /* not the fixture's doing: no verdict charged to it, no marker, redone later */
+        fprintf(stderr, "kneebench curve: %s not run, left to redo: %s\n", pt->id,
+                cv->preflight_reason);
+        goto out;
+    }
     j = command_json(cv, pt);
     kb_path(path, sizeof(path), dir, "command.json");
     kb_write_json_atomic(path, j, err, sizeof(err));
@@ -897,7 +924,7 @@ int cmd_curve(int argc, char **argv)
 {
     struct curve cv;
     struct args a;
-    char err[1024];
+    char err[1024], path[4200];
     double t0 = kb_fx_now_s();
     int rc = parse_args(argc, argv, &a), failures;
     if (rc)
@@ -910,8 +937,13 @@ int cmd_curve(int argc, char **argv)
         cleanup(&cv);
         return 2;
     }
-    if (!cv.fx.no_limits && kb_sandbox_sweep_stale() > 0)
+    /* what a runner killed with -9 left (the cgroups of any run; the unconstrained
+     * fixtures this run directory recorded) would hold the ports and the server CPUs */
+    if (kb_sandbox_sweep_stale() > 0)
         fprintf(stderr, "kneebench curve: removed cgroups left by an earlier run\n");
+    if (kb_fx_sweep_sessions(kb_path(path, sizeof(path), cv.run, "fixtures")) > 0)
+        fprintf(stderr, "kneebench curve: stopped unconstrained fixtures left by an earlier "
+                "run\n");
     if (a.calibrate && calibrate_gate(&cv, &a, err, sizeof(err)) < 0) {
         fprintf(stderr, "kneebench curve: %s\n", err);
         cleanup(&cv);

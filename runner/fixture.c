@@ -2,12 +2,15 @@
  * child (fixture.h). */
 #define _GNU_SOURCE
 #include "runner/fixture.h"
+#include "runner/agent.h"
 #include "runner/agent_client.h"
 #include "runner/cpulist.h"
 #include "runner/evidence.h"
+#include "runner/portown.h"
 #include "runner/preflight.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -495,21 +499,90 @@ static int limits_and_identity(struct kb_fx *fx, const char *rundir, char *reaso
     return 0;
 }
 
+/* The fixture's own processes hold every listener on its port (a leftover does not). The
+ * remote backend's agent checks this on its host. 0, or -1 with why. */
+static int port_is_fixtures(struct kb_fx *fx, char *why, size_t whylen)
+{
+    pid_t pids[KB_SANDBOX_MAX_PIDS];
+    size_t n;
+    if (kb_fx_remote(fx))
+        return 0;
+    n = fx->ops->pids(fx->sb, pids, KB_SANDBOX_MAX_PIDS);
+    return kb_port_check_owned(fx->target, fx->port, pids, n, why, whylen);
+}
+
+/* Stop the fixture after a failed start, noting in reason what the stop could not do. */
+static void abandon(struct kb_fx *fx, char *reason, size_t reasonlen)
+{
+    char err[512];
+    if (kb_fx_stop(fx, err, sizeof(err)) < 0) {
+        size_t n = strlen(reason);
+        snprintf(reason + n, reasonlen - n, "; stop: %.200s", err);
+    }
+}
+
+/* Before the start: a leftover of a run that died hard is swept from rundir, and the port
+ * must then be free (a process killed a moment ago is given 2 s to let go of it). */
+static int port_free_before(struct kb_fx *fx, const struct kb_fixture_spec *spec,
+                            char *reason, size_t reasonlen)
+{
+    char why[512];
+    if (kb_fx_remote(fx))
+        return 0;
+    if (!strcmp(fx->ops->name, "native") && spec->no_limits && spec->rundir)
+        kb_sandbox_sweep_session(spec->rundir);
+    if (kb_port_wait_free(fx->target, fx->port, 2000, why, sizeof(why)) == 0)
+        return 0;
+    snprintf(reason, reasonlen, KB_FX_HARNESS_PREFIX "%.400s before the fixture started, "
+             "not by a fixture of this run", why);
+    return -1;
+}
+
 int kb_fx_start(struct kb_fx *fx, const struct kb_fixture_spec *spec, const char *rundir,
                 char *reason, size_t reasonlen)
 {
     char err[1024];
+    if (port_free_before(fx, spec, reason, reasonlen) < 0)
+        return KB_FX_HARNESS;
     if (!(fx->sb = fx->ops->start(spec, err, sizeof(err))) ||
         kb_wait_ready_at(fx->target, fx->port, 20000, kb_fx_alive, fx, err, sizeof(err)) < 0) {
-        snprintf(reason, reasonlen, "start failed: %.400s%s%s", err, fx->sb ? " " : "",
-                 fx->sb ? fx->ops->exit_reason(fx->sb) : "");
-        if (kb_fx_stop(fx, err, sizeof(err)) < 0) {
-            size_t n = strlen(reason);
-            snprintf(reason + n, reasonlen - n, "; stop: %.200s", err);
-        }
-        return -1;
+        /* the agent says when its host, not the fixture, stood in the way (agent_client.c
+         * puts "agent: " before its refusal) */
+        static const char remote_harness[] = "agent: " KB_AGENT_HARNESS;
+        int harness = !strncmp(err, remote_harness, sizeof(remote_harness) - 1);
+        if (harness)
+            snprintf(reason, reasonlen, KB_FX_HARNESS_PREFIX "%.600s",
+                     err + sizeof(remote_harness) - 1);
+        else
+            snprintf(reason, reasonlen, "start failed: %.400s%s%s", err, fx->sb ? " " : "",
+                     fx->sb ? fx->ops->exit_reason(fx->sb) : "");
+        abandon(fx, reason, reasonlen);
+        return harness ? KB_FX_HARNESS : -1;
+    }
+    /* readiness takes any listener: it must have been the fixture's */
+    if (port_is_fixtures(fx, err, sizeof(err)) < 0) {
+        snprintf(reason, reasonlen, KB_FX_HARNESS_PREFIX "%.600s", err);
+        abandon(fx, reason, reasonlen);
+        return KB_FX_HARNESS;
     }
     return limits_and_identity(fx, rundir, reason, reasonlen);
+}
+
+int kb_fx_sweep_sessions(const char *dir)
+{
+    char path[4200];
+    struct dirent *e;
+    DIR *d = opendir(dir);
+    int n = 0;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        kb_path(path, sizeof(path), dir, e->d_name);
+        n += kb_sandbox_sweep_session(path);
+    }
+    if (d)
+        closedir(d);
+    return n;
 }
 
 int kb_fx_stop(struct kb_fx *fx, char *err, size_t errlen)
@@ -556,7 +629,7 @@ static pid_t spawn_load(struct kb_fx *fx, const struct kb_fx_load *ld, const cha
     const struct kb_route *r = kb_contract_route(fx->c, route);
     char url[256], rt[32], dur[32], wu[32], dr[32], th[16], co[16], js[4200], hg[4200],
         uh[4200], log[4200], hl[4200], sc[4200];
-    pid_t pid;
+    pid_t pid, parent = getpid();
     snprintf(url, sizeof(url), "http://%s:%d%s", fx->target[0] ? fx->target : "127.0.0.1",
              fx->port, r->path);
     snprintf(rt, sizeof(rt), "%ld", rate);
@@ -578,13 +651,20 @@ static pid_t spawn_load(struct kb_fx *fx, const struct kb_fx_load *ld, const cha
                      "--contract", (char *)fx->c->path, fx->client_rt ? "--rt" : NULL, NULL };
     unlink(js);
     if ((pid = fork()) == 0) {
-        FILE *f = freopen(log, "w", stdout);
-        if (f)
-            dup2(fileno(stdout), 2);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        /* An orphaned load would go on driving the port into the point a resumed run
+         * redoes: it dies with the runner (the getppid() check: the runner may have died
+         * before prctl took effect). */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+            _exit(127);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
         sched_setaffinity(0, sizeof(fx->client_set), &fx->client_set);
         /* through /proc/self/exe by default: immune to build/kneebench being relinked */
         execv(fx->self_exec ? "/proc/self/exe" : fx->load_cmd, argv);
-        fprintf(stderr, "could not execute %s: %s\n", fx->load_cmd, strerror(errno));
+        dprintf(2, "could not execute %s: %s\n", fx->load_cmd, strerror(errno));
         _exit(127);
     }
     return pid;

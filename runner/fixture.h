@@ -141,9 +141,19 @@ void kb_fx_spec_free(char **argv, char **env);
 /* Start fx->rt from spec, wait until its port accepts (20 s), read the limits back into
  * rundir/limits.json and hash its identity into fx->identity. 0; or -1 with reason
  * ("start failed: ...", "limits: ...", "identity: ..."), the sandbox stopped when it
- * never became ready. */
+ * never became ready; or KB_FX_HARNESS, nothing left running, when the harness and not
+ * the fixture stood in the way: the port held before the start (after sweeping a leftover
+ * an unconstrained run recorded in spec->rundir), or, once it accepted, answering from a
+ * process that is not the fixture's (with the remote backend, the agent's refusal says
+ * so). That reason starts with KB_FX_HARNESS_PREFIX; its points must not be judged. */
+#define KB_FX_HARNESS (-2)
+#define KB_FX_HARNESS_PREFIX "harness: "
 int kb_fx_start(struct kb_fx *fx, const struct kb_fixture_spec *spec, const char *rundir,
                 char *reason, size_t reasonlen);
+
+/* Sweep the session records left in every directory under dir (a run's fixtures/) by
+ * unconstrained fixtures whose runner is gone (kb_sandbox_sweep_session). How many. */
+int kb_fx_sweep_sessions(const char *dir);
 
 /* Stop the fixture (and so its cgroup or container) and forget its identity. 0, or -1 with
  * err; fx->sb is NULL either way. */

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -518,6 +519,238 @@ def db_route_runs_with_its_cluster():
     assert report(run).returncode == 0
     # go serves no db route: its db cell is n/a whatever its json point's verdict was
     assert re.search(r"^\| \d+ \| go \| [^|]+ \| n/a \|", open(f"{run}/report.md").read(), re.M)
+
+
+# ---- kill -9 of a curve, then an immediate resume ------------------------------------------
+# The go fixture on a fixed port of its own (--free-ports would give the resumed run another
+# port and hide a leftover), two points, short: what a runner killed with -9 leaves (its
+# load child, its fixture, their cgroups) must not touch the resumed run's verdicts. The
+# killed runner is reaped only after the resume, as under a parent that does not wait.
+KILL_ARGS = ["--routes", "plaintext", "--rates", "100,200", "--duration", "1.5", "--warmup",
+             "0.5", "--drain", "0.5", "--build", BUILD]
+
+
+def free_port():
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        return sk.getsockname()[1]
+
+
+def go_contract(tag, command=None):
+    """The contract with go alone, on a free fixed port, its command optionally wrapped."""
+    c = json.loads(json.dumps(CONTRACT))
+    go = [r for r in c["runtimes"] if r["name"] == "go"][0]
+    go["port"] = free_port()
+    if command:
+        go["command"] = command
+    c["runtimes"] = [go]
+    path = os.path.join(TMP, f"contract-{tag}.json")
+    with open(path, "w") as f:
+        json.dump(c, f)
+    return path, go["port"]
+
+
+def stat_of(pid):
+    """(state, ppid) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+        return rest[0], int(rest[1])
+    except (OSError, IndexError):
+        return None
+
+
+def running(pid):
+    st = stat_of(pid)
+    return st is not None and st[0] not in "ZX"
+
+
+def gone_within(pid, seconds):
+    deadline = time.monotonic() + seconds
+    while running(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not running(pid)
+
+
+def child_running(parent, word, seconds=30):
+    """The PID of a child of parent whose command line has word, once there is one."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for d in os.listdir("/proc"):
+            st = d.isdigit() and stat_of(int(d))
+            if st and st[1] == parent:
+                try:
+                    argv = open(f"/proc/{d}/cmdline").read().split("\0")
+                except OSError:
+                    continue
+                if word in argv:
+                    return int(d)
+        time.sleep(0.02)
+    raise AssertionError(f"no child of {parent} running {word}")
+
+
+def verdicts(run):
+    return {p["id"]: load(f"{run}/points/{p['id']}/verdict.json")["verdict"]
+            for p in load(f"{run}/plan.json")["points"]}
+
+
+_baseline = {}
+
+
+def baseline(*extra):
+    """The verdicts of the same two points run without interruption."""
+    key = " ".join(extra)
+    if key not in _baseline:
+        cpath, _ = go_contract(f"baseline{len(_baseline)}")
+        run = os.path.join(TMP, f"baseline{len(_baseline)}")
+        r = subprocess.run([KB, "curve", "--run", run, "--contract", cpath, *KILL_ARGS, *extra],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        _baseline[key] = verdicts(run)
+        assert all(v != "failed" for v in _baseline[key].values()), _baseline[key]
+    return _baseline[key]
+
+
+def kill9_then_resume(tag, when, command=None, extra=()):
+    """Start the curve, kill -9 it once when(curve) returns, resume at once; the resumed
+    run's verdicts and the killed runner's PID."""
+    cpath, port = go_contract(tag, command)
+    run = os.path.join(TMP, tag)
+    args = [KB, "curve", "--run", run, "--contract", cpath, *KILL_ARGS, *extra]
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        when(p)
+    finally:
+        p.kill()
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    p.wait()
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not glob.glob(f"{run}/points/*/*.tmp*"), glob.glob(f"{run}/points/*/*.tmp*")
+    return verdicts(run), p.pid, r
+
+
+def differences(got, want):
+    """The points whose verdicts differ, leaving out those either run marked client-limited:
+    there the client, not the server, was measured (a shared host's stall of the load
+    thread), and the verdict says so; a fault of the harness (a leftover answering, an old
+    load still driving, "process exited") fails a point, which is always compared."""
+    return {p: (got[p], want[p]) for p in want
+            if got.get(p) != want[p] and "client-limited" not in (got.get(p), want[p])}
+
+
+def same_verdicts_after_kill9(tag, when, command=None, extra=()):
+    """kill9_then_resume, compared with an uninterrupted run. A stall of a shared host can
+    still tip a point of either run (uncontrolled), so a difference with no failed point is
+    tried once more, against a fresh uninterrupted run too."""
+    for attempt in (1, 2):
+        if attempt == 2:
+            _baseline.pop(" ".join(extra), None)
+        want = baseline(*extra)
+        got, pid, r = kill9_then_resume(f"{tag}-{attempt}", when, command, extra)
+        assert not cgroups_of(pid), cgroups_of(pid)
+        diff = differences(got, want)
+        if not diff or "failed" in got.values():
+            break
+    run = os.path.join(TMP, f"{tag}-{attempt}")
+    assert not diff, (diff, {p: load(f"{run}/points/{p}/verdict.json")["reason"] for p in diff})
+    assert any(v != "client-limited" for v in got.values()), got
+    return r
+
+
+def in_the_load(p):
+    """Mid-way through the first point's load; the load child must die with the runner."""
+    loader = child_running(p.pid, "load")
+    time.sleep(0.8)                 # warmup 0.5 s: inside the measured interval
+    assert running(loader)
+    p.kill()
+    assert gone_within(loader, 1.0), "the load child outlived its runner"
+
+
+@test
+def kill9_mid_load_then_resume_gives_the_same_verdicts():
+    need_root()
+    same_verdicts_after_kill9("kill9-load", in_the_load)
+
+
+@test
+def kill9_mid_fixture_start_then_resume_gives_the_same_verdicts():
+    """A fixture slow to start (1.5 s before it listens): the runner dies while it waits."""
+    need_root()
+
+    def in_the_start(p):
+        sh = child_running(p.pid, "sh")
+        time.sleep(0.5)
+        assert running(sh)
+        p.kill()
+        assert gone_within(sh, 1.0), "the starting fixture outlived its runner"
+    slow = ["sh", "-c", "sleep 1.5; exec {build}/go-server --port {port} --bind {bind}"]
+    same_verdicts_after_kill9("kill9-start", in_the_start, slow)
+
+
+@test
+def kill9_unconstrained_then_resume_sweeps_what_was_left():
+    """--no-limits: no cgroup holds the fixture. Its server is a child of sh, which the
+    parent-death signal does not reach: the resumed run must find and stop it."""
+    if not os.access(KB, os.X_OK):
+        skip(f"{KB} is not built")
+    wrapped = ["sh", "-c", "{build}/go-server --port {port} --bind {bind} & wait"]
+    r = same_verdicts_after_kill9("kill9-nolimits", in_the_load, wrapped, ["--no-limits"])
+    assert "stopped unconstrained fixtures left by an earlier run" in r.stderr, r.stderr
+
+
+@test
+def port_held_by_another_process_is_a_harness_error():
+    """A process that is not the fixture holds its port and answers the contract's bytes
+    (an old fixture would): no point is charged to the fixture, none is marked done, the
+    run says why; once the port is free a re-run does them."""
+    if not os.access(KB, os.X_OK):
+        skip(f"{KB} is not built")
+    cpath, port = go_contract("held")
+    run = os.path.join(TMP, "held")
+    holder = subprocess.Popen([sys.executable, os.path.join(HERE, "tiny_server.py"), "--port",
+                               str(port), "--bind", "127.0.0.1", "--contract", cpath])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as sk:
+                if sk.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        args = [KB, "curve", "--run", run, "--contract", cpath, "--no-limits", *KILL_ARGS]
+        r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+        assert f"held by pid {holder.pid}" in r.stderr and "left to redo" in r.stderr, r.stderr
+        assert not glob.glob(f"{run}/points/*/DONE"), glob.glob(f"{run}/points/*/DONE")
+        assert not glob.glob(f"{run}/points/*/verdict.json")
+        pre = load(f"{run}/fixtures/go/preflight.json")
+        assert pre["harness_error"] is True and pre["failed"] is False, pre
+        assert f"pid {holder.pid}" in pre["reason"], pre
+    finally:
+        holder.kill()
+        holder.wait()
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert all(v != "failed" for v in verdicts(run).values()), verdicts(run)
+
+
+@test
+def unconstrained_php_fpm_sampled_whole_and_pinned():
+    """--no-limits: nginx and php-fpm start sessions of their own under run.sh; every one of
+    their processes is sampled, and the fixture is pinned to the server CPUs."""
+    if not os.access(KB, os.X_OK):
+        skip(f"{KB} is not built")
+    if not shutil.which("nginx") or not glob.glob("/usr/sbin/php-fpm*"):
+        skip("nginx or php-fpm is not installed")
+    run = os.path.join(TMP, "fpm-nolimits")
+    r = curve(run, "--no-limits", "--runtimes", "php-fpm", "--routes", "plaintext",
+              "--rates", "100")
+    assert r.returncode == 0, r.stdout + r.stderr
+    v = load(f"{run}/points/php-fpm-plaintext-100/verdict.json")
+    # run.sh, the FPM master and its 16 children, nginx's master and worker
+    assert v["server"]["procs_max"] >= 18, v["server"]
+    rows = open(f"{run}/points/php-fpm-plaintext-100/samples.csv").read().splitlines()[1:]
+    assert rows and all(int(x.split(",")[7]) >= 18 for x in rows), rows
+    assert load(f"{run}/fixtures/php-fpm/limits.json")["cpuset"] == LIMITS["server_cpus"]
 
 
 @test
