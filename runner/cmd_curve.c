@@ -750,7 +750,7 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     kb_write_json_atomic(path, j, err, sizeof(err));
     json_decref(j);
     kb_path(path, sizeof(path), dir, "samples.csv.tmp");
-    if (!(s.csv = fopen(path, "w")))
+    if (!(s.csv = kb_fopen_tmp(path)))
         goto out;
     fprintf(s.csv, "t_s,server_cpu_s,server_cpu_fraction,server_rss_bytes,server_pss_bytes,"
                    "server_fds,server_threads,server_procs,client_cpu_s,client_rss_bytes\n");

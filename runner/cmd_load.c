@@ -20,6 +20,7 @@
 
 #include "fixtures/contract.h"
 #include "runner/clock.h"
+#include "runner/evidence.h"
 #include "runner/loadgen.h"
 #include "runner/loadout.h"
 #include "runner/units.h"
@@ -385,14 +386,13 @@ static int fit_descriptors(int connections)
  * exclusively and never through a symlink (kb_open_tmp), as the outputs will be. */
 static int check_writable(const char *path)
 {
-    char tmp[4096];
-    FILE *f;
+    char tmp[4200];
+    int fd;
     if (!path)
         return 0;
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-    if (!(f = fopen(tmp, "w")))
+    if ((fd = kb_open_tmp(path, tmp, sizeof(tmp))) < 0)
         return bad("cannot write output '%s'", path);
-    fclose(f);
+    close(fd);
     unlink(tmp);
     return 0;
 }

@@ -629,14 +629,14 @@ static int open_csvs(const struct phase *p, struct samples *sm, int db)
 {
     char path[4300];
     kb_path(path, sizeof(path), p->dir, "samples.csv.tmp");
-    if (!(sm->csv = fopen(path, "w")))
+    if (!(sm->csv = kb_fopen_tmp(path)))
         return -1;
     fprintf(sm->csv, "t_s,server_cpu_s,server_rss_bytes,server_pss_bytes,server_fds,"
                      "server_threads,server_procs\n");
     if (!db)
         return 0;
     kb_path(path, sizeof(path), p->dir, "stats.csv.tmp");
-    if (!(sm->stats = fopen(path, "w")))
+    if (!(sm->stats = kb_fopen_tmp(path)))
         return -1;
     fprintf(sm->stats, "t_s");
     for (size_t i = 0; i < NSTAT; i++)

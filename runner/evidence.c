@@ -41,14 +41,49 @@ int kb_mkdirs(const char *path, char *err, size_t errlen)
     return 0;
 }
 
+int kb_open_tmp(const char *path, char *tmp, size_t tmplen)
+{
+    int fd;
+    if ((size_t)snprintf(tmp, tmplen, "%s.tmp.XXXXXX", path) >= tmplen) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    /* mkostemp adds O_CREAT | O_EXCL and picks an unused name */
+    if ((fd = mkostemp(tmp, O_CLOEXEC | O_NOFOLLOW)) < 0)
+        return -1;
+    if (fchmod(fd, 0644) < 0) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+FILE *kb_fopen_tmp(const char *tmp)
+{
+    int fd;
+    FILE *f;
+    if (unlink(tmp) < 0 && errno != ENOENT)
+        return NULL;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return NULL;
+    if (!(f = fdopen(fd, "w")))
+        close(fd);
+    return f;
+}
+
 int kb_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
     char tmp[4200];
     const char *p = data;
     int fd;
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-        goto fail;
+    if ((fd = kb_open_tmp(path, tmp, sizeof(tmp))) < 0) {
+        snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
+        return -1;
+    }
     while (len > 0) {
         ssize_t w = write(fd, p, len);
         if (w < 0 && errno == EINTR)

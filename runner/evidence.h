@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define KB_SHA256_HEX 65   /* 64 hex digits + NUL */
 
@@ -18,7 +19,17 @@ char *kb_path(char *out, size_t outlen, const char *dir, const char *file);
 /* mkdir -p. 0 or -1 with err. */
 int kb_mkdirs(const char *path, char *err, size_t errlen);
 
-/* Write data to path atomically. 0 or -1 with err. */
+/* A new file beside path to write it atomically: path.tmp.XXXXXX, created exclusively
+ * (O_EXCL with O_NOFOLLOW: never an existing file, never through a symlink someone
+ * planted), mode 0644, close-on-exec; its name in tmp. The descriptor, or -1 (errno). */
+int kb_open_tmp(const char *path, char *tmp, size_t tmplen);
+
+/* The same for a temporary file of a fixed name, one writer per name (samples.csv.tmp):
+ * a leftover of that name, or a symlink, is removed first. A stream for writing, or NULL
+ * (errno). */
+FILE *kb_fopen_tmp(const char *tmp);
+
+/* Write data to path atomically (through kb_open_tmp). 0 or -1 with err. */
 int kb_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
 /* The same for a JSON value (pretty, keys in insertion order, trailing newline). */
 int kb_write_json_atomic(const char *path, const json_t *v, char *err, size_t errlen);

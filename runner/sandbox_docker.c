@@ -564,7 +564,9 @@ static void save_logs(const struct kb_sandbox *sb)
     int fd;
     if (!sb->log_path[0])
         return;
-    if ((fd = open(sb->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
+    /* never through a symlink: the run directory may have been prepared by someone else */
+    if ((fd = open(sb->log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+                   0644)) < 0)
         return;
     docker_run(logs, &o, fd, DK_TIMEOUT_S);
     close(fd);
