@@ -446,7 +446,11 @@ static void assert_refused_and_closed(const char *what, const char *req, int sta
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(tc_sends(c, req), 0);
     ck_assert_msg(tc_response(c, &r) == 1, "%s: no answer", what);
-    ck_assert_msg(r.status == status, "%s: status %d, want %d", what, r.status, status);
+    /* libmicrohttpd 1.0 refuses a coding other than chunked itself, before any handler,
+     * with 400 (which RFC 9112 6.1 also allows); 0.9.75 leaves it to us (501). */
+    ck_assert_msg(r.status == status || (MHD_VERSION >= 0x00097701 && status == 501 &&
+                                         r.status == 400),
+                  "%s: status %d, want %d", what, r.status, status);
     ck_assert_msg(tr_header(&r, "Connection", v, sizeof(v)) && !strcasecmp(v, "close"),
                   "%s: no Connection: close", what);
     ck_assert_msg(c->len == 0, "%s: more bytes after the refusal: %.*s", what, (int)c->len, c->buf);
