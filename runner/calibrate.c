@@ -124,7 +124,7 @@ static void sleep_ms(long ms)
 static void child_exec(char *const *argv, const cpu_set_t *cpus, const char *const *cgroups,
                        const char *log)
 {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 
     if (fd >= 0) {
         dup2(fd, STDOUT_FILENO);

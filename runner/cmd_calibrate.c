@@ -88,12 +88,12 @@ static int parse(int argc, char **argv, struct kb_calibrate_cfg *cfg)
         else if (parse_double(v, &d) < 0 || d < 0) bad = 1;
         else if (!strcmp(o, "--up-to")) cfg->up_to_rps = d;
         else if (!strcmp(o, "--factor")) cfg->factor = d;
-        else if (!strcmp(o, "--steps")) cfg->steps = (int)d;
+        else if (!strcmp(o, "--steps") && d >= 1 && d == (int)d) cfg->steps = (int)d;
         else if (!strcmp(o, "--attempts") && d >= 1 && d <= 5) cfg->attempts = (int)d;
-        else if (!strcmp(o, "--duration")) cfg->duration_s = d;
+        else if (!strcmp(o, "--duration") && d > 0) cfg->duration_s = d;
         else if (!strcmp(o, "--warmup")) cfg->warmup_s = d;
-        else if (!strcmp(o, "--threads")) cfg->threads = (int)d;
-        else if (!strcmp(o, "--connections")) cfg->connections = (int)d;
+        else if (!strcmp(o, "--threads") && d >= 1 && d == (int)d) cfg->threads = (int)d;
+        else if (!strcmp(o, "--connections") && d >= 1 && d == (int)d) cfg->connections = (int)d;
         else if (!strcmp(o, "--cpu-max")) cfg->cpu_max_fraction = d;
         else if (!strcmp(o, "--lag-p99-max-us")) cfg->lag_p99_max_us = d;
         else if (!strcmp(o, "--rx-delay-p99-max-us")) cfg->rx_delay_p99_max_us = d;

@@ -8,6 +8,7 @@
  * interval is encoded when added, so the caller's histogram can be reset at once. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/hlog.h"
+#include "runner/evidence.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -313,7 +314,7 @@ static int write_atomic(const char *path, int (*fill)(FILE *, const struct kb_hl
         snprintf(err, errlen, "hlog: path too long: %s", path);
         return -1;
     }
-    if (!(f = fopen(tmp, "w"))) {
+    if (!(f = kb_fopen_tmp(tmp))) {   /* exclusive, never through a symlink */
         snprintf(err, errlen, "hlog: %s: %s", tmp, strerror(errno));
         return -1;
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runner/evidence.h"
 #include "runner/loadgen.h"
 
 double kb_loadout_achieved_rps(const struct kb_load_meta *m, const struct kb_load_result *r)
@@ -170,7 +171,7 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
 static int open_tmp(const char *path, char *tmp, size_t tmplen, FILE **f, char *err, size_t errlen)
 {
     snprintf(tmp, tmplen, "%s.tmp.%ld", path, (long)getpid());
-    *f = fopen(tmp, "w");
+    *f = kb_fopen_tmp(tmp);   /* exclusive, never through a symlink */
     if (!*f) {
         snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
         return -1;
