@@ -38,32 +38,37 @@ static int in_range(double v, double lo, double hi, double *out)
     return 0;
 }
 
-int kb_parse_duration(const char *s, double lo, double hi, double *out)
+struct unit {
+    const char *suffix;
+    double scale;
+};
+
+/* A plain decimal followed by exactly one of the table's suffixes, scaled by it. */
+static int parse_scaled(const char *s, const struct unit *units, size_t nunits, double lo,
+                        double hi, double *out)
 {
-    static const struct { const char *suffix; double seconds; } units[] = {
-        { "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "m", 60 }, { "h", 3600 },
-    };
     double v;
     size_t n;
     if (!s || plain_decimal(s, &v, &n))
         return -1;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+    for (size_t i = 0; i < nunits; i++)
         if (!strcmp(s + n, units[i].suffix))
-            return in_range(v * units[i].seconds, lo, hi, out);
+            return in_range(v * units[i].scale, lo, hi, out);
     return -1;
+}
+
+int kb_parse_duration(const char *s, double lo, double hi, double *out)
+{
+    static const struct unit seconds[] = {
+        { "", 1 }, { "s", 1 }, { "ms", 1e-3 }, { "us", 1e-6 }, { "m", 60 }, { "h", 3600 },
+    };
+    return parse_scaled(s, seconds, sizeof(seconds) / sizeof(seconds[0]), lo, hi, out);
 }
 
 int kb_parse_rate(const char *s, double lo, double hi, double *out)
 {
-    static const struct { const char *suffix; double factor; } units[] = {
+    static const struct unit per_second[] = {
         { "", 1 }, { "k", 1e3 }, { "K", 1e3 }, { "M", 1e6 },
     };
-    double v;
-    size_t n;
-    if (!s || plain_decimal(s, &v, &n))
-        return -1;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-        if (!strcmp(s + n, units[i].suffix))
-            return in_range(v * units[i].factor, lo, hi, out);
-    return -1;
+    return parse_scaled(s, per_second, sizeof(per_second) / sizeof(per_second[0]), lo, hi, out);
 }
