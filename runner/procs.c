@@ -11,20 +11,28 @@
 
 /* utime, stime and num_threads from /proc/PID/stat; the comm field may hold spaces and
  * parentheses, so parsing starts after the LAST ')'. */
-static int read_stat(pid_t pid, double *cpu, long *threads)
+/* /proc/PID/stat read into buf; the fields after the command's closing ')' (the command
+ * may itself hold spaces and parentheses), or NULL when the process is gone. */
+static char *stat_fields(pid_t pid, char *buf, size_t cap)
 {
-    char path[64], buf[1024], *p;
-    unsigned long ut, st;
-    long nth;
+    char path[64];
     size_t len;
     FILE *f;
     snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
     if (!(f = fopen(path, "re")))
-        return -1;
-    len = fread(buf, 1, sizeof(buf) - 1, f);
+        return NULL;
+    len = fread(buf, 1, cap - 1, f);
     fclose(f);
     buf[len] = '\0';
-    if (!(p = strrchr(buf, ')')))
+    return strrchr(buf, ')');
+}
+
+static int read_stat(pid_t pid, double *cpu, long *threads)
+{
+    char buf[1024], *p;
+    unsigned long ut, st;
+    long nth;
+    if (!(p = stat_fields(pid, buf, sizeof(buf))))
         return -1;
     /* fields after ')': 3 state ... 14 utime 15 stime ... 20 num_threads */
     if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %ld",
@@ -108,18 +116,10 @@ struct stat_id {
 
 static int read_id(pid_t pid, struct stat_id *id)
 {
-    char path[64], buf[1024], *p;
+    char buf[1024], *p;
     unsigned long long start;
     int ppid, sid;
-    size_t len;
-    FILE *f;
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if (!(f = fopen(path, "re")))
-        return -1;
-    len = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[len] = '\0';
-    if (!(p = strrchr(buf, ')')))
+    if (!(p = stat_fields(pid, buf, sizeof(buf))))
         return -1;
     /* after ')': 3 state 4 ppid 5 pgrp 6 session ... 22 starttime */
     if (sscanf(p + 2, "%c %d %*d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
