@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <libgen.h>
 #include <limits.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -343,16 +344,22 @@ static int run_step(struct cal *c, size_t i, int attempt, struct kb_calibrate_st
     return 0;
 }
 
+/* A figure of an empty histogram is NAN, which JSON cannot carry: null, as in load.json. */
+static json_t *fig(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
 static json_t *step_json(const struct kb_calibrate_step *s, size_t i)
 {
     char name[64];
 
     step_name(name, sizeof(name), i, s->attempts - 1, "json");
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:b, s:s, s:s, s:i, s:s, s:i}", "rate",
-                     s->rate, "achieved_rps", s->achieved_rps, "delivery", s->delivery,
-                     "client_cpu_fraction", s->cpu_fraction, "lag_p99_us", s->lag_p99_us,
-                     "rx_delay_p99_us", s->rx_delay_p99_us,
-                     "corrected_p99_us", s->corrected_p99_us, "errors", (json_int_t)s->errors,
+    return json_pack("{s:f, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:s, s:s, s:i, s:s, s:i}", "rate",
+                     s->rate, "achieved_rps", fig(s->achieved_rps), "delivery", fig(s->delivery),
+                     "client_cpu_fraction", fig(s->cpu_fraction), "lag_p99_us", fig(s->lag_p99_us),
+                     "rx_delay_p99_us", fig(s->rx_delay_p99_us),
+                     "corrected_p99_us", fig(s->corrected_p99_us), "errors", (json_int_t)s->errors,
                      "held", s->held, "why", s->why, "load_json", name, "attempts", s->attempts,
                      "missed_before", s->missed_before, "threads", s->threads);
 }
@@ -379,8 +386,14 @@ static int write_result(const struct cal *c, const struct kb_calibrate_result *r
     json_t *steps = json_array(), *j;
     int rc = -1;
 
+    /* A rung that cannot be written fails the whole file: calibrate.json without it would
+     * read as a shorter ladder. */
     for (size_t i = 0; i < r->nsteps; i++)
-        json_array_append_new(steps, step_json(&r->steps[i], i));
+        if (json_array_append_new(steps, step_json(&r->steps[i], i)) != 0) {
+            snprintf(err, errlen, "calibrate.json: rung %zu could not be encoded", i + 1);
+            json_decref(steps);
+            return -1;
+        }
     j = json_pack("{s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:o, s:b, s:s, s:s, s:f, s:f, s:i, s:i, "
                   "s:{s:f, s:f, s:f, s:f, s:i}, s:o, s:i, s:b}",
                   "calibrate_version", 1, "route", c->route->name, "up_to_rps", r->up_to_rps,
@@ -565,10 +578,13 @@ int kb_calibrate_covers(const struct kb_calibrate_result *r, double rate)
     return r->margin_rps > 0 && rate * r->factor <= r->margin_rps * (1 + 1e-9);
 }
 
-/* A field of calibrate.json; -1 when absent (an older file lacks the newer ones). */
+/* A field of calibrate.json; -1 when absent (an older file lacks the newer ones), NAN when
+ * null (a figure of an empty histogram). */
 static double num(json_t *o, const char *key)
 {
     json_t *v = json_object_get(o, key);
+    if (json_is_null(v))
+        return NAN;
     return json_is_number(v) ? json_number_value(v) : -1.0;
 }
 

@@ -103,7 +103,8 @@ def slowed_client_trips_the_gate():
         assert not s["held"] and any(w in s["why"] for w in ("send lag", "rx delay", "delivery")), \
             f"slowed step at {s['rate']} req/s: held={s['held']} why={s['why']!r}"
     # Side by side, same rates: the quota, not the machine's mood, made the difference.
-    assert [s["rate"] for s in free["steps"]] == [s["rate"] for s in slow["steps"]]
+    assert [s["rate"] for s in free["steps"]] == [s["rate"] for s in slow["steps"]], \
+        f"free steps {free['steps']}\nslow steps {slow['steps']}"
     assert max(step_lags(slow)) > max(step_lags(free)), \
         f"slowed lag p99 {step_lags(slow)} not above free {step_lags(free)}"
     assert free["margin_rps"] >= slow["margin_rps"]
