@@ -18,7 +18,9 @@
  * Response times come from the kernel's receive timestamp (SO_TIMESTAMPNS) unless
  * --eager-rx, so while a send is due within LAZY_NS and no request is queued the thread
  * need not wake for each response: it sleeps until the send and collects responses then,
- * with their true arrival times -- one wake-up per send, at any rate.
+ * with their true arrival times -- one wake-up per send, at any rate. When requests are
+ * queued for connections (an overloaded server), responses are collected on the quantum's
+ * grid rather than one wake-up each, so a slow server cannot make the client look busy.
  * The client's own lateness is measured, not guessed from its CPU: send lag (a write past
  * its intended time) and rx delay (a read past the response's arrival or the planned
  * wake-up) are histograms, the direct evidence that a busy client distorted a point.
@@ -705,6 +707,15 @@ static kb_mono_t wake_for(kb_mono_t next, kb_mono_t q)
     return (next + q - 1) / q * q;
 }
 
+/* Sleeps through socket events until `until`, then reads them with their kernel receive
+ * times: one wake-up however many responses came meanwhile. */
+static void lazy_sleep(struct thread *t, kb_mono_t until)
+{
+    kb_mono_sleep_until(until);
+    t->look_at = until;
+    wait_events(t, until, until);
+}
+
 static void run_loop(struct thread *t)
 {
     kb_mono_t end_sched = kb_schedule_time(&t->sched, kb_schedule_total(&t->sched));
@@ -734,9 +745,15 @@ static void run_loop(struct thread *t)
             /* The next send is close and nothing waits for a connection: sleep through
              * response arrivals (their kernel receive times are kept) and collect them when
              * waking to send -- one wake-up per send instead of two. */
-            kb_mono_sleep_until(until);
-            t->look_at = until;
-            wait_events(t, until, until);
+            lazy_sleep(t, until);
+        } else if (t->cfg->rx_timestamps && t->fifo_len > 0 && t->cfg->send_quantum_ns > 0) {
+            /* Requests wait for connections (an overloaded server): each response frees one,
+             * and waking for every response would cost the client most exactly where the
+             * server is slowest. Collect them on the quantum's grid instead; the wait before
+             * the freed connection carries its request is the client's, at most the quantum,
+             * and goes to send lag (record_send) like the quantum's own. */
+            kb_mono_t q_ns = (kb_mono_t)t->cfg->send_quantum_ns, grid = (now / q_ns + 1) * q_ns;
+            lazy_sleep(t, grid < until ? grid : until);
         } else {
             t->look_at = 0;
             wait_events(t, now, until);
