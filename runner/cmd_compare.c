@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runner/commands.h"
 #include "runner/compare.h"
+#include "runner/evidence.h"
 #include "runner/units.h"
 
 #include <errno.h>
@@ -78,19 +79,24 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
     return 0;
 }
 
-/* One output: written whole to a temporary name, then renamed, as every evidence file is. */
+/* One output: written whole to a temporary name, then renamed, as every evidence file is.
+ * The temporary file is created exclusively under a name nobody can guess, never through a
+ * symlink (kb_open_tmp): path.tmp.PID could be planted as a link to someone else's file. */
 static int write_out(const char *path, const struct kb_cmp *c, const struct kb_report *r,
                      const struct compare_args *a, int csv)
 {
     char tmp[4200];
-    FILE *f;
-    int rc;
+    FILE *f = NULL;
+    int rc, fd;
     if (!strcmp(path, "-"))
         return csv ? kb_cmp_write_csv(stdout, c) : kb_cmp_write_md(stdout, c, &r[0], &r[1],
                                                                    a->run[0], a->run[1]);
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-    if (!(f = fopen(tmp, "w"))) {
+    if ((fd = kb_open_tmp(path, tmp, sizeof(tmp))) < 0 || !(f = fdopen(fd, "w"))) {
         fprintf(stderr, "kneebench compare: cannot write %s: %s\n", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
         return -1;
     }
     rc = csv ? kb_cmp_write_csv(f, c) : kb_cmp_write_md(f, c, &r[0], &r[1], a->run[0], a->run[1]);

@@ -386,6 +386,27 @@ def compare_refuses_bad_usage():
         assert p.stderr.startswith("kneebench compare: "), (argv, p.stderr)
 
 
+@test
+def compare_output_never_through_a_planted_link():
+    """compare's --csv/--md are written through a temporary file beside them; a symlink
+    planted where that file would be (it was OUT.tmp.<pid>: exec keeps the shell's PID, so
+    a test can plant it) must not be written through, and no temporary file is left."""
+    need_kb()
+    a, b = synth_pair(1)
+    d = tempfile.mkdtemp(prefix="kb-cmp-link-", dir=TMP)
+    victim, out = os.path.join(d, "someone-elses"), os.path.join(d, "cmp.csv")
+    with open(victim, "w") as f:
+        f.write("theirs\n")
+    p = subprocess.run(["sh", "-c", 'ln -s "$1" "$2.tmp.$$" && exec "$3" compare "$4" "$5" '
+                        '--csv "$2"', "sh", victim, out, KB, a, b],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    assert open(victim).read() == "theirs\n", "compare wrote through the planted symlink"
+    assert open(out).read().startswith("kind,"), open(out).read()[:80]
+    left = sorted(n for n in os.listdir(d) if ".tmp." in n and not os.path.islink(os.path.join(d, n)))
+    assert not left, left
+
+
 if __name__ == "__main__":
     try:
         exit_with("cli", sys.argv[1:])

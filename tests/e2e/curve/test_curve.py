@@ -268,6 +268,13 @@ def report_from_complete_run():
             assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
             for rt in plan["runtimes"]:
                 assert f">{rt}</text>" in svg
+    # every chart of the real run renders (tests/e2e/charts checks their structure)
+    if shutil.which("rsvg-convert"):
+        for svg in glob.glob(f"{run}/charts/*.svg"):
+            r = subprocess.run(["rsvg-convert", "-o", svg[:-4] + ".png", svg],
+                               capture_output=True, text=True, timeout=60)
+            assert r.returncode == 0 and not r.stderr.strip(), (svg, r.stderr)
+            assert open(svg[:-4] + ".png", "rb").read(8) == b"\x89PNG\r\n\x1a\n", svg
     # run without --calibrate: the report says so plainly
     assert "## Client margin" in md and "this run has no calibration proof" in flat(md)
     assert rep["calibration"]["present"] is False

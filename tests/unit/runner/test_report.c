@@ -378,7 +378,14 @@ START_TEST(series_of_first_uncontrolled)
     ck_assert_ptr_nonnull(strstr(svg, "100 ms: controlled limit"));
     ck_assert_ptr_nonnull(strstr(svg, ">1 s</text>"));                /* log axis up to 1 s */
     ck_assert_int_eq(count(svg, "<circle"), 2);                       /* not the empty second */
-    ck_assert_ptr_nonnull(strstr(svg, ": 0-150 req/s in whole seconds, 3 error(s), 0 lower bound(s)"));
+    ck_assert_int_eq(count(svg, "<g class=\"second\"><title>second "), 2);   /* each titled */
+    ck_assert_ptr_nonnull(strstr(svg, "<title>second 2: p99 250.00 ms</title>"));
+    /* the plan measured 1 s: seconds 1 and 2 are the drain, shaded, and the footnote's rate
+     * is the measured second's alone */
+    ck_assert_int_eq(count(svg, "<g class=\"drain\"><title>drain: "), 1);
+    ck_assert_ptr_nonnull(strstr(svg, "shaded: the drain after it"));
+    ck_assert_ptr_nonnull(strstr(svg, ": 150-150 req/s per whole measured second, 3 error(s), "
+                                      "0 lower bound(s)"));
     ck_assert_int_eq(count(svg, "class=\"bound\""), 0);               /* an older file: no bounds */
     slurp(kb_path(path, sizeof(path), dir, "report.md"));
     ck_assert_ptr_nonnull(strstr(slurp(path), "(charts/series-go-plaintext.svg)"));
@@ -909,7 +916,29 @@ START_TEST(series_bounds_read_and_drawn)
 }
 END_TEST
 
-/* Names are escaped in the SVG, and every verdict mark carries a title. */
+/* Every mark opening with its <title>: the tag's end is followed by one. */
+static int untitled(const char *svg, const char *open)
+{
+    int n = 0;
+    for (const char *p = svg; (p = strstr(p, open)); p++)
+        n += strncmp(strchr(p, '>') + 1, "<title>", 7) != 0;
+    return n;
+}
+
+/* x of the first "<circle cx=" after needle. */
+static double circle_x(const char *svg, const char *needle)
+{
+    const char *p = strstr(svg, needle);
+    ck_assert_ptr_nonnull(p);
+    p = strstr(p, "<circle cx=\"");
+    ck_assert_ptr_nonnull(p);
+    return atof(p + strlen("<circle cx=\""));
+}
+
+/* Every verdict mark (the legend's too), line and bound carries a title; the achieved chart
+ * shades the delivery band. go and gray-static deliver the same 100 req/s at 100: lines
+ * drawn widest first and before any mark, the two marks set 7 px apart, so neither hides
+ * the other. */
 START_TEST(svg_titles_on_marks)
 {
     char path[200];
@@ -917,10 +946,27 @@ START_TEST(svg_titles_on_marks)
     ck_assert_int_eq(kb_report_load(dir, &R, (char[256]){ 0 }, 256), 0);
     write_all();
     svg = slurp(kb_path(path, sizeof(path), dir, "charts/achieved-plaintext.svg"));
-    /* 4 rows with evidence, and the legend's 5 sample marks without titles */
+    /* 4 rows with evidence, and the legend's 5 sample marks */
     ck_assert_int_eq(count(svg, "<g class=\"mark "), 4 + 5);
-    ck_assert_int_eq(count(svg, "\"><title>"), 4);
+    ck_assert_int_eq(untitled(svg, "<g class=\"mark "), 0);
+    ck_assert_int_eq(untitled(svg, "<path class=\"bound\""), 0);
+    ck_assert_int_eq(untitled(svg, "<g class=\"series\""), 0);
     ck_assert_ptr_nonnull(strstr(svg, "<title>plaintext: achieved vs requested rate</title>"));
+    ck_assert_ptr_nonnull(strstr(svg, "<g class=\"delivery-band\"><title>delivery &gt;= 95 %"));
+    ck_assert_ptr_nonnull(strstr(svg, "<g class=\"series\" data-runtime=\"go\"><title>go: "
+                                      "achieved rate against the requested rate</title>"));
+    /* go's line (drawn first) wider than gray-static's; every line before the first mark */
+    ck_assert_ptr_nonnull(strstr(strstr(svg, "data-runtime=\"go\""), "stroke-width=\"3.5\""));
+    ck_assert_ptr_nonnull(strstr(strstr(svg, "data-runtime=\"gray-static\""),
+                                 "stroke-width=\"2.0\""));
+    ck_assert(strstr(svg, "<g class=\"marks\"") > strstr(strstr(svg, "<g class=\"series\" "
+                                                                  "data-runtime=\"gray-static\""),
+                                                           "</g>"));
+    ck_assert_double_eq_tol(circle_x(svg, "<title>gray-static 100 req/s") -
+                            circle_x(svg, "<title>go 100 req/s"), 7, 0.11);
+    svg = slurp(kb_path(path, sizeof(path), dir, "charts/p99-plaintext.svg"));
+    ck_assert_ptr_null(strstr(svg, "delivery-band"));
+    ck_assert_int_eq(untitled(svg, "<g class=\"mark "), 0);
 }
 END_TEST
 

@@ -1,0 +1,10 @@
+# tests/e2e/charts/: `kneebench report` on synthetic runs laid out as real ones, every chart
+# rendered to PNG by rsvg-convert (librsvg2-bin, installed by make deps) and checked from
+# its structure and its pixels: verdict markers and trust, bound markers, the delivery band,
+# the drain, a <title> on every mark, escaped names, and every runtime's series visible
+# when their figures are identical. No server, no load: a few seconds.
+.PHONY: test-charts
+test-charts: $(BUILD)/kneebench
+	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
+	 python3 tests/e2e/charts/test_charts.py
+TESTS += test-charts
