@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "fixtures/contract.h"
+#include "runner/evidence.h"
 #include "runner/verdict.h"
 
 /* Everything resolved from cfg and the contract for one calibration. */
@@ -344,23 +345,20 @@ static int run_step(struct cal *c, size_t i, int attempt, struct kb_calibrate_st
     return 0;
 }
 
-/* A figure of an empty histogram is NAN, which JSON cannot carry: null, as in load.json. */
-static json_t *fig(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *step_json(const struct kb_calibrate_step *s, size_t i)
 {
     char name[64];
 
     step_name(name, sizeof(name), i, s->attempts - 1, "json");
     return json_pack("{s:f, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:b, s:s, s:s, s:i, s:s, s:i}", "rate",
-                     s->rate, "achieved_rps", fig(s->achieved_rps), "delivery", fig(s->delivery),
-                     "client_cpu_fraction", fig(s->cpu_fraction), "lag_p99_us", fig(s->lag_p99_us),
-                     "rx_delay_p99_us", fig(s->rx_delay_p99_us),
-                     "corrected_p99_us", fig(s->corrected_p99_us), "errors", (json_int_t)s->errors,
-                     "held", s->held, "why", s->why, "load_json", name, "attempts", s->attempts,
+                     s->rate, "achieved_rps", kb_json_figure(s->achieved_rps),
+                     "delivery", kb_json_figure(s->delivery),
+                     "client_cpu_fraction", kb_json_figure(s->cpu_fraction),
+                     "lag_p99_us", kb_json_figure(s->lag_p99_us),
+                     "rx_delay_p99_us", kb_json_figure(s->rx_delay_p99_us),
+                     "corrected_p99_us", kb_json_figure(s->corrected_p99_us),
+                     "errors", (json_int_t)s->errors, "held", s->held, "why", s->why,
+                     "load_json", name, "attempts", s->attempts,
                      "missed_before", s->missed_before, "threads", s->threads);
 }
 

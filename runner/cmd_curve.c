@@ -632,8 +632,8 @@ static void server_cost(json_t *server, const struct sampler *s, json_t *load)
     double n = json_number_value(json_object_get(load, "completed_in_window"));
     double cpu = a > 0 && b > a ? cpu_at(s, b) - cpu_at(s, a) : NAN;
     double us = n > 0 && cpu > 0 ? cpu * 1e6 / n : NAN;
-    json_object_set_new(server, "cpu_interval_s", isfinite(cpu) ? json_real(cpu) : json_null());
-    json_object_set_new(server, "cpu_us_per_response", isfinite(us) ? json_real(us) : json_null());
+    json_object_set_new(server, "cpu_interval_s", kb_json_figure(cpu));
+    json_object_set_new(server, "cpu_us_per_response", kb_json_figure(us));
     json_object_set_new(server, "capacity_estimate_rps", isfinite(us) ? json_real(1e6 / us) : json_null());
 }
 

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -119,6 +120,11 @@ int kb_write_json_atomic(const char *path, const json_t *v, char *err, size_t er
     rc = kb_write_atomic(path, s, len, err, errlen);
     free(s);
     return rc;
+}
+
+json_t *kb_json_figure(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
 }
 
 int kb_file_exists(const char *path)

@@ -34,6 +34,10 @@ int kb_write_atomic(const char *path, const void *data, size_t len, char *err, s
 /* The same for a JSON value (pretty, keys in insertion order, trailing newline). */
 int kb_write_json_atomic(const char *path, const json_t *v, char *err, size_t errlen);
 
+/* A measured figure as JSON: null where it is not finite (an empty histogram's NAN, which
+ * JSON cannot carry), as load.json writes it. */
+json_t *kb_json_figure(double v);
+
 /* 1 if path exists as a regular file. */
 int kb_file_exists(const char *path);
 

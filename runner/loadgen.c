@@ -752,7 +752,7 @@ static void run_loop(struct thread *t)
              * server is slowest. Collect them on the quantum's grid instead; the wait before
              * the freed connection carries its request is the client's, at most the quantum,
              * and goes to send lag (record_send) like the quantum's own. */
-            kb_mono_t q_ns = (kb_mono_t)t->cfg->send_quantum_ns, grid = (now / q_ns + 1) * q_ns;
+            kb_mono_t grid = wake_for(now + 1, (kb_mono_t)t->cfg->send_quantum_ns);
             lazy_sleep(t, grid < until ? grid : until);
         } else {
             t->look_at = 0;
