@@ -8,34 +8,44 @@
 #   make help       every target
 #   make clean
 #
-# Each part of the tree adds its own rules in <dir>/module.mk; flags live here, once.
-# SANITIZER=asan builds everything under build/asan with ASan+UBSan.
+# Each part of the tree adds its own rules in <dir>/module.mk; flags live here, once, and
+# each program's libraries in its own module.mk (it links what it uses, nothing more).
+# SANITIZER=address|undefined|thread builds everything under build/$(SANITIZER) with that
+# sanitizer; SANITIZER=asan is ASan and UBSan together, under build/asan (the suites' build).
+# No path is compiled in: the programs find their tree at run time (runner/root.h).
 
 SHELL      := /bin/bash
 ROOT       := $(CURDIR)
 CC         ?= cc
 SANITIZER  ?=
+SAN_asan      := address,undefined
+SAN_address   := address
+SAN_undefined := undefined
+SAN_thread    := thread
 ifeq ($(SANITIZER),)
 BUILD      ?= build
 SANFLAGS   :=
+else ifeq ($(SAN_$(SANITIZER)),)
+$(error SANITIZER=$(SANITIZER): one of address, undefined, thread, or asan (address and undefined))
 else
 BUILD      ?= build/$(SANITIZER)
-SANFLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SANFLAGS   := -fsanitize=$(SAN_$(SANITIZER)) -fno-omit-frame-pointer \
+              $(if $(filter thread,$(SANITIZER)),,-fno-sanitize-recover=all)
 endif
 OBJ        := $(BUILD)/obj
 
+# Compile flags for every library any program uses; link flags per library, for the
+# module.mk files to pick from (LIBS_<pkg-config name>).
 PKGS       := libmicrohttpd jansson libpq
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+$(foreach p,$(PKGS),$(eval LIBS_$(p) := $(shell pkg-config --libs $(p) 2>/dev/null)))
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 WARN       := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS     ?= -O2 -g
-ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -I. -Ifixtures $(PKG_CFLAGS) \
-              -DKB_CONTRACT_PATH='"$(ROOT)/fixtures/contract.json"' -DKB_ROOT='"$(ROOT)"'
+ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -I. -Ifixtures $(PKG_CFLAGS)
 ALL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
-LDLIBS_ALL := $(PKG_LIBS) -lpthread -lm
 
 # Every program a module builds is added to PROGRAMS; every test target to TESTS.
 PROGRAMS   :=
@@ -73,9 +83,10 @@ clean:
 	rm -rf build
 
 # `make install PREFIX=...`: the runner and the control server, the man page (where help2man
-# is installed) and the bash completion. The installed kneebench still reads the contract and
-# runs the fixtures of this checkout (paths fixed at build time): it is a front end, not a
-# relocatable package.
+# is installed) and the bash completion. The installed programs carry no path of this
+# checkout: they find a tree (its contract, fixtures and build/) with `kneebench --root DIR`,
+# $KB_ROOT, or from the current directory (runner/root.h). A whole built tree, copied or
+# moved, finds itself beside its build/.
 PREFIX  ?= /usr/local
 DESTDIR ?=
 INSTALL_DIRS := $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
@@ -104,7 +115,8 @@ help:
 	@echo "  uninstall       what install put there"
 	@echo "  clean           remove build/"
 	@echo "  help            this list"
-	@echo "  SANITIZER=asan  any of them built under build/asan with ASan+UBSan"
+	@echo "  SANITIZER=S     any of them built under build/S with sanitizer S: address, undefined,"
+	@echo "                  thread, or asan (address and undefined together, as the suites use)"
 	@echo "test suites (each alone: make NAME):"
 	@for t in $(TESTS); do echo "  $$t"; done
 

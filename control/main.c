@@ -12,6 +12,7 @@
 #include "control/routes.h"
 #include "control/server.h"
 #include "fixtures/contract.h"
+#include "runner/root.h"
 
 static volatile sig_atomic_t stop_flag;
 
@@ -80,7 +81,12 @@ int main(int argc, char **argv)
     }
     if (optind < argc)
         return usage(stderr, 2);
-    if (kb_contract_load(contract ? contract : kb_contract_default_path(), &ct, err, sizeof(err))) {
+    if (!contract && !kb_root_contract()) {
+        fprintf(stderr, "kb-control: %s, or name the contract with --contract FILE\n",
+                kb_root_error());
+        return 2;
+    }
+    if (kb_contract_load(contract ? contract : kb_root_contract(), &ct, err, sizeof(err))) {
         fprintf(stderr, "kb-control: %s\n", err);
         return 2;
     }

@@ -1,11 +1,13 @@
 # control/: build/kb-control, the known-fast control server; and `make bench-loadgen`.
 CONTROL_SRCS := $(wildcard control/*.c)
 control_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out control/main.c,$(CONTROL_SRCS))) $(FIXTURE_OBJS)
+# the contract (jansson); the tree is found by runner/root.o when --contract is not given
+control_LDLIBS := $(LIBS_jansson)
 
-$(BUILD)/kb-control: $(OBJ)/control/main.o $(control_LIB_OBJS)
+$(BUILD)/kb-control: $(OBJ)/control/main.o $(control_LIB_OBJS) $(RUNNER_ROOT_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
+	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(control_LDLIBS)
 PROGRAMS += $(BUILD)/kb-control
 
 # A measurement, not a test: prints figures (server on CPU 0, client on CPU 1).

@@ -41,7 +41,7 @@ pin-base:
 $(BUILD)/tests/e2e/docker/sandbox-probe: $(OBJ)/tests/e2e/docker/sandbox_probe.o $(runner_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_ALL) $(runner_LDLIBS)
+	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(runner_LDLIBS)
 
 test-docker: $(BUILD)/kneebench $(BUILD)/tests/e2e/docker/sandbox-probe
 	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \

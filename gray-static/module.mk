@@ -2,9 +2,10 @@
 # tests in tests/unit/gray-static/ link (the db route's modules join by being here).
 GRAY_SRCS := $(wildcard gray-static/*.c)
 gray-static_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out gray-static/main.c,$(GRAY_SRCS)))
+gray-static_LDLIBS := $(LIBS_libmicrohttpd) $(LIBS_jansson) $(LIBS_libpq) -lpthread
 
 $(BUILD)/gray-static: $(OBJ)/gray-static/main.o $(gray-static_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
+	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(gray-static_LDLIBS)
 PROGRAMS += $(BUILD)/gray-static

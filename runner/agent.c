@@ -32,6 +32,7 @@
 
 #include "runner/portown.h"
 #include "runner/procs.h"
+#include "runner/root.h"
 #include "runner/sandbox.h"
 
 #define ANSWER_MAX 4096
@@ -188,7 +189,7 @@ static int expand(struct agent *a, const struct kb_runtime *rt, int port, char *
 {
     char portstr[16], cpus[16];
     const char *keys[] = { "root", "build", "port", "bind", "rundir", "cpus" };
-    const char *vals[] = { KB_ROOT, a->build, portstr, a->serve_bind, rundir, cpus };
+    const char *vals[] = { kb_root(), a->build, portstr, a->serve_bind, rundir, cpus };
 
     snprintf(portstr, sizeof(portstr), "%d", port);
     snprintf(cpus, sizeof(cpus), "%d", a->contract.cpus > 0 ? a->contract.cpus : 1);
@@ -660,7 +661,7 @@ static int agent_setup(struct agent *a, const struct kb_agent_cfg *cfg, char *er
         self[n] = '\0';
         snprintf(a->build, sizeof(a->build), "%s", dirname(self));
     }
-    return kb_contract_load(cfg->contract_path ? cfg->contract_path : kb_contract_default_path(),
+    return kb_contract_load(cfg->contract_path ? cfg->contract_path : kb_root_contract(),
                             &a->contract, err, errlen);
 }
 

@@ -29,6 +29,7 @@
 
 #include "fixtures/contract.h"
 #include "runner/evidence.h"
+#include "runner/root.h"
 #include "runner/verdict.h"
 
 /* Everything resolved from cfg and the contract for one calibration. */
@@ -201,7 +202,7 @@ static int start_control(struct cal *c, char *err, size_t errlen)
     const struct kb_strlist *tmpl = &c->contract.control.command;
     char port[16], log[PATH_MAX], *argv[64] = { 0 };
     const char *keys[] = { "root", "build", "port", "bind" };
-    const char *vals[] = { KB_ROOT, c->build, port, "127.0.0.1" };
+    const char *vals[] = { kb_root(), c->build, port, "127.0.0.1" };
     int rc = -1;
 
     if ((c->port = free_port(err, errlen)) < 0)
@@ -446,7 +447,7 @@ static int setup(struct cal *c, const struct kb_calibrate_cfg *cfg, char *err, s
     const char *route = cfg->route ? cfg->route : "plaintext";
 
     c->cfg = cfg;
-    if (kb_contract_load(cfg->contract_path ? cfg->contract_path : kb_contract_default_path(),
+    if (kb_contract_load(cfg->contract_path ? cfg->contract_path : kb_root_contract(),
                          &c->contract, err, errlen) < 0)
         return -1;
     if (!(c->route = kb_contract_route(k, route))) {

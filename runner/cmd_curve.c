@@ -14,8 +14,8 @@
  * Evidence layout (every file written atomically, tmp + rename):
  *   RUN/plan.json               the plan: parameters, criteria, placement, every point id
  *   RUN/run.json                identity: runner SHA-256, contract SHA-256, host (kernel,
- *                               CPU model, libmicrohttpd), runtime versions, command line,
- *                               limits requested (run-resumed-<t>.json per later invocation);
+ *                               CPU model), runtime versions and gray-static's libmicrohttpd
+ *                               from its line, command line, limits requested (run-resumed-<t>.json per later invocation);
  *                               with the docker backend also "image" (what
  *                               docker/image-identity.py says: ID, digests, the base actually
  *                               used, base_is_pinned, note), and the runtime versions are the
@@ -42,6 +42,7 @@
 #include "runner/pgcluster.h"
 #include "runner/preflight.h"
 #include "runner/procs.h"
+#include "runner/root.h"
 #include "runner/sandbox.h"
 #include "runner/units.h"
 #include "runner/verdict.h"
@@ -60,10 +61,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#ifndef KB_ROOT
-#define KB_ROOT "."
-#endif
 
 static volatile sig_atomic_t g_stop;
 
@@ -111,7 +108,7 @@ static int usage(FILE *f)
         "  --no-limits             run without cgroups; every point is marked unconstrained\n"
         "  --server-cpus LIST --client-cpus LIST   placement (default: the contract's)\n"
         "  --free-ports            give each fixture a free ephemeral port, not the contract's\n"
-        "  --build DIR             where the built fixtures live (default " KB_ROOT "/build)\n"
+        "  --build DIR             where the built fixtures live (default: the tree's build/)\n"
         "  --load-cmd PATH         the load generator (default: this kneebench, `load`)\n"
         "  --client-sched fifo|other  load threads SCHED_FIFO 1 (default) or ordinary\n"
         "  --contract FILE\n"
@@ -368,6 +365,9 @@ static int write_run_identity(struct curve *cv, int argc, char **argv, char *err
         runtime_versions(cv, image), "backend", cv->backend, "unconstrained", cv->fx.no_limits,
         "limits_requested", "cpus", cv->c.cpus, "memory_bytes", (json_int_t)cv->c.memory_bytes,
         "pids", cv->c.pids, "server_cpus", cv->fx.server_cpus, "client_cpus", cv->fx.client_cpus);
+    /* the fixture's own MHD (the host build's, or the image's), from its version line */
+    json_object_set_new(run, "libmicrohttpd",
+                        kb_fixture_mhd_version(json_object_get(run, "runtime_versions")));
     if (image)
         json_object_set_new(run, "image", image);
     if (kb_fx_remote(&cv->fx)) {
@@ -831,7 +831,7 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
         snprintf(err, errlen, "setenv KB_DOCKER_IMAGE: %s", strerror(errno));
         return -1;
     }
-    const struct kb_fx_opts fo = { a->backend, a->build ? a->build : KB_ROOT "/build", a->scpus,
+    const struct kb_fx_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
                                    a->ccpus, a->load_cmd, a->no_limits, a->client_other };
     cv->run = a->run;
     cv->backend = a->backend;
@@ -841,7 +841,7 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
         snprintf(cv->fx.agent, sizeof(cv->fx.agent), "%s", a->agent);
     if (a->target)
         snprintf(cv->fx.target, sizeof(cv->fx.target), "%s", a->target);
-    if (kb_contract_load(a->contract ? a->contract : kb_contract_default_path(), &cv->c, err,
+    if (kb_contract_load(a->contract ? a->contract : kb_root_contract(), &cv->c, err,
                          errlen) < 0)
         return -1;
     if (kb_matrix_plan(&cv->c, &a->plan, &cv->plan, err, errlen) < 0)

@@ -23,6 +23,7 @@
 #include "runner/evidence.h"
 #include "runner/loadgen.h"
 #include "runner/loadout.h"
+#include "runner/root.h"
 #include "runner/units.h"
 
 struct load_args {
@@ -71,7 +72,7 @@ static void usage(FILE *f)
         "                           since threads sharing a CPU multiply its wake-ups\n"
         "      --rt                 load threads SCHED_FIFO\n"
         "      --send-quantum-us N --spin-us N --timer-slack-us N --eager-rx   client tuning\n"
-        "      --contract FILE      (the built-in contract path)\n"
+        "      --contract FILE      (the tree's fixtures/contract.json)\n"
         "      --quiet              no summary\n"
         "exit: 0 the run completed (server errors are data); 1 the run itself or its output\n"
         "      failed; 2 bad arguments (nothing sent); 3 the target is unreachable.\n");
@@ -566,7 +567,12 @@ int cmd_load(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc == 1 ? 0 : rc;
-    if (kb_contract_load(a.contract ? a.contract : kb_contract_default_path(), &ct, err, sizeof(err))) {
+    if (!a.contract && !kb_root_contract()) {
+        fprintf(stderr, "kneebench load: %s, or name the contract with --contract FILE\n",
+                kb_root_error());
+        return 2;
+    }
+    if (kb_contract_load(a.contract ? a.contract : kb_root_contract(), &ct, err, sizeof(err))) {
         fprintf(stderr, "kneebench load: %s\n", err);
         return 2;
     }

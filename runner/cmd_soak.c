@@ -21,6 +21,7 @@
 #include "runner/pgcluster.h"
 #include "runner/preflight.h"
 #include "runner/procs.h"
+#include "runner/root.h"
 #include "runner/sandbox.h"
 #include "runner/soak.h"
 #include "runner/verdict.h"
@@ -37,10 +38,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#ifndef KB_ROOT
-#define KB_ROOT "."
-#endif
 
 #define RUNTIME "gray-static"
 #define MAX_PHASES 16
@@ -348,6 +345,8 @@ static int write_run_identity(struct soak *s, int argc, char **argv, char *err, 
                                : json_string("unknown (not in the image's identity)"));
         json_object_set_new(run, "image", im);
     }
+    json_object_set_new(run, "libmicrohttpd",
+                        kb_fixture_mhd_version(json_object_get(run, "runtime_versions")));
     rc = kb_fx_run_file(s->run, run, t, err, errlen);
     json_decref(run);
     return rc;
@@ -873,11 +872,11 @@ static int write_report(struct soak *s, size_t *complete, char *err, size_t errl
 
 static int setup(struct soak *s, const struct args *a, char *err, size_t errlen)
 {
-    const struct kb_fx_opts fo = { a->backend, a->build ? a->build : KB_ROOT "/build", a->scpus,
+    const struct kb_fx_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
                                    a->ccpus, a->load_cmd, a->no_limits, 0 };
     s->run = a->out;
     s->backend = a->backend;
-    if (kb_contract_load(a->contract ? a->contract : kb_contract_default_path(), &s->c, err,
+    if (kb_contract_load(a->contract ? a->contract : kb_root_contract(), &s->c, err,
                          errlen) < 0)
         return -1;
     if (!(s->rt = kb_contract_runtime(&s->c, RUNTIME))) {

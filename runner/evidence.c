@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <microhttpd.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -365,7 +364,19 @@ json_t *kb_host_identity(void)
     uname(&u);
     snprintf(kernel, sizeof(kernel), "%s %s %s %s", u.sysname, u.release, u.version, u.machine);
     cpu_model(cpu, sizeof(cpu));
-    return json_pack("{s:s,s:s,s:s,s:i,s:s}", "hostname", u.nodename, "kernel", kernel,
-                     "cpu_model", cpu, "online_cpus", (int)sysconf(_SC_NPROCESSORS_ONLN),
-                     "libmicrohttpd", MHD_get_version());
+    return json_pack("{s:s,s:s,s:s,s:i}", "hostname", u.nodename, "kernel", kernel,
+                     "cpu_model", cpu, "online_cpus", (int)sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+json_t *kb_fixture_mhd_version(json_t *runtime_versions)
+{
+    static const char tag[] = "libmicrohttpd ";
+    const char *line = json_string_value(json_object_get(runtime_versions, "gray-static"));
+    const char *at = line ? strstr(line, tag) : NULL;
+    size_t n;
+    if (!at)
+        return json_null();
+    at += sizeof(tag) - 1;
+    n = strcspn(at, ",) \t");
+    return n ? json_stringn(at, n) : json_null();
 }

@@ -2,8 +2,9 @@
  *
  * Owns: atomic file writes (tmp in the same directory, fsync, rename), directory creation,
  * SHA-256 of files and of a fixture (its executables and every file of its source
- * directories, sorted by path), and the host facts a run records (kernel, CPU model,
- * libmicrohttpd version, a command's first line of output). Never prints; errors go to err. */
+ * directories, sorted by path), the host facts a run records (kernel, CPU model), the
+ * fixture's libmicrohttpd version and a command's first line of output. Never prints; errors
+ * go to err. */
 #ifndef KB_EVIDENCE_H
 #define KB_EVIDENCE_H
 
@@ -59,7 +60,13 @@ json_t *kb_fixture_identity(char *const *executables, size_t nexe, char *const *
 /* First line of a command's stdout+stderr (argv NULL-terminated), "" if none. 0 or -1. */
 int kb_capture_line(char *const *argv, char *out, size_t outlen);
 
-/* Host facts: kernel (uname -srvm), CPU model, online CPUs, libmicrohttpd version. */
+/* Host facts: kernel (uname -srvm), CPU model, online CPUs. */
 json_t *kb_host_identity(void);
+
+/* The libmicrohttpd version the fixture runs with, read from gray-static's line in a run's
+ * runtime_versions ("gray-static 1.0 (libmicrohttpd 0.9.75, jansson 2.14)"): the host build's
+ * or, under docker, the image's own -- not the runner's, which links no libmicrohttpd. A new
+ * string, or null where gray-static is not in the run or its line names no version. */
+json_t *kb_fixture_mhd_version(json_t *runtime_versions);
 
 #endif

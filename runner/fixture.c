@@ -8,6 +8,7 @@
 #include "runner/evidence.h"
 #include "runner/portown.h"
 #include "runner/preflight.h"
+#include "runner/root.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -24,10 +25,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#ifndef KB_ROOT
-#define KB_ROOT "."
-#endif
 
 /* sandbox_docker.c's default too: both read $KB_DOCKER_IMAGE, which setup makes agree */
 #define KB_FX_DEFAULT_IMAGE "kneebench:latest"
@@ -240,7 +237,7 @@ char *kb_fx_expand(const struct kb_fx *fx, const char *tmpl, const char *rundir)
 {
     char port[16], cpus[16];
     const char *keys[] = { "root", "build", "port", "bind", "rundir", "cpus" };
-    const char *vals[] = { KB_ROOT, fx->build, port, "127.0.0.1", rundir ? rundir : "", cpus };
+    const char *vals[] = { kb_root(), fx->build, port, "127.0.0.1", rundir ? rundir : "", cpus };
     snprintf(port, sizeof(port), "%d", fx->port);
     snprintf(cpus, sizeof(cpus), "%d", fx->c->cpus);
     return kb_expand(tmpl, keys, vals, 6);
@@ -327,11 +324,14 @@ static char *capture_all(char *const *argv, int *status)
 
 json_t *kb_fx_image_identity(const struct kb_fx *fx, char *err, size_t errlen)
 {
-    char *const argv[] = { KB_ROOT "/docker/image-identity.py", (char *)fx->image, NULL };
+    char script[4200];
+    char *const argv[] = { script, (char *)fx->image, NULL };
     json_error_t je;
     json_t *j = NULL;
     int st;
-    char *out = capture_all(argv, &st);
+    char *out;
+    snprintf(script, sizeof(script), "%s/docker/image-identity.py", kb_root());
+    out = capture_all(argv, &st);
     if (!out)
         snprintf(err, errlen, "could not run %s", argv[0]);
     else if (st != 0)
@@ -406,8 +406,9 @@ json_t *kb_fx_identity(const struct kb_fx *fx, char *err, size_t errlen)
         exe[i] = kb_fx_expand(fx, rt->executables.v[i], NULL);
     for (size_t i = 0; i < ns; i++) {
         /* relative to the tree's root; an absolute path (a test's own fixture) as is */
-        const char *base = rt->sources.v[i][0] == '/' ? "" : KB_ROOT "/";
-        if (asprintf(&src[i], "%s%s", base, rt->sources.v[i]) < 0)
+        int whole = rt->sources.v[i][0] == '/';
+        if (asprintf(&src[i], "%s%s%s", whole ? "" : kb_root(), whole ? "" : "/",
+                     rt->sources.v[i]) < 0)
             src[i] = NULL;
     }
     id = kb_fixture_identity(exe, ne, src, ns, err, errlen);

@@ -1,12 +1,17 @@
 # runner/: build/kneebench. Every runner/*.c but main.c is library code the unit tests link.
 RUNNER_SRCS := $(wildcard runner/*.c)
 runner_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out runner/main.c,$(RUNNER_SRCS))) $(FIXTURE_OBJS)
-runner_LDLIBS := -lcrypto -lz
+# jansson (evidence, contract), libcrypto (SHA-256), zlib (.hlog), pthread (the load
+# generator's threads), m. Not libmicrohttpd: the MHD version a run records is the fixture's
+# own (gray-static --version), and `make test-link` checks that kneebench does not need it.
+runner_LDLIBS := $(LIBS_jansson) -lcrypto -lz -lpthread -lm
+# runner/root.o finds the tree at run time; kb-control and the C tests link it too.
+RUNNER_ROOT_OBJ := $(OBJ)/runner/root.o
 
 $(BUILD)/kneebench: $(OBJ)/runner/main.o $(runner_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS_ALL) $(runner_LDLIBS)
+	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(runner_LDLIBS)
 PROGRAMS += $(BUILD)/kneebench
 
 # `kneebench --version`: git describe of this checkout at build time, "unknown" outside one.

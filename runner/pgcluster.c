@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "runner/pgcluster.h"
 #include "runner/preflight.h"
+#include "runner/root.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,13 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef KB_ROOT
-#define KB_ROOT "."
-#endif
-
 void kb_pgcluster_script(const char *root, char *out, size_t outlen)
 {
-    snprintf(out, outlen, "%s/gray-static/pgcluster.sh", root ? root : KB_ROOT);
+    snprintf(out, outlen, "%s/gray-static/pgcluster.sh", root ? root : kb_root());
 }
 
 int kb_pgcluster_available(void)

@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-/* The script's path under the source root (KB_ROOT unless root is given). */
+/* The script's path under the source root (the tree kb_root() found unless root is given). */
 void kb_pgcluster_script(const char *root, char *out, size_t outlen);
 
 /* 1 when PostgreSQL server binaries are installed (/usr/lib/postgresql/<v>/bin/initdb). */

@@ -721,6 +721,17 @@ static void image_lines(FILE *f, const struct kb_report *r)
     fprintf(f, "- runtime versions below are the image's own\n");
 }
 
+/* The fixture's libmicrohttpd (gray-static's, from its version line); runs recorded before
+ * it have the runner's own under host. */
+static const char *mhd_version(const struct kb_report *r)
+{
+    json_t *m = json_object_get(r->run, "libmicrohttpd");
+    if (json_is_string(m))
+        return json_string_value(m);
+    return m ? "none recorded (gray-static is not in this run)"
+             : js(json_object_get(r->run, "host"), "libmicrohttpd");
+}
+
 static void identity(FILE *f, const struct kb_report *r)
 {
     json_t *h = json_object_get(r->run, "host"), *v = json_object_get(r->run, "runtime_versions"),
@@ -729,7 +740,7 @@ static void identity(FILE *f, const struct kb_report *r)
     fprintf(f, "## Identity\n\n- host: %s, kernel `%s`, CPU `%s`, %lld CPUs online\n"
             "- libmicrohttpd %s\n- runner SHA-256 `%s`\n- contract `%s` SHA-256 `%s`\n",
             js(h, "hostname"), js(h, "kernel"), js(h, "cpu_model"),
-            json_integer_value(json_object_get(h, "online_cpus")), js(h, "libmicrohttpd"),
+            json_integer_value(json_object_get(h, "online_cpus")), mhd_version(r),
             js(r->run, "runner_sha256"), js(r->run, "contract"), js(r->run, "contract_sha256"));
     image_lines(f, r);
     json_object_foreach(v, k, val)

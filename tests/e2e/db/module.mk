@@ -6,7 +6,7 @@ DB_POOL_OBJS := $(OBJ)/gray-static/pgpool.o $(OBJ)/gray-static/stats.o $(OBJ)/gr
 $(BUILD)/tests/e2e/db/test_pgpool: $(OBJ)/tests/e2e/db/test_pgpool.o $(DB_POOL_OBJS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_ALL)
+	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(gray-static_LDLIBS)
 
 .PHONY: test-db
 test-db:

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "contract.h"
 #include "runner/sandbox.h"
+#include "runner/root.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -113,7 +114,7 @@ int main(int argc, char **argv)
         printf("{\"started\": false, \"error\": \"docker backend not linked\"}\n");
         return 1;
     }
-    if (kb_contract_load(kb_contract_default_path(), &c, err, sizeof(err)) < 0) {
+    if (kb_contract_load(kb_root_contract(), &c, err, sizeof(err)) < 0) {
         fprintf(stderr, "sandbox-probe: %s\n", err);
         return 1;
     }

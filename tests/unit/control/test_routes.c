@@ -7,6 +7,7 @@
 
 #include "control/routes.h"
 #include "fixtures/contract.h"
+#include "runner/root.h"
 #include "tests/lib/kb_check.h"
 
 static struct kb_contract ct;
@@ -15,7 +16,7 @@ static struct kbc_routes rt;
 static void setup(void)
 {
     char err[256];
-    ck_assert_msg(kb_contract_load(kb_contract_default_path(), &ct, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(kb_contract_load(kb_root_contract(), &ct, err, sizeof(err)) == 0, "%s", err);
     ck_assert_msg(kbc_routes_init(&rt, &ct, err, sizeof(err)) == 0, "%s", err);
 }
 

@@ -7,6 +7,7 @@
 #include "gray-static/date.h"
 #include "gray-static/hello.h"
 #include "gray-static/server.h"
+#include "runner/root.h"
 #include "tests/lib/kb_check.h"
 #include "tests/unit/gray-static/client.h"
 
@@ -100,7 +101,7 @@ static void stop_server(void)
 
 static void load_contract(void)
 {
-    ck_assert_msg(kb_contract_load(kb_contract_default_path(), &contract, err, sizeof(err)) == 0,
+    ck_assert_msg(kb_contract_load(kb_root_contract(), &contract, err, sizeof(err)) == 0,
                   "%s", err);
 }
 

@@ -2,6 +2,7 @@
  * refuses everything else (the whole of the agent's attack surface before any action). */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/agent.h"
+#include "runner/root.h"
 #include "tests/lib/kb_check.h"
 
 #include <string.h>
@@ -11,7 +12,7 @@ static struct kb_contract contract;
 static void setup(void)
 {
     char err[256];
-    ck_assert_msg(kb_contract_load(kb_contract_default_path(), &contract, err, sizeof(err)) == 0,
+    ck_assert_msg(kb_contract_load(kb_root_contract(), &contract, err, sizeof(err)) == 0,
                   "%s", err);
 }
 

@@ -120,10 +120,28 @@ START_TEST(host_and_capture)
     char *argv[] = { "echo", "one", NULL };
     json_t *h = kb_host_identity();
     ck_assert_ptr_nonnull(json_string_value(json_object_get(h, "kernel")));
-    ck_assert_ptr_nonnull(json_string_value(json_object_get(h, "libmicrohttpd")));
+    /* the runner links no libmicrohttpd: the version recorded is the fixture's */
+    ck_assert_ptr_null(json_object_get(h, "libmicrohttpd"));
     ck_assert_int_eq(kb_capture_line(argv, line, sizeof(line)), 0);
     ck_assert_str_eq(line, "one");
     json_decref(h);
+}
+END_TEST
+
+START_TEST(mhd_version_is_the_fixtures)
+{
+    json_t *v = json_pack("{s:s,s:s}", "go", "go version go1.19.8 linux/amd64", "gray-static",
+                          "gray-static 1.0 (libmicrohttpd 0.9.75, jansson 2.14)");
+    json_t *m = kb_fixture_mhd_version(v), *none;
+    ck_assert_str_eq(json_string_value(m), "0.9.75");
+    json_decref(m);
+    json_object_set_new(v, "gray-static", json_string("unknown (not in the image's identity)"));
+    ck_assert(json_is_null(none = kb_fixture_mhd_version(v)));
+    json_decref(none);
+    json_object_del(v, "gray-static");
+    ck_assert(json_is_null(none = kb_fixture_mhd_version(v)));
+    json_decref(none);
+    json_decref(v);
 }
 END_TEST
 
@@ -186,6 +204,7 @@ static Suite *suite(void)
     tcase_add_test(tc, identity_tracks_sources);
     tcase_add_test(tc, which_takes_newest_versioned_name);
     tcase_add_test(tc, host_and_capture);
+    tcase_add_test(tc, mhd_version_is_the_fixtures);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,6 +3,7 @@
  * compares counts, percentiles, the max column and the CSV with the raw values recorded. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/hlog.h"
+#include "runner/root.h"
 #include "tests/lib/kb_check.h"
 
 #include <dirent.h>
@@ -90,7 +91,7 @@ static int decode_check_to(const char *dir, const char *sink)
     char cmd[2048];
     snprintf(cmd, sizeof(cmd),
              "python3 '%s/tests/e2e/calibrate/hlog_decode.py' --expect '%s/expect.json' "
-             "'%s/point.hlog' --csv '%s/point.csv' %s", KB_ROOT, dir, dir, dir, sink);
+             "'%s/point.hlog' --csv '%s/point.csv' %s", kb_root(), dir, dir, dir, sink);
     return system(cmd);
 }
 

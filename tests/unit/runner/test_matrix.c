@@ -2,6 +2,7 @@
  * rotated runtime order, names checked. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/matrix.h"
+#include "runner/root.h"
 #include "tests/lib/kb_check.h"
 
 #include <string.h>
@@ -12,7 +13,7 @@ static char err[256];
 
 static void setup(void)
 {
-    ck_assert_int_eq(kb_contract_load(kb_contract_default_path(), &C, err, sizeof(err)), 0);
+    ck_assert_int_eq(kb_contract_load(kb_root_contract(), &C, err, sizeof(err)), 0);
 }
 
 static void teardown(void)

@@ -3,6 +3,7 @@
  * where they are absent the availability check's refusal is what is tested. */
 #define _GNU_SOURCE
 #include "runner/procs.h"
+#include "runner/root.h"
 #include "runner/sandbox.h"
 #include "contract.h"
 #include "tests/lib/kb_check.h"
@@ -21,7 +22,7 @@ static char err[512];
 
 static void setup(void)
 {
-    ck_assert_int_eq(kb_contract_load(kb_contract_default_path(), &C, err, sizeof(err)), 0);
+    ck_assert_int_eq(kb_contract_load(kb_root_contract(), &C, err, sizeof(err)), 0);
     kb_tmp_setup();
 }
 
