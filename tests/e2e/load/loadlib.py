@@ -72,5 +72,6 @@ def load(port, *extra, kb=KB, route="plaintext", rate=200, duration=2, warmup=0,
             "--json", out, *extra]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
     assert p.returncode == 0, f"exit {p.returncode}: {p.stderr}{p.stdout}"
+    assert "Sanitizer" not in p.stderr, p.stderr   # a TSan or ASan report, even at exit 0
     with open(out) as f:
         return json.load(f), p

@@ -466,6 +466,8 @@ def rt_threads_are_fifo_and_said_so():
 
 @test
 def asan_build_runs_clean():
+    if os.environ.get("KB_SANITIZER"):
+        skip(f"this is the {os.environ['KB_SANITIZER']} run; test-load-e2e runs the ASan build")
     if os.environ.get("KB_ASAN_BUILT") == "0":
         skip(f"the ASan build failed, see {BUILD}/asan-load-build.log")
     need(KB_ASAN)
@@ -499,4 +501,4 @@ def asan_build_runs_clean():
 
 
 if __name__ == "__main__":
-    exit_with("e2e-load", sys.argv[1:])
+    exit_with("e2e-load" + os.environ.get("KB_TEST_SUFFIX", ""), sys.argv[1:])

@@ -95,7 +95,7 @@ def default_comes_from_the_contract_and_bad_values_are_refused():
 
 def main():
     try:
-        rc = run("e2e-load-quantum", sys.argv[1:])
+        rc = run("e2e-load-quantum" + os.environ.get("KB_TEST_SUFFIX", ""), sys.argv[1:])
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
     sys.exit(rc)

@@ -134,7 +134,7 @@ def max_needs_a_file_and_a_writable_one():
 
 def main():
     try:
-        rc = run("e2e-load-reqlog", sys.argv[1:])
+        rc = run("e2e-load-reqlog" + os.environ.get("KB_TEST_SUFFIX", ""), sys.argv[1:])
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
     sys.exit(rc)
