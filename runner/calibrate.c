@@ -29,6 +29,7 @@
 
 #include "fixtures/contract.h"
 #include "runner/evidence.h"
+#include "runner/jfield.h"
 #include "runner/verdict.h"
 
 /* Everything resolved from cfg and the contract for one calibration. */
@@ -580,10 +581,11 @@ int kb_calibrate_covers(const struct kb_calibrate_result *r, double rate)
  * null (a figure of an empty histogram). */
 static double num(json_t *o, const char *key)
 {
-    json_t *v = json_object_get(o, key);
-    if (json_is_null(v))
+    double v = -1.0;
+    if (json_is_null(json_object_get(o, key)))
         return NAN;
-    return json_is_number(v) ? json_number_value(v) : -1.0;
+    kb_jnum_opt(o, key, NULL, &v);
+    return v;
 }
 
 int kb_calibrate_read(const char *path, struct kb_calibrate_result *out, char *err,

@@ -36,6 +36,7 @@
 #define _GNU_SOURCE
 #include "runner/commands.h"
 #include "runner/calibrate.h"
+#include "runner/digest.h"
 #include "runner/evidence.h"
 #include "runner/fixture.h"
 #include "runner/matrix.h"

@@ -5,6 +5,7 @@
 #include "runner/agent.h"
 #include "runner/agent_client.h"
 #include "runner/cpulist.h"
+#include "runner/digest.h"
 #include "runner/evidence.h"
 #include "runner/portown.h"
 #include "runner/preflight.h"
@@ -15,7 +16,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,26 +263,24 @@ int kb_fx_image_id(const char *image, char *id, size_t idlen, char *err, size_t 
 static json_t *image_identity(const struct kb_fx *fx, char *err, size_t errlen)
 {
     const struct kb_runtime *rt = fx->rt;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    char id[160], hex[2 * EVP_MAX_MD_SIZE + 1];
-    EVP_MD_CTX *ctx;
+    char id[160], hex[KB_SHA256_HEX];
+    struct kb_digest *d;
     json_t *cmd = json_array();
-    if (kb_fx_image_id(fx->image, id, sizeof(id), err, errlen) < 0 ||
-        !(ctx = EVP_MD_CTX_new())) {
+    if (kb_fx_image_id(fx->image, id, sizeof(id), err, errlen) < 0) {
         json_decref(cmd);
         return NULL;
     }
-    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-    EVP_DigestUpdate(ctx, id, strlen(id) + 1);
+    d = kb_digest_new();
+    kb_digest_str(d, id);
     for (size_t i = 0; i < rt->command.n; i++) {
-        EVP_DigestUpdate(ctx, rt->command.v[i], strlen(rt->command.v[i]) + 1);
+        kb_digest_str(d, rt->command.v[i]);
         json_array_append_new(cmd, json_string(rt->command.v[i]));
     }
-    EVP_DigestFinal_ex(ctx, md, &mdlen);
-    EVP_MD_CTX_free(ctx);
-    for (unsigned i = 0; i < mdlen; i++)
-        sprintf(hex + 2 * i, "%02x", md[i]);
+    if (kb_digest_hex(d, hex) < 0) {
+        snprintf(err, errlen, "image %s: SHA-256 failed", fx->image);
+        json_decref(cmd);
+        return NULL;
+    }
     return json_pack("{s:s,s:s,s:o,s:s}", "image", fx->image, "image_id", id, "command", cmd,
                      "sha256", hex);
 }
@@ -356,36 +354,34 @@ static json_t *remote_identity(const struct kb_fx *fx, char *err, size_t errlen)
 {
     static const char *const keys[] = { "hostname", "kernel", "cpu_model", "backend" };
     json_error_t je;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    char hex[2 * EVP_MAX_MD_SIZE + 1];
+    char hex[KB_SHA256_HEX];
     json_t *ag, *host = json_object(), *cmd = json_array(), *out = NULL;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    if (!ctx || !(ag = json_loads(fx->agent_identity, 0, &je))) {
+    struct kb_digest *d;
+    if (!(ag = json_loads(fx->agent_identity, 0, &je))) {
         snprintf(err, errlen, "agent %s: no identity kept from setup", fx->agent);
         goto out;
     }
-    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-    EVP_DigestUpdate(ctx, fx->agent, strlen(fx->agent) + 1);
+    d = kb_digest_new();
+    kb_digest_str(d, fx->agent);
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         const char *v = json_string_value(json_object_get(ag, keys[i]));
-        EVP_DigestUpdate(ctx, v ? v : "", strlen(v ? v : "") + 1);
+        kb_digest_str(d, v);
         json_object_set_new(host, keys[i], json_string(v ? v : ""));
     }
     for (size_t i = 0; i < fx->rt->command.n; i++) {
-        EVP_DigestUpdate(ctx, fx->rt->command.v[i], strlen(fx->rt->command.v[i]) + 1);
+        kb_digest_str(d, fx->rt->command.v[i]);
         json_array_append_new(cmd, json_string(fx->rt->command.v[i]));
     }
-    EVP_DigestFinal_ex(ctx, md, &mdlen);
-    for (unsigned i = 0; i < mdlen; i++)
-        sprintf(hex + 2 * i, "%02x", md[i]);
     json_decref(ag);
+    if (kb_digest_hex(d, hex) < 0) {
+        snprintf(err, errlen, "agent %s: SHA-256 failed", fx->agent);
+        goto out;
+    }
     out = json_pack("{s:s,s:s,s:O,s:O,s:s,s:s}", "agent", fx->agent, "target", fx->target,
                     "agent_host", host, "command", cmd, "sha256", hex, "note",
                     "remote fixture: the agent's host and the contract's command; the agent "
                     "hashes no files");
 out:
-    EVP_MD_CTX_free(ctx);
     json_decref(host);
     json_decref(cmd);
     return out;
