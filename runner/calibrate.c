@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "fixtures/contract.h"
+#include "runner/cpulist.h"
 #include "runner/evidence.h"
 #include "runner/jfield.h"
 #include "runner/verdict.h"
@@ -45,47 +46,6 @@ struct cal {
     int threads, connections, port;
     pid_t control;
 };
-
-static int cpu_count_online(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
-/* "0", "1-3", "1-" (to the last CPU), comma-separated. 0, or -1 with err. */
-static int parse_cpus(const char *list, cpu_set_t *set, char *err, size_t errlen)
-{
-    const char *p = list;
-    int last = cpu_count_online() - 1;
-
-    CPU_ZERO(set);
-    while (*p) {
-        char *end;
-        long a = strtol(p, &end, 10), b;
-        if (end == p || a < 0 || a >= CPU_SETSIZE)
-            goto bad;
-        b = a;
-        if (*end == '-') {
-            p = end + 1;
-            end = (char *)p;
-            b = (*p == '\0' || *p == ',') ? last : strtol(p, &end, 10);
-            if (b < a || b >= CPU_SETSIZE)
-                goto bad;
-        }
-        for (long c = a; c <= b; c++)
-            CPU_SET((int)c, set);
-        p = end;
-        if (*p == ',')
-            p++;
-        else if (*p)
-            goto bad;
-    }
-    if (CPU_COUNT(set) > 0)
-        return 0;
-bad:
-    snprintf(err, errlen, "bad CPU list '%s'", list);
-    return -1;
-}
 
 /* A port the kernel calls free right now (bound to 0, read back, released). */
 static int free_port(char *err, size_t errlen)
@@ -456,8 +416,9 @@ static int setup(struct cal *c, const struct kb_calibrate_cfg *cfg, char *err, s
     }
     c->server_list = cfg->server_cpus ? cfg->server_cpus : k->server_cpus;
     c->client_list = cfg->client_cpus ? cfg->client_cpus : k->client_cpus;
-    if (parse_cpus(c->server_list, &c->server_cpus, err, errlen) < 0 ||
-        parse_cpus(c->client_list, &c->client_cpus, err, errlen) < 0)
+    /* the curve's placement, with the curve's meaning: this host's online CPUs */
+    if (kb_cpulist_parse_online(c->server_list, &c->server_cpus, NULL, 0, err, errlen) < 0 ||
+        kb_cpulist_parse_online(c->client_list, &c->client_cpus, NULL, 0, err, errlen) < 0)
         return -1;
     c->duration = or_default(cfg->duration_s, 3.0);
     c->warmup = cfg->warmup_s >= 0 ? cfg->warmup_s : 1.0;

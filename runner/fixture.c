@@ -51,12 +51,13 @@ void kb_fx_sleep_s(double s)
 static int placement(struct kb_fx *fx, const struct kb_fx_opts *o, char *err, size_t errlen)
 {
     cpu_set_t srv;
-    if (kb_cpulist_parse(o->server_cpus ? o->server_cpus : fx->c->server_cpus, &srv,
-                         fx->server_cpus, sizeof(fx->server_cpus)) < 0 ||
-        kb_cpulist_parse(o->client_cpus ? o->client_cpus : fx->c->client_cpus,
-                         &fx->client_set, fx->client_cpus, sizeof(fx->client_cpus)) < 0) {
-        snprintf(err, errlen, "server or client CPU list is empty or malformed on this host "
-                 "(%ld CPUs online)", sysconf(_SC_NPROCESSORS_ONLN));
+    char why[400];
+    if (kb_cpulist_parse_online(o->server_cpus ? o->server_cpus : fx->c->server_cpus, &srv,
+                                fx->server_cpus, sizeof(fx->server_cpus), why, sizeof(why)) < 0 ||
+        kb_cpulist_parse_online(o->client_cpus ? o->client_cpus : fx->c->client_cpus,
+                                &fx->client_set, fx->client_cpus, sizeof(fx->client_cpus), why,
+                                sizeof(why)) < 0) {
+        snprintf(err, errlen, "server or client CPUs: %s", why);
         return -1;
     }
     CPU_AND(&srv, &srv, &fx->client_set);

@@ -225,13 +225,10 @@ static void remove_dirs(struct kb_sandbox *sb);
 static int pin_set(struct kb_sandbox *sb, const struct kb_fixture_spec *spec, char *err,
                    size_t errlen)
 {
-    char canon[64];
     if (!spec->limits.server_cpuset[0])
         return 0;
-    if (kb_cpulist_parse(spec->limits.server_cpuset, &sb->cpus, canon, sizeof(canon)) < 0) {
-        snprintf(err, errlen, "server CPUs '%s' name no online CPU", spec->limits.server_cpuset);
+    if (kb_cpulist_parse_online(spec->limits.server_cpuset, &sb->cpus, NULL, 0, err, errlen) < 0)
         return -1;
-    }
     sb->pin = 1;
     return 0;
 }
