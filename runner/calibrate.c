@@ -31,6 +31,7 @@
 #include "runner/cpulist.h"
 #include "runner/evidence.h"
 #include "runner/jfield.h"
+#include "runner/spawn.h"
 #include "runner/verdict.h"
 
 /* Everything resolved from cfg and the contract for one calibration. */
@@ -46,42 +47,6 @@ struct cal {
     int threads, connections, port;
     pid_t control;
 };
-
-/* A port the kernel calls free right now (bound to 0, read back, released). */
-static int free_port(char *err, size_t errlen)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    else
-        snprintf(err, errlen, "no free port: %s", strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
-static int connect_once(int port)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
-
-    if (fd < 0)
-        return 0;
-    ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-    close(fd);
-    return ok;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
 
 /* In the child, before exec: pin, join the cgroups, send output to log. Never returns. */
 static void child_exec(char *const *argv, const cpu_set_t *cpus, const char *const *cgroups,
@@ -129,18 +94,7 @@ static pid_t spawn(char *const *argv, const cpu_set_t *cpus, const char *const *
 static int wait_bounded(pid_t pid, double bound_s)
 {
     int status = 0;
-
-    for (long waited = 0; waited < (long)(bound_s * 1000); waited += 20) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid)
-            return status;
-        if (r < 0 && errno != EINTR)
-            return -1;
-        sleep_ms(20);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return -1;
+    return kb_wait_exit(pid, (int)(bound_s * 1000), &status) == 0 ? status : -1;
 }
 
 static void stop_control(struct cal *c)
@@ -157,24 +111,30 @@ static int out_path(const struct cal *c, char *buf, size_t len, const char *name
     return snprintf(buf, len, "%s/%s", c->cfg->out_dir, name) < (int)len ? 0 : -1;
 }
 
+/* 1 while the control server runs; once it has ended it is reaped here, and forgotten. */
+static int control_alive(void *arg)
+{
+    struct cal *c = arg;
+    if (c->control > 0 && waitpid(c->control, NULL, WNOHANG) == c->control)
+        c->control = 0;
+    return c->control > 0;
+}
+
 static int start_control(struct cal *c, char *err, size_t errlen)
 {
-    const struct kb_strlist *tmpl = &c->contract.control.command;
-    char port[16], log[PATH_MAX], *argv[64] = { 0 };
-    const char *keys[] = { "root", "build", "port", "bind" };
-    const char *vals[] = { KB_ROOT, c->build, port, "127.0.0.1" };
+    struct kb_tmpl_vars vars = { .root = KB_ROOT, .build = c->build, .bind = "127.0.0.1",
+                                 .cpus = c->contract.cpus };
+    char log[PATH_MAX], why[256], *argv[64] = { 0 };
     int rc = -1;
 
-    if ((c->port = free_port(err, errlen)) < 0)
+    if ((c->port = kb_free_port(err, errlen)) < 0)
         return -1;
-    snprintf(port, sizeof(port), "%d", c->port);
-    if (tmpl->n == 0 || tmpl->n >= 64) {
+    vars.port = c->port;
+    if (c->contract.control.command.n == 0 ||
+        kb_tmpl_argv(&c->contract.control.command, &vars, argv, 64) < 0) {
         snprintf(err, errlen, "the contract's control command is empty or too long");
-        return -1;
+        goto out;
     }
-    for (size_t i = 0; i < tmpl->n; i++)
-        if (!(argv[i] = kb_expand(tmpl->v[i], keys, vals, 4)))
-            goto out;
     out_path(c, log, sizeof(log), "control.log");
     if (access(argv[0], X_OK) != 0) {
         snprintf(err, errlen, "control server %s: %s (make builds it)", argv[0], strerror(errno));
@@ -182,23 +142,17 @@ static int start_control(struct cal *c, char *err, size_t errlen)
     }
     if ((c->control = spawn(argv, &c->server_cpus, NULL, log, err, errlen)) < 0)
         goto out;
-    for (int i = 0; i < 250 && !connect_once(c->port); i++) {
-        if (waitpid(c->control, NULL, WNOHANG) == c->control) {
-            c->control = 0;
+    if (kb_wait_accepting("127.0.0.1", c->port, 5000, control_alive, c, why, sizeof(why)) < 0) {
+        if (c->control == 0)
             snprintf(err, errlen, "control server exited at start (see %s)", log);
-            goto out;
-        }
-        sleep_ms(20);
-    }
-    if (!connect_once(c->port)) {
-        snprintf(err, errlen, "control server not accepting on port %d after 5 s", c->port);
+        else
+            snprintf(err, errlen, "control server: %s", why);
         stop_control(c);
         goto out;
     }
     rc = 0;
 out:
-    for (size_t i = 0; i < 64 && argv[i]; i++)
-        free(argv[i]);
+    kb_tmpl_free(argv, 64);
     return rc;
 }
 

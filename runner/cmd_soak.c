@@ -15,6 +15,8 @@
  * fixture, its limits and identity, the load child and the server samples are
  * runner/fixture.c's, shared with `kneebench curve`. */
 #define _GNU_SOURCE
+#include "runner/capture.h"
+#include "runner/clock.h"
 #include "runner/commands.h"
 #include "runner/digest.h"
 #include "runner/evidence.h"
@@ -25,6 +27,7 @@
 #include "runner/procs.h"
 #include "runner/sandbox.h"
 #include "runner/soak.h"
+#include "runner/spawn.h"
 #include "runner/verdict.h"
 #include "contract.h"
 
@@ -399,7 +402,7 @@ static void start_phase(struct soak *s, const struct phase *p, struct kb_soak_ob
     struct kb_fixture_spec spec;
     json_t *pre = json_object();
 
-    s->fx.port = kb_fx_free_port();
+    s->fx.port = kb_free_port(err, sizeof(err));
     snprintf(fixdir, sizeof(fixdir), "%s/fixture", p->dir);
     kb_mkdirs(fixdir, err, sizeof(err));
     kb_path(pgdir, sizeof(pgdir), p->dir, "pg");
@@ -553,7 +556,7 @@ static json_t *stats_at_rest(struct soak *s, struct kb_soak_obs *o)
         }
         if (o->stats_at_rest || kb_fx_now_s() >= until || g_stop || !kb_fx_alive(&s->fx))
             return j;
-        kb_fx_sleep_s(0.25);
+        kb_sleep_ms(250);
     }
 }
 

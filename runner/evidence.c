@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 char *kb_path(char *out, size_t outlen, const char *dir, const char *file)
@@ -283,33 +282,6 @@ done:
     free(l.v);
     json_decref(files);
     return out;
-}
-
-int kb_capture_line(char *const *argv, char *out, size_t outlen)
-{
-    int fds[2], st;
-    ssize_t n;
-    pid_t pid;
-    out[0] = '\0';
-    if (pipe2(fds, O_CLOEXEC) < 0)
-        return -1;
-    if ((pid = fork()) == 0) {
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    n = pid < 0 ? -1 : read(fds[0], out, outlen - 1);
-    out[n > 0 ? n : 0] = '\0';
-    out[strcspn(out, "\n")] = '\0';
-    /* drain the rest so the child never blocks on a full pipe */
-    for (char junk[512]; n > 0 && read(fds[0], junk, sizeof(junk)) > 0;)
-        ;
-    close(fds[0]);
-    if (pid < 0 || waitpid(pid, &st, 0) < 0)
-        return -1;
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
 static void cpu_model(char *out, size_t outlen)

@@ -3,8 +3,7 @@
  * Owns: atomic file writes (tmp in the same directory, fsync, rename), directory creation,
  * the identity of a fixture (the SHA-256, through digest.h, of its executables and every
  * file of its source directories, sorted by path), and the host facts a run records
- * (kernel, CPU model, libmicrohttpd version, a command's first line of output). Never
- * prints; errors go to err. */
+ * (kernel, CPU model, libmicrohttpd version). Never prints; errors go to err. */
 #ifndef KB_EVIDENCE_H
 #define KB_EVIDENCE_H
 
@@ -51,9 +50,6 @@ int kb_which(const char *name, char *out, size_t outlen);
  * Returns a new reference, or NULL with err. */
 json_t *kb_fixture_identity(char *const *executables, size_t nexe, char *const *sources,
                             size_t nsrc, char *err, size_t errlen);
-
-/* First line of a command's stdout+stderr (argv NULL-terminated), "" if none. 0 or -1. */
-int kb_capture_line(char *const *argv, char *out, size_t outlen);
 
 /* Host facts: kernel (uname -srvm), CPU model, online CPUs, libmicrohttpd version. */
 json_t *kb_host_identity(void);

@@ -4,17 +4,19 @@
 #include "runner/fixture.h"
 #include "runner/agent.h"
 #include "runner/agent_client.h"
+#include "runner/capture.h"
+#include "runner/clock.h"
 #include "runner/cpulist.h"
 #include "runner/digest.h"
 #include "runner/evidence.h"
 #include "runner/portown.h"
 #include "runner/preflight.h"
+#include "runner/spawn.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,13 +39,6 @@ double kb_fx_now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-void kb_fx_sleep_s(double s)
-{
-    struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
-    if (s > 0)
-        nanosleep(&ts, NULL);
 }
 
 /* ---- the run's setup ------------------------------------------------------------------- */
@@ -215,36 +210,25 @@ void kb_fx_signals(void (*handler)(int))
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = handler;        /* no SA_RESTART: sleeps return early on Ctrl-C */
+    sa.sa_handler = handler;        /* no SA_RESTART: blocking calls return early on Ctrl-C */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
 
-int kb_fx_free_port(void)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET };
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 /* ---- the fixture's command and identity ------------------------------------------------ */
+
+/* What the contract's placeholders stand for in this run. */
+static struct kb_tmpl_vars fx_vars(const struct kb_fx *fx, const char *rundir)
+{
+    return (struct kb_tmpl_vars){ .root = KB_ROOT, .build = fx->build, .bind = "127.0.0.1",
+                                  .rundir = rundir, .port = fx->port, .cpus = fx->c->cpus };
+}
 
 char *kb_fx_expand(const struct kb_fx *fx, const char *tmpl, const char *rundir)
 {
-    char port[16], cpus[16];
-    const char *keys[] = { "root", "build", "port", "bind", "rundir", "cpus" };
-    const char *vals[] = { KB_ROOT, fx->build, port, "127.0.0.1", rundir ? rundir : "", cpus };
-    snprintf(port, sizeof(port), "%d", fx->port);
-    snprintf(cpus, sizeof(cpus), "%d", fx->c->cpus);
-    return kb_expand(tmpl, keys, vals, 6);
+    struct kb_tmpl_vars v = fx_vars(fx, rundir);
+    return kb_tmpl_expand(tmpl, &v);
 }
 
 int kb_fx_image_id(const char *image, char *id, size_t idlen, char *err, size_t errlen)
@@ -286,53 +270,24 @@ static json_t *image_identity(const struct kb_fx *fx, char *err, size_t errlen)
                      "sha256", hex);
 }
 
-/* All of a command's stdout and stderr (malloc'd, NUL-terminated) and its exit status. */
-static char *capture_all(char *const *argv, int *status)
-{
-    int fds[2], st = -1;
-    size_t len = 0, cap = 8192;
-    char *buf = malloc(cap);
-    ssize_t n;
-    pid_t pid;
-    if (!buf || pipe2(fds, O_CLOEXEC) < 0) {
-        free(buf);
-        return NULL;
-    }
-    if ((pid = fork()) == 0) {
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    while (pid > 0 && (n = read(fds[0], buf + len, cap - len - 1)) > 0) {
-        char *more;
-        len += (size_t)n;
-        if (cap - len < 1024 && (more = realloc(buf, cap * 2))) {
-            buf = more;
-            cap *= 2;
-        }
-        if (cap - len <= 1)
-            break;      /* could not grow: what was read must do */
-    }
-    close(fds[0]);
-    buf[len] = '\0';
-    if (pid > 0 && waitpid(pid, &st, 0) == pid)
-        *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    else
-        *status = -1;
-    return buf;
-}
+/* image-identity.py's JSON: the image's labels, base and its own image.json */
+#define IMAGE_IDENTITY_MAX (256 * 1024)
 
 json_t *kb_fx_image_identity(const struct kb_fx *fx, char *err, size_t errlen)
 {
     char *const argv[] = { KB_ROOT "/docker/image-identity.py", (char *)fx->image, NULL };
+    struct kb_capture c = { .out = malloc(IMAGE_IDENTITY_MAX), .out_cap = IMAGE_IDENTITY_MAX };
+    char *out = c.out, why[512];
     json_error_t je;
     json_t *j = NULL;
-    int st;
-    char *out = capture_all(argv, &st);
+    int st = out ? kb_capture_run(argv, &c, why, sizeof(why)) : -1;
     if (!out)
-        snprintf(err, errlen, "could not run %s", argv[0]);
+        snprintf(err, errlen, "%s: out of memory", argv[0]);
+    else if (st < 0)
+        snprintf(err, errlen, "%s", why);
+    else if (c.truncated)
+        snprintf(err, errlen, "%s %s printed more than %d bytes", argv[0], fx->image,
+                 IMAGE_IDENTITY_MAX);
     else if (st != 0)
         snprintf(err, errlen, "%s %s exited %d: %.300s", argv[0], fx->image, st, out);
     else if (!(j = json_loads(out, 0, &je)) || !json_is_object(j) ||
@@ -429,20 +384,14 @@ void kb_fx_spec(const struct kb_fx *fx, const char *rundir, const struct kb_pgru
                 int db_pool, char **argv, char **env, char *log, struct kb_fixture_spec *spec)
 {
     const struct kb_runtime *rt = fx->rt;
-    size_t i;
+    struct kb_tmpl_vars v = fx_vars(fx, rundir);
+    int n;
     memset(spec, 0, sizeof(*spec));
-    for (i = 0; i < rt->command.n && i < 63; i++)
-        argv[i] = kb_fx_expand(fx, rt->command.v[i], rundir);
-    argv[i] = NULL;
+    /* past 63 arguments or 15 variables the rest is left out, as the contract is ours */
+    n = kb_tmpl_argv(&rt->command, &v, argv, 64);
     if (pg && pg->running)
-        kb_pgrun_args(pg, rt, db_pool, argv, i, 64);
-    for (i = 0; i < rt->env_keys.n && i < 15; i++) {
-        char *v = kb_fx_expand(fx, rt->env_vals.v[i], rundir);
-        if (asprintf(&env[i], "%s=%s", rt->env_keys.v[i], v) < 0)
-            env[i] = NULL;
-        free(v);
-    }
-    env[i] = NULL;
+        kb_pgrun_args(pg, rt, db_pool, argv, n < 0 ? 63 : (size_t)n, 64);
+    kb_tmpl_env(&rt->env_keys, &rt->env_vals, &v, env, 16);
     kb_path(log, 4200, rundir, "fixture.log");
     spec->name = rt->name;
     spec->argv = argv;
@@ -460,10 +409,8 @@ void kb_fx_spec(const struct kb_fx *fx, const char *rundir, const struct kb_pgru
 
 void kb_fx_spec_free(char **argv, char **env)
 {
-    for (size_t i = 0; i < 64 && argv[i]; i++)
-        free(argv[i]);
-    for (size_t i = 0; i < 16 && env[i]; i++)
-        free(env[i]);
+    kb_tmpl_free(argv, 64);
+    kb_tmpl_free(env, 16);
 }
 
 /* ---- start, stop, watch ---------------------------------------------------------------- */
@@ -542,7 +489,7 @@ int kb_fx_start(struct kb_fx *fx, const struct kb_fixture_spec *spec, const char
     if (port_free_before(fx, spec, reason, reasonlen) < 0)
         return KB_FX_HARNESS;
     if (!(fx->sb = fx->ops->start(spec, err, sizeof(err))) ||
-        kb_wait_ready_at(fx->target, fx->port, 20000, kb_fx_alive, fx, err, sizeof(err)) < 0) {
+        kb_wait_accepting(fx->target, fx->port, 20000, kb_fx_alive, fx, err, sizeof(err)) < 0) {
         /* the agent says when its host, not the fixture, stood in the way (agent_client.c
          * puts "agent: " before its refusal) */
         static const char remote_harness[] = "agent: " KB_AGENT_HARNESS;
@@ -703,7 +650,7 @@ int kb_fx_drive(struct kb_fx *fx, const struct kb_fx_load *ld, const char *route
             fx->last_exit_check = t;
             kb_fx_check_exit(fx, obs);
         }
-        kb_fx_sleep_s(0.02);
+        kb_sleep_ms(20);
     }
     fx->load_pid = 0;
     obs->load_exit = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

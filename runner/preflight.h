@@ -1,7 +1,7 @@
 /* preflight.h -- a tiny blocking HTTP/1.1 client that checks one route against the contract.
  *
- * Used before a runtime's points (preflight), after each point (postflight) and to wait
- * until a fixture accepts connections. One request per connection, with a deadline; it
+ * Used before a runtime's points (preflight) and after each point (postflight); waiting
+ * until a fixture accepts connections is spawn.h's. One request per connection, with a deadline; it
  * reads exactly Content-Length bytes of body. Never prints. The plain functions talk to
  * 127.0.0.1; the _at ones to an IPv4 host (the curve's --target with a remote fixture;
  * NULL = 127.0.0.1). */
@@ -36,12 +36,5 @@ int kb_preflight_match(const struct kb_route *r, const struct kb_http_reply *rep
 int kb_preflight_route(int port, const struct kb_route *r, char *reason, size_t reasonlen);
 int kb_preflight_route_at(const char *host, int port, const struct kb_route *r, char *reason,
                           size_t reasonlen);
-
-/* Poll a TCP connect to the port every 50 ms until it succeeds (0), the deadline passes or
- * still_alive(arg) returns 0 (-1 with the reason). still_alive may be NULL. */
-int kb_wait_ready(int port, int timeout_ms, int (*still_alive)(void *), void *arg, char *err,
-                  size_t errlen);
-int kb_wait_ready_at(const char *host, int port, int timeout_ms, int (*still_alive)(void *),
-                     void *arg, char *err, size_t errlen);
 
 #endif
