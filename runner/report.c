@@ -1,6 +1,7 @@
 /* report.c -- the report model: evidence in, aggregated rows out. Reads files only. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/report.h"
+#include "runner/report_int.h"
 #include "runner/evidence.h"
 
 #include <stdlib.h>
