@@ -45,7 +45,7 @@
 #include "runner/sandbox.h"
 #include "runner/units.h"
 #include "runner/verdict.h"
-#include "contract.h"
+#include "fixtures/contract.h"
 
 #include <dirent.h>
 #include <errno.h>

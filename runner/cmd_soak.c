@@ -24,7 +24,7 @@
 #include "runner/sandbox.h"
 #include "runner/soak.h"
 #include "runner/verdict.h"
-#include "contract.h"
+#include "fixtures/contract.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -4,7 +4,7 @@
 #ifndef KB_CPULIST_H
 #define KB_CPULIST_H
 
-#include <sched.h>               /* cpu_set_t: includers define _GNU_SOURCE */
+#include <sched.h>               /* cpu_set_t (glibc defines the type without _GNU_SOURCE) */
 #include <stddef.h>
 
 /* Parse s into set (CPUs past the last online one are dropped) and write its canonical
