@@ -156,55 +156,34 @@ out:
     return rc;
 }
 
-/* The figures of one load JSON, read by the same parser as a curve point's; -1 with err. */
+/* The figures of one load JSON, read by the curve's own reader; -1 with err. */
 static int read_step(const char *path, struct kb_point_load *lr, struct kb_calibrate_step *s,
                      char *err, size_t errlen)
 {
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    int rc;
-
-    if (!j) {
-        snprintf(err, errlen, "%s: %s", path, je.text);
+    if (kb_point_load_read(path, lr, NULL, err, errlen) < 0)
+        return -1;
+    if (lr->requested_rps <= 0) {
+        snprintf(err, errlen, "%s: requested_rps %g is not a rate", path, lr->requested_rps);
         return -1;
     }
-    rc = kb_point_load_parse(j, lr, err, errlen);
-    json_decref(j);
-    if (rc < 0 || lr->requested_rps <= 0)
-        return -1;
     s->achieved_rps = lr->achieved_rps;
     s->cpu_fraction = lr->client_cpu_fraction;
     s->lag_p99_us = lr->lag.p99;
     s->rx_delay_p99_us = lr->rx_delay.p99;
     s->corrected_p99_us = lr->corrected.p99;
-    s->errors = lr->errors_total;
+    s->errors = kb_point_load_socket_errors(lr);
     s->threads = lr->threads;
     /* Held means in time: responses that only came during the drain do not count here
-     * (achieved_rps includes them), so delivery is what arrived within the interval. */
-    s->delivery = lr->completed_in_interval >= 0 && lr->scheduled > 0
-                      ? (double)lr->completed_in_interval / (double)lr->scheduled
-                      : lr->achieved_rps / lr->requested_rps;
+     * (achieved_rps includes them). */
+    s->delivery = kb_point_load_in_time(lr);
     return 0;
 }
 
-/* Held: the client trusted by the curve's own judgement, and the control server -- known to
- * be fast -- answered everything in time. */
+/* Held: the curve's own judgement of the client (kb_trust_rung, runner/verdict.h), with the
+ * control server -- known to be fast -- answering everything in time. */
 static void judge(const struct cal *c, const struct kb_point_load *lr, struct kb_calibrate_step *s)
 {
-    char trust[256];
-    size_t n = 0;
-
-    s->why[0] = '\0';
-    if (!kb_trust_judge(lr, &c->crit, trust, sizeof(trust)))
-        n += (size_t)snprintf(s->why, sizeof(s->why), "%s; ", trust);
-    if (n < sizeof(s->why) && s->delivery < c->min_delivery)
-        n += (size_t)snprintf(s->why + n, sizeof(s->why) - n, "delivery %.4f < %.3f; ",
-                              s->delivery, c->min_delivery);
-    if (n < sizeof(s->why) && s->errors > 0)
-        n += (size_t)snprintf(s->why + n, sizeof(s->why) - n, "%lld errors; ", s->errors);
-    if (n >= 2 && n < sizeof(s->why))
-        s->why[n - 2] = '\0';
-    s->held = s->why[0] == '\0';
+    s->held = kb_trust_rung(lr, &c->crit, c->min_delivery, s->why, sizeof(s->why));
 }
 
 /* step-II.json for a step's first attempt, step-II-A.json for attempt A after it. */

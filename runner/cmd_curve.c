@@ -49,7 +49,7 @@
 #include "runner/spawn.h"
 #include "runner/units.h"
 #include "runner/verdict.h"
-#include "contract.h"
+#include "fixtures/contract.h"
 
 #include <dirent.h>
 #include <errno.h>

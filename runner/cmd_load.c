@@ -383,21 +383,6 @@ static int fit_threads(const struct load_args *a, const cpu_set_t *cpus, double 
     return n;
 }
 
-static int compile_expect(const struct kb_route *r, struct kb_resp_expect *e, regex_t *re)
-{
-    e->status = r->status;
-    e->content_type = r->content_type;
-    e->body = r->body;
-    e->body_len = r->body_len;
-    e->body_regex = NULL;
-    if (!r->body && r->body_regex) {
-        if (regcomp(re, r->body_regex, REG_EXTENDED | REG_NOSUB))
-            return -1;
-        e->body_regex = re;
-    }
-    return 0;
-}
-
 static int write_outputs(const struct load_args *a, const struct kb_load_meta *m,
                          const struct kb_load_result *res)
 {
@@ -452,7 +437,7 @@ static int run(struct load_args *a, const struct kb_contract *ct)
         check_writable(a->hlog) || check_writable(a->series_csv) || check_writable(a->requests_log) ||
         fit_descriptors(a->connections))
         return 2;
-    if (compile_expect(route, &expect, &re))
+    if (kb_resp_expect_route(route, &expect, &re))
         return bad("route '%s' has a body_regex that does not compile", a->route);
     have_re = expect.body_regex != NULL;
     n = snprintf(NULL, 0, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, host);

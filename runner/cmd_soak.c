@@ -29,7 +29,7 @@
 #include "runner/soak.h"
 #include "runner/spawn.h"
 #include "runner/verdict.h"
-#include "contract.h"
+#include "fixtures/contract.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -14,7 +14,7 @@
 #ifndef KB_CPULIST_H
 #define KB_CPULIST_H
 
-#include <sched.h>               /* cpu_set_t: includers define _GNU_SOURCE */
+#include <sched.h>               /* cpu_set_t (glibc defines the type without _GNU_SOURCE) */
 #include <stddef.h>
 
 /* Parse s into set: "N-" runs to CPU_SETSIZE - 1, a range's end past it is cut there. The

@@ -675,17 +675,15 @@ static void first_line(const char *dir, const char *file, char *line, size_t len
 void kb_fx_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
                      json_t **load)
 {
-    char path[4200], err[256];
-    kb_path(path, sizeof(path), dir, "load.json");
-    *load = json_load_file(path, 0, NULL);
+    char path[4200], err[sizeof(obs->load_problem)];
+    int rc = kb_point_load_read(kb_path(path, sizeof(path), dir, "load.json"), lr, load, err,
+                                sizeof(err));
     if (obs->load_exit != 0) {
         char line[200];
         first_line(dir, "load.log", line, sizeof(line));
         snprintf(obs->load_problem, sizeof(obs->load_problem), "load generator exited %d: %s",
                  obs->load_exit, line);
-    } else if (!*load) {
-        snprintf(obs->load_problem, sizeof(obs->load_problem), "no load.json");
-    } else if (kb_point_load_parse(*load, lr, err, sizeof(err)) < 0) {
+    } else if (rc < 0) {
         snprintf(obs->load_problem, sizeof(obs->load_problem), "%s", err);
     } else {
         obs->have_load = 1;

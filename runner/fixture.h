@@ -27,10 +27,10 @@
 #include "runner/procs.h"
 #include "runner/sandbox.h"
 #include "runner/verdict.h"
-#include "contract.h"
+#include "fixtures/contract.h"
 
 #include <jansson.h>
-#include <sched.h>                 /* cpu_set_t: includers define _GNU_SOURCE */
+#include <sched.h>                 /* cpu_set_t (glibc defines the type without _GNU_SOURCE) */
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -187,8 +187,9 @@ int kb_fx_drive(struct kb_fx *fx, const struct kb_fx_load *ld, const char *route
 /* Kill a load child still running (cleanup) and reap it. */
 void kb_fx_kill_load(struct kb_fx *fx, int sig);
 
-/* dir/load.json into *load (NULL when absent) and lr; obs gets have_load or the problem
- * (the exit status with load.log's first line, no load.json, or what did not parse). */
+/* dir/load.json into *load (NULL when absent or not JSON) and lr, by runner/loadjson.h's
+ * reader; obs gets have_load or the problem (the exit status with load.log's first line,
+ * or the reader's error, which names the file and the field). */
 void kb_fx_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
                      json_t **load);
 

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runner/report.h"
 #include "runner/jfield.h"
+#include "runner/report_int.h"
 #include "runner/evidence.h"
 
 #include <stdlib.h>

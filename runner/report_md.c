@@ -4,6 +4,7 @@
  * referenced. Built in memory, written atomically. */
 #define _GNU_SOURCE
 #include "runner/report.h"
+#include "runner/report_int.h"
 #include "runner/calibrate.h"
 #include "runner/evidence.h"
 #include "runner/jfield.h"
