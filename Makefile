@@ -44,7 +44,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 WARN       := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS     ?= -O2 -g
-ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -I. -Ifixtures $(PKG_CFLAGS)
+ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -I. $(PKG_CFLAGS)
 ALL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
 
 # Every program a module builds is added to PROGRAMS; every test target to TESTS.

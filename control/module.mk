@@ -1,6 +1,8 @@
 # control/: build/kb-control, the known-fast control server; and `make bench-loadgen`.
 CONTROL_SRCS := $(wildcard control/*.c)
-control_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out control/main.c,$(CONTROL_SRCS))) $(FIXTURE_OBJS)
+# --cpus is parsed by the runner's one CPU list parser
+control_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out control/main.c,$(CONTROL_SRCS))) $(FIXTURE_OBJS) \
+                    $(OBJ)/runner/cpulist.o
 # the contract (jansson); the tree is found by runner/root.o when --contract is not given
 control_LDLIBS := $(LIBS_jansson)
 

@@ -67,7 +67,7 @@ struct kb_agent_cfg {
                                  * that no one else may write; NULL = a fresh one made with
                                  * mkdtemp under $TMPDIR or /tmp (named on log) */
     const char *build_dir;      /* {build}; NULL = this program's directory */
-    const char *contract_path;  /* NULL = kb_contract_default_path() */
+    const char *contract_path;  /* NULL = kb_root_contract() */
     volatile sig_atomic_t *stop;  /* serve until *stop becomes non-zero */
     FILE *log;                  /* "listening on ADDR:PORT" and one line per command, or NULL */
 };
