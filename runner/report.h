@@ -87,6 +87,8 @@ struct kb_report_series {
     char note[256];              /* "" when the series was read */
 };
 
+struct kb_rederive;           /* below */
+
 struct kb_report {
     json_t *plan, *run;          /* owned */
     json_t *fixtures;            /* {runtime: {limits, identity sha256, preflight}} owned */
@@ -101,7 +103,39 @@ struct kb_report {
     char cal_note[512];          /* when cal is NULL: absent, or why it could not be read */
     struct kb_report_series *series;   /* one per runtime x route with an uncontrolled row */
     size_t nseries;
+    /* The papers' highest controlled points (the contract's "published"): {source, host,
+     * highest_controlled_rps: {runtime: {route: rps}}}, or NULL (published_note says why).
+     * For orientation beside this run's: measured on the papers' host, never a target. */
+    json_t *published;           /* owned */
+    char published_note[256];
+    struct kb_rederive *rd;      /* the re-derivation the rows came from, or NULL (not owned) */
 };
+
+/* Re-derivation (report_rejudge.c): every complete point's verdict derived again from the
+ * run's raw files by the curve's own judgement (runner/judgement.h) -- load.json, verdict.json's
+ * record of what else the judgement read (judged_by), calibrate/calibrate.json -- and set
+ * against the stored one. With rejudge, the rows then take the verdicts under min_delivery
+ * and max_p99_us in place of the run's, and report.md names that criterion first. */
+struct kb_rederive {
+    int rejudge;
+    double min_delivery, max_p99_us;     /* rejudge: the criterion (fill both) */
+    size_t nchecked;                     /* points re-derived */
+    char **mismatch;                     /* "point ID: stored verdict X, re-derived Y (why)" */
+    size_t nmismatch;
+    char **unchecked;                    /* ids with neither a judgement record nor the load
+                                            generator's output (hand-made evidence) */
+    size_t nunchecked;
+    json_t *changed;                     /* rejudge: [{point, stored, rejudged, reason}] or NULL */
+};
+/* kb_report_load, with every complete point re-derived into rd (zeroed by the caller but for
+ * rejudge and its criterion). Mismatches do not fail the load: the caller refuses. */
+int kb_report_load_rederived(const char *dir, struct kb_report *r, struct kb_rederive *rd,
+                             char *err, size_t errlen);
+void kb_rederive_free(struct kb_rederive *rd);
+/* Internal to the load: one point's verdict.json v re-derived, its load replaced by load.json
+ * and, when re-judging, its verdict by the new one. */
+void kb_report_rederive_point(struct kb_report *r, const char *dir, const char *id, long rate,
+                              json_t *v);
 
 /* 0, or -1 with err (no plan.json, unreadable verdict). Missing points are not an error
  * here; the caller decides (refuse, or --partial). */
@@ -167,9 +201,11 @@ int kb_report_read_series(const char *path, struct kb_report_series *s, char *er
  * -1 when the run has no calibration. */
 int kb_report_covers(const struct kb_report *r, long rate);
 
-/* Internal to kb_report_load/kb_report_free (report_proof.c): the calibration and the
- * series; neither fails the load, a missing or unreadable file is noted in the model. */
-void kb_report_load_proof(struct kb_report *r, const char *dir);
+/* Internal to kb_report_load/kb_report_free (report_proof.c): the calibration (before the
+ * rows: a re-derived verdict needs its margin) and the series (after them); neither fails
+ * the load, a missing or unreadable file is noted in the model. */
+void kb_report_load_calibration(struct kb_report *r, const char *dir);
+void kb_report_load_series(struct kb_report *r, const char *dir);
 void kb_report_free_proof(struct kb_report *r);
 
 /* Writers: 0 or -1 with err. Each writes atomically into dir. */
