@@ -11,6 +11,7 @@
  * failure its stored reason names (runner/verdict.c's wording). */
 #define _GNU_SOURCE
 #include "runner/report.h"
+#include "runner/report_int.h"
 #include "runner/calibrate.h"
 #include "runner/evidence.h"
 #include "runner/fixture.h"

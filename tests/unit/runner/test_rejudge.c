@@ -10,6 +10,7 @@
 #include "runner/evidence.h"
 #include "runner/judgement.h"
 #include "runner/report.h"
+#include "runner/report_int.h"
 #include "tests/lib/kb_check.h"
 
 #include <math.h>
