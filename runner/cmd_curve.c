@@ -41,6 +41,7 @@
 #include "runner/digest.h"
 #include "runner/evidence.h"
 #include "runner/fixture.h"
+#include "runner/judgement.h"
 #include "runner/matrix.h"
 #include "runner/pgcluster.h"
 #include "runner/preflight.h"
@@ -729,9 +730,7 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     json_t *j, *load = NULL;
     double t0 = kb_fx_now_s();
     struct settled st = { 0, -1, 0 };
-    enum kb_verdict v, sv;
-    char sreason[768], treason[256];
-    int trusted;
+    struct kb_judgement jd;
     int rc = -1;
 
     memset(&lr, 0, sizeof(lr));
@@ -774,28 +773,17 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     s.csv = NULL;
     kb_path(reason, sizeof(reason), dir, "samples.csv");
     rename(path, reason);
-    /* The server's own verdict is kept whatever the client's trust: a client-limited point
-     * still says what its figures showed, marked unproven in the report. */
-    sv = kb_verdict_server(&lr, &obs, &crit, sreason, sizeof(sreason));
-    trusted = kb_trust_judge(&lr, &crit, treason, sizeof(treason));
-    if (trusted && cv->cal && !kb_calibrate_covers(cv->cal, (double)pt->rate)) {
-        trusted = 0;
-        snprintf(treason, sizeof(treason), "above the client's proven margin (%.0f req/s held "
-                 "against the control server; %.2fx needed)", cv->cal->margin_rps, cv->cal->factor);
-    }
-    v = sv == KB_FAILED || trusted ? sv : KB_CLIENT_LIMITED;
-    snprintf(reason, sizeof(reason), "%s", v == KB_CLIENT_LIMITED ? treason : sreason);
-    j = verdict_json(cv, pt, v, reason, load, &s, kb_fx_now_s() - t0);
-    json_object_set_new(j, "server_verdict", json_string(kb_verdict_name(sv)));
-    json_object_set_new(j, "server_reason", json_string(sreason));
-    json_object_set_new(j, "client_trust", json_pack("{s:b,s:s}", "ok", trusted, "reason", treason));
+    /* judged_by keeps what the judgement read beside load.json: the report re-derives it */
+    kb_judge_point(&lr, &obs, &crit, cv->cal, (double)pt->rate, &jd);
+    j = verdict_json(cv, pt, jd.verdict, jd.reason, load, &s, kb_fx_now_s() - t0);
+    kb_judgement_record(j, &jd, &obs, &crit, cv->cal != NULL);
     json_object_set_new(j, "settle_s", json_real(st.seconds));
     json_object_set_new(j, "settle_server_cpu", st.server_cpu < 0 ? json_null() : json_real(st.server_cpu));
     json_object_set_new(j, "settle_quiet", json_boolean(st.quiet));
     kb_path(path, sizeof(path), dir, "verdict.json");
     rc = kb_write_json_atomic(path, j, err, sizeof(err));
     json_decref(j);
-    j = json_pack("{s:s,s:s}", "point", pt->id, "verdict", kb_verdict_name(v));
+    j = json_pack("{s:s,s:s}", "point", pt->id, "verdict", kb_verdict_name(jd.verdict));
     kb_path(path, sizeof(path), dir, "DONE");
     if (rc == 0)
         rc = kb_write_json_atomic(path, j, err, sizeof(err));
@@ -807,7 +795,7 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
         cv->ran++;
         cv->run_secs += kb_fx_now_s() - t0;
     }
-    progress(cv, pt, kb_verdict_name(v), load, 0);
+    progress(cv, pt, kb_verdict_name(jd.verdict), load, 0);
 out:
     if (s.csv)
         fclose(s.csv);

@@ -4,6 +4,7 @@
 #include "runner/jfield.h"
 #include "runner/report_int.h"
 #include "runner/evidence.h"
+#include "fixtures/contract.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,14 +80,19 @@ long kb_report_rate(const struct kb_report *r, size_t i)
     return (long)json_integer_value(json_array_get(json_object_get(r->plan, "rates"), i));
 }
 
-/* The evidence of one complete point, or NULL when its marker is missing. */
-static json_t *load_point(const char *dir, const char *id)
+/* The evidence of one complete point, or NULL when its marker is missing; re-derived from
+ * the raw files when the load asks for it. */
+static json_t *load_point(struct kb_report *r, const char *dir, const char *id, long rate)
 {
     char path[4200], pdir[4200];
+    json_t *v;
     snprintf(pdir, sizeof(pdir), "%s/points/%s", dir, id);
     if (!kb_file_exists(kb_path(path, sizeof(path), pdir, "DONE")))
         return NULL;
-    return json_load_file(kb_path(path, sizeof(path), pdir, "verdict.json"), 0, NULL);
+    v = json_load_file(kb_path(path, sizeof(path), pdir, "verdict.json"), 0, NULL);
+    if (v && r->rd)
+        kb_report_rederive_point(r, dir, id, rate, v);
+    return v;
 }
 
 enum { F_ACH, F_DEL, F_P50, F_P90, F_P99, F_P999, F_MAX, F_SRV, F_CPU_S, F_CPU_US, F_N };
@@ -293,7 +299,7 @@ static void build_rows(struct kb_report *r, const char *dir)
             }
     json_array_foreach(pts, i, pt) {
         const char *id = json_string_value(json_object_get(pt, "id"));
-        json_t *v = load_point(dir, id);
+        json_t *v = load_point(r, dir, id, (long)json_integer_value(json_object_get(pt, "rate")));
         const struct kb_report_row *row = kb_report_row(r,
             json_string_value(json_object_get(pt, "runtime")),
             json_string_value(json_object_get(pt, "route")),
@@ -337,7 +343,37 @@ static void load_fixtures(struct kb_report *r, const char *dir)
     }
 }
 
-int kb_report_load(const char *dir, struct kb_report *r, char *err, size_t errlen)
+/* The papers' figures from the contract, for orientation: absent or unreadable, the report
+ * says so and goes on. */
+static void load_published(struct kb_report *r)
+{
+    struct kb_contract c;
+    char err[256];
+    json_t *hi;
+    if (kb_contract_load(kb_contract_default_path(), &c, err, sizeof(err)) < 0) {
+        snprintf(r->published_note, sizeof(r->published_note), "%s", err);
+        return;
+    }
+    if (c.npublished == 0) {
+        snprintf(r->published_note, sizeof(r->published_note), "the contract %s publishes "
+                 "no figures", c.path);
+    } else {
+        hi = json_object();
+        for (size_t i = 0; i < c.npublished; i++) {
+            json_t *rt = json_object_get(hi, c.published[i].runtime);
+            if (!rt)
+                json_object_set_new(hi, c.published[i].runtime, rt = json_object());
+            json_object_set_new(rt, c.published[i].route,
+                                json_integer(c.published[i].highest_controlled_rps));
+        }
+        r->published = json_pack("{s:s,s:s,s:o}", "source", c.published_source, "host",
+                                 c.published_host, "highest_controlled_rps", hi);
+    }
+    kb_contract_free(&c);
+}
+
+static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd, char *err,
+                    size_t errlen)
 {
     char path[4200];
     json_t *crit;
@@ -358,14 +394,28 @@ int kb_report_load(const char *dir, struct kb_report *r, char *err, size_t errle
         kb_report_free(r);
         return -1;
     }
-    r->min_delivery = kb_jnum(crit, "min_delivery", NULL);
-    r->max_p99_us = kb_jnum(crit, "max_p99_us", NULL);
+    r->rd = rd;
+    r->min_delivery = rd && rd->rejudge ? rd->min_delivery : kb_jnum(crit, "min_delivery", NULL);
+    r->max_p99_us = rd && rd->rejudge ? rd->max_p99_us : kb_jnum(crit, "max_p99_us", NULL);
     r->repeats = (int)json_integer_value(json_object_get(r->plan, "repeats"));
     r->unconstrained = json_is_true(json_object_get(r->plan, "unconstrained"));
+    kb_report_load_calibration(r, dir);
     build_rows(r, dir);
     load_fixtures(r, dir);
-    kb_report_load_proof(r, dir);
+    kb_report_load_series(r, dir);
+    load_published(r);
     return 0;
+}
+
+int kb_report_load(const char *dir, struct kb_report *r, char *err, size_t errlen)
+{
+    return load_run(dir, r, NULL, err, errlen);
+}
+
+int kb_report_load_rederived(const char *dir, struct kb_report *r, struct kb_rederive *rd,
+                             char *err, size_t errlen)
+{
+    return load_run(dir, r, rd, err, errlen);
 }
 
 void kb_report_free(struct kb_report *r)
@@ -380,6 +430,7 @@ void kb_report_free(struct kb_report *r)
     json_decref(r->plan);
     json_decref(r->run);
     json_decref(r->fixtures);
+    json_decref(r->published);
     memset(r, 0, sizeof(*r));
 }
 

@@ -65,6 +65,8 @@ struct kb_report_row {
 
 struct kb_calibrate_result;      /* runner/calibrate.h */
 
+struct kb_rederive;           /* below */
+
 struct kb_report {
     json_t *plan, *run;          /* owned */
     json_t *fixtures;            /* {runtime: {limits, identity sha256, preflight}} owned */
@@ -80,7 +82,35 @@ struct kb_report {
     struct kb_report_series *series;   /* one per runtime x route with an uncontrolled row
                                           (runner/report_int.h) */
     size_t nseries;
+    /* The papers' highest controlled points (the contract's "published"): {source, host,
+     * highest_controlled_rps: {runtime: {route: rps}}}, or NULL (published_note says why).
+     * For orientation beside this run's: measured on the papers' host, never a target. */
+    json_t *published;           /* owned */
+    char published_note[256];
+    struct kb_rederive *rd;      /* the re-derivation the rows came from, or NULL (not owned) */
 };
+
+/* Re-derivation (report_rejudge.c): every complete point's verdict derived again from the
+ * run's raw files by the curve's own judgement (runner/judgement.h) -- load.json, verdict.json's
+ * record of what else the judgement read (judged_by), calibrate/calibrate.json -- and set
+ * against the stored one. With rejudge, the rows then take the verdicts under min_delivery
+ * and max_p99_us in place of the run's, and report.md names that criterion first. */
+struct kb_rederive {
+    int rejudge;
+    double min_delivery, max_p99_us;     /* rejudge: the criterion (fill both) */
+    size_t nchecked;                     /* points re-derived */
+    char **mismatch;                     /* "point ID: stored verdict X, re-derived Y (why)" */
+    size_t nmismatch;
+    char **unchecked;                    /* ids with neither a judgement record nor the load
+                                            generator's output (hand-made evidence) */
+    size_t nunchecked;
+    json_t *changed;                     /* rejudge: [{point, stored, rejudged, reason}] or NULL */
+};
+/* kb_report_load, with every complete point re-derived into rd (zeroed by the caller but for
+ * rejudge and its criterion). Mismatches do not fail the load: the caller refuses. */
+int kb_report_load_rederived(const char *dir, struct kb_report *r, struct kb_rederive *rd,
+                             char *err, size_t errlen);
+void kb_rederive_free(struct kb_rederive *rd);
 
 /* 0, or -1 with err (no plan.json, unreadable verdict). Missing points are not an error
  * here; the caller decides (refuse, or --partial). */

@@ -310,6 +310,30 @@ static json_t *highest_json(const struct kb_report *r)
     return hi;
 }
 
+/* The criterion the rows were judged by, and whether it is the run's own. */
+static json_t *criteria_json(const struct kb_report *r)
+{
+    json_t *run = json_object_get(r->plan, "criteria");
+    return json_pack("{s:f,s:f,s:b,s:O}", "min_delivery_fraction", r->min_delivery,
+                     "max_p99_us", r->max_p99_us, "rejudged", r->rd && r->rd->rejudge,
+                     "run", run ? run : json_null());
+}
+
+/* How the verdicts were checked against the raw files; null when they were not. */
+static json_t *rederived_json(const struct kb_report *r)
+{
+    json_t *un = json_array();
+    if (!r->rd) {
+        json_decref(un);
+        return json_null();
+    }
+    for (size_t i = 0; i < r->rd->nunchecked; i++)
+        json_array_append_new(un, json_string(r->rd->unchecked[i]));
+    return json_pack("{s:I,s:o,s:o}", "checked_count", (json_int_t)r->rd->nchecked,
+                     "not_rederived", un, "changed",
+                     r->rd->changed ? json_incref(r->rd->changed) : json_array());
+}
+
 int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, size_t errlen)
 {
     json_t *rows = json_array(), *missing = json_array(), *doc, *im;
@@ -325,6 +349,9 @@ int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, 
                     r->unconstrained, "missing", missing, "highest_controlled", highest_json(r),
                     "answer", answer_json(r), "efficiency", efficiency_json(r), "rows", rows,
                     "plan", r->plan, "run", r->run, "fixtures", r->fixtures);
+    json_object_set_new(doc, "criteria", criteria_json(r));
+    json_object_set_new(doc, "rederived", rederived_json(r));
+    json_object_set(doc, "published", r->published ? r->published : json_null());
     json_object_set_new(doc, "calibration", calibration_json(r));
     json_object_set_new(doc, "first_uncontrolled_series", series_json(r));
     /* the backend, and with docker the image that ran (run.json has its full identity) */

@@ -69,9 +69,15 @@ int kb_report_read_series(const char *path, struct kb_report_series *s, char *er
  * -1 when the run has no calibration. */
 int kb_report_covers(const struct kb_report *r, long rate);
 
-/* Internal to kb_report_load/kb_report_free (report_proof.c): the calibration and the
- * series; neither fails the load, a missing or unreadable file is noted in the model. */
-void kb_report_load_proof(struct kb_report *r, const char *dir);
+/* Internal to kb_report_load/kb_report_free (report_proof.c): the calibration (before the
+ * rows: a re-derived verdict needs its margin) and the series (after them); neither fails
+ * the load, a missing or unreadable file is noted in the model. */
+void kb_report_load_calibration(struct kb_report *r, const char *dir);
+void kb_report_load_series(struct kb_report *r, const char *dir);
+/* One point's verdict.json v re-derived (report_rejudge.c), its load replaced by load.json
+ * and, when re-judging, its verdict by the new one. */
+void kb_report_rederive_point(struct kb_report *r, const char *dir, const char *id, long rate,
+                              json_t *v);
 void kb_report_free_proof(struct kb_report *r);
 
 /* The plan's rates in order. */

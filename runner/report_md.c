@@ -160,6 +160,55 @@ static void stamps(FILE *f, const struct kb_report *r)
              "limit was applied, so no point is comparable with the paper's.");
 }
 
+/* " `id`" for each string of a, into a malloc'd string ("" when none). */
+static char *id_list(char **ids, size_t n, json_t *changed)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    for (size_t i = 0; m && i < n; i++)
+        fprintf(m, " `%s`", ids[i]);
+    for (size_t i = 0; m && i < json_array_size(changed); i++) {
+        json_t *c = json_array_get(changed, i);
+        fprintf(m, "%s `%s` %s -> %s", i ? "," : "", js(c, "point"), js(c, "stored"),
+                js(c, "rejudged"));
+    }
+    if (m)
+        fclose(m);
+    return buf;
+}
+
+/* Where the verdicts come from: re-judged under another criterion, or re-derived from the
+ * raw files and found as stored (and any point that could not be). */
+static void rederived(FILE *f, const struct kb_report *r)
+{
+    const struct kb_rederive *rd = r->rd;
+    json_t *crit = json_object_get(r->plan, "criteria");
+    char *ids;
+    if (!rd)
+        return;
+    if (rd->rejudge) {
+        ids = id_list(NULL, 0, rd->changed);
+        para(f, "> **RE-JUDGED**: controlled here means delivery >= %g %% and corrected p99 < "
+             "%g ms, not the run's own criterion (delivery >= %g %%, p99 < %g ms). Every verdict "
+             "was derived again from the run's raw evidence in the directory above (each "
+             "point's load.json and what its verdict.json records the judgement read, "
+             "calibrate/calibrate.json); nothing was run, and the run's own files are "
+             "untouched. %zu of %zu verdicts changed%s%s", 100 * r->min_delivery,
+             r->max_p99_us / 1000, 100 * json_number_value(json_object_get(crit, "min_delivery")),
+             json_number_value(json_object_get(crit, "max_p99_us")) / 1000,
+             json_array_size(rd->changed), rd->nchecked, ids && *ids ? ":" : ".",
+             ids && *ids ? ids : "");
+        free(ids);
+    } else if (rd->nunchecked) {
+        ids = id_list(rd->unchecked, rd->nunchecked, NULL);
+        para(f, "> **NOT RE-DERIVED**: %zu point(s) have neither a record of their judgement "
+             "nor the load generator's output (hand-made or damaged evidence); their stored "
+             "verdicts are shown as written:%s", rd->nunchecked, ids ? ids : "");
+        free(ids);
+    }
+}
+
 /* One cell of the answer: the proven point, or what stopped the curve, and beside it what
  * the server's own figures give where the client was not trusted. */
 static const char *answer_cell(char *b, size_t len, const struct kb_report *r, const char *rt,
@@ -187,16 +236,25 @@ static const char *answer_cell(char *b, size_t len, const struct kb_report *r, c
     return b;
 }
 
+/* The papers' highest controlled point for rt on route, 0 when none is published. */
+static long published(const struct kb_report *r, const char *rt, const char *route)
+{
+    json_t *hi = json_object_get(r->published, "highest_controlled_rps");
+    return (long)json_integer_value(json_object_get(json_object_get(hi, rt), route));
+}
+
 static void answer_header(FILE *f, const struct kb_report *r)
 {
-    size_t nro = kb_report_nroutes(r);
+    size_t nro = kb_report_nroutes(r), npub = r->published ? nro : 0;
     fprintf(f, "| rank | runtime |");
     for (size_t j = 0; j < nro; j++)
         fprintf(f, " %s |", kb_report_route(r, j));
+    for (size_t j = 0; j < npub; j++)
+        fprintf(f, " %s, paper's host (not a target) |", kb_report_route(r, j));
     for (size_t j = 0; j < nro; j++)
         fprintf(f, " %s vs gray-static |", kb_report_route(r, j));
     fprintf(f, " CPU per response vs gray-static |\n|---:|---|");
-    for (size_t j = 0; j < 2 * nro + 1; j++)
+    for (size_t j = 0; j < 2 * nro + npub + 1; j++)
         fprintf(f, "---:|");
     fprintf(f, "\n");
 }
@@ -211,6 +269,10 @@ static int answer_row(FILE *f, const struct kb_report *r, size_t rt_index, int r
     fprintf(f, "| %d | %s |", rank, rt);
     for (size_t j = 0; j < kb_report_nroutes(r); j++)
         fprintf(f, " %s |", answer_cell(cell, sizeof(cell), r, rt, kb_report_route(r, j)));
+    for (size_t j = 0; r->published && j < kb_report_nroutes(r); j++) {
+        long p = published(r, rt, kb_report_route(r, j));
+        p ? fprintf(f, " %ld |", p) : fprintf(f, " - |");
+    }
     for (size_t j = 0; j < kb_report_nroutes(r); j++) {
         int soft;
         double x = kb_report_answer_ratio(r, rt, kb_report_route(r, j), &soft);
@@ -234,6 +296,22 @@ static int bounded(const struct kb_report *r)
     return 0;
 }
 
+/* What the papers' columns are, and why they are no target. */
+static void orientation(FILE *f, const struct kb_report *r)
+{
+    if (!r->published) {
+        para(f, "The papers' own figures are not shown: %s.", r->published_note);
+        return;
+    }
+    para(f, "Paper's host: the papers' highest controlled points (%s), measured on %s. They "
+         "orient, they are not a target: another host moves every one of them -- its CPU "
+         "(clock, caches, microarchitecture), its kernel (scheduler, network stack), a "
+         "virtualisation layer (vCPU scheduling, virtual NIC, timer cost) and the client's own "
+         "cost per request (wrk2 there, kneebench load here) -- so this run's runtimes are "
+         "compared with each other, never with these numbers.",
+         js(r->published, "source"), js(r->published, "host"));
+}
+
 /* The first table: the runtimes in order, the highest controlled point per route (proven,
  * bound or indicative), ratios to gray-static, and the efficiency that orders ties. */
 static void answer_table(FILE *f, const struct kb_report *r)
@@ -255,6 +333,7 @@ static void answer_table(FILE *f, const struct kb_report *r)
          "run, then by server CPU per response (lower first; see Efficiency). Ratios are to "
          "gray-static on the same route%s.", 100 * r->min_delivery, r->max_p99_us / 1000,
          soft ? "; * marks a ratio that involves a lower bound or an unproven point" : "");
+    orientation(f, r);
     if (bounded(r))
         para(f, "**Knees not located** where a cell reads \">= N\": the load generator, not the "
              "server, was the limit above N. A client with more CPUs (or a remote client, "
@@ -296,6 +375,11 @@ static void run_summary(FILE *f, const struct kb_report *r)
          r->repeats > 1 ? " (runtime order rotated; medians with min-max ranges)" : "",
          js(p, "backend"), js(p, "server_cpus"), js(p, "client_cpus"), 100 * r->min_delivery,
          r->max_p99_us / 1000);
+    if (r->rd && !r->rd->rejudge)
+        para(f, "Every verdict shown was derived again from its point's raw files (load.json, "
+             "what verdict.json records the judgement read, the calibration) with the run's "
+             "criteria: %zu of %zu point(s) re-derived, each as stored.", r->rd->nchecked,
+             r->rd->nchecked + r->rd->nunchecked);
     client_threads(r, &lo, &hi, &req, &cpus);
     if (hi <= 0 || req <= 0)
         return;
@@ -767,7 +851,12 @@ int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, si
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    fprintf(f, "# kneebench: %zu-point comparison\n\n", json_array_size(json_object_get(r->plan, "points")));
+    fprintf(f, "# kneebench: %zu-point comparison", json_array_size(json_object_get(r->plan, "points")));
+    if (r->rd && r->rd->rejudge)
+        fprintf(f, ", re-judged at corrected p99 < %g ms and delivery >= %g %%",
+                r->max_p99_us / 1000, 100 * r->min_delivery);
+    fprintf(f, "\n\n");
+    rederived(f, r);
     stamps(f, r);
     answer_table(f, r);
     run_summary(f, r);
@@ -778,10 +867,11 @@ int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, si
     for (size_t j = 0; j < kb_report_nroutes(r); j++)
         curve_table(f, r, j, nt);
     identity(f, r);
-    para(f, "Generated by `kneebench report` from the evidence in this directory only "
+    para(f, "Generated by `kneebench report` from the evidence in %s only "
          "(points/<id>/verdict.json and load.json, .hgrm, samples.csv, series.csv; "
          "calibrate/calibrate.json). report.csv and report.json hold the same rows; "
-         "docs/report-format.md documents them.");
+         "docs/report-format.md documents them.", r->rd && r->rd->rejudge
+             ? "the run directory above this one" : "this directory");
     fclose(f);
     free(nt);
     rc = kb_write_atomic(kb_path(path, sizeof(path), dir, "report.md"), buf, len, err, errlen);

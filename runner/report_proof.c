@@ -239,9 +239,13 @@ const struct kb_report_series *kb_report_series_of(const struct kb_report *r, co
     return NULL;
 }
 
-void kb_report_load_proof(struct kb_report *r, const char *dir)
+void kb_report_load_calibration(struct kb_report *r, const char *dir)
 {
     load_calibration(r, dir);
+}
+
+void kb_report_load_series(struct kb_report *r, const char *dir)
+{
     load_series(r, dir);
 }
 

@@ -292,9 +292,10 @@ def report_from_complete_run():
 @test
 def report_shows_margin_and_queue():
     """The report on a copy of the run given a calibrate.json (margin between the two rates,
-    not proven) and one point relabelled uncontrolled, since this small run's rates seldom
-    form a queue: the Client margin section, and the latency-over-time chart drawn from
-    that point's real series.csv."""
+    not proven) and one point made uncontrolled (its delivery halved in load.json and in
+    verdict.json's copy, so that the verdict the report re-derives from the raw files is the
+    one stored), since this small run's rates seldom form a queue: the Client margin
+    section, and the latency-over-time chart drawn from that point's real series.csv."""
     run = os.path.join(TMP, "proof")
     shutil.copytree(main_run(), run)
     plan = load(f"{run}/plan.json")
@@ -313,12 +314,15 @@ def report_shows_margin_and_queue():
                    "complete": True}, f)
     pt = [p for p in plan["points"] if p["runtime"] == "go" and p["route"] == "plaintext" and
           p["rate"] == lo][0]
-    vpath = f"{run}/points/{pt['id']}/verdict.json"
-    v = load(vpath)
-    v["verdict"] = "uncontrolled"
+    vpath, lpath = (f"{run}/points/{pt['id']}/{f}" for f in ("verdict.json", "load.json"))
+    v, lj = load(vpath), load(lpath)
+    lj["delivery"] /= 2
+    v["load"] = lj
+    v["verdict"] = "uncontrolled" if v["client_trust"]["ok"] else v["verdict"]
     v["server_verdict"] = "uncontrolled"
-    with open(vpath, "w") as f:
-        json.dump(v, f)
+    for path, doc in ((vpath, v), (lpath, lj)):
+        with open(path, "w") as f:
+            json.dump(doc, f)
     rows = open(f"{run}/points/{pt['id']}/series.csv").read().splitlines()
     assert rows[0].startswith("start_s,") and len(rows) >= 2, rows
     r = report(run)

@@ -157,7 +157,7 @@ START_TEST(writers)
     ck_assert_int_eq(kb_report_write_svg(&R, dir, err, sizeof(err)), 0);
     ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.md")), "PARTIAL"));
     ck_assert_ptr_nonnull(strstr(slurp(path), "gray-static-plaintext-200-r3"));
-    ck_assert_ptr_nonnull(strstr(slurp(path), "| go | 100 | 1.00 |"));   /* ratio to gray */
+    ck_assert_ptr_nonnull(strstr(slurp(path), "| go | 100 | 30000 | 1.00 |"));   /* ratio to gray */
     ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.csv")),
                                  "go,plaintext,100,3,controlled,"));
     ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "charts/p99-plaintext.svg")),
@@ -184,8 +184,8 @@ START_TEST(client_limited_next_point_is_a_lower_bound)
     ck_assert_int_eq(kb_report_write_md(&R, dir, err, sizeof(err)), 0);
     slurp(kb_path(path, sizeof(path), dir, "report.md"));
     /* a tie on the level (100 each) and no efficiency figures: equal ranks, plan order */
-    ck_assert_ptr_nonnull(strstr(slurp(path), "| 1 | go | >= 100 | 1.00* | - |"));
-    ck_assert_ptr_nonnull(strstr(slurp(path), "| 1 | gray-static | 100 | 1.00 | - |"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "| 1 | go | >= 100 | 30000 | 1.00* | - |"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "| 1 | gray-static | 100 | 60000 | 1.00 | - |"));
     ck_assert_ptr_nonnull(strstr(slurp(path), "**Knees not located**"));
     ck_assert_ptr_null(strstr(slurp(path), "| gray-static | >="));
     /* older evidence: a client-limited point's own verdict is unknown, and said so */
@@ -731,7 +731,7 @@ START_TEST(client_limited_keeps_server_verdict)
     ck_assert_int_eq(a.client_from, 200);
     ck_assert_int_eq(a.indicative, 200);
     slurp(kb_path(path, sizeof(path), dir, "report.md"));
-    ck_assert_ptr_nonnull(strstr(slurp(path), "| go | >= 100; 200 unproven | 1.00* |"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "| go | >= 100; 200 unproven | 30000 | 1.00* |"));
     ck_assert_ptr_nonnull(strstr(slurp(path), "| client-limited (server: controlled) | [1] |"));
     /* the shared reason said once, with how many rows share it */
     ck_assert_int_eq(count(slurp(path), "client CPU 89 % of its 1 CPU(s) > 80 %"), 1);
@@ -772,8 +772,8 @@ START_TEST(below_lowest_rate_is_definite)
     ck_assert_str_eq(kb_report_runtime(&R, order[0]), "gray-static");
     ck_assert_int_eq(rank[1], 2);
     ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.md")),
-                                 "| 2 | go | below 100 | - | - |"));
-    ck_assert_ptr_nonnull(strstr(slurp(path), "| 1 | gray-static | 200 | 1.00 | - |"));
+                                 "| 2 | go | below 100 | 30000 | - | - |"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "| 1 | gray-static | 200 | 60000 | 1.00 | - |"));
     ck_assert_ptr_null(strstr(slurp(path), "none proven"));
     ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.json")),
                                  "\"below_rps\": 100"));
@@ -808,8 +808,8 @@ START_TEST(efficiency_table_with_ratios)
     ck_assert_ptr_nonnull(strstr(slurp(path), "| runtime | 100 req/s | 200 req/s | capacity estimate at 200 |"));
     ck_assert_ptr_nonnull(strstr(slurp(path), "| go | 26.0 us (2.00) | 30.0 us (3.00) | ~33333 req/s |"));
     ck_assert_ptr_nonnull(strstr(slurp(path), "| gray-static | 13.0 us (1.00) | 10.0 us (1.00) | ~100000 req/s |"));
-    ck_assert_ptr_nonnull(strstr(slurp(path), "| 1 | gray-static | >= 100; 200 unproven | 1.00* | 1.00 |"));
-    ck_assert_ptr_nonnull(strstr(slurp(path), "| 2 | go | >= 100; 200 unproven | 1.00* | 2.45 |"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "| 1 | gray-static | >= 100; 200 unproven | 60000 | 1.00* | 1.00 |"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "| 2 | go | >= 100; 200 unproven | 30000 | 1.00* | 2.45 |"));
     doc = json_load_file(kb_path(path, sizeof(path), dir, "report.json"), 0, NULL);
     eff = json_object_get(json_object_get(doc, "efficiency"), "plaintext");
     ck_assert_uint_eq(json_array_size(json_object_get(eff, "held_rates_rps")), 2);

@@ -1,0 +1,14 @@
+# tests/e2e/report/: `kneebench report` on a recorded real run (tests/e2e/report/run/, a
+# short `kneebench curve` of two runtimes, one route, three rates; its bulky series.hlog
+# files dropped): re-judged under a tighter p99, a verdict changes exactly where the stored
+# p99 crosses the threshold; a tampered stored verdict makes the plain report refuse,
+# naming the point; re-judging leaves the run's own files unchanged; the first table shows
+# the papers' figures as the paper's host. Copies of the run only; nothing is served or
+# loaded: a few seconds. The run was recorded (then its series.hlog files deleted) with:
+#   kneebench curve --run RUN --profile quick --runtimes node,gray-static --routes plaintext \
+#     --rates 2000,6000,12000 --duration 2 --warmup 1 --drain 1 --free-ports
+.PHONY: test-report-e2e
+test-report-e2e: $(BUILD)/kneebench
+	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
+	 python3 tests/e2e/report/test_report.py
+TESTS += test-report-e2e

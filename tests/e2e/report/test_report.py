@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""test_report -- `kneebench report` re-deriving and re-judging a recorded real run (issue 13).
+
+tests/e2e/report/run/ is a short real `kneebench curve` (two runtimes, one route, three
+rates; its series.hlog files dropped, the report does not read them). Every test works on a
+copy of it, never on the recorded files:
+
+- re-judged with `--max-p99-ms N` (10 ms, and a threshold between the run's own p99s, taken
+  from its load.json files), a verdict changes exactly where the stored p99 crosses N and
+  nowhere else; the re-judged report lands in RUN/rejudged-p99-<N>ms-d<F>/ and names the
+  criterion on its first line;
+- a plain report re-derives every verdict and writes as before; with one stored verdict
+  tampered with it refuses, naming the point, the stored and the re-derived verdict, and
+  writes nothing (re-judging such a run is refused too);
+- re-judging leaves every file of the run as it was (hashes before and after), adding only
+  the re-judged directory;
+- the report's first table shows the contract's published figures as the paper's host, with
+  the line saying they are not a target.
+"""
+import glob
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from kbtest import test, skip, exit_with  # noqa: E402
+
+BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
+KB = os.path.join(BUILD, "kneebench")
+FIXTURE = os.path.join(HERE, "run")
+CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
+TMP = tempfile.mkdtemp(prefix="kb-report-e2e-")
+
+
+def need_kb():
+    if not os.access(KB, os.X_OK):
+        skip(f"{KB} is not built")
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def copy_run(name):
+    d = os.path.join(TMP, name)
+    shutil.copytree(FIXTURE, d)
+    return d
+
+
+def report(run, *args):
+    return subprocess.run([KB, "report", *args, run], capture_output=True, text=True, timeout=60)
+
+
+def points(run):
+    """{id: (stored verdict, corrected p99 in us or None)} from each point's own files."""
+    out = {}
+    for p in load(os.path.join(run, "plan.json"))["points"]:
+        pd = os.path.join(run, "points", p["id"])
+        p99 = load(os.path.join(pd, "load.json"))["corrected_us"]["p99"]
+        out[p["id"]] = (load(os.path.join(pd, "verdict.json"))["verdict"], p99)
+    return out
+
+
+def row_verdicts(report_json):
+    """{point id: verdict} from a report.json of a run without repeats."""
+    return {r["point_ids"][0]: r["verdict"] for r in load(report_json)["rows"]}
+
+
+def hashes(run):
+    out = {}
+    for path in glob.glob(os.path.join(run, "**"), recursive=True):
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, run)] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+def between_threshold_us(pts):
+    """A p99 threshold (whole us) between the stored p99s of the controlled points: the
+    midpoint of the two lowest distinct ones, so that some points lie on each side."""
+    p99s = sorted({p99 for v, p99 in pts.values() if v == "controlled" and p99 is not None})
+    if len(p99s) < 2 or p99s[1] - p99s[0] < 2:
+        skip(f"the recorded run has fewer than two distinct controlled p99s: {p99s}")
+    return int((p99s[0] + p99s[1]) // 2) + 1
+
+
+def check_rejudged(run, us):
+    """Re-judge at us; every verdict changes exactly where the stored p99 crosses it."""
+    pts = points(run)
+    crit = load(os.path.join(run, "plan.json"))["criteria"]
+    ms = us / 1000
+    assert us < crit["max_p99_us"], (us, crit)
+    r = report(run, "--max-p99-ms", f"{ms:g}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = os.path.join(run, f"rejudged-p99-{ms:g}ms-d{crit['min_delivery']:g}")
+    assert os.path.isfile(os.path.join(out, "report.md")), (os.listdir(run), r.stdout)
+    first = open(os.path.join(out, "report.md")).readline()
+    assert f"re-judged at corrected p99 < {ms:g} ms and delivery >= " \
+        f"{100 * crit['min_delivery']:g} %" in first, first
+    new = row_verdicts(os.path.join(out, "report.json"))
+    assert set(new) == set(pts), (new, pts)
+    # a tighter p99 can only turn a controlled point uncontrolled, and does exactly where
+    # its stored p99 is at or past the threshold; failed and client-limited stay
+    want = {pid for pid, (v, p99) in pts.items()
+            if v == "controlled" and p99 is not None and p99 >= us}
+    changed = {pid for pid in pts if new[pid] != pts[pid][0]}
+    assert changed == want, (us, changed, want, pts)
+    assert all(new[pid] == "uncontrolled" for pid in changed), new
+    rep = load(os.path.join(out, "report.json"))
+    assert rep["criteria"]["rejudged"] is True and rep["criteria"]["max_p99_us"] == us
+    assert {c["point"] for c in rep["rederived"]["changed"]} == want, rep["rederived"]
+    assert rep["rederived"]["checked_count"] == len(pts)
+    return changed
+
+
+@test
+def rejudged_at_10ms_changes_where_p99_crosses():
+    need_kb()
+    check_rejudged(copy_run("at10"), 10000)
+
+
+@test
+def rejudged_between_stored_p99s_changes_exactly_there():
+    need_kb()
+    run = copy_run("between")
+    us = between_threshold_us(points(run))
+    changed = check_rejudged(run, us)
+    assert changed, f"a threshold of {us} us between the stored p99s changed nothing"
+    assert len(changed) < len(points(run)), changed
+
+
+@test
+def plain_report_rederives_and_writes():
+    need_kb()
+    run = copy_run("plain")
+    r = report(run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    md = open(os.path.join(run, "report.md")).read()
+    assert md.splitlines()[0].endswith("-point comparison"), md.splitlines()[0]
+    n = len(points(run))
+    assert f"{n} of {n} point(s) re-derived, each as stored" in " ".join(md.split()), md
+    rep = load(os.path.join(run, "report.json"))
+    assert rep["criteria"]["rejudged"] is False and rep["rederived"]["checked_count"] == n
+    assert rep["rederived"]["not_rederived"] == [] and rep["rederived"]["changed"] == []
+    assert row_verdicts(os.path.join(run, "report.json")) == \
+        {pid: v for pid, (v, _) in points(run).items()}
+
+
+@test
+def tampered_verdict_refused_naming_the_point():
+    need_kb()
+    run = copy_run("tampered")
+    pid, (stored, _) = sorted(points(run).items())[0]
+    forged = "uncontrolled" if stored == "controlled" else "controlled"
+    vpath = os.path.join(run, "points", pid, "verdict.json")
+    v = load(vpath)
+    v["verdict"] = forged
+    with open(vpath, "w") as f:
+        json.dump(v, f)
+    for args in ((), ("--max-p99-ms", "10")):
+        r = report(run, *args)
+        assert r.returncode == 1, (args, r.stdout, r.stderr)
+        assert f"point {pid}: stored verdict {forged}, re-derived {stored}" in r.stderr, r.stderr
+        assert "refusing" in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(run, "report.md"))
+    assert not glob.glob(os.path.join(run, "rejudged-*", "report.md"))
+
+
+@test
+def rejudging_leaves_the_run_unchanged():
+    need_kb()
+    run = copy_run("unchanged")
+    before = hashes(run)
+    assert hashes(FIXTURE) == before
+    r = report(run, "--max-p99-ms", "10", "--min-delivery", "0.99")
+    assert r.returncode == 0, r.stdout + r.stderr
+    after = hashes(run)
+    added = set(after) - set(before)
+    assert {k: after[k] for k in before} == before, \
+        [k for k in before if after.get(k) != before[k]]
+    assert added and all(k.startswith("rejudged-p99-10ms-d0.99" + os.sep) for k in added), added
+    assert "report.md" not in after
+
+
+@test
+def first_table_shows_the_papers_host():
+    need_kb()
+    run = copy_run("orientation")
+    r = report(run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    md = open(os.path.join(run, "report.md")).read()
+    plan = load(os.path.join(run, "plan.json"))
+    pub = CONTRACT["published"]["highest_controlled_rps"]
+    table = md[md.index("## Answer"):md.index("## Run")]
+    header = [c.strip() for c in table.splitlines()[2].strip("|").split("|")]
+    for route in plan["routes"]:
+        col = header.index(f"{route}, paper's host (not a target)")
+        for rt in plan["runtimes"]:
+            line = [ln for ln in table.splitlines()
+                    if ln.startswith("| ") and ln.count("|") > 3 and
+                    ln.split("|")[2].strip() == rt][0]
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            assert cells[col] == str(pub[rt][route]), (rt, route, cells, header)
+    flat = " ".join(table.split())
+    assert "they are not a target" in flat and "virtualisation" in flat, flat
+    rep = load(os.path.join(run, "report.json"))
+    assert rep["published"]["highest_controlled_rps"] == pub
+
+
+if __name__ == "__main__":
+    try:
+        exit_with("test-report-e2e", sys.argv[1:])
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
