@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runner/report.h"
 #include "runner/evidence.h"
+#include "runner/hostclock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -384,6 +385,7 @@ int kb_report_load(const char *dir, struct kb_report *r, char *err, size_t errle
     build_rows(r, dir);
     load_fixtures(r, dir);
     kb_report_load_proof(r, dir);
+    r->hostclock = kb_hostclock_summary(dir, json_object_get(r->plan, "points"));
     return 0;
 }
 
@@ -399,6 +401,7 @@ void kb_report_free(struct kb_report *r)
     json_decref(r->plan);
     json_decref(r->run);
     json_decref(r->fixtures);
+    json_decref(r->hostclock);
     memset(r, 0, sizeof(*r));
 }
 

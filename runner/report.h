@@ -2,7 +2,7 @@
  * repeats, and writes report.md, report.csv, report.json and SVG charts from it.
  *
  * kb_report_load() fills struct kb_report from plan.json, run.json, fixtures/<rt>/, every
- * points/<id>/{verdict.json,DONE}, calibrate/calibrate.json when the curve calibrated, and
+ * points/<id>/{verdict.json,DONE,hostclock.json}, calibrate/calibrate.json when the curve calibrated, and
  * the per-second series.csv of each runtime's first uncontrolled point per route (where the
  * queue forms); points without a marker are listed in missing. Aggregates
  * are one row per runtime x route x rate: medians over repeats with min-max ranges. The
@@ -101,6 +101,7 @@ struct kb_report {
     char cal_note[512];          /* when cal is NULL: absent, or why it could not be read */
     struct kb_report_series *series;   /* one per runtime x route with an uncontrolled row */
     size_t nseries;
+    json_t *hostclock;           /* the points' CPU clocks (kb_hostclock_summary); owned */
 };
 
 /* 0, or -1 with err (no plan.json, unreadable verdict). Missing points are not an error

@@ -731,6 +731,7 @@ static void identity(FILE *f, const struct kb_report *r)
             js(h, "hostname"), js(h, "kernel"), js(h, "cpu_model"),
             json_integer_value(json_object_get(h, "online_cpus")), js(h, "libmicrohttpd"),
             js(r->run, "runner_sha256"), js(r->run, "contract"), js(r->run, "contract_sha256"));
+    fprintf(f, "- %s\n", js(r->hostclock, "line"));
     image_lines(f, r);
     json_object_foreach(v, k, val)
         fprintf(f, "- %s: `%s`\n", k, json_string_value(val));
