@@ -4,18 +4,20 @@
 #include "runner/fixture.h"
 #include "runner/agent.h"
 #include "runner/agent_client.h"
+#include "runner/capture.h"
+#include "runner/clock.h"
 #include "runner/cpulist.h"
+#include "runner/digest.h"
 #include "runner/evidence.h"
 #include "runner/portown.h"
 #include "runner/preflight.h"
+#include "runner/spawn.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <netinet/in.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,24 +41,18 @@ double kb_fx_now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-void kb_fx_sleep_s(double s)
-{
-    struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
-    if (s > 0)
-        nanosleep(&ts, NULL);
-}
-
 /* ---- the run's setup ------------------------------------------------------------------- */
 
 static int placement(struct kb_fx *fx, const struct kb_fx_opts *o, char *err, size_t errlen)
 {
     cpu_set_t srv;
-    if (kb_cpulist_parse(o->server_cpus ? o->server_cpus : fx->c->server_cpus, &srv,
-                         fx->server_cpus, sizeof(fx->server_cpus)) < 0 ||
-        kb_cpulist_parse(o->client_cpus ? o->client_cpus : fx->c->client_cpus,
-                         &fx->client_set, fx->client_cpus, sizeof(fx->client_cpus)) < 0) {
-        snprintf(err, errlen, "server or client CPU list is empty or malformed on this host "
-                 "(%ld CPUs online)", sysconf(_SC_NPROCESSORS_ONLN));
+    char why[400];
+    if (kb_cpulist_parse_online(o->server_cpus ? o->server_cpus : fx->c->server_cpus, &srv,
+                                fx->server_cpus, sizeof(fx->server_cpus), why, sizeof(why)) < 0 ||
+        kb_cpulist_parse_online(o->client_cpus ? o->client_cpus : fx->c->client_cpus,
+                                &fx->client_set, fx->client_cpus, sizeof(fx->client_cpus), why,
+                                sizeof(why)) < 0) {
+        snprintf(err, errlen, "server or client CPUs: %s", why);
         return -1;
     }
     CPU_AND(&srv, &srv, &fx->client_set);
@@ -214,36 +210,25 @@ void kb_fx_signals(void (*handler)(int))
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = handler;        /* no SA_RESTART: sleeps return early on Ctrl-C */
+    sa.sa_handler = handler;        /* no SA_RESTART: blocking calls return early on Ctrl-C */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
 
-int kb_fx_free_port(void)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET };
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 /* ---- the fixture's command and identity ------------------------------------------------ */
+
+/* What the contract's placeholders stand for in this run. */
+static struct kb_tmpl_vars fx_vars(const struct kb_fx *fx, const char *rundir)
+{
+    return (struct kb_tmpl_vars){ .root = KB_ROOT, .build = fx->build, .bind = "127.0.0.1",
+                                  .rundir = rundir, .port = fx->port, .cpus = fx->c->cpus };
+}
 
 char *kb_fx_expand(const struct kb_fx *fx, const char *tmpl, const char *rundir)
 {
-    char port[16], cpus[16];
-    const char *keys[] = { "root", "build", "port", "bind", "rundir", "cpus" };
-    const char *vals[] = { KB_ROOT, fx->build, port, "127.0.0.1", rundir ? rundir : "", cpus };
-    snprintf(port, sizeof(port), "%d", fx->port);
-    snprintf(cpus, sizeof(cpus), "%d", fx->c->cpus);
-    return kb_expand(tmpl, keys, vals, 6);
+    struct kb_tmpl_vars v = fx_vars(fx, rundir);
+    return kb_tmpl_expand(tmpl, &v);
 }
 
 int kb_fx_image_id(const char *image, char *id, size_t idlen, char *err, size_t errlen)
@@ -263,77 +248,46 @@ int kb_fx_image_id(const char *image, char *id, size_t idlen, char *err, size_t 
 static json_t *image_identity(const struct kb_fx *fx, char *err, size_t errlen)
 {
     const struct kb_runtime *rt = fx->rt;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    char id[160], hex[2 * EVP_MAX_MD_SIZE + 1];
-    EVP_MD_CTX *ctx;
+    char id[160], hex[KB_SHA256_HEX];
+    struct kb_digest *d;
     json_t *cmd = json_array();
-    if (kb_fx_image_id(fx->image, id, sizeof(id), err, errlen) < 0 ||
-        !(ctx = EVP_MD_CTX_new())) {
+    if (kb_fx_image_id(fx->image, id, sizeof(id), err, errlen) < 0) {
         json_decref(cmd);
         return NULL;
     }
-    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-    EVP_DigestUpdate(ctx, id, strlen(id) + 1);
+    d = kb_digest_new();
+    kb_digest_str(d, id);
     for (size_t i = 0; i < rt->command.n; i++) {
-        EVP_DigestUpdate(ctx, rt->command.v[i], strlen(rt->command.v[i]) + 1);
+        kb_digest_str(d, rt->command.v[i]);
         json_array_append_new(cmd, json_string(rt->command.v[i]));
     }
-    EVP_DigestFinal_ex(ctx, md, &mdlen);
-    EVP_MD_CTX_free(ctx);
-    for (unsigned i = 0; i < mdlen; i++)
-        sprintf(hex + 2 * i, "%02x", md[i]);
+    if (kb_digest_hex(d, hex) < 0) {
+        snprintf(err, errlen, "image %s: SHA-256 failed", fx->image);
+        json_decref(cmd);
+        return NULL;
+    }
     return json_pack("{s:s,s:s,s:o,s:s}", "image", fx->image, "image_id", id, "command", cmd,
                      "sha256", hex);
 }
 
-/* All of a command's stdout and stderr (malloc'd, NUL-terminated) and its exit status. */
-static char *capture_all(char *const *argv, int *status)
-{
-    int fds[2], st = -1;
-    size_t len = 0, cap = 8192;
-    char *buf = malloc(cap);
-    ssize_t n;
-    pid_t pid;
-    if (!buf || pipe2(fds, O_CLOEXEC) < 0) {
-        free(buf);
-        return NULL;
-    }
-    if ((pid = fork()) == 0) {
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    while (pid > 0 && (n = read(fds[0], buf + len, cap - len - 1)) > 0) {
-        char *more;
-        len += (size_t)n;
-        if (cap - len < 1024 && (more = realloc(buf, cap * 2))) {
-            buf = more;
-            cap *= 2;
-        }
-        if (cap - len <= 1)
-            break;      /* could not grow: what was read must do */
-    }
-    close(fds[0]);
-    buf[len] = '\0';
-    if (pid > 0 && waitpid(pid, &st, 0) == pid)
-        *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    else
-        *status = -1;
-    return buf;
-}
+/* image-identity.py's JSON: the image's labels, base and its own image.json */
+#define IMAGE_IDENTITY_MAX (256 * 1024)
 
 json_t *kb_fx_image_identity(const struct kb_fx *fx, char *err, size_t errlen)
 {
     char *const argv[] = { KB_ROOT "/docker/image-identity.py", (char *)fx->image, NULL };
+    struct kb_capture c = { .out = malloc(IMAGE_IDENTITY_MAX), .out_cap = IMAGE_IDENTITY_MAX };
+    char *out = c.out, why[512];
     json_error_t je;
     json_t *j = NULL;
-    int st;
-    char *out = capture_all(argv, &st);
+    int st = out ? kb_capture_run(argv, &c, why, sizeof(why)) : -1;
     if (!out)
-        snprintf(err, errlen, "could not run %s", argv[0]);
+        snprintf(err, errlen, "%s: out of memory", argv[0]);
+    else if (st < 0)
+        snprintf(err, errlen, "%s", why);
+    else if (c.truncated)
+        snprintf(err, errlen, "%s %s printed more than %d bytes", argv[0], fx->image,
+                 IMAGE_IDENTITY_MAX);
     else if (st != 0)
         snprintf(err, errlen, "%s %s exited %d: %.300s", argv[0], fx->image, st, out);
     else if (!(j = json_loads(out, 0, &je)) || !json_is_object(j) ||
@@ -356,36 +310,34 @@ static json_t *remote_identity(const struct kb_fx *fx, char *err, size_t errlen)
 {
     static const char *const keys[] = { "hostname", "kernel", "cpu_model", "backend" };
     json_error_t je;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    char hex[2 * EVP_MAX_MD_SIZE + 1];
+    char hex[KB_SHA256_HEX];
     json_t *ag, *host = json_object(), *cmd = json_array(), *out = NULL;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    if (!ctx || !(ag = json_loads(fx->agent_identity, 0, &je))) {
+    struct kb_digest *d;
+    if (!(ag = json_loads(fx->agent_identity, 0, &je))) {
         snprintf(err, errlen, "agent %s: no identity kept from setup", fx->agent);
         goto out;
     }
-    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-    EVP_DigestUpdate(ctx, fx->agent, strlen(fx->agent) + 1);
+    d = kb_digest_new();
+    kb_digest_str(d, fx->agent);
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         const char *v = json_string_value(json_object_get(ag, keys[i]));
-        EVP_DigestUpdate(ctx, v ? v : "", strlen(v ? v : "") + 1);
+        kb_digest_str(d, v);
         json_object_set_new(host, keys[i], json_string(v ? v : ""));
     }
     for (size_t i = 0; i < fx->rt->command.n; i++) {
-        EVP_DigestUpdate(ctx, fx->rt->command.v[i], strlen(fx->rt->command.v[i]) + 1);
+        kb_digest_str(d, fx->rt->command.v[i]);
         json_array_append_new(cmd, json_string(fx->rt->command.v[i]));
     }
-    EVP_DigestFinal_ex(ctx, md, &mdlen);
-    for (unsigned i = 0; i < mdlen; i++)
-        sprintf(hex + 2 * i, "%02x", md[i]);
     json_decref(ag);
+    if (kb_digest_hex(d, hex) < 0) {
+        snprintf(err, errlen, "agent %s: SHA-256 failed", fx->agent);
+        goto out;
+    }
     out = json_pack("{s:s,s:s,s:O,s:O,s:s,s:s}", "agent", fx->agent, "target", fx->target,
                     "agent_host", host, "command", cmd, "sha256", hex, "note",
                     "remote fixture: the agent's host and the contract's command; the agent "
                     "hashes no files");
 out:
-    EVP_MD_CTX_free(ctx);
     json_decref(host);
     json_decref(cmd);
     return out;
@@ -432,20 +384,14 @@ void kb_fx_spec(const struct kb_fx *fx, const char *rundir, const struct kb_pgru
                 int db_pool, char **argv, char **env, char *log, struct kb_fixture_spec *spec)
 {
     const struct kb_runtime *rt = fx->rt;
-    size_t i;
+    struct kb_tmpl_vars v = fx_vars(fx, rundir);
+    int n;
     memset(spec, 0, sizeof(*spec));
-    for (i = 0; i < rt->command.n && i < 63; i++)
-        argv[i] = kb_fx_expand(fx, rt->command.v[i], rundir);
-    argv[i] = NULL;
+    /* past 63 arguments or 15 variables the rest is left out, as the contract is ours */
+    n = kb_tmpl_argv(&rt->command, &v, argv, 64);
     if (pg && pg->running)
-        kb_pgrun_args(pg, rt, db_pool, argv, i, 64);
-    for (i = 0; i < rt->env_keys.n && i < 15; i++) {
-        char *v = kb_fx_expand(fx, rt->env_vals.v[i], rundir);
-        if (asprintf(&env[i], "%s=%s", rt->env_keys.v[i], v) < 0)
-            env[i] = NULL;
-        free(v);
-    }
-    env[i] = NULL;
+        kb_pgrun_args(pg, rt, db_pool, argv, n < 0 ? 63 : (size_t)n, 64);
+    kb_tmpl_env(&rt->env_keys, &rt->env_vals, &v, env, 16);
     kb_path(log, 4200, rundir, "fixture.log");
     spec->name = rt->name;
     spec->argv = argv;
@@ -463,10 +409,8 @@ void kb_fx_spec(const struct kb_fx *fx, const char *rundir, const struct kb_pgru
 
 void kb_fx_spec_free(char **argv, char **env)
 {
-    for (size_t i = 0; i < 64 && argv[i]; i++)
-        free(argv[i]);
-    for (size_t i = 0; i < 16 && env[i]; i++)
-        free(env[i]);
+    kb_tmpl_free(argv, 64);
+    kb_tmpl_free(env, 16);
 }
 
 /* ---- start, stop, watch ---------------------------------------------------------------- */
@@ -545,7 +489,7 @@ int kb_fx_start(struct kb_fx *fx, const struct kb_fixture_spec *spec, const char
     if (port_free_before(fx, spec, reason, reasonlen) < 0)
         return KB_FX_HARNESS;
     if (!(fx->sb = fx->ops->start(spec, err, sizeof(err))) ||
-        kb_wait_ready_at(fx->target, fx->port, 20000, kb_fx_alive, fx, err, sizeof(err)) < 0) {
+        kb_wait_accepting(fx->target, fx->port, 20000, kb_fx_alive, fx, err, sizeof(err)) < 0) {
         /* the agent says when its host, not the fixture, stood in the way (agent_client.c
          * puts "agent: " before its refusal) */
         static const char remote_harness[] = "agent: " KB_AGENT_HARNESS;
@@ -706,7 +650,7 @@ int kb_fx_drive(struct kb_fx *fx, const struct kb_fx_load *ld, const char *route
             fx->last_exit_check = t;
             kb_fx_check_exit(fx, obs);
         }
-        kb_fx_sleep_s(0.02);
+        kb_sleep_ms(20);
     }
     fx->load_pid = 0;
     obs->load_exit = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -731,17 +675,15 @@ static void first_line(const char *dir, const char *file, char *line, size_t len
 void kb_fx_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
                      json_t **load)
 {
-    char path[4200], err[256];
-    kb_path(path, sizeof(path), dir, "load.json");
-    *load = json_load_file(path, 0, NULL);
+    char path[4200], err[sizeof(obs->load_problem)];
+    int rc = kb_point_load_read(kb_path(path, sizeof(path), dir, "load.json"), lr, load, err,
+                                sizeof(err));
     if (obs->load_exit != 0) {
         char line[200];
         first_line(dir, "load.log", line, sizeof(line));
         snprintf(obs->load_problem, sizeof(obs->load_problem), "load generator exited %d: %s",
                  obs->load_exit, line);
-    } else if (!*load) {
-        snprintf(obs->load_problem, sizeof(obs->load_problem), "no load.json");
-    } else if (kb_point_load_parse(*load, lr, err, sizeof(err)) < 0) {
+    } else if (rc < 0) {
         snprintf(obs->load_problem, sizeof(obs->load_problem), "%s", err);
     } else {
         obs->have_load = 1;
