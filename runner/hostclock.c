@@ -75,13 +75,14 @@ int kb_hostclock_init(struct kb_hostclock *h, const char *sysfs, const char *cpu
                       const char *server_cpus, const char *client_cpus)
 {
     cpu_set_t srv, cli;
-    char canon[256];
+    char err[256];
     memset(h, 0, sizeof(*h));
     snprintf(h->sysfs, sizeof(h->sysfs), "%s", sysfs);
     snprintf(h->cpuinfo, sizeof(h->cpuinfo), "%s", cpuinfo);
     h->server_remote = !server_cpus;
-    if ((server_cpus && kb_cpulist_parse(server_cpus, &srv, canon, sizeof(canon)) < 0) ||
-        kb_cpulist_parse(client_cpus, &cli, canon, sizeof(canon)) < 0)
+    /* the placement names this host's CPUs: the same meaning the run gave it */
+    if ((server_cpus && kb_cpulist_parse_online(server_cpus, &srv, NULL, 0, err, sizeof(err)) < 0) ||
+        kb_cpulist_parse_online(client_cpus, &cli, NULL, 0, err, sizeof(err)) < 0)
         return -1;
     if (server_cpus)
         add_cpus(h, &srv, 1);
