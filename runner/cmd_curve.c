@@ -30,6 +30,8 @@
  *                               command.json (the point's contract), load.json,
  *                               corrected.hgrm, uncorrected.hgrm, load.log, samples.csv
  *                               (server CPU/RSS/PSS/fds/threads/procs + client CPU, 1/s),
+ *                               hostclock.json (the server and client CPUs' clock min-max
+ *                               and governor at start and end, or "exposed": false),
  *                               verdict.json (verdict, reason, load figures, server summary),
  *                               DONE (the completion marker, last)
  *   RUN/report.md, report.csv, report.json, charts/{achieved,p99}-<route>.svg (report) */
@@ -42,6 +44,7 @@
 #include "runner/evidence.h"
 #include "runner/fixture.h"
 #include "runner/judgement.h"
+#include "runner/hostclock.h"
 #include "runner/matrix.h"
 #include "runner/pgcluster.h"
 #include "runner/preflight.h"
@@ -508,7 +511,11 @@ struct sampler {
     long fds_max, threads_max, procs_max;
     double cpu_t[CPU_SAMPLES_MAX], cpu_s[CPU_SAMPLES_MAX];   /* monotonic s, server CPU s */
     size_t ncpu;
+    struct kb_hostclock clock;   /* the server and client CPUs' clocks and governors */
 };
+
+/* The server CPUs are read here unless they are the remote target's. */
+#define HOSTCLOCK_CPUS(cv) kb_fx_remote(&(cv)->fx) ? NULL : (cv)->fx.server_cpus, (cv)->fx.client_cpus
 
 /* Server and load child, once a second from the load's start (kb_fx_drive's callback). */
 static void sample_once(void *arg, double t0, double t)
@@ -539,6 +546,7 @@ static void sample_once(void *arg, double t0, double t)
     KB_MAX(s->fds_max, srv.fds);
     KB_MAX(s->threads_max, srv.threads);
     KB_MAX(s->procs_max, (long)srv.nprocs);
+    kb_hostclock_sample_point(&s->clock, HOSTCLOCK_CPUS(s->cv));
 }
 
 static json_t *command_json(const struct curve *cv, const struct kb_point *pt)
@@ -719,7 +727,8 @@ static void remove_leftovers(const char *dir)
         closedir(d);
 }
 
-/* Evidence in order: command, samples, verdict (with the load figures), marker last. */
+/* Evidence in order: command, samples, host clocks, verdict (with the load figures), marker
+ * last. */
 static int run_point(struct curve *cv, const struct kb_point *pt, const char *dir)
 {
     struct kb_criteria crit = kb_criteria_of(&cv->c);
@@ -781,7 +790,9 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     json_object_set_new(j, "settle_server_cpu", st.server_cpu < 0 ? json_null() : json_real(st.server_cpu));
     json_object_set_new(j, "settle_quiet", json_boolean(st.quiet));
     kb_path(path, sizeof(path), dir, "verdict.json");
-    rc = kb_write_json_atomic(path, j, err, sizeof(err));
+    rc = kb_hostclock_write_point(&s.clock, HOSTCLOCK_CPUS(cv), dir, err, sizeof(err));
+    if (rc == 0)
+        rc = kb_write_json_atomic(path, j, err, sizeof(err));
     json_decref(j);
     j = json_pack("{s:s,s:s}", "point", pt->id, "verdict", kb_verdict_name(jd.verdict));
     kb_path(path, sizeof(path), dir, "DONE");

@@ -5,6 +5,8 @@
 #include "runner/report_int.h"
 #include "runner/evidence.h"
 #include "fixtures/contract.h"
+#include "runner/hostclock.h"
+#include "runner/root.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -350,7 +352,12 @@ static void load_published(struct kb_report *r)
     struct kb_contract c;
     char err[256];
     json_t *hi;
-    if (kb_contract_load(kb_contract_default_path(), &c, err, sizeof(err)) < 0) {
+    const char *path = kb_root_contract();
+    if (!path) {
+        snprintf(r->published_note, sizeof(r->published_note), "no contract: %s", kb_root_error());
+        return;
+    }
+    if (kb_contract_load(path, &c, err, sizeof(err)) < 0) {
         snprintf(r->published_note, sizeof(r->published_note), "%s", err);
         return;
     }
@@ -404,6 +411,7 @@ static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd
     load_fixtures(r, dir);
     kb_report_load_series(r, dir);
     load_published(r);
+    r->hostclock = kb_hostclock_summary(dir, json_object_get(r->plan, "points"));
     return 0;
 }
 
@@ -431,6 +439,7 @@ void kb_report_free(struct kb_report *r)
     json_decref(r->run);
     json_decref(r->fixtures);
     json_decref(r->published);
+    json_decref(r->hostclock);
     memset(r, 0, sizeof(*r));
 }
 

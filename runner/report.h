@@ -2,7 +2,7 @@
  * repeats, and writes report.md, report.csv, report.json and SVG charts from it.
  *
  * kb_report_load() fills struct kb_report from plan.json, run.json, fixtures/<rt>/, every
- * points/<id>/{verdict.json,DONE}, calibrate/calibrate.json when the curve calibrated, and
+ * points/<id>/{verdict.json,DONE,hostclock.json}, calibrate/calibrate.json when the curve calibrated, and
  * the per-second series.csv of each runtime's first uncontrolled point per route (where the
  * queue forms); points without a marker are listed in missing. Aggregates
  * are one row per runtime x route x rate: medians over repeats with min-max ranges. The
@@ -88,6 +88,7 @@ struct kb_report {
     json_t *published;           /* owned */
     char published_note[256];
     struct kb_rederive *rd;      /* the re-derivation the rows came from, or NULL (not owned) */
+    json_t *hostclock;           /* the points' CPU clocks (kb_hostclock_summary); owned */
 };
 
 /* Re-derivation (report_rejudge.c): every complete point's verdict derived again from the

@@ -37,7 +37,7 @@ SECOND = "gray-static" if os.access(os.path.join(BUILD, "gray-static"), os.X_OK)
 SHORT = ["--duration", "1", "--warmup", "0.5", "--drain", "0.5", "--free-ports",
          "--build", BUILD]
 POINT_FILES = ["command.json", "load.json", "corrected.hgrm", "uncorrected.hgrm",
-               "samples.csv", "verdict.json", "DONE"]
+               "samples.csv", "hostclock.json", "verdict.json", "DONE"]
 
 
 def need_root():
@@ -60,6 +60,32 @@ def report(run, *args):
 def flat(text):
     """report.md's prose is wrapped at 100 columns: compare it with whitespace collapsed."""
     return " ".join(text.split())
+
+
+def check_hostclock(d, cmd):
+    """A point's hostclock.json: every server and client CPU, its clock and governor where
+    cpufreq exposes them, or explicitly not exposed (governor null), as on a VM."""
+    h = load(f"{d}/hostclock.json")
+    assert isinstance(h["exposed"], bool) and h["samples"] >= 1, h
+    for role in ("server", "client"):
+        want = set()
+        for part in cmd[f"{role}_cpus"].split(","):
+            a, _, b = part.partition("-")
+            want |= set(range(int(a), int(b or a) + 1))
+        assert {c["cpu"] for c in h["cpus"] if c["role"] == role} == want, (role, h)
+    for c in h["cpus"]:
+        has = os.path.exists(f"/sys/devices/system/cpu/cpu{c['cpu']}/cpufreq/scaling_cur_freq")
+        assert c["exposed"] is has, c
+        if c["exposed"]:
+            assert c["source"] == "cpufreq" and 0 < c["mhz_min"] <= c["mhz_max"], c
+            assert c["governor_start"] and c["governor_end"], c
+        else:
+            assert c["governor_start"] is None and c["governor_end"] is None, c
+            assert c["source"] in ("cpuinfo", None), c
+            assert (c["mhz_min"] is None) == (c["source"] is None), c
+        assert c["governor_changed"] is (c["governor_start"] != c["governor_end"]), c
+    assert h["exposed"] is all(c["exposed"] for c in h["cpus"]), h
+    assert os.path.getmtime(f"{d}/verdict.json") >= os.path.getmtime(f"{d}/hostclock.json")
 
 
 def own_uncontrolled(v):
@@ -199,6 +225,7 @@ def evidence_layout_and_progress():
         # the client runs SCHED_FIFO by default, and the load generator says it got it
         assert cmd["client_sched"] == "fifo", cmd
         assert load(f"{d}/load.json")["client_sched"] == "fifo"
+        check_hostclock(d, cmd)
         assert not glob.glob(f"{d}/*.tmp*")
     out = _main["proc"].stdout
     assert out.count("eta ") == 8 and "8/8]" in out, out
@@ -251,6 +278,12 @@ def report_from_complete_run():
     assert len(csv) == 1 + len(plan["points"])
     rep = load(f"{run}/report.json")
     check_rows_follow_evidence(run, plan, rep, md)
+    # one line on the CPU clocks, exposed or explicitly not, and the same in report.json
+    hc = rep["host_clock"]
+    assert hc["points"] == len(plan["points"]) and f"- {hc['line']}" in md, hc
+    assert hc["line"].startswith("CPU clocks: " if hc["exposed"] else
+                                 "CPU clocks: not exposed by this host"), hc
+    assert ("WARNING" in hc["line"]) is hc["governor_changed"], hc
     for p in plan["points"]:
         v = load(f"{run}/points/{p['id']}/verdict.json")
         row = [x for x in rep["rows"] if x["runtime"] == p["runtime"] and
