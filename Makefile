@@ -32,7 +32,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 WARN       := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS     ?= -O2 -g
-ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -I. -Ifixtures $(PKG_CFLAGS) \
+ALL_CFLAGS := -std=c11 $(CFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -I. $(PKG_CFLAGS) \
               -DKB_CONTRACT_PATH='"$(ROOT)/fixtures/contract.json"' -DKB_ROOT='"$(ROOT)"'
 ALL_LDFLAGS := $(SANFLAGS) $(LDFLAGS)
 LDLIBS_ALL := $(PKG_LIBS) -lpthread -lm

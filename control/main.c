@@ -2,6 +2,7 @@
  * byte, from one raw-epoll thread. It exists to outrun the load generator, so that what
  * the client measures against it is the client's own limit. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <sched.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include "control/routes.h"
 #include "control/server.h"
 #include "fixtures/contract.h"
+#include "runner/cpulist.h"
 
 static volatile sig_atomic_t stop_flag;
 
@@ -28,25 +30,17 @@ static int usage(FILE *f, int rc)
     return rc;
 }
 
-static int pin(const char *list)
+/* Pin to list, kept to the CPUs this process may run on. 0, or -1 with err. */
+static int pin(const char *list, char *err, size_t errlen)
 {
     cpu_set_t set;
-    char *dup = strdup(list), *save = NULL, *tok;
-    CPU_ZERO(&set);
-    for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *end;
-        long a = strtol(tok, &end, 10), b = a;
-        if (*end == '-')
-            b = end[1] ? strtol(end + 1, &end, 10) : CPU_SETSIZE - 1;
-        if (end == tok || (*end && *end != '-') || a < 0 || b < a || b >= CPU_SETSIZE) {
-            free(dup);
-            return -1;
-        }
-        for (long c = a; c <= b; c++)
-            CPU_SET((int)c, &set);
+    if (kb_cpulist_parse_allowed(list, &set, err, errlen) < 0)
+        return -1;
+    if (sched_setaffinity(0, sizeof(set), &set) < 0) {
+        snprintf(err, errlen, "sched_setaffinity: %s", strerror(errno));
+        return -1;
     }
-    free(dup);
-    return sched_setaffinity(0, sizeof(set), &set);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -86,8 +80,8 @@ int main(int argc, char **argv)
     }
     if (port < 0)
         port = ct.control.port;
-    if (cpus && pin(cpus)) {
-        fprintf(stderr, "kb-control: cannot pin to CPUs '%s'\n", cpus);
+    if (cpus && pin(cpus, err, sizeof(err)) < 0) {
+        fprintf(stderr, "kb-control: --cpus: %s\n", err);
         kb_contract_free(&ct);
         return 2;
     }

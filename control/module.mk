@@ -1,6 +1,8 @@
 # control/: build/kb-control, the known-fast control server; and `make bench-loadgen`.
 CONTROL_SRCS := $(wildcard control/*.c)
-control_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out control/main.c,$(CONTROL_SRCS))) $(FIXTURE_OBJS)
+# --cpus is parsed by the runner's one CPU list parser
+control_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out control/main.c,$(CONTROL_SRCS))) $(FIXTURE_OBJS) \
+                    $(OBJ)/runner/cpulist.o
 
 $(BUILD)/kb-control: $(OBJ)/control/main.o $(control_LIB_OBJS)
 	@mkdir -p $(dir $@)

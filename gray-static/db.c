@@ -410,8 +410,3 @@ void gs_db_free(struct gs_db *d)
     free(d->reqs);
     free(d);
 }
-
-const struct gs_stats *gs_db_stats(const struct gs_db *d)
-{
-    return &d->st;
-}

@@ -37,6 +37,5 @@ struct gs_db;
 struct gs_db *gs_db_new(struct gs_server *srv, const struct gs_db_config *c, char *err,
                         size_t errlen);
 void gs_db_free(struct gs_db *d);
-const struct gs_stats *gs_db_stats(const struct gs_db *d);
 
 #endif

@@ -186,11 +186,6 @@ struct gs_loop *gs_server_loop(struct gs_server *s)
     return s->loop;
 }
 
-const struct gs_config *gs_server_config(const struct gs_server *s)
-{
-    return &s->cfg;
-}
-
 /* ---- responses ---- */
 
 static struct MHD_Response *make_response(const void *body, size_t len, enum gs_body how)

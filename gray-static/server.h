@@ -86,7 +86,6 @@ int gs_server_add_route(struct gs_server *s, const struct gs_route *r, char *err
 int gs_server_on_stop(struct gs_server *s, void (*cb)(void *arg), void *arg);
 /* The loop every module shares; valid from gs_server_new to gs_server_free. */
 struct gs_loop *gs_server_loop(struct gs_server *s);
-const struct gs_config *gs_server_config(const struct gs_server *s);
 
 /* Block SIGTERM and SIGINT in the calling thread (call it before gs_server_start and before
  * creating threads, so that every thread inherits the mask) and stop the loop when one

@@ -33,6 +33,7 @@
 #include "runner/portown.h"
 #include "runner/procs.h"
 #include "runner/sandbox.h"
+#include "runner/spawn.h"
 
 #define ANSWER_MAX 4096
 #define SEND_TIMEOUT_MS 5000
@@ -161,71 +162,29 @@ static void do_identity(struct agent *a, char *out, size_t outlen)
                 "running", a->running[0] ? a->running : NULL));
 }
 
-static int connect_once(const char *addr, int port)
+/* What the contract's placeholders stand for on this agent. */
+static struct kb_tmpl_vars agent_vars(const struct agent *a, int port, const char *rundir)
 {
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-    int fd, ok = 0;
-
-    if (!strcmp(addr, "0.0.0.0"))
-        addr = "127.0.0.1";
-    if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1 || (fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
-        return 0;
-    ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-    close(fd);
-    return ok;
+    return (struct kb_tmpl_vars){ .root = KB_ROOT, .build = a->build, .bind = a->serve_bind,
+                                  .rundir = rundir, .port = port,
+                                  .cpus = a->contract.cpus > 0 ? a->contract.cpus : 1 };
 }
 
-static void sleep_ms(long ms)
+static int fixture_alive(void *arg)
 {
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
-/* The runtime's argv and env from the contract's templates; malloc'd strings in argv/env,
- * NULL-terminated. 0, or -1 when the template is too long or memory ran out. */
-static int expand(struct agent *a, const struct kb_runtime *rt, int port, char **argv,
-                  char **env, size_t max, const char *rundir)
-{
-    char portstr[16], cpus[16];
-    const char *keys[] = { "root", "build", "port", "bind", "rundir", "cpus" };
-    const char *vals[] = { KB_ROOT, a->build, portstr, a->serve_bind, rundir, cpus };
-
-    snprintf(portstr, sizeof(portstr), "%d", port);
-    snprintf(cpus, sizeof(cpus), "%d", a->contract.cpus > 0 ? a->contract.cpus : 1);
-    if (rt->command.n >= max || rt->env_keys.n >= max)
-        return -1;
-    for (size_t i = 0; i < rt->command.n; i++)
-        if (!(argv[i] = kb_expand(rt->command.v[i], keys, vals, 6)))
-            return -1;
-    for (size_t i = 0; i < rt->env_keys.n; i++) {
-        char *v = kb_expand(rt->env_vals.v[i], keys, vals, 6);
-        if (!v || asprintf(&env[i], "%s=%s", rt->env_keys.v[i], v) < 0) {
-            free(v);
-            return -1;
-        }
-        free(v);
-    }
-    return 0;
-}
-
-static void free_list(char **v, size_t max)
-{
-    for (size_t i = 0; i < max && v[i]; i++)
-        free(v[i]);
+    struct agent *a = arg;
+    return kb_sandbox_alive(a->sb);
 }
 
 static int wait_accepting(struct agent *a, int port, char *err, size_t errlen)
 {
-    for (int i = 0; i < 750; i++) {
-        if (connect_once(a->serve_bind, port))
-            return 0;
-        if (!kb_sandbox_alive(a->sb)) {
-            snprintf(err, errlen, "the fixture exited at start (%s)", kb_sandbox_exit_reason(a->sb));
-            return -1;
-        }
-        sleep_ms(20);
-    }
-    snprintf(err, errlen, "the fixture did not accept on port %d within 15 s", port);
+    char why[256];
+    if (kb_wait_accepting(a->serve_bind, port, 15000, fixture_alive, a, why, sizeof(why)) == 0)
+        return 0;
+    if (!kb_sandbox_alive(a->sb))
+        snprintf(err, errlen, "the fixture exited at start (%s)", kb_sandbox_exit_reason(a->sb));
+    else
+        snprintf(err, errlen, "the fixture: %s", why);
     return -1;
 }
 
@@ -256,6 +215,7 @@ static int start_fixture(struct agent *a, const struct kb_agent_cmd *cmd, char *
                                   : kb_contract_runtime(&a->contract, cmd->runtime);
     char *argv[64] = { 0 }, *env[64] = { 0 }, rundir[600], log[640];
     struct kb_fixture_spec spec = { .name = cmd->runtime, .port = cmd->port };
+    struct kb_tmpl_vars vars;
     int rc = -1;
 
     char why[400];
@@ -271,7 +231,9 @@ static int start_fixture(struct agent *a, const struct kb_agent_cmd *cmd, char *
         snprintf(err, errlen, "%.300s: %s", rundir, strerror(errno));
         return -1;
     }
-    if (expand(a, rt, cmd->port, argv, env, 63, rundir) < 0) {
+    vars = agent_vars(a, cmd->port, rundir);
+    if (kb_tmpl_argv(&rt->command, &vars, argv, 64) < 0 ||
+        kb_tmpl_env(&rt->env_keys, &rt->env_vals, &vars, env, 64) < 0) {
         snprintf(err, errlen, "cannot expand the contract's command for %s", cmd->runtime);
         goto out;
     }
@@ -298,8 +260,8 @@ static int start_fixture(struct agent *a, const struct kb_agent_cmd *cmd, char *
     }
     rc = 0;
 out:
-    free_list(argv, 64);
-    free_list(env, 64);
+    kb_tmpl_free(argv, 64);
+    kb_tmpl_free(env, 64);
     return rc;
 }
 

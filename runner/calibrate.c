@@ -28,7 +28,10 @@
 #include <unistd.h>
 
 #include "fixtures/contract.h"
+#include "runner/cpulist.h"
 #include "runner/evidence.h"
+#include "runner/jfield.h"
+#include "runner/spawn.h"
 #include "runner/verdict.h"
 
 /* Everything resolved from cfg and the contract for one calibration. */
@@ -44,83 +47,6 @@ struct cal {
     int threads, connections, port;
     pid_t control;
 };
-
-static int cpu_count_online(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
-/* "0", "1-3", "1-" (to the last CPU), comma-separated. 0, or -1 with err. */
-static int parse_cpus(const char *list, cpu_set_t *set, char *err, size_t errlen)
-{
-    const char *p = list;
-    int last = cpu_count_online() - 1;
-
-    CPU_ZERO(set);
-    while (*p) {
-        char *end;
-        long a = strtol(p, &end, 10), b;
-        if (end == p || a < 0 || a >= CPU_SETSIZE)
-            goto bad;
-        b = a;
-        if (*end == '-') {
-            p = end + 1;
-            end = (char *)p;
-            b = (*p == '\0' || *p == ',') ? last : strtol(p, &end, 10);
-            if (b < a || b >= CPU_SETSIZE)
-                goto bad;
-        }
-        for (long c = a; c <= b; c++)
-            CPU_SET((int)c, set);
-        p = end;
-        if (*p == ',')
-            p++;
-        else if (*p)
-            goto bad;
-    }
-    if (CPU_COUNT(set) > 0)
-        return 0;
-bad:
-    snprintf(err, errlen, "bad CPU list '%s'", list);
-    return -1;
-}
-
-/* A port the kernel calls free right now (bound to 0, read back, released). */
-static int free_port(char *err, size_t errlen)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    else
-        snprintf(err, errlen, "no free port: %s", strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
-static int connect_once(int port)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
-
-    if (fd < 0)
-        return 0;
-    ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-    close(fd);
-    return ok;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
 
 /* In the child, before exec: pin, join the cgroups, send output to log. Never returns. */
 static void child_exec(char *const *argv, const cpu_set_t *cpus, const char *const *cgroups,
@@ -168,18 +94,7 @@ static pid_t spawn(char *const *argv, const cpu_set_t *cpus, const char *const *
 static int wait_bounded(pid_t pid, double bound_s)
 {
     int status = 0;
-
-    for (long waited = 0; waited < (long)(bound_s * 1000); waited += 20) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid)
-            return status;
-        if (r < 0 && errno != EINTR)
-            return -1;
-        sleep_ms(20);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    return -1;
+    return kb_wait_exit(pid, (int)(bound_s * 1000), &status) == 0 ? status : -1;
 }
 
 static void stop_control(struct cal *c)
@@ -196,24 +111,30 @@ static int out_path(const struct cal *c, char *buf, size_t len, const char *name
     return snprintf(buf, len, "%s/%s", c->cfg->out_dir, name) < (int)len ? 0 : -1;
 }
 
+/* 1 while the control server runs; once it has ended it is reaped here, and forgotten. */
+static int control_alive(void *arg)
+{
+    struct cal *c = arg;
+    if (c->control > 0 && waitpid(c->control, NULL, WNOHANG) == c->control)
+        c->control = 0;
+    return c->control > 0;
+}
+
 static int start_control(struct cal *c, char *err, size_t errlen)
 {
-    const struct kb_strlist *tmpl = &c->contract.control.command;
-    char port[16], log[PATH_MAX], *argv[64] = { 0 };
-    const char *keys[] = { "root", "build", "port", "bind" };
-    const char *vals[] = { KB_ROOT, c->build, port, "127.0.0.1" };
+    struct kb_tmpl_vars vars = { .root = KB_ROOT, .build = c->build, .bind = "127.0.0.1",
+                                 .cpus = c->contract.cpus };
+    char log[PATH_MAX], why[256], *argv[64] = { 0 };
     int rc = -1;
 
-    if ((c->port = free_port(err, errlen)) < 0)
+    if ((c->port = kb_free_port(err, errlen)) < 0)
         return -1;
-    snprintf(port, sizeof(port), "%d", c->port);
-    if (tmpl->n == 0 || tmpl->n >= 64) {
+    vars.port = c->port;
+    if (c->contract.control.command.n == 0 ||
+        kb_tmpl_argv(&c->contract.control.command, &vars, argv, 64) < 0) {
         snprintf(err, errlen, "the contract's control command is empty or too long");
-        return -1;
+        goto out;
     }
-    for (size_t i = 0; i < tmpl->n; i++)
-        if (!(argv[i] = kb_expand(tmpl->v[i], keys, vals, 4)))
-            goto out;
     out_path(c, log, sizeof(log), "control.log");
     if (access(argv[0], X_OK) != 0) {
         snprintf(err, errlen, "control server %s: %s (make builds it)", argv[0], strerror(errno));
@@ -221,75 +142,48 @@ static int start_control(struct cal *c, char *err, size_t errlen)
     }
     if ((c->control = spawn(argv, &c->server_cpus, NULL, log, err, errlen)) < 0)
         goto out;
-    for (int i = 0; i < 250 && !connect_once(c->port); i++) {
-        if (waitpid(c->control, NULL, WNOHANG) == c->control) {
-            c->control = 0;
+    if (kb_wait_accepting("127.0.0.1", c->port, 5000, control_alive, c, why, sizeof(why)) < 0) {
+        if (c->control == 0)
             snprintf(err, errlen, "control server exited at start (see %s)", log);
-            goto out;
-        }
-        sleep_ms(20);
-    }
-    if (!connect_once(c->port)) {
-        snprintf(err, errlen, "control server not accepting on port %d after 5 s", c->port);
+        else
+            snprintf(err, errlen, "control server: %s", why);
         stop_control(c);
         goto out;
     }
     rc = 0;
 out:
-    for (size_t i = 0; i < 64 && argv[i]; i++)
-        free(argv[i]);
+    kb_tmpl_free(argv, 64);
     return rc;
 }
 
-/* The figures of one load JSON, read by the same parser as a curve point's; -1 with err. */
+/* The figures of one load JSON, read by the curve's own reader; -1 with err. */
 static int read_step(const char *path, struct kb_point_load *lr, struct kb_calibrate_step *s,
                      char *err, size_t errlen)
 {
-    json_error_t je;
-    json_t *j = json_load_file(path, 0, &je);
-    int rc;
-
-    if (!j) {
-        snprintf(err, errlen, "%s: %s", path, je.text);
+    if (kb_point_load_read(path, lr, NULL, err, errlen) < 0)
+        return -1;
+    if (lr->requested_rps <= 0) {
+        snprintf(err, errlen, "%s: requested_rps %g is not a rate", path, lr->requested_rps);
         return -1;
     }
-    rc = kb_point_load_parse(j, lr, err, errlen);
-    json_decref(j);
-    if (rc < 0 || lr->requested_rps <= 0)
-        return -1;
     s->achieved_rps = lr->achieved_rps;
     s->cpu_fraction = lr->client_cpu_fraction;
     s->lag_p99_us = lr->lag.p99;
     s->rx_delay_p99_us = lr->rx_delay.p99;
     s->corrected_p99_us = lr->corrected.p99;
-    s->errors = lr->errors_total;
+    s->errors = kb_point_load_socket_errors(lr);
     s->threads = lr->threads;
     /* Held means in time: responses that only came during the drain do not count here
-     * (achieved_rps includes them), so delivery is what arrived within the interval. */
-    s->delivery = lr->completed_in_interval >= 0 && lr->scheduled > 0
-                      ? (double)lr->completed_in_interval / (double)lr->scheduled
-                      : lr->achieved_rps / lr->requested_rps;
+     * (achieved_rps includes them). */
+    s->delivery = kb_point_load_in_time(lr);
     return 0;
 }
 
-/* Held: the client trusted by the curve's own judgement, and the control server -- known to
- * be fast -- answered everything in time. */
+/* Held: the curve's own judgement of the client (kb_trust_rung, runner/verdict.h), with the
+ * control server -- known to be fast -- answering everything in time. */
 static void judge(const struct cal *c, const struct kb_point_load *lr, struct kb_calibrate_step *s)
 {
-    char trust[256];
-    size_t n = 0;
-
-    s->why[0] = '\0';
-    if (!kb_trust_judge(lr, &c->crit, trust, sizeof(trust)))
-        n += (size_t)snprintf(s->why, sizeof(s->why), "%s; ", trust);
-    if (n < sizeof(s->why) && s->delivery < c->min_delivery)
-        n += (size_t)snprintf(s->why + n, sizeof(s->why) - n, "delivery %.4f < %.3f; ",
-                              s->delivery, c->min_delivery);
-    if (n < sizeof(s->why) && s->errors > 0)
-        n += (size_t)snprintf(s->why + n, sizeof(s->why) - n, "%lld errors; ", s->errors);
-    if (n >= 2 && n < sizeof(s->why))
-        s->why[n - 2] = '\0';
-    s->held = s->why[0] == '\0';
+    s->held = kb_trust_rung(lr, &c->crit, c->min_delivery, s->why, sizeof(s->why));
 }
 
 /* step-II.json for a step's first attempt, step-II-A.json for attempt A after it. */
@@ -455,8 +349,9 @@ static int setup(struct cal *c, const struct kb_calibrate_cfg *cfg, char *err, s
     }
     c->server_list = cfg->server_cpus ? cfg->server_cpus : k->server_cpus;
     c->client_list = cfg->client_cpus ? cfg->client_cpus : k->client_cpus;
-    if (parse_cpus(c->server_list, &c->server_cpus, err, errlen) < 0 ||
-        parse_cpus(c->client_list, &c->client_cpus, err, errlen) < 0)
+    /* the curve's placement, with the curve's meaning: this host's online CPUs */
+    if (kb_cpulist_parse_online(c->server_list, &c->server_cpus, NULL, 0, err, errlen) < 0 ||
+        kb_cpulist_parse_online(c->client_list, &c->client_cpus, NULL, 0, err, errlen) < 0)
         return -1;
     c->duration = or_default(cfg->duration_s, 3.0);
     c->warmup = cfg->warmup_s >= 0 ? cfg->warmup_s : 1.0;
@@ -580,10 +475,11 @@ int kb_calibrate_covers(const struct kb_calibrate_result *r, double rate)
  * null (a figure of an empty histogram). */
 static double num(json_t *o, const char *key)
 {
-    json_t *v = json_object_get(o, key);
-    if (json_is_null(v))
+    double v = -1.0;
+    if (json_is_null(json_object_get(o, key)))
         return NAN;
-    return json_is_number(v) ? json_number_value(v) : -1.0;
+    kb_jnum_opt(o, key, NULL, &v);
+    return v;
 }
 
 int kb_calibrate_read(const char *path, struct kb_calibrate_result *out, char *err,

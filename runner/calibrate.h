@@ -3,8 +3,8 @@
  * Owns: starting the known-fast control server (contract "control", pinned to the server
  * CPUs), driving it with `kneebench load` child processes (pinned to the client CPUs,
  * optionally inside a cgroup) at rising rates up to factor x the rate to prove, judging each
- * step (the curve's client-trust judgement, runner/verdict.h, and the control server's
- * delivery and errors), and writing calibrate.json
+ * step (kb_trust_rung, runner/verdict.h: the curve's client-trust judgement, and the
+ * control server's delivery and errors), and writing calibrate.json
  * atomically into the output directory. The margin is the highest rate held with every
  * lower step held too. A step that misses is tried again (cfg->attempts): the margin is a
  * claim of what the client can do, and one stall of a shared host (tens of ms, seen here on
@@ -48,12 +48,13 @@ struct kb_calibrate_cfg {
 struct kb_calibrate_step {
     double rate;
     double achieved_rps, delivery, cpu_fraction, lag_p99_us, rx_delay_p99_us, corrected_p99_us;
-    long long errors;
+    long long errors;           /* socket errors (kb_point_load_socket_errors); requests left
+                                   unanswered at the drain's end miss the rung on their own */
     int threads;                /* the load threads that ran (one per client CPU) */
     int held;                   /* every criterion met (by the last attempt) */
-    char why[160];              /* the criteria missed, "" when held */
+    char why[256];              /* the criteria missed, "" when held */
     int attempts;               /* tries made; the figures are the last one's */
-    char missed_before[320];    /* the earlier attempts' misses, "" when the first decided */
+    char missed_before[520];    /* the earlier attempts' misses, "" when the first decided */
 };
 
 struct kb_calibrate_result {

@@ -1,4 +1,4 @@
-/* clock.c -- CLOCK_MONOTONIC in nanoseconds, absolute sleeps and timer slack. */
+/* clock.c -- CLOCK_MONOTONIC in nanoseconds, absolute and relative sleeps, timer slack. */
 #define _GNU_SOURCE
 #include "runner/clock.h"
 
@@ -18,6 +18,15 @@ void kb_mono_sleep_until(kb_mono_t t)
 {
     struct timespec ts = { .tv_sec = (time_t)(t / KB_NS_PER_S), .tv_nsec = (long)(t % KB_NS_PER_S) };
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+void kb_sleep_ms(long ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    if (ms <= 0)
+        return;
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
         ;
 }
 

@@ -1,5 +1,6 @@
 /* clock.h -- the load generator's monotonic clock: nanoseconds on CLOCK_MONOTONIC in their own
- * type, and precise absolute waits. Every intended send time and every latency is a kb_mono_t. */
+ * type, and precise absolute waits. Every intended send time and every latency is a kb_mono_t.
+ * Also owns the runner's one relative sleep, kb_sleep_ms, for every poll-and-wait loop. */
 #ifndef KB_CLOCK_H
 #define KB_CLOCK_H
 
@@ -15,6 +16,10 @@ kb_mono_t kb_mono_now(void);
 
 /* Sleep until the absolute time t (clock_nanosleep TIMER_ABSTIME). */
 void kb_mono_sleep_until(kb_mono_t t);
+
+/* Sleep ms milliseconds, the whole of them: a signal that interrupts the sleep resumes it
+ * for what is left (a caller watching a stop flag sees it at its next turn). ms <= 0: none. */
+void kb_sleep_ms(long ms);
 
 /* Set the calling thread's timer slack (how late the kernel may fire its timers, to
  * coalesce wake-ups): 1 ns makes timed waits wake within microseconds instead of the

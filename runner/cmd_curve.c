@@ -37,6 +37,9 @@
 #define _GNU_SOURCE
 #include "runner/commands.h"
 #include "runner/calibrate.h"
+#include "runner/capture.h"
+#include "runner/clock.h"
+#include "runner/digest.h"
 #include "runner/evidence.h"
 #include "runner/fixture.h"
 #include "runner/matrix.h"
@@ -44,9 +47,10 @@
 #include "runner/preflight.h"
 #include "runner/procs.h"
 #include "runner/sandbox.h"
+#include "runner/spawn.h"
 #include "runner/units.h"
 #include "runner/verdict.h"
-#include "contract.h"
+#include "fixtures/contract.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -441,7 +445,7 @@ static void start_fixture(struct curve *cv, const struct kb_runtime *rt, int rep
     cv->fx.rt = rt;
     cv->repeat = repeat;
     cv->preflight_failed = cv->harness_error = 0;
-    cv->fx.port = cv->free_ports ? kb_fx_free_port() : rt->port;
+    cv->fx.port = cv->free_ports ? kb_free_port(err, sizeof(err)) : rt->port;
     snprintf(cv->fixdir, sizeof(cv->fixdir), cv->plan.repeats > 1 ? "%s/fixtures/%s-r%d"
              : "%s/fixtures/%s", cv->run, rt->name, repeat);
     kb_mkdirs(cv->fixdir, err, sizeof(err));
@@ -585,11 +589,11 @@ static struct settled settle(struct curve *cv, const struct kb_point *pt)
     char err[512];
     while (settle_alive(cv, t0) &&
            kb_preflight_route_at(cv->fx.target, cv->fx.port, r, err, sizeof(err)) < 0)
-        kb_fx_sleep_s(0.1);
+        kb_sleep_ms(100);
     kb_fx_sample_server(&cv->fx, &a);
     ta = kb_fx_now_s();
     while (!st.quiet && settle_alive(cv, t0)) {
-        kb_fx_sleep_s(SETTLE_WINDOW_S);
+        kb_sleep_ms((long)(SETTLE_WINDOW_S * 1000));
         kb_fx_sample_server(&cv->fx, &b);
         tb = kb_fx_now_s();
         st.server_cpu = (b.cpu_seconds - a.cpu_seconds) / (tb - ta);

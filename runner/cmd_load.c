@@ -20,6 +20,7 @@
 
 #include "fixtures/contract.h"
 #include "runner/clock.h"
+#include "runner/cpulist.h"
 #include "runner/evidence.h"
 #include "runner/loadgen.h"
 #include "runner/loadout.h"
@@ -95,33 +96,6 @@ static int parse_int(const char *s, long lo, long hi, long *out)
         return -1;
     *out = v;
     return 0;
-}
-
-/* "0-3,5,7-" (an open range runs to the last CPU the process may use). */
-static int parse_cpus(const char *s, cpu_set_t *set)
-{
-    cpu_set_t allowed;
-    char *dup = strdup(s), *save = NULL, *tok;
-    int rc = 0;
-    CPU_ZERO(set);
-    sched_getaffinity(0, sizeof(allowed), &allowed);
-    for (tok = strtok_r(dup, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
-        char *dash = strchr(tok, '-'), *end;
-        long a = strtol(tok, &end, 10), b = a;
-        if (end == tok || a < 0 || a >= CPU_SETSIZE)
-            rc = -1;
-        else if (dash && dash[1] == '\0')
-            b = CPU_SETSIZE - 1;
-        else if (dash && (b = strtol(dash + 1, &end, 10), *end || b < a || b >= CPU_SETSIZE))
-            rc = -1;
-        else if (!dash && *end)
-            rc = -1;
-        for (long c = a; !rc && c <= b; c++)
-            if (CPU_ISSET((int)c, &allowed))
-                CPU_SET((int)c, set);
-    }
-    free(dup);
-    return rc || CPU_COUNT(set) == 0 ? -1 : 0;
 }
 
 /* 1 when path is all visible ASCII: it goes into the request line as is, where a control
@@ -409,21 +383,6 @@ static int fit_threads(const struct load_args *a, const cpu_set_t *cpus, double 
     return n;
 }
 
-static int compile_expect(const struct kb_route *r, struct kb_resp_expect *e, regex_t *re)
-{
-    e->status = r->status;
-    e->content_type = r->content_type;
-    e->body = r->body;
-    e->body_len = r->body_len;
-    e->body_regex = NULL;
-    if (!r->body && r->body_regex) {
-        if (regcomp(re, r->body_regex, REG_EXTENDED | REG_NOSUB))
-            return -1;
-        e->body_regex = re;
-    }
-    return 0;
-}
-
 static int write_outputs(const struct load_args *a, const struct kb_load_meta *m,
                          const struct kb_load_result *res)
 {
@@ -469,15 +428,16 @@ static int run(struct load_args *a, const struct kb_contract *ct)
         return bad("route '%s' is not a GET route", a->route);
     if (parse_url(a->url, &cfg.addr, host, sizeof(host), &path))
         return bad("--url must be http://HOST[:PORT]/PATH with a resolvable IPv4 host, not '%s'", a->url);
-    if (a->cpus && parse_cpus(a->cpus, &cpus))
-        return bad("--cpus '%s' names no CPU this process may use", a->cpus);
+    /* "7-" runs to the last CPU this process may use */
+    if (a->cpus && kb_cpulist_parse_allowed(a->cpus, &cpus, err, sizeof(err)) < 0)
+        return bad("--cpus: %s", err);
     if (a->threads > a->connections)
         return bad("%s", "--connections must be at least --threads (every thread needs a connection)");
     if (check_writable(a->json) || check_writable(a->hgrm) || check_writable(a->uhgrm) ||
         check_writable(a->hlog) || check_writable(a->series_csv) || check_writable(a->requests_log) ||
         fit_descriptors(a->connections))
         return 2;
-    if (compile_expect(route, &expect, &re))
+    if (kb_resp_expect_route(route, &expect, &re))
         return bad("route '%s' has a body_regex that does not compile", a->route);
     have_re = expect.body_regex != NULL;
     n = snprintf(NULL, 0, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, host);

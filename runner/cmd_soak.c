@@ -15,16 +15,21 @@
  * fixture, its limits and identity, the load child and the server samples are
  * runner/fixture.c's, shared with `kneebench curve`. */
 #define _GNU_SOURCE
+#include "runner/capture.h"
+#include "runner/clock.h"
 #include "runner/commands.h"
+#include "runner/digest.h"
 #include "runner/evidence.h"
 #include "runner/fixture.h"
+#include "runner/jfield.h"
 #include "runner/pgcluster.h"
 #include "runner/preflight.h"
 #include "runner/procs.h"
 #include "runner/sandbox.h"
 #include "runner/soak.h"
+#include "runner/spawn.h"
 #include "runner/verdict.h"
-#include "contract.h"
+#include "fixtures/contract.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -400,7 +405,7 @@ static void start_phase(struct soak *s, const struct phase *p, struct kb_soak_ob
     struct kb_fixture_spec spec;
     json_t *pre = json_object();
 
-    s->fx.port = kb_fx_free_port();
+    s->fx.port = kb_free_port(err, sizeof(err));
     snprintf(fixdir, sizeof(fixdir), "%s/fixture", p->dir);
     kb_mkdirs(fixdir, err, sizeof(err));
     kb_path(pgdir, sizeof(pgdir), p->dir, "pg");
@@ -554,7 +559,7 @@ static json_t *stats_at_rest(struct soak *s, struct kb_soak_obs *o)
         }
         if (o->stats_at_rest || kb_fx_now_s() >= until || g_stop || !kb_fx_alive(&s->fx))
             return j;
-        kb_fx_sleep_s(0.25);
+        kb_sleep_ms(250);
     }
 }
 
@@ -730,17 +735,10 @@ out:
 
 /* ---- report --------------------------------------------------------------------------- */
 
-static double jnum(json_t *o, const char *a, const char *b)
-{
-    json_t *v = json_object_get(o, a);
-    return json_number_value(b ? json_object_get(v, b) : v);
-}
-
 /* A string member, "" when absent (never NULL into a format). */
 static const char *jstr(json_t *o, const char *k)
 {
-    const char *v = json_string_value(json_object_get(o, k));
-    return v ? v : "";
+    return kb_jstr(o, k, "");
 }
 
 static void report_header(FILE *f, const struct soak *s)
@@ -801,12 +799,14 @@ static void report_row(FILE *f, const struct phase *p, json_t *v)
     }
     fprintf(f, "| %s | %ld | %.1f | %.3f %% | %.2f | %.2f | %.2f | %.2f | %.0f..%.0f | %+.1f "
             "| %.0f..%.0f | %+.2f | %lld | **%s**: %s |\n", p->route, p->rate,
-            jnum(load, "achieved_rps", NULL), 100 * jnum(load, "delivery", NULL),
-            jnum(load, "corrected_us", "p50") / 1000, jnum(load, "corrected_us", "p99") / 1000,
-            jnum(load, "corrected_us", "p999") / 1000, jnum(load, "corrected_us", "max") / 1000,
-            jnum(rss, "first", NULL) / 1024, jnum(rss, "last", NULL) / 1024,
-            jnum(rss, "per_hour", NULL) / 1024, jnum(fds, "first", NULL),
-            jnum(fds, "last", NULL), jnum(fds, "per_hour", NULL),
+            kb_jnum(load, "achieved_rps", NULL), 100 * kb_jnum(load, "delivery", NULL),
+            kb_jnum(load, "corrected_us", "p50") / 1000,
+            kb_jnum(load, "corrected_us", "p99") / 1000,
+            kb_jnum(load, "corrected_us", "p999") / 1000,
+            kb_jnum(load, "corrected_us", "max") / 1000,
+            kb_jnum(rss, "first", NULL) / 1024, kb_jnum(rss, "last", NULL) / 1024,
+            kb_jnum(rss, "per_hour", NULL) / 1024, kb_jnum(fds, "first", NULL),
+            kb_jnum(fds, "last", NULL), kb_jnum(fds, "per_hour", NULL),
             (long long)json_integer_value(json_object_get(rss, "n")), jstr(v, "verdict"),
             jstr(v, "reason"));
 }
@@ -820,13 +820,15 @@ static void report_notes(FILE *f, size_t i, const struct phase *p, json_t *v)
     lim = json_load_file(path, 0, NULL);
     fprintf(f, "- phase %zu (%s, %ld/s): fixture identity %.16s..., limits read back: %g CPU on "
             "cpuset %s, memory %lld bytes, pids %lld (cgroup v%d, %s)", i + 1, p->route, p->rate,
-            jstr(v, "identity_sha256"), jnum(lim, "cpus", NULL), jstr(lim, "cpuset"),
-            (long long)jnum(lim, "memory_bytes", NULL), (long long)jnum(lim, "pids_max", NULL),
-            (int)jnum(lim, "cgroup_version", NULL), lim ? jstr(lim, "backend") : "no limits.json");
+            jstr(v, "identity_sha256"), kb_jnum(lim, "cpus", NULL), jstr(lim, "cpuset"),
+            (long long)kb_jnum(lim, "memory_bytes", NULL),
+            (long long)kb_jnum(lim, "pids_max", NULL), (int)kb_jnum(lim, "cgroup_version", NULL),
+            lim ? jstr(lim, "backend") : "no limits.json");
     if (st)
         fprintf(f, "; /stats: suspended handlers max %lld over %lld reads (%lld failed), gauges "
-                "at rest after the load: %s", (long long)jnum(st, "suspended_max", NULL),
-                (long long)jnum(st, "reads", NULL), (long long)jnum(st, "read_failures", NULL),
+                "at rest after the load: %s", (long long)kb_jnum(st, "suspended_max", NULL),
+                (long long)kb_jnum(st, "reads", NULL),
+                (long long)kb_jnum(st, "read_failures", NULL),
                 json_is_true(json_object_get(st, "at_rest_after")) ? "yes" : "NO");
     fprintf(f, ".\n");
     json_decref(lim);

@@ -1,19 +1,18 @@
-/* evidence.c -- atomic writes, SHA-256 identity, host facts. */
+/* evidence.c -- atomic writes, a fixture's identity, host facts. */
 #define _GNU_SOURCE
 #include "runner/evidence.h"
+#include "runner/digest.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <microhttpd.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 char *kb_path(char *out, size_t outlen, const char *dir, const char *file)
@@ -133,33 +132,6 @@ int kb_file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int kb_sha256_file(const char *path, char hex[KB_SHA256_HEX], char *err, size_t errlen)
-{
-    unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
-    ssize_t n;
-    if (fd < 0 || !ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
-        snprintf(err, errlen, "hashing %s: %s", path, strerror(errno));
-        goto out;
-    }
-    while ((n = read(fd, buf, sizeof(buf))) > 0)
-        EVP_DigestUpdate(ctx, buf, (size_t)n);
-    if (n < 0 || !EVP_DigestFinal_ex(ctx, md, &mdlen)) {
-        snprintf(err, errlen, "hashing %s: %s", path, strerror(errno));
-        goto out;
-    }
-    for (unsigned i = 0; i < mdlen; i++)
-        sprintf(hex + 2 * i, "%02x", md[i]);
-    rc = 0;
-out:
-    if (fd >= 0)
-        close(fd);
-    EVP_MD_CTX_free(ctx);
-    return rc;
-}
-
 /* The highest-versioned "<name><digit>..." executable in dir (php-fpm8.2 for php-fpm),
  * the same choice php-fpm/run.sh makes; 0 and out filled, or -1. */
 static int versioned_in(const char *dir, size_t dlen, const char *name, char *out, size_t outlen)
@@ -269,22 +241,17 @@ static int add_digests(json_t *files, struct filelist *l, char *err, size_t errl
     return 0;
 }
 
-static void combined(json_t *files, char hex[KB_SHA256_HEX])
+/* Over paths and digests in order: a renamed file changes the identity too. */
+static int combined(json_t *files, char hex[KB_SHA256_HEX])
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    struct kb_digest *d = kb_digest_new();
     const char *k;
     json_t *v;
-    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
     json_object_foreach(files, k, v) {
-        EVP_DigestUpdate(ctx, k, strlen(k) + 1);
-        EVP_DigestUpdate(ctx, json_string_value(v), 64);
+        kb_digest_str(d, k);
+        kb_digest_add(d, json_string_value(v), 64);
     }
-    EVP_DigestFinal_ex(ctx, md, &mdlen);
-    EVP_MD_CTX_free(ctx);
-    for (unsigned i = 0; i < mdlen; i++)
-        sprintf(hex + 2 * i, "%02x", md[i]);
+    return kb_digest_hex(d, hex);
 }
 
 json_t *kb_fixture_identity(char *const *executables, size_t nexe, char *const *sources,
@@ -304,7 +271,10 @@ json_t *kb_fixture_identity(char *const *executables, size_t nexe, char *const *
         walk(sources[i], &l);
     if (add_digests(files, &l, err, errlen) < 0)
         goto done;
-    combined(files, hex);
+    if (combined(files, hex) < 0) {
+        snprintf(err, errlen, "the fixture's combined SHA-256 failed");
+        goto done;
+    }
     out = json_pack("{s:s,s:O}", "sha256", hex, "files", files);
 done:
     for (size_t i = 0; i < l.n; i++)
@@ -312,33 +282,6 @@ done:
     free(l.v);
     json_decref(files);
     return out;
-}
-
-int kb_capture_line(char *const *argv, char *out, size_t outlen)
-{
-    int fds[2], st;
-    ssize_t n;
-    pid_t pid;
-    out[0] = '\0';
-    if (pipe2(fds, O_CLOEXEC) < 0)
-        return -1;
-    if ((pid = fork()) == 0) {
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    n = pid < 0 ? -1 : read(fds[0], out, outlen - 1);
-    out[n > 0 ? n : 0] = '\0';
-    out[strcspn(out, "\n")] = '\0';
-    /* drain the rest so the child never blocks on a full pipe */
-    for (char junk[512]; n > 0 && read(fds[0], junk, sizeof(junk)) > 0;)
-        ;
-    close(fds[0]);
-    if (pid < 0 || waitpid(pid, &st, 0) < 0)
-        return -1;
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
 static void cpu_model(char *out, size_t outlen)

@@ -1,17 +1,15 @@
 /* evidence.h -- writes a run's artefacts atomically and computes identity.
  *
  * Owns: atomic file writes (tmp in the same directory, fsync, rename), directory creation,
- * SHA-256 of files and of a fixture (its executables and every file of its source
- * directories, sorted by path), and the host facts a run records (kernel, CPU model,
- * libmicrohttpd version, a command's first line of output). Never prints; errors go to err. */
+ * the identity of a fixture (the SHA-256, through digest.h, of its executables and every
+ * file of its source directories, sorted by path), and the host facts a run records
+ * (kernel, CPU model, libmicrohttpd version). Never prints; errors go to err. */
 #ifndef KB_EVIDENCE_H
 #define KB_EVIDENCE_H
 
 #include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
-
-#define KB_SHA256_HEX 65   /* 64 hex digits + NUL */
 
 /* out = dir + "/" + file, truncated to outlen. Returns out. */
 char *kb_path(char *out, size_t outlen, const char *dir, const char *file);
@@ -41,9 +39,6 @@ json_t *kb_json_figure(double v);
 /* 1 if path exists as a regular file. */
 int kb_file_exists(const char *path);
 
-/* SHA-256 of one file, lowercase hex. 0 or -1 with err. */
-int kb_sha256_file(const char *path, char hex[KB_SHA256_HEX], char *err, size_t errlen);
-
 /* Resolve an executable name through PATH (a name with '/' is taken as is); when the bare
  * name is absent, the highest-versioned "<name><digits>" (php-fpm -> php-fpm8.2), then
  * /usr/sbin. 0 or -1. */
@@ -55,9 +50,6 @@ int kb_which(const char *name, char *out, size_t outlen);
  * Returns a new reference, or NULL with err. */
 json_t *kb_fixture_identity(char *const *executables, size_t nexe, char *const *sources,
                             size_t nsrc, char *err, size_t errlen);
-
-/* First line of a command's stdout+stderr (argv NULL-terminated), "" if none. 0 or -1. */
-int kb_capture_line(char *const *argv, char *out, size_t outlen);
 
 /* Host facts: kernel (uname -srvm), CPU model, online CPUs, libmicrohttpd version. */
 json_t *kb_host_identity(void);

@@ -2,14 +2,17 @@
  * child (fixture.h). */
 #define _GNU_SOURCE
 #include "runner/fixture.h"
+#include "runner/capture.h"
+#include "runner/clock.h"
 #include "runner/cpulist.h"
+#include "runner/digest.h"
 #include "runner/evidence.h"
 #include "runner/preflight.h"
+#include "runner/spawn.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,24 +34,18 @@ double kb_fx_now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-void kb_fx_sleep_s(double s)
-{
-    struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
-    if (s > 0)
-        nanosleep(&ts, NULL);
-}
-
 /* ---- the run's setup ------------------------------------------------------------------- */
 
 static int placement(struct kb_fx *fx, const struct kb_fx_opts *o, char *err, size_t errlen)
 {
     cpu_set_t srv;
-    if (kb_cpulist_parse(o->server_cpus ? o->server_cpus : fx->c->server_cpus, &srv,
-                         fx->server_cpus, sizeof(fx->server_cpus)) < 0 ||
-        kb_cpulist_parse(o->client_cpus ? o->client_cpus : fx->c->client_cpus,
-                         &fx->client_set, fx->client_cpus, sizeof(fx->client_cpus)) < 0) {
-        snprintf(err, errlen, "server or client CPU list is empty or malformed on this host "
-                 "(%ld CPUs online)", sysconf(_SC_NPROCESSORS_ONLN));
+    char why[400];
+    if (kb_cpulist_parse_online(o->server_cpus ? o->server_cpus : fx->c->server_cpus, &srv,
+                                fx->server_cpus, sizeof(fx->server_cpus), why, sizeof(why)) < 0 ||
+        kb_cpulist_parse_online(o->client_cpus ? o->client_cpus : fx->c->client_cpus,
+                                &fx->client_set, fx->client_cpus, sizeof(fx->client_cpus), why,
+                                sizeof(why)) < 0) {
+        snprintf(err, errlen, "server or client CPUs: %s", why);
         return -1;
     }
     CPU_AND(&srv, &srv, &fx->client_set);
@@ -121,36 +118,25 @@ void kb_fx_signals(void (*handler)(int))
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = handler;        /* no SA_RESTART: sleeps return early on Ctrl-C */
+    sa.sa_handler = handler;        /* no SA_RESTART: blocking calls return early on Ctrl-C */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
 
-int kb_fx_free_port(void)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET };
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
 /* ---- the fixture's command and identity ------------------------------------------------ */
+
+/* What the contract's placeholders stand for in this run. */
+static struct kb_tmpl_vars fx_vars(const struct kb_fx *fx, const char *rundir)
+{
+    return (struct kb_tmpl_vars){ .root = KB_ROOT, .build = fx->build, .bind = "127.0.0.1",
+                                  .rundir = rundir, .port = fx->port, .cpus = fx->c->cpus };
+}
 
 char *kb_fx_expand(const struct kb_fx *fx, const char *tmpl, const char *rundir)
 {
-    char port[16], cpus[16];
-    const char *keys[] = { "root", "build", "port", "bind", "rundir", "cpus" };
-    const char *vals[] = { KB_ROOT, fx->build, port, "127.0.0.1", rundir ? rundir : "", cpus };
-    snprintf(port, sizeof(port), "%d", fx->port);
-    snprintf(cpus, sizeof(cpus), "%d", fx->c->cpus);
-    return kb_expand(tmpl, keys, vals, 6);
+    struct kb_tmpl_vars v = fx_vars(fx, rundir);
+    return kb_tmpl_expand(tmpl, &v);
 }
 
 json_t *kb_fx_identity(const struct kb_fx *fx, char *err, size_t errlen)
@@ -191,20 +177,14 @@ void kb_fx_spec(const struct kb_fx *fx, const char *rundir, const struct kb_pgru
                 int db_pool, char **argv, char **env, char *log, struct kb_fixture_spec *spec)
 {
     const struct kb_runtime *rt = fx->rt;
-    size_t i;
+    struct kb_tmpl_vars v = fx_vars(fx, rundir);
+    int n;
     memset(spec, 0, sizeof(*spec));
-    for (i = 0; i < rt->command.n && i < 63; i++)
-        argv[i] = kb_fx_expand(fx, rt->command.v[i], rundir);
-    argv[i] = NULL;
+    /* past 63 arguments or 15 variables the rest is left out, as the contract is ours */
+    n = kb_tmpl_argv(&rt->command, &v, argv, 64);
     if (pg && pg->running)
-        kb_pgrun_args(pg, rt, db_pool, argv, i, 64);
-    for (i = 0; i < rt->env_keys.n && i < 15; i++) {
-        char *v = kb_fx_expand(fx, rt->env_vals.v[i], rundir);
-        if (asprintf(&env[i], "%s=%s", rt->env_keys.v[i], v) < 0)
-            env[i] = NULL;
-        free(v);
-    }
-    env[i] = NULL;
+        kb_pgrun_args(pg, rt, db_pool, argv, n < 0 ? 63 : (size_t)n, 64);
+    kb_tmpl_env(&rt->env_keys, &rt->env_vals, &v, env, 16);
     kb_path(log, 4200, rundir, "fixture.log");
     spec->name = rt->name;
     spec->argv = argv;
@@ -222,10 +202,8 @@ void kb_fx_spec(const struct kb_fx *fx, const char *rundir, const struct kb_pgru
 
 void kb_fx_spec_free(char **argv, char **env)
 {
-    for (size_t i = 0; i < 64 && argv[i]; i++)
-        free(argv[i]);
-    for (size_t i = 0; i < 16 && env[i]; i++)
-        free(env[i]);
+    kb_tmpl_free(argv, 64);
+    kb_tmpl_free(env, 16);
 }
 
 /* ---- start, stop, watch ---------------------------------------------------------------- */
@@ -291,7 +269,7 @@ int kb_fx_start(struct kb_fx *fx, const struct kb_fixture_spec *spec, const char
     if (port_free_before(fx, spec, reason, reasonlen) < 0)
         return KB_FX_HARNESS;
     if ((rc = kb_sandbox_start(fx->sandbox, spec, &fx->sb, err, sizeof(err))) < 0 ||
-        kb_wait_ready_at(fx->target, fx->port, 20000, kb_fx_alive, fx, err, sizeof(err)) < 0) {
+        kb_wait_accepting(fx->target, fx->port, 20000, kb_fx_alive, fx, err, sizeof(err)) < 0) {
         int harness = rc == KB_SANDBOX_HARNESS;
         if (harness)
             snprintf(reason, reasonlen, KB_FX_HARNESS_PREFIX "%.600s", err);
@@ -449,7 +427,7 @@ int kb_fx_drive(struct kb_fx *fx, const struct kb_fx_load *ld, const char *route
             fx->last_exit_check = t;
             kb_fx_check_exit(fx, obs);
         }
-        kb_fx_sleep_s(0.02);
+        kb_sleep_ms(20);
     }
     fx->load_pid = 0;
     obs->load_exit = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -474,17 +452,15 @@ static void first_line(const char *dir, const char *file, char *line, size_t len
 void kb_fx_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
                      json_t **load)
 {
-    char path[4200], err[256];
-    kb_path(path, sizeof(path), dir, "load.json");
-    *load = json_load_file(path, 0, NULL);
+    char path[4200], err[sizeof(obs->load_problem)];
+    int rc = kb_point_load_read(kb_path(path, sizeof(path), dir, "load.json"), lr, load, err,
+                                sizeof(err));
     if (obs->load_exit != 0) {
         char line[200];
         first_line(dir, "load.log", line, sizeof(line));
         snprintf(obs->load_problem, sizeof(obs->load_problem), "load generator exited %d: %s",
                  obs->load_exit, line);
-    } else if (!*load) {
-        snprintf(obs->load_problem, sizeof(obs->load_problem), "no load.json");
-    } else if (kb_point_load_parse(*load, lr, err, sizeof(err)) < 0) {
+    } else if (rc < 0) {
         snprintf(obs->load_problem, sizeof(obs->load_problem), "%s", err);
     } else {
         obs->have_load = 1;

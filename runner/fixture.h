@@ -20,10 +20,10 @@
 #include "runner/procs.h"
 #include "runner/sandbox.h"
 #include "runner/verdict.h"
-#include "contract.h"
+#include "fixtures/contract.h"
 
 #include <jansson.h>
-#include <sched.h>                 /* cpu_set_t: includers define _GNU_SOURCE */
+#include <sched.h>                 /* cpu_set_t (glibc defines the type without _GNU_SOURCE) */
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -76,13 +76,12 @@ struct kb_fx {
 int kb_fx_setup(struct kb_fx *fx, const struct kb_contract *c, const struct kb_fx_opts *o,
                 char *err, size_t errlen);
 
-/* Monotonic seconds, and a sleep (returns early on a signal): the drive loop's clock, which
- * the commands time their points, phases and polls with too. */
+/* Monotonic seconds: the drive loop's clock, which the commands time their points, phases
+ * and polls with too (they sleep with clock.h's kb_sleep_ms). */
 double kb_fx_now_s(void);
-void kb_fx_sleep_s(double s);
 
-/* Install handler for SIGINT and SIGTERM without SA_RESTART (sleeps return early), and
- * ignore SIGPIPE. */
+/* Install handler for SIGINT and SIGTERM without SA_RESTART (blocking calls return early),
+ * and ignore SIGPIPE. */
 void kb_fx_signals(void (*handler)(int));
 
 /* The run directory's plan.json: written when absent; when present it must equal want,
@@ -96,10 +95,8 @@ int kb_fx_plan_file(const char *run, json_t *want, const char *what, char *err,
 int kb_fx_run_file(const char *run, json_t *identity, time_t started, char *err,
                    size_t errlen);
 
-/* A free ephemeral port on 127.0.0.1 (bound and released), or -1. */
-int kb_fx_free_port(void);
-
-/* tmpl with {root} {build} {port} {bind} {rundir} {cpus} filled in; malloc'd. */
+/* tmpl with {root} {build} {port} {bind} {rundir} {cpus} filled in with this run's values
+ * (spawn.h's kb_tmpl_expand); malloc'd. */
 char *kb_fx_expand(const struct kb_fx *fx, const char *tmpl, const char *rundir);
 
 /* What runs for fx->rt, as the sandbox identifies it (kb_sandbox_identity) from its
@@ -167,8 +164,9 @@ int kb_fx_drive(struct kb_fx *fx, const struct kb_fx_load *ld, const char *route
 /* Kill a load child still running (cleanup) and reap it. */
 void kb_fx_kill_load(struct kb_fx *fx, int sig);
 
-/* dir/load.json into *load (NULL when absent) and lr; obs gets have_load or the problem
- * (the exit status with load.log's first line, no load.json, or what did not parse). */
+/* dir/load.json into *load (NULL when absent or not JSON) and lr, by runner/loadjson.h's
+ * reader; obs gets have_load or the problem (the exit status with load.log's first line,
+ * or the reader's error, which names the file and the field). */
 void kb_fx_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
                      json_t **load);
 

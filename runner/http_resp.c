@@ -6,9 +6,12 @@
 #define _DEFAULT_SOURCE
 #include "runner/http_resp.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "fixtures/contract.h"
 
 enum {
     S_STATUS, S_HEADER, S_BODY, S_CHUNK_SIZE, S_CHUNK_DATA, S_CHUNK_DATA_END, S_TRAILER,
@@ -28,8 +31,37 @@ void kb_resp_init(struct kb_resp *p, const struct kb_resp_expect *e)
     p->ct_seen = p->ct_ok = 0;
     p->body_ok = 1;
     p->error = NULL;
+    p->keep = NULL;
     p->line_len = 0;
     p->regex_len = 0;
+}
+
+void kb_resp_keep(struct kb_resp *p, struct kb_resp_keep *k)
+{
+    p->keep = k;
+    if (!k)
+        return;
+    k->content_type[0] = '\0';
+    k->has_content_length = k->has_date = k->has_server = 0;
+    k->body_len = 0;
+    k->body_truncated = 0;
+    if (k->body && k->body_cap)
+        k->body[0] = '\0';
+}
+
+int kb_resp_expect_route(const struct kb_route *r, struct kb_resp_expect *e, regex_t *re)
+{
+    e->status = r->status;
+    e->content_type = r->content_type;
+    e->body = r->body;
+    e->body_len = r->body_len;
+    e->body_regex = NULL;
+    if (!r->body && r->body_regex) {
+        if (regcomp(re, r->body_regex, REG_EXTENDED | REG_NOSUB))
+            return -1;
+        e->body_regex = re;
+    }
+    return 0;
 }
 
 int kb_resp_started(const struct kb_resp *p)
@@ -99,6 +131,14 @@ static int value_is(const char *v, size_t vlen, const char *want)
     return vlen == strlen(want) && !strncasecmp(v, want, vlen);
 }
 
+/* The headers the contract requires beside Content-Type: present or not. */
+static void keep_header(struct kb_resp_keep *k, const char *name, size_t nlen)
+{
+    k->has_content_length |= header_is(name, nlen, "Content-Length");
+    k->has_date |= header_is(name, nlen, "Date");
+    k->has_server |= header_is(name, nlen, "Server");
+}
+
 static int parse_header(struct kb_resp *p)
 {
     char *colon = memchr(p->line, ':', p->line_len), *v;
@@ -126,8 +166,12 @@ static int parse_header(struct kb_resp *p)
     } else if (header_is(p->line, nlen, "Content-Type")) {
         const char *want = p->expect->content_type;
         p->ct_ok = !p->ct_seen && want && value_is(v, vlen, want);
+        if (p->keep && !p->ct_seen)
+            snprintf(p->keep->content_type, sizeof(p->keep->content_type), "%.*s", (int)vlen, v);
         p->ct_seen = 1;
     }
+    if (p->keep)
+        keep_header(p->keep, p->line, nlen);
     return 0;
 }
 
@@ -138,8 +182,10 @@ static int headers_done(struct kb_resp *p)
     if (p->status >= 100 && p->status < 200 && p->status != 101) {
         /* An interim response: the real one follows. */
         int close = p->conn_close;
+        struct kb_resp_keep *k = p->keep;
         kb_resp_init(p, p->expect);
         p->conn_close = close;
+        kb_resp_keep(p, k);
         return S_STATUS;
     }
     if (no_body)
@@ -154,9 +200,23 @@ static int headers_done(struct kb_resp *p)
     return S_UNTIL_CLOSE;
 }
 
+static void keep_body(struct kb_resp_keep *k, const char *b, size_t n)
+{
+    size_t room = k->body_cap - 1 - k->body_len;
+    if (n > room) {
+        k->body_truncated = 1;
+        n = room;
+    }
+    memcpy(k->body + k->body_len, b, n);
+    k->body_len += n;
+    k->body[k->body_len] = '\0';
+}
+
 static void body_bytes(struct kb_resp *p, const char *b, size_t n)
 {
     const struct kb_resp_expect *e = p->expect;
+    if (p->keep && p->keep->body && p->keep->body_cap)
+        keep_body(p->keep, b, n);
     if (e->body) {
         if (p->body_ok && ((size_t)p->body_seen + n > e->body_len ||
                            memcmp(e->body + p->body_seen, b, n)))

@@ -4,7 +4,9 @@
  * Bytes may arrive split at any point; the parser keeps only a bounded header-line buffer
  * and never stores a body (a literal body is compared as it streams, a regex body is kept
  * up to KB_RESP_REGEX_BODY_MAX bytes). Content-Length, chunked transfer coding and
- * read-until-close bodies are understood. One parser per connection; no allocation. */
+ * read-until-close bodies are understood. One parser per connection; no allocation. The
+ * load generator and preflight both read responses through it, so a response one of them
+ * passes the other cannot fail for how it was framed or split. */
 #ifndef KB_HTTP_RESP_H
 #define KB_HTTP_RESP_H
 
@@ -24,6 +26,24 @@ struct kb_resp_expect {
     const regex_t *body_regex;     /* compiled by the caller (REG_EXTENDED | REG_NOSUB) */
 };
 
+/* The expectation of a contract route (fixtures/contract.h): the route's status, type and
+ * body, its body_regex compiled into *re. 0, or -1 when the regex does not compile. The
+ * caller regfree()s re when e->body_regex is set, once no parser uses it. */
+struct kb_route;
+int kb_resp_expect_route(const struct kb_route *r, struct kb_resp_expect *e, regex_t *re);
+
+/* What a caller that wants more than the verdict keeps of one response: preflight checks
+ * the contract's required headers and shows the Content-Type and body in its reasons, the
+ * soak parses /stats' body. Optional (kb_resp_keep): the load generator keeps nothing. */
+struct kb_resp_keep {
+    char content_type[128];        /* the first Content-Type's value, trimmed, cut to fit */
+    int has_content_length, has_date, has_server;
+    char *body;                    /* the caller's buffer of body_cap bytes, or NULL: the body
+                                      (de-chunked), cut to body_cap - 1 bytes, NUL-terminated */
+    size_t body_cap, body_len;
+    int body_truncated;            /* the body was longer than that */
+};
+
 enum kb_resp_rc {
     KB_RESP_MORE = 0,              /* all input consumed, response not complete yet */
     KB_RESP_DONE = 1,              /* one response complete; *consumed says how much input */
@@ -41,14 +61,19 @@ struct kb_resp {
     int64_t body_seen;
     int ct_seen, ct_ok, body_ok;
     const char *error;             /* static text, set on KB_RESP_MALFORMED */
+    struct kb_resp_keep *keep;     /* NULL unless kb_resp_keep() asked for it */
     size_t line_len;
     size_t regex_len;
     char line[KB_RESP_LINE_MAX];
     char regex_body[KB_RESP_REGEX_BODY_MAX + 1];
 };
 
-/* Ready the parser for the next response on a connection. */
+/* Ready the parser for the next response on a connection (keeping nothing). */
 void kb_resp_init(struct kb_resp *p, const struct kb_resp_expect *e);
+
+/* After kb_resp_init: keep k's share of the response now parsed (k emptied here; an interim
+ * 1xx response's headers are forgotten with it). */
+void kb_resp_keep(struct kb_resp *p, struct kb_resp_keep *k);
 
 /* Feed len bytes. *consumed is set to the bytes used (on DONE, any rest belongs to the
  * next response). */

@@ -696,15 +696,7 @@ static void wait_events(struct thread *t, kb_mono_t now, kb_mono_t until)
  * to corrected latency like any other lateness of the client. Returns 0 for exact wakes. */
 static kb_mono_t send_quantum(const struct kb_load_config *cfg)
 {
-    double spacing_ns = (double)cfg->threads * (double)KB_NS_PER_S / cfg->rate;
-    return spacing_ns < (double)cfg->send_quantum_ns ? (kb_mono_t)cfg->send_quantum_ns : 0;
-}
-
-static kb_mono_t wake_for(kb_mono_t next, kb_mono_t q)
-{
-    if (!q || next == UINT64_MAX)
-        return next;
-    return (next + q - 1) / q * q;
+    return kb_schedule_quantum(cfg->rate, cfg->threads, cfg->send_quantum_ns);
 }
 
 /* Sleeps through socket events until `until`, then reads them with their kernel receive
@@ -730,7 +722,7 @@ static void run_loop(struct thread *t)
         next = dispatch(t, now);
         if (next == UINT64_MAX && (t->measured_outstanding == 0 || now >= drain_end))
             break;
-        next = wake_for(next, q);
+        next = kb_schedule_wake_for(next, q);
         if (next != UINT64_MAX && next - now <= spin) {
             /* --spin-us: the last microseconds before a send are busy-waited, trading CPU
              * for wake-up precision; events that arrive meanwhile wait for the next turn. */
@@ -752,7 +744,7 @@ static void run_loop(struct thread *t)
              * server is slowest. Collect them on the quantum's grid instead; the wait before
              * the freed connection carries its request is the client's, at most the quantum,
              * and goes to send lag (record_send) like the quantum's own. */
-            kb_mono_t grid = wake_for(now + 1, (kb_mono_t)t->cfg->send_quantum_ns);
+            kb_mono_t grid = kb_schedule_wake_for(now + 1, (kb_mono_t)t->cfg->send_quantum_ns);
             lazy_sleep(t, grid < until ? grid : until);
         } else {
             t->look_at = 0;
@@ -776,7 +768,7 @@ static void log_alloc(struct thread *t)
     if (!max || kb_schedule_init(&s, 0, t->cfg->rate, t->cfg->warmup_s, t->cfg->duration_s,
                                  t->index, (unsigned)T) < 0)
         return;
-    share = max / T + (t->index < max % T ? 1 : 0);
+    share = kb_schedule_share(max, t->index, (unsigned)T);
     mine = kb_schedule_thread_measured(&s);
     t->log_cap = mine < share ? mine : share;
     if (t->log_cap && !(t->log = malloc(t->log_cap * sizeof(*t->log))))
@@ -881,12 +873,11 @@ static int hists_init(struct kb_hist *a, struct kb_hist *b, struct kb_hist *c, s
 static int thread_setup(struct thread *t, const struct kb_load_config *cfg, unsigned index,
                         struct shared *sh)
 {
-    int base = cfg->connections / cfg->threads, extra = cfg->connections % cfg->threads;
     t->cfg = cfg;
     t->index = index;
     t->shared = sh;
     /* C not divisible by T: the first C % T threads take one more, so every one is used. */
-    t->nconns = base + ((int)index < extra ? 1 : 0);
+    t->nconns = (int)kb_schedule_share((uint64_t)cfg->connections, index, (unsigned)cfg->threads);
     t->epfd = epoll_create1(EPOLL_CLOEXEC);
     t->conns = calloc((size_t)t->nconns, sizeof(*t->conns));
     t->free_ring = calloc((size_t)t->nconns, sizeof(int));

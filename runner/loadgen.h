@@ -9,7 +9,7 @@
 #ifndef KB_LOADGEN_H
 #define KB_LOADGEN_H
 
-/* Needs _GNU_SOURCE (cpu_set_t) defined by the including .c before any header. */
+/* cpu_set_t comes from <sched.h> without _GNU_SOURCE; only the CPU_* macros need it. */
 #include <netinet/in.h>
 #include <sched.h>
 #include <stddef.h>

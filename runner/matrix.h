@@ -7,7 +7,7 @@
 #ifndef KB_MATRIX_H
 #define KB_MATRIX_H
 
-#include "contract.h"
+#include "fixtures/contract.h"
 
 #include <stddef.h>
 

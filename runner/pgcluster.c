@@ -1,7 +1,9 @@
-/* pgcluster.c -- see pgcluster.h. The script is run with fork/exec and a pipe per stream;
+/* pgcluster.c -- see pgcluster.h. The script is run through capture.h, its streams apart:
  * stdout is the conninfo, stderr the reason when it fails. */
 #define _GNU_SOURCE
 #include "runner/pgcluster.h"
+#include "runner/capture.h"
+#include "runner/clock.h"
 #include "runner/preflight.h"
 
 #include <errno.h>
@@ -32,75 +34,28 @@ int kb_pgcluster_available(void)
     return found;
 }
 
-/* Read both pipes to EOF into out/errbuf (each truncated, NUL-terminated). */
-static void drain(int ofd, int efd, char *out, size_t outlen, char *errbuf, size_t errlen)
-{
-    struct pollfd p[2] = { { ofd, POLLIN, 0 }, { efd, POLLIN, 0 } };
-    size_t on = 0, en = 0;
-    char junk[512];
-    while (p[0].fd >= 0 || p[1].fd >= 0) {
-        if (poll(p, 2, -1) < 0 && errno != EINTR)
-            break;
-        for (int i = 0; i < 2; i++) {
-            char *buf = i ? errbuf : out;
-            size_t *n = i ? &en : &on, cap = i ? errlen : outlen;
-            ssize_t r;
-            if (p[i].fd < 0 || !p[i].revents)
-                continue;
-            if (*n + 1 < cap)
-                r = read(p[i].fd, buf + *n, cap - 1 - *n);
-            else
-                r = read(p[i].fd, junk, sizeof(junk));
-            if (r <= 0) {
-                close(p[i].fd);
-                p[i].fd = -1;
-            } else if (*n + 1 < cap) {
-                *n += (size_t)r;
-            }
-        }
-    }
-    out[on] = '\0';
-    errbuf[en] = '\0';
-}
-
 /* Run `script verb dir`; 0 when it exits 0. out gets stdout, err stderr's last line. */
 static int run_script(const char *root, const char *verb, const char *dir, char *out,
                       size_t outlen, char *err, size_t errlen)
 {
-    char script[4096], errbuf[4096], *last;
-    int po[2], pe[2], st = 0;
-    pid_t pid;
+    char script[4096], errbuf[4096], why[512], *last;
+    char *const argv[] = { script, (char *)verb, (char *)dir, NULL };
+    struct kb_capture c = { .out = out, .out_cap = outlen, .err = errbuf,
+                            .err_cap = sizeof(errbuf) };
+    int st;
     kb_pgcluster_script(root, script, sizeof(script));
-    if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
-        snprintf(err, errlen, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    if ((pid = fork()) == 0) {
-        dup2(po[1], 1);
-        dup2(pe[1], 2);
-        execl(script, script, verb, dir, (char *)NULL);
-        dprintf(2, "cannot run %s: %s\n", script, strerror(errno));
-        _exit(127);
-    }
-    close(po[1]);
-    close(pe[1]);
-    if (pid < 0) {
-        close(po[0]);
-        close(pe[0]);
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-        return -1;
-    }
-    drain(po[0], pe[0], out, outlen, errbuf, sizeof(errbuf));
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+    if ((st = kb_capture_run(argv, &c, why, sizeof(why))) == 0)
         return 0;
+    if (st < 0) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
     while (*errbuf && errbuf[strlen(errbuf) - 1] == '\n')
         errbuf[strlen(errbuf) - 1] = '\0';
     last = strrchr(errbuf, '\n');
     snprintf(err, errlen, "%s %s %s: %s", script, verb, dir,
              *errbuf ? (last ? last + 1 : errbuf)
-                     : (WIFEXITED(st) ? "exited non-zero" : "killed by a signal"));
+                     : (st < 128 ? "exited non-zero" : "killed by a signal"));
     return -1;
 }
 
@@ -168,13 +123,12 @@ size_t kb_pgrun_args(const struct kb_pgrun *pg, const struct kb_runtime *rt, int
 int kb_pgrun_wait_route(int port, const struct kb_route *r, int timeout_ms,
                         int (*alive)(void *), void *arg, char *reason, size_t reasonlen)
 {
-    struct timespec pause = { 0, 200 * 1000 * 1000 };
     for (int waited = 0;; waited += 200) {
         if (kb_preflight_route(port, r, reason, reasonlen) == 0)
             return 0;
         if (waited >= timeout_ms || (alive && !alive(arg)))
             return -1;
-        nanosleep(&pause, NULL);
+        kb_sleep_ms(200);
     }
 }
 

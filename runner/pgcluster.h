@@ -10,7 +10,7 @@
 #ifndef KB_PGCLUSTER_H
 #define KB_PGCLUSTER_H
 
-#include "contract.h"
+#include "fixtures/contract.h"
 
 #include <stddef.h>
 

@@ -1,6 +1,7 @@
 /* portown.c -- listening sockets and their holders, from /proc (portown.h). */
 #define _GNU_SOURCE
 #include "runner/portown.h"
+#include "runner/clock.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -155,13 +156,12 @@ int kb_port_check_free(const char *addr, int port, char *why, size_t whylen)
 
 int kb_port_wait_free(const char *addr, int port, int timeout_ms, char *why, size_t whylen)
 {
-    struct timespec ts = { 0, 50 * 1000000L };
     for (int waited = 0;; waited += 50) {
         if (kb_port_check_free(addr, port, why, whylen) == 0)
             return 0;
         if (waited >= timeout_ms)
             return -1;
-        nanosleep(&ts, NULL);
+        kb_sleep_ms(50);
     }
 }
 

@@ -1,5 +1,6 @@
-/* preflight.c -- blocking HTTP GET and contract match for pre/postflight. */
-#define _GNU_SOURCE
+/* preflight.c -- blocking HTTP GET and contract match for pre/postflight, reading through
+ * runner/http_resp.c (see preflight.h). */
+#define _POSIX_C_SOURCE 200809L
 #include "runner/preflight.h"
 
 #include <arpa/inet.h>
@@ -41,113 +42,158 @@ static int connect_to(const char *host, int port)
     return fd;
 }
 
-/* Read until the headers are complete and Content-Length bytes of body arrived. */
-static ssize_t read_reply(int fd, char *buf, size_t cap, long deadline)
+int kb_http_read_init(struct kb_http_read *rd, const struct kb_route *r,
+                      struct kb_http_reply *out, char *err, size_t errlen)
 {
-    size_t len = 0;
-    while (len < cap - 1) {
-        struct pollfd p = { fd, POLLIN, 0 };
-        long left = deadline - now_ms();
-        char *end, *cl;
-        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-            return -1;
-        ssize_t n = read(fd, buf + len, cap - 1 - len);
-        if (n <= 0)
-            return len ? (ssize_t)len : -1;
-        len += (size_t)n;
-        buf[len] = '\0';
-        if (!(end = strstr(buf, "\r\n\r\n")))
-            continue;
-        cl = strcasestr(buf, "\r\ncontent-length:");
-        if (!cl || cl > end || len >= (size_t)(end + 4 - buf) + strtoul(cl + 17, NULL, 10))
-            return (ssize_t)len;
+    memset(out, 0, sizeof(*out));
+    memset(&rd->expect, 0, sizeof(rd->expect));
+    memset(&rd->keep, 0, sizeof(rd->keep));
+    rd->out = out;
+    if (r && kb_resp_expect_route(r, &rd->expect, &rd->re) < 0) {
+        snprintf(err, errlen, "%s: the contract's body_regex does not compile", r->path);
+        return -1;
     }
-    return (ssize_t)len;
+    out->judged = r != NULL;
+    kb_resp_init(&rd->parser, &rd->expect);
+    rd->keep.body = out->body;
+    rd->keep.body_cap = sizeof(out->body);
+    kb_resp_keep(&rd->parser, &rd->keep);
+    return 0;
 }
 
-static void parse_headers(char *buf, char *end, struct kb_http_reply *out)
+void kb_http_read_free(struct kb_http_read *rd)
 {
-    for (char *line = strstr(buf, "\r\n") + 2; line < end;) {
-        char *eol = strstr(line, "\r\n"), *colon = memchr(line, ':', (size_t)(eol - line));
-        if (colon) {
-            char *v = colon + 1;
-            size_t klen = (size_t)(colon - line);
-            while (*v == ' ')
-                v++;
-            if (klen == 12 && !strncasecmp(line, "Content-Type", 12))
-                snprintf(out->content_type, sizeof(out->content_type), "%.*s", (int)(eol - v), v);
-            out->has_length |= klen == 14 && !strncasecmp(line, "Content-Length", 14);
-            out->has_date |= klen == 4 && !strncasecmp(line, "Date", 4);
-            out->has_server |= klen == 6 && !strncasecmp(line, "Server", 6);
-        }
-        line = eol + 2;
+    if (rd->expect.body_regex)
+        regfree(&rd->re);
+    rd->expect.body_regex = NULL;
+}
+
+/* A complete response: what the reply keeps of it, and the parser's verdict. */
+static enum kb_resp_rc fill(struct kb_http_read *rd)
+{
+    struct kb_http_reply *out = rd->out;
+    const struct kb_resp *p = &rd->parser;
+    out->status = p->status;
+    snprintf(out->content_type, sizeof(out->content_type), "%s", rd->keep.content_type);
+    out->has_length = rd->keep.has_content_length;
+    out->has_date = rd->keep.has_date;
+    out->has_server = rd->keep.has_server;
+    out->body_len = rd->keep.body_len;
+    out->body_truncated = rd->keep.body_truncated;
+    if (out->judged) {
+        out->status_ok = kb_resp_status_ok(p);
+        out->ct_ok = kb_resp_ct_ok(p);
+        out->body_ok = kb_resp_body_ok(p);
     }
+    return KB_RESP_DONE;
+}
+
+enum kb_resp_rc kb_http_read_feed(struct kb_http_read *rd, const char *buf, size_t len)
+{
+    size_t used;
+    enum kb_resp_rc rc = kb_resp_feed(&rd->parser, buf, len, &used);
+    return rc == KB_RESP_DONE ? fill(rd) : rc;
+}
+
+enum kb_resp_rc kb_http_read_eof(struct kb_http_read *rd)
+{
+    enum kb_resp_rc rc = kb_resp_eof(&rd->parser);
+    return rc == KB_RESP_DONE ? fill(rd) : rc;
+}
+
+/* Reads fd into rd until the response is complete (0), or -1 with err: the deadline passed,
+ * the reply was malformed, or the peer closed before a whole one. */
+static int read_reply(int fd, struct kb_http_read *rd, int timeout_ms, const char *path,
+                      char *err, size_t errlen)
+{
+    long deadline = now_ms() + timeout_ms;
+    char buf[4096];
+    for (;;) {
+        struct pollfd pf = { fd, POLLIN, 0 };
+        long left = deadline - now_ms();
+        enum kb_resp_rc rc;
+        ssize_t n;
+        int ready = left > 0 ? poll(&pf, 1, (int)left) : 0;
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready <= 0) {
+            snprintf(err, errlen, "GET %s: no complete reply within %d ms%s", path, timeout_ms,
+                     kb_resp_started(&rd->parser) ? " (part of one came)" : "");
+            return -1;
+        }
+        if ((n = read(fd, buf, sizeof(buf))) < 0) {
+            if (errno == EINTR)
+                continue;
+            snprintf(err, errlen, "GET %s: read: %s", path, strerror(errno));
+            return -1;
+        }
+        rc = n == 0 ? kb_http_read_eof(rd) : kb_http_read_feed(rd, buf, (size_t)n);
+        if (rc == KB_RESP_DONE)
+            return 0;
+        if (rc == KB_RESP_MALFORMED) {
+            snprintf(err, errlen, "GET %s: malformed reply: %s", path, rd->parser.error);
+            return -1;
+        }
+        if (n == 0) {
+            snprintf(err, errlen, "GET %s: connection closed before any reply", path);
+            return -1;
+        }
+    }
+}
+
+/* GET path and read the reply against route r (NULL: judged against nothing). */
+static int get(const char *host, int port, const char *path, const struct kb_route *r,
+               int timeout_ms, struct kb_http_reply *out, char *err, size_t errlen)
+{
+    struct kb_http_read rd;
+    char req[512];
+    int fd, n, rc;
+    if (kb_http_read_init(&rd, r, out, err, errlen) < 0)
+        return -1;
+    if (!host)
+        host = "127.0.0.1";
+    if ((fd = connect_to(host, port)) < 0) {
+        snprintf(err, errlen, "connect %s:%d: %s", host, port, strerror(errno));
+        kb_http_read_free(&rd);
+        return -1;
+    }
+    n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s:%d\r\n\r\n", path, host, port);
+    if (n < 0 || (size_t)n >= sizeof(req) || write(fd, req, (size_t)n) != n) {
+        snprintf(err, errlen, "GET %s: the request could not be sent", path);
+        rc = -1;
+    } else {
+        rc = read_reply(fd, &rd, timeout_ms, path, err, errlen);
+    }
+    close(fd);
+    kb_http_read_free(&rd);
+    return rc;
 }
 
 int kb_http_get(int port, const char *path, int timeout_ms, struct kb_http_reply *out,
                 char *err, size_t errlen)
 {
-    return kb_http_get_at(NULL, port, path, timeout_ms, out, err, errlen);
+    return get(NULL, port, path, NULL, timeout_ms, out, err, errlen);
 }
 
 int kb_http_get_at(const char *host, int port, const char *path, int timeout_ms,
                    struct kb_http_reply *out, char *err, size_t errlen)
 {
-    char req[512], buf[8192], *end;
-    long deadline = now_ms() + timeout_ms;
-    int fd, n;
-    ssize_t len;
-    memset(out, 0, sizeof(*out));
-    if (!host)
-        host = "127.0.0.1";
-    if ((fd = connect_to(host, port)) < 0) {
-        snprintf(err, errlen, "connect %s:%d: %s", host, port, strerror(errno));
-        return -1;
-    }
-    n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s:%d\r\n\r\n", path, host, port);
-    if (write(fd, req, (size_t)n) != n || (len = read_reply(fd, buf, sizeof(buf), deadline)) < 0) {
-        snprintf(err, errlen, "GET %s: no complete reply within %d ms", path, timeout_ms);
-        close(fd);
-        return -1;
-    }
-    close(fd);
-    if (sscanf(buf, "HTTP/1.%*d %d", &out->status) != 1 || !(end = strstr(buf, "\r\n\r\n"))) {
-        snprintf(err, errlen, "GET %s: malformed reply", path);
-        return -1;
-    }
-    parse_headers(buf, end + 2, out);
-    out->body_len = (size_t)len - (size_t)(end + 4 - buf);
-    if (out->body_len >= sizeof(out->body))
-        out->body_len = sizeof(out->body) - 1;
-    memcpy(out->body, end + 4, out->body_len);
-    out->body[out->body_len] = '\0';
-    return 0;
-}
-
-static int body_matches(const struct kb_route *r, const struct kb_http_reply *rep)
-{
-    regex_t re;
-    int ok;
-    if (r->body)
-        return rep->body_len == r->body_len && !memcmp(rep->body, r->body, r->body_len);
-    if (!r->body_regex || regcomp(&re, r->body_regex, REG_EXTENDED | REG_NOSUB))
-        return 0;
-    ok = regexec(&re, rep->body, 0, NULL, 0) == 0;
-    regfree(&re);
-    return ok;
+    return get(host, port, path, NULL, timeout_ms, out, err, errlen);
 }
 
 int kb_preflight_match(const struct kb_route *r, const struct kb_http_reply *rep, char *reason,
                        size_t reasonlen)
 {
-    if (rep->status != r->status)
+    if (!rep->judged)
+        snprintf(reason, reasonlen, "%s: the reply was not read against the route", r->path);
+    else if (!rep->status_ok)
         snprintf(reason, reasonlen, "%s: status %d, want %d", r->path, rep->status, r->status);
-    else if (strcmp(rep->content_type, r->content_type))
+    else if (!rep->ct_ok)
         snprintf(reason, reasonlen, "%s: Content-Type '%s', want '%s'", r->path,
                  rep->content_type, r->content_type);
-    else if (!body_matches(r, rep))
-        snprintf(reason, reasonlen, "%s: body '%.80s' (%zu bytes) differs from the contract",
-                 r->path, rep->body, rep->body_len);
+    else if (!rep->body_ok)
+        snprintf(reason, reasonlen, "%s: body '%.80s' (%zu bytes%s) differs from the contract",
+                 r->path, rep->body, rep->body_len, rep->body_truncated ? " kept, more sent" : "");
     else if (!rep->has_length || !rep->has_date || !rep->has_server)
         snprintf(reason, reasonlen, "%s: missing header(s):%s%s%s", r->path,
                  rep->has_length ? "" : " Content-Length", rep->has_date ? "" : " Date",
@@ -166,45 +212,7 @@ int kb_preflight_route_at(const char *host, int port, const struct kb_route *r, 
                           size_t reasonlen)
 {
     struct kb_http_reply rep;
-    if (kb_http_get_at(host, port, r->path, 2000, &rep, reason, reasonlen) < 0)
+    if (get(host, port, r->path, r, 2000, &rep, reason, reasonlen) < 0)
         return -1;
     return kb_preflight_match(r, &rep, reason, reasonlen);
-}
-
-int kb_wait_ready(int port, int timeout_ms, int (*still_alive)(void *), void *arg, char *err,
-                  size_t errlen)
-{
-    return kb_wait_ready_at(NULL, port, timeout_ms, still_alive, arg, err, errlen);
-}
-
-int kb_wait_ready_at(const char *host, int port, int timeout_ms, int (*still_alive)(void *),
-                     void *arg, char *err, size_t errlen)
-{
-    long deadline = now_ms() + timeout_ms;
-    struct timespec ts = { 0, 50 * 1000000L };
-    struct in_addr ia;
-    if (!host)
-        host = "127.0.0.1";
-    if (inet_pton(AF_INET, host, &ia) != 1) {
-        snprintf(err, errlen, "'%s' is not an IPv4 address", host);
-        return -1;
-    }
-    for (;;) {
-        int fd = connect_to(host, port);
-        if (fd >= 0) {
-            close(fd);
-            return 0;
-        }
-        if (still_alive && !still_alive(arg)) {
-            snprintf(err, errlen, "the fixture exited before accepting connections on port %d",
-                     port);
-            return -1;
-        }
-        if (now_ms() >= deadline) {
-            snprintf(err, errlen, "nothing accepted connections on %s:%d within %d ms",
-                     host, port, timeout_ms);
-            return -1;
-        }
-        nanosleep(&ts, NULL);
-    }
 }

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 /* utime, stime and num_threads from /proc/PID/stat; the comm field may hold spaces and
@@ -97,14 +96,6 @@ void kb_procs_sample(const pid_t *pids, size_t n, struct kb_proc_sample *out)
         out->fds += count_fds(pids[i]);
         out->nprocs++;
     }
-}
-
-double kb_procs_self_cpu(int with_children)
-{
-    struct rusage ru;
-    getrusage(with_children ? RUSAGE_CHILDREN : RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-           (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
 /* What /proc/PID/stat says of a process's place: state, parent, session, start time. */

@@ -20,9 +20,6 @@ struct kb_proc_sample {
 /* Sum over pids[0..n). Always succeeds; fields count only the processes that were read. */
 void kb_procs_sample(const pid_t *pids, size_t n, struct kb_proc_sample *out);
 
-/* The calling process's own CPU time (user + system), children included when with_children. */
-double kb_procs_self_cpu(int with_children);
-
 /* pid's start time (clock ticks since boot), which tells it from a later process given the
  * same PID; -1 when there is no such process. */
 long long kb_procs_start_time(pid_t pid);

@@ -1,6 +1,8 @@
 /* report.c -- the report model: evidence in, aggregated rows out. Reads files only. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/report.h"
+#include "runner/jfield.h"
+#include "runner/report_int.h"
 #include "runner/evidence.h"
 
 #include <stdlib.h>
@@ -39,27 +41,6 @@ static struct kb_stat stat_of(struct fig *f)
     return s;
 }
 
-static double jnum(json_t *o, const char *a, const char *b)
-{
-    json_t *v = json_object_get(o, a);
-    if (b)
-        v = json_object_get(v, b);
-    return json_number_value(v);
-}
-
-/* 1 and *out when o[a][b] is a number: a null or absent field (older evidence, an empty
- * histogram) is not a zero. */
-static int jopt(json_t *o, const char *a, const char *b, double *out)
-{
-    json_t *v = json_object_get(o, a);
-    if (b)
-        v = json_object_get(v, b);
-    if (!json_is_number(v))
-        return 0;
-    *out = json_number_value(v);
-    return 1;
-}
-
 /* One latency figure of a load.json histogram, when the histogram has it: an empty one
  * (count 0) has none, whatever an older writer put in its place. *bound from is_bound. */
 static int lat_fig(json_t *h, const char *k, double *us, int *bound)
@@ -67,7 +48,7 @@ static int lat_fig(json_t *h, const char *k, double *us, int *bound)
     json_t *count = json_object_get(h, "count");
     if (json_is_number(count) && json_number_value(count) <= 0)
         return 0;
-    if (!jopt(h, k, NULL, us))
+    if (!kb_jnum_opt(h, k, NULL, us))
         return 0;
     *bound = json_is_true(json_object_get(json_object_get(h, "is_bound"), k));
     return 1;
@@ -153,9 +134,9 @@ static void add_latency(struct acc *a, json_t *h)
 static void add_client(struct kb_report_row *row, json_t *load)
 {
     double x;
-    int b, th = (int)jnum(load, "threads", NULL);
-    if (jnum(load, "client_cpu_fraction", NULL) > row->client_cpu_max)
-        row->client_cpu_max = jnum(load, "client_cpu_fraction", NULL);
+    int b, th = (int)kb_jnum(load, "threads", NULL);
+    if (kb_jnum(load, "client_cpu_fraction", NULL) > row->client_cpu_max)
+        row->client_cpu_max = kb_jnum(load, "client_cpu_fraction", NULL);
     if (lat_fig(json_object_get(load, "lag_us"), "p99", &x, &b) && x > row->lag_p99_max_us)
         row->lag_p99_max_us = x;
     if (lat_fig(json_object_get(load, "rx_delay_us"), "p99", &x, &b) && x > row->rx_p99_max_us)
@@ -164,18 +145,18 @@ static void add_client(struct kb_report_row *row, json_t *load)
         row->threads_min = row->threads_min && row->threads_min < th ? row->threads_min : th;
         row->threads_max = row->threads_max > th ? row->threads_max : th;
     }
-    if ((int)jnum(load, "client_cpus", NULL) > row->client_cpus)
-        row->client_cpus = (int)jnum(load, "client_cpus", NULL);
-    if (jnum(load, "threads_requested", NULL) > 0)
-        row->threads_requested = (int)jnum(load, "threads_requested", NULL);
+    if ((int)kb_jnum(load, "client_cpus", NULL) > row->client_cpus)
+        row->client_cpus = (int)kb_jnum(load, "client_cpus", NULL);
+    if (kb_jnum(load, "threads_requested", NULL) > 0)
+        row->threads_requested = (int)kb_jnum(load, "threads_requested", NULL);
 }
 
 /* Lower bounds: how many requests, and the smallest bound. */
 static void add_bounds(struct kb_report_row *row, json_t *corrected)
 {
     double from;
-    row->bounded += (long long)jnum(corrected, "bounded", NULL);
-    if (jopt(corrected, "bound_from_us", NULL, &from) &&
+    row->bounded += (long long)kb_jnum(corrected, "bounded", NULL);
+    if (kb_jnum_opt(corrected, "bound_from_us", NULL, &from) &&
         (row->bound_from_us < 0 || from < row->bound_from_us))
         row->bound_from_us = from;
 }
@@ -185,13 +166,13 @@ static void add_server(struct kb_report_row *row, struct acc *a, json_t *v)
     const char *sreason, *sv = server_verdict_of(v, &sreason);
     json_t *srv = json_object_get(v, "server"), *trust = json_object_get(v, "client_trust");
     double x;
-    fig_add(&a->f[F_SRV], jnum(srv, "cpu_mean_fraction", NULL), 0);
-    if (jopt(srv, "cpu_interval_s", NULL, &x))
+    fig_add(&a->f[F_SRV], kb_jnum(srv, "cpu_mean_fraction", NULL), 0);
+    if (kb_jnum_opt(srv, "cpu_interval_s", NULL, &x))
         fig_add(&a->f[F_CPU_S], x, 0);
-    if (jopt(srv, "cpu_us_per_response", NULL, &x) && x > 0)
+    if (kb_jnum_opt(srv, "cpu_us_per_response", NULL, &x) && x > 0)
         fig_add(&a->f[F_CPU_US], x, 0);
-    if ((long long)jnum(srv, "rss_max_bytes", NULL) > row->rss_max)
-        row->rss_max = (long long)jnum(srv, "rss_max_bytes", NULL);
+    if ((long long)kb_jnum(srv, "rss_max_bytes", NULL) > row->rss_max)
+        row->rss_max = (long long)kb_jnum(srv, "rss_max_bytes", NULL);
     if (vindex(sv) >= 0 && vindex(sv) != 3)
         a->server[vindex(sv)]++;
     else
@@ -218,16 +199,16 @@ static void accumulate(struct kb_report_row *row, struct acc *a, json_t *v)
     const char *reason = json_string_value(json_object_get(v, "reason"));
     int vi = vindex(verdict);
     a->n++;
-    fig_add(&a->f[F_ACH], jnum(load, "achieved_rps", NULL), 0);
-    fig_add(&a->f[F_DEL], jnum(load, "delivery", NULL), 0);
+    fig_add(&a->f[F_ACH], kb_jnum(load, "achieved_rps", NULL), 0);
+    fig_add(&a->f[F_DEL], kb_jnum(load, "delivery", NULL), 0);
     add_latency(a, json_object_get(load, "corrected_us"));
     add_bounds(row, json_object_get(load, "corrected_us"));
     add_client(row, load);
     add_server(row, a, v);
-    row->errors += (long long)jnum(load, "errors", "total");
-    row->non2xx += (long long)jnum(load, "non2xx", NULL);
-    row->mismatches += (long long)jnum(load, "mismatches", "total");
-    row->scheduled += (long long)jnum(load, "scheduled", NULL);
+    row->errors += (long long)kb_jnum(load, "errors", "total");
+    row->non2xx += (long long)kb_jnum(load, "non2xx", NULL);
+    row->mismatches += (long long)kb_jnum(load, "mismatches", "total");
+    row->scheduled += (long long)kb_jnum(load, "scheduled", NULL);
     if (vi >= 0)
         a->verdicts[vi]++;
     /* keep the first failed or client-limited reason; otherwise the latest */
@@ -377,8 +358,8 @@ int kb_report_load(const char *dir, struct kb_report *r, char *err, size_t errle
         kb_report_free(r);
         return -1;
     }
-    r->min_delivery = jnum(crit, "min_delivery", NULL);
-    r->max_p99_us = jnum(crit, "max_p99_us", NULL);
+    r->min_delivery = kb_jnum(crit, "min_delivery", NULL);
+    r->max_p99_us = kb_jnum(crit, "max_p99_us", NULL);
     r->repeats = (int)json_integer_value(json_object_get(r->plan, "repeats"));
     r->unconstrained = json_is_true(json_object_get(r->plan, "unconstrained"));
     build_rows(r, dir);

@@ -7,7 +7,9 @@
  * queue forms); points without a marker are listed in missing. Aggregates
  * are one row per runtime x route x rate: medians over repeats with min-max ranges. The
  * writers (report_md.c, report_data.c, report_svg.c) only read the model. kb_report_free()
- * frees everything kb_report_load() allocated. */
+ * frees everything kb_report_load() allocated. What only the report's own files share
+ * (the series, the rankings the writers compute, the calibration's part of the load) is in
+ * runner/report_int.h. */
 #ifndef KB_REPORT_H
 #define KB_REPORT_H
 
@@ -63,30 +65,6 @@ struct kb_report_row {
 
 struct kb_calibrate_result;      /* runner/calibrate.h */
 
-/* One second of a point's series.csv. Latency in us; < 0 when the second has none (an empty
- * field, or nothing completed). The _bound flags: that figure is only a lower bound (newer
- * series.csv files; older ones lack the columns and nothing is a bound). */
-struct kb_report_sec {
-    double start_s, length_s, achieved_rps, p50_us, p99_us, max_us;
-    long long completed, errors, bounded;
-    int p50_bound, p99_bound, max_bound;
-};
-
-/* A runtime's first uncontrolled point on a route and its series (n == 0: note says why).
- * A client-limited point is never uncontrolled, so where the client was not trusted the
- * first point whose own figures are uncontrolled stands in (past_margin): its server
- * verdict says so, or in older evidence of a --force run its delivery or p99 misses the
- * criteria above the calibrated margin. */
-struct kb_report_series {
-    char runtime[32], route[32], point[128];
-    long rate;
-    int past_margin;             /* client-limited, its own figures past the criteria (the
-                                    queue behind the mark) */
-    size_t n;
-    struct kb_report_sec *v;     /* owned */
-    char note[256];              /* "" when the series was read */
-};
-
 struct kb_report {
     json_t *plan, *run;          /* owned */
     json_t *fixtures;            /* {runtime: {limits, identity sha256, preflight}} owned */
@@ -99,7 +77,8 @@ struct kb_report {
     struct kb_calibrate_result *cal;   /* calibrate/calibrate.json read, or NULL (owned) */
     json_t *cal_json;            /* the same file as written (criteria, CPUs), or NULL; owned */
     char cal_note[512];          /* when cal is NULL: absent, or why it could not be read */
-    struct kb_report_series *series;   /* one per runtime x route with an uncontrolled row */
+    struct kb_report_series *series;   /* one per runtime x route with an uncontrolled row
+                                          (runner/report_int.h) */
     size_t nseries;
 };
 
@@ -111,9 +90,6 @@ void kb_report_free(struct kb_report *r);
 /* The row for runtime/route/rate, or NULL. */
 const struct kb_report_row *kb_report_row(const struct kb_report *r, const char *runtime,
                                           const char *route, long rate);
-/* The highest rate whose aggregated verdict is controlled; 0 when none. */
-long kb_report_highest(const struct kb_report *r, const char *runtime, const char *route);
-
 /* The answer for one runtime x route (report_answer.c): what the report's first table
  * says. Exactly one of proven, below, failed_at is set when the route is planned and has
  * evidence; indicative and below_unproven say what the server's own figures give where the
@@ -134,44 +110,6 @@ struct kb_report_answer {
 };
 void kb_report_answer_of(const struct kb_report *r, const char *runtime, const char *route,
                          struct kb_report_answer *a);
-/* runtime's level over gray-static's on route; 0 when either has none. *soft: either side
- * is a lower bound (client-limited above it) or indicative, so the ratio is too. */
-double kb_report_answer_ratio(const struct kb_report *r, const char *runtime, const char *route,
-                              int *soft);
-
-/* Server CPU per response at the rates every compared runtime held: the comparison that
- * still tells fast runtimes apart when their knees are past the client's reach. A runtime
- * is compared on a route when its server verdict is controlled at some rate there (one
- * that held none has no cost per response at a rate the others held, and would leave the
- * table empty); a rate is held when every compared runtime's server verdict is controlled
- * there, and at least two are compared. held[] are the rates, in plan order. */
-int kb_report_compared(const struct kb_report *r, const char *runtime, const char *route);
-size_t kb_report_held_rates(const struct kb_report *r, const char *route, long *held, size_t max);
-/* The geometric mean, over every route and held rate where both have a figure, of
- * runtime's CPU per response over gray-static's; 0 when there is none. */
-double kb_report_efficiency_ratio(const struct kb_report *r, const char *runtime);
-
-/* The runtimes ranked: order[i] is the plan index of the runtime at place i, rank[i] its
- * rank (equal ranks for ties). Ordered by the sum over the routes every runtime runs of
- * their answers' levels, then by efficiency (lower CPU per response first), then by the
- * delivery at the lowest rate. Returns the count. */
-size_t kb_report_rank(const struct kb_report *r, size_t *order, int *rank, size_t max);
-
-/* The series chart's data for runtime/route, or NULL when it has no uncontrolled row. */
-const struct kb_report_series *kb_report_series_of(const struct kb_report *r, const char *runtime,
-                                                   const char *route);
-/* Reads a series.csv (header names the columns; start_s, achieved_rps, p50_us, p99_us,
- * max_us needed) into s->v/s->n, replacing what was there. 0, or -1 with err. */
-int kb_report_read_series(const char *path, struct kb_report_series *s, char *err, size_t errlen);
-/* 1 when the calibration's proven margin covers a point requested at rate, 0 when not,
- * -1 when the run has no calibration. */
-int kb_report_covers(const struct kb_report *r, long rate);
-
-/* Internal to kb_report_load/kb_report_free (report_proof.c): the calibration and the
- * series; neither fails the load, a missing or unreadable file is noted in the model. */
-void kb_report_load_proof(struct kb_report *r, const char *dir);
-void kb_report_free_proof(struct kb_report *r);
-
 /* Writers: 0 or -1 with err. Each writes atomically into dir. */
 int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, size_t errlen);
 int kb_report_write_csv(const struct kb_report *r, const char *dir, char *err, size_t errlen);
@@ -180,12 +118,10 @@ int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, 
  * charts/series-<runtime>-<route>.svg per read series (latency over time). */
 int kb_report_write_svg(const struct kb_report *r, const char *dir, char *err, size_t errlen);
 
-/* Helpers for the writers: the plan's names in order. */
+/* The plan's names in order. */
 size_t kb_report_nruntimes(const struct kb_report *r);
 const char *kb_report_runtime(const struct kb_report *r, size_t i);
 size_t kb_report_nroutes(const struct kb_report *r);
 const char *kb_report_route(const struct kb_report *r, size_t i);
-size_t kb_report_nrates(const struct kb_report *r);
-long kb_report_rate(const struct kb_report *r, size_t i);
 
 #endif

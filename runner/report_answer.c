@@ -4,6 +4,7 @@
  * every runtime held and the server CPU per response there; and the runtimes ranked.
  * Reads the model only. */
 #include "runner/report.h"
+#include "runner/report_int.h"
 
 #include <math.h>
 #include <string.h>

@@ -5,6 +5,7 @@
  * bound flagged as such, a figure that does not exist empty (CSV) or null (JSON), never 0. */
 #define _GNU_SOURCE
 #include "runner/report.h"
+#include "runner/report_int.h"
 #include "runner/calibrate.h"
 #include "runner/evidence.h"
 

@@ -4,8 +4,10 @@
  * referenced. Built in memory, written atomically. */
 #define _GNU_SOURCE
 #include "runner/report.h"
+#include "runner/report_int.h"
 #include "runner/calibrate.h"
 #include "runner/evidence.h"
+#include "runner/jfield.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -14,10 +16,10 @@
 #define WRAP 100
 #define MAX_NOTES 256
 
+/* A string of the evidence, "?" where it is missing. */
 static const char *js(json_t *o, const char *k)
 {
-    const char *s = json_string_value(json_object_get(o, k));
-    return s ? s : "?";
+    return kb_jstr(o, k, "?");
 }
 
 /* Writes text wrapped at WRAP columns on spaces (a '\n' in it breaks the line there). */
@@ -286,9 +288,9 @@ static void run_summary(FILE *f, const struct kb_report *r)
     para(f, "Started %s. Profile `%s`: %g s warmup, %g s measured, %g s drain per point; %lld "
          "threads, %lld connections; %d repeat(s)%s. Sandbox `%s`, server CPUs %s, client CPUs "
          "%s. Controlled = delivery >= %.0f %% and corrected p99 < %g ms.",
-         js(r->run, "started"), js(p, "profile"), json_number_value(json_object_get(p, "warmup_s")),
-         json_number_value(json_object_get(p, "duration_s")),
-         json_number_value(json_object_get(p, "drain_s")),
+         js(r->run, "started"), js(p, "profile"), kb_jnum(p, "warmup_s", NULL),
+         kb_jnum(p, "duration_s", NULL),
+         kb_jnum(p, "drain_s", NULL),
          json_integer_value(json_object_get(p, "threads")),
          json_integer_value(json_object_get(p, "connections")), r->repeats,
          r->repeats > 1 ? " (runtime order rotated; medians with min-max ranges)" : "",
@@ -472,14 +474,14 @@ static void client_margin(FILE *f, const struct kb_report *r)
     }
     if (json_is_number(json_object_get(cr, "rx_delay_p99_max_us")))
         snprintf(rx, sizeof(rx), ", receive-delay p99 < %g us",
-                 json_number_value(json_object_get(cr, "rx_delay_p99_max_us")));
+                 kb_jnum(cr, "rx_delay_p99_max_us", NULL));
     para(f, "Calibrated against the control server (route `%s`, client CPUs %s, server CPUs "
          "%s, %g s per step): a step holds when client CPU < %.0f %%, send-lag p99 < %g us%s, "
          "delivery >= %.1f %% and no errors.", js(j, "route"), js(j, "client_cpus"),
-         js(j, "server_cpus"), json_number_value(json_object_get(j, "duration_s")),
-         100 * json_number_value(json_object_get(cr, "client_cpu_max_fraction")),
-         json_number_value(json_object_get(cr, "lag_p99_max_us")), rx,
-         100 * json_number_value(json_object_get(cr, "min_delivery")));
+         js(j, "server_cpus"), kb_jnum(j, "duration_s", NULL),
+         100 * kb_jnum(cr, "client_cpu_max_fraction", NULL),
+         kb_jnum(cr, "lag_p99_max_us", NULL), rx,
+         100 * kb_jnum(cr, "min_delivery", NULL));
     fprintf(f, "- proven margin: **%.0f req/s** (the highest rate held with every lower step "
             "held)\n- required: %.0f req/s (%.2f x the curve's top rate %.0f req/s)\n"
             "- proven: **%s**\n\n", r->cal->margin_rps, r->cal->required_rps, r->cal->factor,
@@ -685,7 +687,7 @@ static void limits_table(FILE *f, const struct kb_report *r)
         json_t *l = json_object_get(fx, "limits"), *p = json_object_get(fx, "preflight");
         fprintf(f, "| %s | %s | v%lld | %.2f (%lld/%lld) | %s | %lld | %lld | %lld | `%.16s...` | %s |\n",
                 rt, js(l, "backend"), json_integer_value(json_object_get(l, "cgroup_version")),
-                json_number_value(json_object_get(l, "cpus")),
+                kb_jnum(l, "cpus", NULL),
                 json_integer_value(json_object_get(l, "cpu_quota_us")),
                 json_integer_value(json_object_get(l, "cpu_period_us")), js(l, "cpuset"),
                 json_integer_value(json_object_get(l, "memory_bytes")),

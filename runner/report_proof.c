@@ -4,6 +4,7 @@
  * files only; anything missing is noted in the model for the writers to say plainly. */
 #define _GNU_SOURCE
 #include "runner/report.h"
+#include "runner/report_int.h"
 #include "runner/calibrate.h"
 #include "runner/evidence.h"
 

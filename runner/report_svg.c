@@ -15,6 +15,7 @@
  * open upward triangle, off the lines. */
 #define _GNU_SOURCE
 #include "runner/report.h"
+#include "runner/report_int.h"
 #include "runner/evidence.h"
 
 #include <math.h>

@@ -20,7 +20,7 @@
 #define KB_SANDBOX_H
 
 #include "runner/procs.h"
-#include "contract.h"
+#include "fixtures/contract.h"
 
 #include <jansson.h>
 #include <stddef.h>

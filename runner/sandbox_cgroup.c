@@ -15,6 +15,7 @@
  * What runs is the host's build: a fixture's identity hashes its executables and sources. */
 #define _GNU_SOURCE
 #include "runner/cgfile.h"
+#include "runner/clock.h"
 #include "runner/cpulist.h"
 #include "runner/evidence.h"
 #include "runner/procs.h"
@@ -50,12 +51,6 @@ struct cg_fx {
     cpu_set_t cpus;
     char record[4200];         /* unconstrained: the session record, "" when none */
 };
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
 
 static int write_file(const char *dir, const char *file, const char *val)
 {
@@ -227,13 +222,10 @@ static void remove_dirs(struct cg_fx *sb);
 static int pin_set(struct cg_fx *sb, const struct kb_fixture_spec *spec, char *err,
                    size_t errlen)
 {
-    char canon[64];
     if (!spec->limits.server_cpuset[0])
         return 0;
-    if (kb_cpulist_parse(spec->limits.server_cpuset, &sb->cpus, canon, sizeof(canon)) < 0) {
-        snprintf(err, errlen, "server CPUs '%s' name no online CPU", spec->limits.server_cpuset);
+    if (kb_cpulist_parse_online(spec->limits.server_cpuset, &sb->cpus, NULL, 0, err, errlen) < 0)
         return -1;
-    }
     sb->pin = 1;
     return 0;
 }
@@ -417,19 +409,19 @@ static int fx_stop(struct cg_fx *sb, char *err, size_t errlen)
         reap(sb, WNOHANG);
         if (sb->exited && fx_pids(sb, left, 1) == 0)
             break;
-        sleep_ms(50);
+        kb_sleep_ms(50);
     }
     for (i = 0; i < 100 && (!sb->exited || fx_pids(sb, left, 1) > 0); i++) {
         signal_all(sb, SIGKILL);
         reap(sb, WNOHANG);
-        sleep_ms(50);
+        kb_sleep_ms(50);
     }
     reap(sb, 0);
     if (sb->record[0])
         unlink(sb->record);
     for (size_t d = 0; d < sb->ndirs; d++) {
         for (i = 0; i < 40 && sb->dirs[d][0] && rmdir(sb->dirs[d]) < 0 && errno == EBUSY; i++)
-            sleep_ms(50);
+            kb_sleep_ms(50);
         if (access(sb->dirs[d], F_OK) == 0) {
             snprintf(err, errlen, "could not remove %s", sb->dirs[d]);
             rc = -1;
@@ -449,7 +441,7 @@ static int sweep_dir(const char *dir)
             break;
         for (size_t j = 0; j < n; j++)
             kill(pids[j], SIGKILL);
-        sleep_ms(50);
+        kb_sleep_ms(50);
     }
     return rmdir(dir) == 0;
 }
@@ -517,7 +509,7 @@ static void kill_session(pid_t leader, long long leader_start)
                 live++;
         if (live == 0)
             return;
-        sleep_ms(50);
+        kb_sleep_ms(50);
     }
 }
 

@@ -1,7 +1,7 @@
 /* sandbox_docker.c -- the docker backend: one fixture in its own container of the kneebench
  * image (docker/Dockerfile), under the contract's limits.
  *
- * Design: the docker CLI is run by posix_spawnp (never through a shell), each call in its
+ * Design: the docker CLI is run through capture.h (never through a shell), each call in its
  * own process group so a Ctrl-C at the terminal reaches the runner (which then calls stop)
  * but not the cleanup commands themselves; stdout and stderr are captured for errors.
  * A container is started detached with host networking (the loopback path is then the
@@ -19,24 +19,21 @@
  * cgroup v1 (…/<ctrl>/docker/<id>) and v2 (…/system.slice/docker-<id>.scope) alike.
  * stop() copies the container's output into spec->log_path, then `docker rm -f`. */
 #define _GNU_SOURCE
+#include "runner/capture.h"
 #include "runner/cgfile.h"
+#include "runner/digest.h"
 #include "runner/evidence.h"
 #include "runner/sandbox_backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #define DK_DEFAULT_IMAGE "kneebench:latest"
 #define DK_LABEL "org.kneebench.runner-pid"
@@ -64,13 +61,6 @@ struct dk_out {
     char err[1024];
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void chomp(char *s)
 {
     size_t n = strlen(s);
@@ -78,96 +68,22 @@ static void chomp(char *s)
         s[--n] = '\0';
 }
 
-/* Append what is readable on fd to buf (bounded, extra dropped); 0 at EOF. */
-static int drain(int fd, char *buf, size_t cap, size_t *len)
-{
-    char tmp[1024];
-    ssize_t n = read(fd, tmp, sizeof(tmp));
-    if (n <= 0)
-        return n < 0 && errno == EINTR ? 1 : 0;
-    size_t take = (size_t)n < cap - 1 - *len ? (size_t)n : cap - 1 - *len;
-    memcpy(buf + *len, tmp, take);
-    *len += take;
-    buf[*len] = '\0';
-    return 1;
-}
-
-/* Read both pipes to EOF or the deadline. */
-static void collect(int ofd, int efd, struct dk_out *o, double deadline)
-{
-    struct pollfd pf[2] = { { ofd, POLLIN, 0 }, { efd, POLLIN, 0 } };
-    size_t olen = 0, elen = 0;
-    while ((pf[0].fd >= 0 || pf[1].fd >= 0) && now_s() < deadline) {
-        if (poll(pf, 2, 200) < 0 && errno != EINTR)
-            break;
-        if (pf[0].fd >= 0 && pf[0].revents && !drain(pf[0].fd, o->out, sizeof(o->out), &olen))
-            pf[0].fd = -1;
-        if (pf[1].fd >= 0 && pf[1].revents && !drain(pf[1].fd, o->err, sizeof(o->err), &elen))
-            pf[1].fd = -1;
-    }
-}
-
-/* Wait for pid until the deadline, then kill it. The exit status, or -1 when it was killed
- * for running too long. */
-static int wait_until(pid_t pid, double deadline)
-{
-    int st;
-    while (waitpid(pid, &st, WNOHANG) == 0) {
-        if (now_s() >= deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            return -1;
-        }
-        struct timespec ts = { 0, 20 * 1000000L };
-        nanosleep(&ts, NULL);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* Run `docker argv...`; stdout into o->out unless out_fd >= 0 (then stdout AND stderr go
- * there). Returns docker's exit status, or -1 (could not run / timed out, said in o->err). */
+/* Run `docker argv...` (capture.h, in its own process group); stdout into o->out unless
+ * out_fd >= 0 (then stdout AND stderr go there). Returns docker's exit status, or -1 (could
+ * not run / timed out, said in o->err). */
 static int docker_run(char *const argv[], struct dk_out *o, int out_fd, int timeout_s)
 {
-    int op[2] = { -1, -1 }, ep[2] = { -1, -1 }, rc = -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    pid_t pid;
-    o->out[0] = o->err[0] = '\0';
-    if (pipe2(op, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
-        snprintf(o->err, sizeof(o->err), "pipe: %s", strerror(errno));
-        goto done;
-    }
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, out_fd >= 0 ? out_fd : op[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, out_fd >= 0 ? out_fd : ep[1], 2);
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&at, 0);
-    int e = posix_spawnp(&pid, "docker", &fa, &at, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    close(op[1]);
-    close(ep[1]);
-    op[1] = ep[1] = -1;
-    if (e != 0) {
-        snprintf(o->err, sizeof(o->err), "cannot run docker: %s", strerror(e));
-        goto done;
-    }
-    double deadline = now_s() + timeout_s;
-    collect(op[0], ep[0], o, deadline);
-    rc = wait_until(pid, deadline);
-    if (rc < 0)
+    struct kb_capture c = { .out = o->out, .out_cap = sizeof(o->out), .err = o->err,
+                            .err_cap = sizeof(o->err), .to_fd = out_fd >= 0 ? out_fd : 0,
+                            .timeout_ms = timeout_s * 1000, .own_pgroup = 1 };
+    char why[sizeof(o->err)];
+    int rc = kb_capture_run(argv, &c, why, sizeof(why));
+    if (rc < 0 && c.timed_out)
         snprintf(o->err, sizeof(o->err), "docker %s: no answer within %d s", argv[1], timeout_s);
+    else if (rc < 0)
+        snprintf(o->err, sizeof(o->err), "%s", why);
     chomp(o->out);
     chomp(o->err);
-done:
-    for (int i = 0; i < 2; i++) {
-        if (op[i] >= 0)
-            close(op[i]);
-        if (ep[i] >= 0)
-            close(ep[i]);
-    }
     return rc;
 }
 
@@ -637,67 +553,30 @@ static json_t *dk_identity(struct kb_sandbox *box, const struct kb_fixture_parts
                            size_t errlen)
 {
     const struct kb_runtime *rt = p->rt;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    char id[160], hex[2 * EVP_MAX_MD_SIZE + 1];
-    EVP_MD_CTX *ctx;
+    char id[160], hex[KB_SHA256_HEX];
+    struct kb_digest *d;
     json_t *cmd = json_array();
-    if (image_id(box->image, id, sizeof(id), err, errlen) < 0 ||
-        !(ctx = EVP_MD_CTX_new())) {
+    if (image_id(box->image, id, sizeof(id), err, errlen) < 0) {
         json_decref(cmd);
         return NULL;
     }
-    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-    EVP_DigestUpdate(ctx, id, strlen(id) + 1);
+    d = kb_digest_new();
+    kb_digest_str(d, id);
     for (size_t i = 0; i < rt->command.n; i++) {
-        EVP_DigestUpdate(ctx, rt->command.v[i], strlen(rt->command.v[i]) + 1);
+        kb_digest_str(d, rt->command.v[i]);
         json_array_append_new(cmd, json_string(rt->command.v[i]));
     }
-    EVP_DigestFinal_ex(ctx, md, &mdlen);
-    EVP_MD_CTX_free(ctx);
-    for (unsigned i = 0; i < mdlen; i++)
-        sprintf(hex + 2 * i, "%02x", md[i]);
+    if (kb_digest_hex(d, hex) < 0) {
+        snprintf(err, errlen, "image %s: SHA-256 failed", box->image);
+        json_decref(cmd);
+        return NULL;
+    }
     return json_pack("{s:s,s:s,s:o,s:s}", "image", box->image, "image_id", id, "command", cmd,
                      "sha256", hex);
 }
 
-/* All of a command's stdout and stderr (malloc'd, NUL-terminated) and its exit status. */
-static char *capture_all(char *const *argv, int *status)
-{
-    int fds[2], st = -1;
-    size_t len = 0, cap = 8192;
-    char *buf = malloc(cap);
-    ssize_t n;
-    pid_t pid;
-    if (!buf || pipe2(fds, O_CLOEXEC) < 0) {
-        free(buf);
-        return NULL;
-    }
-    if ((pid = fork()) == 0) {
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    while (pid > 0 && (n = read(fds[0], buf + len, cap - len - 1)) > 0) {
-        char *more;
-        len += (size_t)n;
-        if (cap - len < 1024 && (more = realloc(buf, cap * 2))) {
-            buf = more;
-            cap *= 2;
-        }
-        if (cap - len <= 1)
-            break;      /* could not grow: what was read must do */
-    }
-    close(fds[0]);
-    buf[len] = '\0';
-    if (pid > 0 && waitpid(pid, &st, 0) == pid)
-        *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    else
-        *status = -1;
-    return buf;
-}
+/* image-identity.py's JSON: the image's labels, base and its own image.json */
+#define IMAGE_IDENTITY_MAX (256 * 1024)
 
 /* What docker/image-identity.py prints for the image (image ID, RepoDigests, the base
  * actually used, base_is_pinned, note, inside.versions), or NULL with err. */
@@ -705,13 +584,20 @@ static json_t *image_identity(const struct kb_sandbox *box, char *err, size_t er
 {
     char script[4200];
     char *const argv[] = { script, (char *)box->image, NULL };
+    struct kb_capture c = { .out = malloc(IMAGE_IDENTITY_MAX), .out_cap = IMAGE_IDENTITY_MAX };
+    char *out = c.out, why[512];
     json_error_t je;
     json_t *j = NULL;
     int st;
-    char *out;
     kb_path(script, sizeof(script), box->root, "docker/image-identity.py");
-    if (!(out = capture_all(argv, &st)))
-        snprintf(err, errlen, "could not run %s", argv[0]);
+    st = out ? kb_capture_run(argv, &c, why, sizeof(why)) : -1;
+    if (!out)
+        snprintf(err, errlen, "%s: out of memory", argv[0]);
+    else if (st < 0)
+        snprintf(err, errlen, "%s", why);
+    else if (c.truncated)
+        snprintf(err, errlen, "%s %s printed more than %d bytes", argv[0], box->image,
+                 IMAGE_IDENTITY_MAX);
     else if (st != 0)
         snprintf(err, errlen, "%s %s exited %d: %.300s", argv[0], box->image, st, out);
     else if (!(j = json_loads(out, 0, &je)) || !json_is_object(j) ||

@@ -20,13 +20,13 @@
 
 #include <arpa/inet.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runner/agent.h"
 #include "runner/agent_client.h"
+#include "runner/digest.h"
 
 #define CALL_TIMEOUT_MS 10000
 #define START_TIMEOUT_MS 30000   /* the agent answers once the fixture accepts (15 s max) */
@@ -269,35 +269,33 @@ static json_t *rm_identity(struct kb_sandbox *box, const struct kb_fixture_parts
 {
     static const char *const keys[] = { "hostname", "kernel", "cpu_model", "backend" };
     struct rm_state *st = box->state;
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    char hex[2 * EVP_MAX_MD_SIZE + 1];
+    char hex[KB_SHA256_HEX];
     json_t *ag = st->identity, *host = json_object(), *cmd = json_array(), *out = NULL;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    if (!ctx || !ag) {
+    struct kb_digest *d;
+    if (!ag) {
         snprintf(err, errlen, "agent %s: no identity kept from setup", box->agent);
         goto out;
     }
-    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-    EVP_DigestUpdate(ctx, box->agent, strlen(box->agent) + 1);
+    d = kb_digest_new();
+    kb_digest_str(d, box->agent);
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         const char *v = json_string_value(json_object_get(ag, keys[i]));
-        EVP_DigestUpdate(ctx, v ? v : "", strlen(v ? v : "") + 1);
+        kb_digest_str(d, v);
         json_object_set_new(host, keys[i], json_string(v ? v : ""));
     }
     for (size_t i = 0; i < p->rt->command.n; i++) {
-        EVP_DigestUpdate(ctx, p->rt->command.v[i], strlen(p->rt->command.v[i]) + 1);
+        kb_digest_str(d, p->rt->command.v[i]);
         json_array_append_new(cmd, json_string(p->rt->command.v[i]));
     }
-    EVP_DigestFinal_ex(ctx, md, &mdlen);
-    for (unsigned i = 0; i < mdlen; i++)
-        sprintf(hex + 2 * i, "%02x", md[i]);
+    if (kb_digest_hex(d, hex) < 0) {
+        snprintf(err, errlen, "agent %s: SHA-256 failed", box->agent);
+        goto out;
+    }
     out = json_pack("{s:s,s:s,s:O,s:O,s:s,s:s}", "agent", box->agent, "target", box->target,
                     "agent_host", host, "command", cmd, "sha256", hex, "note",
                     "remote fixture: the agent's host and the contract's command; the agent "
                     "hashes no files");
 out:
-    EVP_MD_CTX_free(ctx);
     json_decref(host);
     json_decref(cmd);
     return out;

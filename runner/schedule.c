@@ -36,6 +36,29 @@ static uint64_t share_below(uint64_t end, unsigned i, unsigned T)
     return end > i ? (end - i + T - 1) / T : 0;
 }
 
+uint64_t kb_schedule_share(uint64_t total, unsigned i, unsigned T)
+{
+    return T > 0 && i < T ? share_below(total, i, T) : 0;
+}
+
+kb_mono_t kb_schedule_quantum(double rate, int threads, int64_t quantum_ns)
+{
+    double spacing_ns;
+    if (!(rate > 0) || threads <= 0 || quantum_ns <= 0)
+        return 0;
+    spacing_ns = (double)threads * (double)KB_NS_PER_S / rate;
+    return spacing_ns < (double)quantum_ns ? (kb_mono_t)quantum_ns : 0;
+}
+
+kb_mono_t kb_schedule_wake_for(kb_mono_t next, kb_mono_t q)
+{
+    if (!q || next == UINT64_MAX)
+        return next;
+    if (next > UINT64_MAX - (q - 1))
+        return UINT64_MAX;
+    return (next + q - 1) / q * q;
+}
+
 uint64_t kb_schedule_thread_measured(const struct kb_schedule *s)
 {
     return share_below(kb_schedule_total(s), s->thread, s->nthreads) -

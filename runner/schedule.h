@@ -41,6 +41,26 @@ uint64_t kb_schedule_thread_measured(const struct kb_schedule *s);
  * schedule is exhausted (*intended = UINT64_MAX). Never returns a request early. */
 int kb_schedule_take(struct kb_schedule *s, kb_mono_t now, uint64_t *n, kb_mono_t *intended);
 
+/* ---- the load generator's arithmetic around the schedule (runner/loadgen.c) ---------- */
+
+/* Of `total` things dealt round-robin to T threads (thing n to thread n % T), how many
+ * thread i gets: total / T, one more for each of the first total % T threads. The measured
+ * requests, the connections and the requests log's bound are all split this way, so every
+ * thing has exactly one owner. 0 when T is 0 or i >= T. */
+uint64_t kb_schedule_share(uint64_t total, unsigned i, unsigned T);
+
+/* The send quantum in force (runner/loadgen.c, send_quantum): quantum_ns when each thread's
+ * sends (threads / rate apart) are closer together than it, so that they share wake-ups on
+ * its grid; 0 -- one exact wake-up per send -- when they are quantum_ns or more apart, when
+ * quantum_ns <= 0, or when rate or threads make no schedule. */
+kb_mono_t kb_schedule_quantum(double rate, int threads, int64_t quantum_ns);
+
+/* When to wake for a send due at `next`: the first multiple of q at or after it, a grid the
+ * same for every thread (CLOCK_MONOTONIC), so a send waits less than q and is never early.
+ * q = 0: next itself; UINT64_MAX (nothing left to send) stays UINT64_MAX, as does a time
+ * whose grid point would not fit. */
+kb_mono_t kb_schedule_wake_for(kb_mono_t next, kb_mono_t q);
+
 /* 1 when n belongs to the measured interval. */
 static inline int kb_schedule_is_measured(const struct kb_schedule *s, uint64_t n)
 {

@@ -1,8 +1,8 @@
-/* verdict.c -- parsing the load generator's JSON and judging a point. */
+/* verdict.c -- judging a point, and the client's trust for a point and a calibration rung
+ * (see verdict.h for the edges). */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/verdict.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,108 +23,6 @@ int kb_verdict_from_name(const char *name)
     return -1;
 }
 
-struct parser {
-    json_t *root;
-    char *err;
-    size_t errlen;
-    int failed;
-};
-
-static double num(struct parser *p, json_t *obj, const char *key, const char *where)
-{
-    json_t *v = obj ? json_object_get(obj, key) : NULL;
-    if (!json_is_number(v)) {
-        if (!p->failed)
-            snprintf(p->err, p->errlen, "load JSON: %s%s is missing or not a number", where, key);
-        p->failed = 1;
-        return 0;
-    }
-    return json_number_value(v);
-}
-
-/* A figure of an empty histogram is null: NAN here, so no comparison ever passes it. */
-static double fig(struct parser *p, json_t *obj, const char *key, const char *where)
-{
-    json_t *v = obj ? json_object_get(obj, key) : NULL;
-    return json_is_null(v) ? NAN : num(p, obj, key, where);
-}
-
-static void latency(struct parser *p, const char *key, struct kb_latency *l)
-{
-    json_t *o = json_object_get(p->root, key);
-    char where[64];
-    snprintf(where, sizeof(where), "%s.", key);
-    l->count = num(p, o, "count", where);
-    l->min = fig(p, o, "min", where);
-    l->mean = fig(p, o, "mean", where);
-    l->p50 = fig(p, o, "p50", where);
-    l->p90 = fig(p, o, "p90", where);
-    l->p99 = fig(p, o, "p99", where);
-    l->p999 = fig(p, o, "p999", where);
-    l->max = fig(p, o, "max", where);
-}
-
-/* Fields a load JSON written before them lacks: absent reads as `dflt`. */
-static double opt(json_t *o, const char *key, double dflt)
-{
-    json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : dflt;
-}
-
-static void counters(struct parser *p, struct kb_point_load *r)
-{
-    json_t *e = json_object_get(p->root, "errors"), *m = json_object_get(p->root, "mismatches");
-    r->errors_total = (long long)num(p, e, "total", "errors.");
-    r->err_connect = (long long)num(p, e, "connect", "errors.");
-    r->err_read = (long long)num(p, e, "read", "errors.");
-    r->err_write = (long long)num(p, e, "write", "errors.");
-    r->err_timeout = (long long)num(p, e, "timeout", "errors.");
-    r->err_peer_close = (long long)num(p, e, "peer_close", "errors.");
-    r->err_malformed = (long long)num(p, e, "malformed", "errors.");
-    r->mismatches = (long long)num(p, m, "total", "mismatches.");
-    r->mm_status = (long long)num(p, m, "status", "mismatches.");
-    r->mm_content_type = (long long)num(p, m, "content_type", "mismatches.");
-    r->mm_body = (long long)num(p, m, "body", "mismatches.");
-}
-
-int kb_point_load_parse(json_t *load, struct kb_point_load *r, char *err, size_t errlen)
-{
-    struct parser p = { load, err, errlen, 0 };
-    const char *fe;
-    memset(r, 0, sizeof(*r));
-    r->requested_rps = num(&p, load, "requested_rps", "");
-    r->achieved_rps = num(&p, load, "achieved_rps", "");
-    r->delivery = num(&p, load, "delivery", "");
-    r->scheduled = (long long)num(&p, load, "scheduled", "");
-    r->sent = (long long)num(&p, load, "sent", "");
-    r->completed = (long long)num(&p, load, "completed", "");
-    r->timeouts = (long long)num(&p, load, "timeouts", "");
-    r->unfinished = (long long)num(&p, load, "unfinished_at_drain_end", "");
-    r->non2xx = (long long)num(&p, load, "non2xx", "");
-    r->client_cpu_seconds = num(&p, load, "client_cpu_seconds", "");
-    r->client_cpu_fraction = num(&p, load, "client_cpu_fraction", "");
-    r->client_cpus = (int)num(&p, load, "client_cpus", "");
-    counters(&p, r);
-    latency(&p, "corrected_us", &r->corrected);
-    latency(&p, "uncorrected_us", &r->uncorrected);
-    latency(&p, "lag_us", &r->lag);
-    if (json_object_get(load, "rx_delay_us"))
-        latency(&p, "rx_delay_us", &r->rx_delay);
-    else
-        r->rx_delay.p99 = -1;
-    r->completed_in_interval = (long long)opt(load, "completed_in_interval", -1);
-    r->bounded = (long long)opt(json_object_get(load, "corrected_us"), "bounded", 0);
-    r->unsolicited = (long long)opt(load, "unsolicited", 0);
-    r->keepalive_breaks = (long long)opt(load, "keepalive_breaks", 0);
-    r->corrected_p99_is_bound = json_is_true(json_object_get(
-        json_object_get(json_object_get(load, "corrected_us"), "is_bound"), "p99"));
-    r->threads = (int)opt(load, "threads", 0);
-    r->threads_requested = (int)opt(load, "threads_requested", r->threads);
-    fe = json_string_value(json_object_get(load, "first_error"));
-    snprintf(r->first_error, sizeof(r->first_error), "%s", fe ? fe : "");
-    return p.failed ? -1 : 0;
-}
-
 /* The first failure cause, or NULL: the protocol's list, in the order a reader would want
  * to hear about them (a dead fixture explains the socket errors it caused). */
 static const char *failure(const struct kb_point_load *r, const struct kb_point_obs *o,
@@ -138,9 +36,9 @@ static const char *failure(const struct kb_point_load *r, const struct kb_point_
         snprintf(buf, len, "changed fixture identity");
     else if (!o->have_load)
         snprintf(buf, len, "missing load evidence: %s", o->load_problem);
-    else if (r->errors_total - r->unfinished > 0)
+    else if (kb_point_load_socket_errors(r) > 0)
         snprintf(buf, len, "socket errors: %lld (connect %lld, read %lld, write %lld, timeout %lld, "
-                 "peer_close %lld, malformed %lld)%s%s", r->errors_total - r->unfinished,
+                 "peer_close %lld, malformed %lld)%s%s", kb_point_load_socket_errors(r),
                  r->err_connect, r->err_read, r->err_write, r->err_timeout - r->unfinished,
                  r->err_peer_close, r->err_malformed, r->first_error[0] ? "; first: " : "",
                  r->first_error);
@@ -190,23 +88,61 @@ static void cause(char *reason, size_t len, size_t *n, const char *fmt, double a
         *n += (size_t)snprintf(reason + *n, len - *n, fmt, a, b);
 }
 
+/* A figure past its bound: the bound set (> 0) and the figure strictly above it. NAN never
+ * is (an empty histogram is no evidence), nor is a figure < 0 (absent from older JSON). */
+static int over(double figure, double bound)
+{
+    return bound > 0 && figure > bound;
+}
+
 int kb_trust_judge(const struct kb_point_load *r, const struct kb_criteria *c, char *reason,
                    size_t reasonlen)
 {
     size_t n = 0;
     reason[0] = '\0';
-    if (r->lag.p99 > (double)c->client_lag_p99_max_us)
+    if (over(r->lag.p99, (double)c->client_lag_p99_max_us))
         cause(reason, reasonlen, &n, "client send lag p99 %.0f us > %.0f us", r->lag.p99,
               (double)c->client_lag_p99_max_us);
-    if (c->client_rx_delay_p99_max_us > 0 && r->rx_delay.p99 > (double)c->client_rx_delay_p99_max_us)
+    if (over(r->rx_delay.p99, (double)c->client_rx_delay_p99_max_us))
         cause(reason, reasonlen, &n, "client rx delay p99 %.0f us > %.0f us", r->rx_delay.p99,
               (double)c->client_rx_delay_p99_max_us);
-    if (r->client_cpu_fraction > c->client_cpu_max_fraction)
+    if (over(r->client_cpu_fraction, c->client_cpu_max_fraction))
         cause(reason, reasonlen, &n, "client CPU %.0f %% > %.0f %% of what it was given",
               100 * r->client_cpu_fraction, 100 * c->client_cpu_max_fraction);
     if (n == 0)
         snprintf(reason, reasonlen, "client send lag p99 %.0f us, rx delay p99 %.0f us, CPU %.0f %%",
                  r->lag.p99, r->rx_delay.p99, 100 * r->client_cpu_fraction);
+    return n == 0;
+}
+
+/* One cause of a missed rung, "; "-separated; the text is copied whole or cut at len. */
+static void rung_cause(char *reason, size_t len, size_t *n, const char *text)
+{
+    if (*n < len)
+        *n += (size_t)snprintf(reason + *n, len - *n, "%s%s", *n ? "; " : "", text);
+}
+
+int kb_trust_rung(const struct kb_point_load *r, const struct kb_criteria *c,
+                  double min_delivery, char *reason, size_t reasonlen)
+{
+    static const struct kb_point_obs seen_nothing_wrong = { .have_load = 1 };
+    char buf[512];
+    size_t n = 0;
+    double in_time = kb_point_load_in_time(r);
+
+    reason[0] = '\0';
+    if (!kb_trust_judge(r, c, buf, sizeof(buf)))
+        rung_cause(reason, reasonlen, &n, buf);
+    if (failure(r, &seen_nothing_wrong, buf, sizeof(buf)))
+        rung_cause(reason, reasonlen, &n, buf);
+    if (!(in_time >= min_delivery)) {
+        snprintf(buf, sizeof(buf), "delivery in time %.4f < %.3f", in_time, min_delivery);
+        rung_cause(reason, reasonlen, &n, buf);
+    }
+    if (r->unfinished > 0) {
+        snprintf(buf, sizeof(buf), "%lld unanswered at drain end", r->unfinished);
+        rung_cause(reason, reasonlen, &n, buf);
+    }
     return n == 0;
 }
 

@@ -1,46 +1,43 @@
 /* verdict.h -- judges one point from its evidence: controlled, uncontrolled, failed (with
- * the reason) or client-limited, by the contract's criteria (docs/protocol.md, "Point verdicts").
+ * the reason) or client-limited, by the contract's criteria (docs/protocol.md, "Point
+ * verdicts"); and the client's trust, the one judgement the curve, the soak and calibrate's
+ * rungs all use (docs/protocol.md, "Trusting the client").
  *
- * Pure: the load generator's JSON is parsed into struct kb_point_load (jansson value in,
- * no files), the runner adds what it saw (fixture exit, identity, pre/postflight), and
- * kb_verdict_judge() decides. Failure reasons are checked first, then the client's trust,
- * then the controlled criteria. */
+ * Pure: the load figures come parsed (runner/loadjson.h reads load.json), the runner adds
+ * what it saw (fixture exit, identity, pre/postflight), and kb_verdict_judge() decides.
+ * Failure reasons are checked first, then the client's trust, then the controlled criteria.
+ *
+ * The edges, all of them here and nowhere else (the contract's wording: a maximum is
+ * inclusive, "exceeds" is strictly above, "at least" is inclusive):
+ *   trust      send lag p99 <= client_lag_p99_max_us, rx delay p99 <=
+ *              client_rx_delay_p99_max_us, client CPU fraction <= client_cpu_max_fraction
+ *              ("a p99 that exceeds its bound is client-limited"; the CPU guard "at 90 %"
+ *              passes 0.90 itself). A bound <= 0 is not set and checks nothing. A figure
+ *              that is NAN (an empty histogram: nothing sent or read in the interval) or < 0
+ *              (a load.json that predates it) is no evidence against the client; the point's
+ *              own figures then judge it.
+ *   failed     any socket error (kb_point_load_socket_errors > 0: unanswered at the drain's
+ *              end are not socket errors), non-2xx, mismatch, unsolicited bytes, broken
+ *              keep-alive, or what the runner observed (exit, identity, pre/postflight).
+ *   controlled delivery >= min_delivery (inclusive), corrected p99 < max_p99_us (strict: the
+ *              protocol says "p99 < 100 ms"), unanswered at drain end <= 1 % of scheduled.
+ *   rung       (calibrate) trusted as above, none of the load's own failure causes, in-time
+ *              delivery (kb_point_load_in_time) >= the rung's minimum (inclusive), and no
+ *              request unanswered at the drain's end: the control server is known to be
+ *              fast, so any request it left unanswered is the client's or the host's. */
 #ifndef KB_VERDICT_H
 #define KB_VERDICT_H
 
 #include <jansson.h>
 #include <stddef.h>
 
+#include "runner/loadjson.h"
+
 enum kb_verdict {
     KB_CONTROLLED,
     KB_UNCONTROLLED,
     KB_FAILED,
     KB_CLIENT_LIMITED,
-};
-
-struct kb_latency {
-    double count, min, mean, p50, p90, p99, p999, max;   /* microseconds; NAN when count is 0 */
-};
-
-/* One point's load.json as parsed (loadgen.h's struct kb_load_result is the in-process
- * result before it is written out; this is what the runner reads back). */
-struct kb_point_load {
-    double requested_rps, achieved_rps, delivery;
-    long long scheduled, sent, completed, timeouts;
-    long long unfinished;      /* of err_timeout: queued or in flight when the drain ended */
-    long long errors_total, err_connect, err_read, err_write, err_timeout, err_peer_close,
-        err_malformed;
-    long long non2xx, mismatches, mm_status, mm_content_type, mm_body;
-    double client_cpu_seconds, client_cpu_fraction;
-    int client_cpus;
-    long long completed_in_interval;   /* -1 when the JSON predates it */
-    long long unsolicited, keepalive_breaks;   /* protocol breaches (0 when absent) */
-    long long bounded;         /* requests in corrected at a lower bound (0 when absent) */
-    int corrected_p99_is_bound;   /* the p99 is only a lower bound */
-    struct kb_latency corrected, uncorrected, lag;
-    struct kb_latency rx_delay;   /* p99 < 0 when the JSON predates it */
-    int threads, threads_requested;
-    char first_error[256];
 };
 
 /* What the runner observed around the load, beside the load generator's own figures. */
@@ -69,16 +66,18 @@ struct kb_criteria {
 struct kb_contract;
 struct kb_criteria kb_criteria_of(const struct kb_contract *c);
 
-/* 0, or -1 with err naming the missing/mistyped field. */
-int kb_point_load_parse(json_t *load, struct kb_point_load *out, char *err, size_t errlen);
-
 /* The client's trust: 1 when the client kept up, 0 when it was the limit, with the causes
- * in reason. The direct evidence decides first -- send lag and rx delay, the client's own
- * lateness, which a busy or starved client cannot hide -- and CPU is a guard beside them.
- * A figure over its bound (strictly) makes the client the limit. The one judgement of
- * trust, used by the curve, the soak and calibrate alike. */
+ * in reason (every cause named, "; "-separated). The direct evidence decides first -- send
+ * lag and rx delay, the client's own lateness, which a busy or starved client cannot hide --
+ * and CPU is a guard beside them. Edges in the comment at the top. */
 int kb_trust_judge(const struct kb_point_load *r, const struct kb_criteria *c, char *reason,
                    size_t reasonlen);
+
+/* A calibration rung against the control server: 1 when it held, 0 with every cause in
+ * reason ("" when held). The trust above, the load's own failure causes as a curve point
+ * has them, in-time delivery >= min_delivery and nothing unanswered at the drain's end. */
+int kb_trust_rung(const struct kb_point_load *r, const struct kb_criteria *c,
+                  double min_delivery, char *reason, size_t reasonlen);
 
 /* What the point's own figures give, the client's trust aside: controlled, uncontrolled or
  * failed, with the reason. */

@@ -9,7 +9,7 @@
  * saying whether the stop succeeded. SIGINT/SIGTERM also stop it: the same path Ctrl-C
  * takes in the curve. Exit 0 only when start, read-back and stop all succeeded. */
 #define _GNU_SOURCE
-#include "contract.h"
+#include "fixtures/contract.h"
 #include "runner/sandbox.h"
 
 #include <arpa/inet.h>

@@ -1,7 +1,7 @@
 /* test_fixture.c -- the parts of runner/fixture.c that need no sandbox: plan.json written
  * once and a different plan refused, run.json kept on resume with the new identity beside
  * it, load.json's problems named (the generator's exit with load.log's first line, no
- * load.json, a field missing), a free loopback port, and the command's placeholders. */
+ * load.json, a field missing), and the command's placeholders filled with the run's values. */
 #define _GNU_SOURCE
 #include "runner/fixture.h"
 #include "tests/lib/kb_check.h"
@@ -68,26 +68,14 @@ START_TEST(load_problems_named)
     memset(&obs, 0, sizeof(obs));
     kb_fx_read_load(kb_tmp, &obs, &lr, &load);
     ck_assert_ptr_null(load);
-    ck_assert_str_eq(obs.load_problem, "no load.json");
+    ck_assert_ptr_nonnull(strstr(obs.load_problem, "/load.json: No such file"));
     kb_tmp_put("load.json", "{\"achieved_rps\": 1}");
     memset(&obs, 0, sizeof(obs));
     kb_fx_read_load(kb_tmp, &obs, &lr, &load);
     ck_assert_ptr_nonnull(load);
     ck_assert_int_eq(obs.have_load, 0);
-    ck_assert(obs.load_problem[0] != '\0');
+    ck_assert_ptr_nonnull(strstr(obs.load_problem, "/load.json: requested_rps is missing"));
     json_decref(load);
-}
-END_TEST
-
-START_TEST(free_port_is_bindable)
-{
-    struct sockaddr_in a = { .sin_family = AF_INET };
-    int port = kb_fx_free_port(), fd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_gt(port, 0);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons((unsigned short)port);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    close(fd);
 }
 END_TEST
 
@@ -116,7 +104,6 @@ static Suite *suite(void)
     tcase_add_test(tc, plan_written_once_and_a_different_one_refused);
     tcase_add_test(tc, run_json_kept_on_resume);
     tcase_add_test(tc, load_problems_named);
-    tcase_add_test(tc, free_port_is_bindable);
     tcase_add_test(tc, expand_fills_placeholders);
     suite_add_tcase(s, tc);
     return s;

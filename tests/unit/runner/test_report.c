@@ -8,6 +8,7 @@
  * report.csv's schema and point ids. */
 #define _GNU_SOURCE
 #include "runner/report.h"
+#include "runner/report_int.h"
 #include "runner/calibrate.h"
 #include "runner/evidence.h"
 #include "tests/lib/kb_check.h"

@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "runner/procs.h"
 #include "runner/sandbox.h"
-#include "contract.h"
+#include "fixtures/contract.h"
 #include "tests/lib/kb_check.h"
 #include "tests/unit/runner/tmpdir.h"
 

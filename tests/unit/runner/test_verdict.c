@@ -1,5 +1,7 @@
 /* test_verdict.c -- every verdict and failure reason from constructed evidence, the criteria
- * edges (95 % delivery inclusive, 100 ms p99 exclusive), and the load JSON parser. */
+ * edges (95 % delivery inclusive, 100 ms p99 exclusive), and the client's trust at each of
+ * its edges, for a curve point and for a calibration rung (runner/loadjson.c's reader has
+ * its own suite, test_loadjson.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/verdict.h"
 #include "tests/lib/kb_check.h"
@@ -193,42 +195,94 @@ START_TEST(unanswered_at_drain_end_is_uncontrolled_not_failed)
 }
 END_TEST
 
-START_TEST(parse_load_json)
+/* The trust edges, one documented set (verdict.h): each bound is inclusive -- a figure at
+ * its bound is trusted, the least step above is not -- a bound <= 0 checks nothing, and an
+ * empty histogram (NAN) or a figure an older load JSON lacks (< 0) is no evidence. */
+START_TEST(trust_edges)
 {
-    const char *doc = "{\"requested_rps\":1000,\"achieved_rps\":990,\"delivery\":0.99,"
-        "\"scheduled\":1000,\"sent\":1000,\"completed\":990,\"timeouts\":0,\"unfinished_at_drain_end\":0,\"non2xx\":0,"
-        "\"client_cpu_seconds\":0.1,\"client_cpu_fraction\":0.1,\"client_cpus\":1,"
-        "\"errors\":{\"total\":1,\"connect\":0,\"read\":1,\"write\":0,\"timeout\":0,"
-        "\"peer_close\":0,\"malformed\":0},\"mismatches\":{\"total\":0,\"status\":0,"
-        "\"content_type\":0,\"body\":0},\"first_error\":\"read: reset\","
-        "\"corrected_us\":{\"count\":990,\"min\":1,\"mean\":2,\"p50\":2,\"p90\":3,\"p99\":4,\"p999\":5,\"max\":6},"
-        "\"uncorrected_us\":{\"count\":990,\"min\":1,\"mean\":2,\"p50\":2,\"p90\":3,\"p99\":4,\"p999\":5,\"max\":6},"
-        "\"lag_us\":{\"count\":990,\"min\":1,\"mean\":2,\"p50\":2,\"p90\":3,\"p99\":4,\"p999\":5,\"max\":6}}";
-    json_t *j = json_loads(doc, 0, NULL), *lat;
-    struct kb_point_load r;
-    ck_assert_int_eq(kb_point_load_parse(j, &r, why, sizeof(why)), 0);
-    ck_assert_int_eq(r.completed, 990);
-    ck_assert_int_eq(r.err_read, 1);
-    ck_assert_double_eq(r.corrected.p99, 4);
-    ck_assert_str_eq(r.first_error, "read: reset");
-    ck_assert_double_eq(r.rx_delay.p99, -1);          /* absent: an older load JSON */
-    ck_assert_int_eq(r.completed_in_interval, -1);
-    /* an empty histogram's figures are null: NAN, never 0 */
-    json_object_set_new(json_object_get(j, "corrected_us"), "p99", json_null());
-    json_object_set_new(j, "rx_delay_us", json_pack("{s:i,s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "count", 0,
-                        "min", "mean", "p50", "p90", "p99", "p999", "max"));
-    json_object_set_new(json_object_get(j, "corrected_us"), "bounded", json_integer(7));
-    json_object_set_new(json_object_get(j, "corrected_us"), "is_bound", json_pack("{s:b}", "p99", 1));
-    ck_assert_int_eq(kb_point_load_parse(j, &r, why, sizeof(why)), 0);
-    ck_assert(isnan(r.corrected.p99));
-    ck_assert(isnan(r.rx_delay.p99));
-    ck_assert_int_eq(r.bounded, 7);
-    ck_assert_int_eq(r.corrected_p99_is_bound, 1);
-    lat = json_object_get(j, "lag_us");
-    json_object_del(lat, "p99");
-    ck_assert_int_eq(kb_point_load_parse(j, &r, why, sizeof(why)), -1);
-    ck_assert_ptr_nonnull(strstr(why, "lag_us.p99"));
-    json_decref(j);
+    struct kb_point_load r = good();
+    struct kb_criteria c = crit;
+    char trust[256];
+    r.lag.p99 = 1000;
+    r.rx_delay.p99 = 1000;
+    r.client_cpu_fraction = 0.80;
+    ck_assert_int_eq(kb_trust_judge(&r, &c, trust, sizeof(trust)), 1);
+    r.lag.p99 = nextafter(1000, 2000);
+    ck_assert_int_eq(kb_trust_judge(&r, &c, trust, sizeof(trust)), 0);
+    ck_assert_str_eq(trust, "client send lag p99 1000 us > 1000 us");
+    r.lag.p99 = 1000;
+    r.rx_delay.p99 = 1000.5;
+    ck_assert_int_eq(kb_trust_judge(&r, &c, trust, sizeof(trust)), 0);
+    r.rx_delay.p99 = 1000;
+    r.client_cpu_fraction = nextafter(0.80, 1);
+    ck_assert_int_eq(kb_trust_judge(&r, &c, trust, sizeof(trust)), 0);
+    ck_assert_ptr_nonnull(strstr(trust, "client CPU 80 % > 80 %"));
+    /* unset bounds check nothing */
+    r.lag.p99 = r.rx_delay.p99 = 1e9;
+    r.client_cpu_fraction = 5;
+    c.client_lag_p99_max_us = 0;
+    c.client_rx_delay_p99_max_us = 0;
+    c.client_cpu_max_fraction = 0;
+    ck_assert_int_eq(kb_trust_judge(&r, &c, trust, sizeof(trust)), 1);
+    /* no evidence is not evidence against the client */
+    r = good();
+    r.lag.p99 = NAN;
+    r.rx_delay.p99 = NAN;
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, trust, sizeof(trust)), 1);
+    r.rx_delay.p99 = -1;
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, trust, sizeof(trust)), 1);
+}
+END_TEST
+
+/* A calibration rung: the same trust, the load's own failure causes as a curve point has
+ * them, in-time delivery at least the minimum (inclusive), nothing left unanswered. */
+START_TEST(rung_edges)
+{
+    struct kb_point_load r = good();
+    char why_[256];
+    r.scheduled = 10000;
+    r.completed_in_interval = 9950;
+    ck_assert_int_eq(kb_trust_rung(&r, &crit, 0.995, why_, sizeof(why_)), 1);
+    ck_assert_str_eq(why_, "");
+    r.completed_in_interval = 9949;
+    ck_assert_int_eq(kb_trust_rung(&r, &crit, 0.995, why_, sizeof(why_)), 0);
+    ck_assert_str_eq(why_, "delivery in time 0.9949 < 0.995");
+    /* an older load JSON: achieved / requested stands in */
+    r.completed_in_interval = -1;
+    r.achieved_rps = 995;
+    ck_assert_int_eq(kb_trust_rung(&r, &crit, 0.995, why_, sizeof(why_)), 1);
+    /* the trust's own edge, unchanged by the rung */
+    r.lag.p99 = 1000;
+    ck_assert_int_eq(kb_trust_rung(&r, &crit, 0.995, why_, sizeof(why_)), 1);
+    r.lag.p99 = 1001;
+    ck_assert_int_eq(kb_trust_rung(&r, &crit, 0.995, why_, sizeof(why_)), 0);
+    ck_assert_str_eq(why_, "client send lag p99 1001 us > 1000 us");
+    /* one request unanswered at the drain's end misses the rung, and is named as such, not
+     * as a socket error; a socket error beside it is named too */
+    r = good();
+    r.errors_total = r.err_timeout = r.unfinished = 1;
+    ck_assert_int_eq(kb_trust_rung(&r, &crit, 0.995, why_, sizeof(why_)), 0);
+    ck_assert_str_eq(why_, "1 unanswered at drain end");
+    r.errors_total = 2;
+    r.err_read = 1;
+    ck_assert_int_eq(kb_trust_rung(&r, &crit, 0.995, why_, sizeof(why_)), 0);
+    ck_assert_ptr_nonnull(strstr(why_, "socket errors: 1 (connect 0, read 1"));
+    ck_assert_ptr_nonnull(strstr(why_, "; 1 unanswered at drain end"));
+    /* wrong answers from the control server are no held rung either */
+    r = good();
+    r.non2xx = 3;
+    ck_assert_int_eq(kb_trust_rung(&r, &crit, 0.995, why_, sizeof(why_)), 0);
+    ck_assert_str_eq(why_, "non-2xx responses: 3");
+    /* every cause at once, each named, cut short rather than overrun */
+    r.lag.p99 = 5000;
+    r.completed_in_interval = 0;
+    r.scheduled = 10;
+    ck_assert_int_eq(kb_trust_rung(&r, &crit, 0.995, why_, sizeof(why_)), 0);
+    ck_assert_ptr_nonnull(strstr(why_, "send lag"));
+    ck_assert_ptr_nonnull(strstr(why_, "non-2xx"));
+    ck_assert_ptr_nonnull(strstr(why_, "delivery in time 0.0000"));
+    ck_assert_int_eq(kb_trust_rung(&r, &crit, 0.995, why_, 16), 0);
+    ck_assert_uint_eq(strlen(why_), 15);
 }
 END_TEST
 
@@ -252,7 +306,8 @@ static Suite *suite(void)
     tcase_add_test(tc, protocol_breaches_fail);
     tcase_add_test(tc, failures_with_reasons);
     tcase_add_test(tc, unanswered_at_drain_end_is_uncontrolled_not_failed);
-    tcase_add_test(tc, parse_load_json);
+    tcase_add_test(tc, trust_edges);
+    tcase_add_test(tc, rung_edges);
     tcase_add_test(tc, names_round_trip);
     suite_add_tcase(s, tc);
     return s;
