@@ -10,7 +10,7 @@
  * the contract before anything runs: the agent never executes a string it was sent, only
  * the contract's own argv template for a runtime the contract names, so a client can start,
  * sample and stop the suite's fixtures and nothing else. Fixtures go through sandbox.h's
- * backend, so a remote server gets the same limits as a local one. */
+ * backend, so a server on another host gets the same limits as one on this host. */
 #define _GNU_SOURCE
 #include "runner/agent.h"
 
@@ -42,8 +42,8 @@
 struct agent {
     const struct kb_agent_cfg *cfg;
     struct kb_contract contract;
-    const struct kb_sandbox_ops *ops;
-    struct kb_sandbox *sb;
+    struct kb_sandbox *box;
+    struct kb_sandbox_fixture *sb;
     char running[64];
     int port;
     char build[PATH_MAX], rundir[512];
@@ -159,7 +159,7 @@ static void do_identity(struct agent *a, char *out, size_t outlen)
                 "agent", "kneebench serve-agent", "protocol", KB_AGENT_PROTOCOL,
                 "hostname", u.nodename, "kernel", u.release, "cpu_model", model,
                 "cpus_online", (int)sysconf(_SC_NPROCESSORS_ONLN), "runtimes", rts,
-                "backend", a->ops->name, "limits", !a->cfg->no_limits,
+                "backend", kb_sandbox_name(a->box), "limits", !a->cfg->no_limits,
                 "running", a->running[0] ? a->running : NULL));
 }
 
@@ -174,7 +174,7 @@ static struct kb_tmpl_vars agent_vars(const struct agent *a, int port, const cha
 static int fixture_alive(void *arg)
 {
     struct agent *a = arg;
-    return a->ops->alive(a->sb);
+    return kb_sandbox_alive(a->sb);
 }
 
 static int wait_accepting(struct agent *a, int port, char *err, size_t errlen)
@@ -182,8 +182,8 @@ static int wait_accepting(struct agent *a, int port, char *err, size_t errlen)
     char why[256];
     if (kb_wait_accepting(a->serve_bind, port, 15000, fixture_alive, a, why, sizeof(why)) == 0)
         return 0;
-    if (!a->ops->alive(a->sb))
-        snprintf(err, errlen, "the fixture exited at start (%s)", a->ops->exit_reason(a->sb));
+    if (!kb_sandbox_alive(a->sb))
+        snprintf(err, errlen, "the fixture exited at start (%s)", kb_sandbox_exit_reason(a->sb));
     else
         snprintf(err, errlen, "the fixture: %s", why);
     return -1;
@@ -191,7 +191,7 @@ static int wait_accepting(struct agent *a, int port, char *err, size_t errlen)
 
 static void stop_fixture(struct agent *a, char *err, size_t errlen)
 {
-    if (a->sb && a->ops->stop(a->sb, err, errlen) < 0 && a->cfg->log)
+    if (a->sb && kb_sandbox_stop(a->sb, err, errlen) < 0 && a->cfg->log)
         fprintf(a->cfg->log, "serve-agent: stopping %s: %s\n", a->running, err);
     a->sb = NULL;
     a->running[0] = '\0';
@@ -201,7 +201,7 @@ static void stop_fixture(struct agent *a, char *err, size_t errlen)
 static int port_is_fixtures(struct agent *a, int port, char *err, size_t errlen)
 {
     pid_t pids[KB_SANDBOX_MAX_PIDS];
-    size_t n = a->ops->pids(a->sb, pids, KB_SANDBOX_MAX_PIDS);
+    size_t n = kb_sandbox_pids(a->sb, pids, KB_SANDBOX_MAX_PIDS);
     char why[400];
     if (kb_port_check_owned(a->serve_bind, port, pids, n, why, sizeof(why)) == 0)
         return 0;
@@ -248,7 +248,7 @@ static int start_fixture(struct agent *a, const struct kb_agent_cmd *cmd, char *
                                       .pids = a->contract.pids };
     snprintf(spec.limits.server_cpuset, sizeof(spec.limits.server_cpuset), "%s",
              a->contract.server_cpus ? a->contract.server_cpus : "");
-    if (!(a->sb = a->ops->start(&spec, err, errlen)))
+    if (kb_sandbox_start(a->box, &spec, &a->sb, err, errlen) < 0)
         goto out;
     snprintf(a->running, sizeof(a->running), "%s", cmd->runtime);
     a->port = cmd->port;
@@ -290,19 +290,17 @@ static void do_start(struct agent *a, const struct kb_agent_cmd *cmd, char *out,
 
 static void do_sample(struct agent *a, char *out, size_t outlen)
 {
-    pid_t pids[KB_SANDBOX_MAX_PIDS];
     struct kb_proc_sample s = { 0 };
-    size_t n;
+    char err[256];
 
     if (!a->sb) {
         snprintf(out, outlen, "err nothing is running");
         return;
     }
-    n = a->ops->pids(a->sb, pids, KB_SANDBOX_MAX_PIDS);
-    kb_procs_sample(pids, n, &s);
+    kb_sandbox_sample(a->sb, &s, err, sizeof(err));
     answer_json(out, outlen, json_pack("{s:s, s:b, s:s, s:i, s:f, s:I, s:I, s:I, s:I}",
-                "runtime", a->running, "alive", a->ops->alive(a->sb),
-                "exit_reason", a->ops->exit_reason(a->sb), "processes", (int)s.nprocs,
+                "runtime", a->running, "alive", kb_sandbox_alive(a->sb),
+                "exit_reason", kb_sandbox_exit_reason(a->sb), "processes", (int)s.nprocs,
                 "cpu_seconds", s.cpu_seconds, "rss_bytes", (json_int_t)s.rss_bytes,
                 "pss_bytes", (json_int_t)s.pss_bytes, "fds", (json_int_t)s.fds,
                 "threads", (json_int_t)s.threads));
@@ -318,7 +316,7 @@ static void do_limits(struct agent *a, char *out, size_t outlen)
         snprintf(out, outlen, "err nothing is running");
         return;
     }
-    if (a->ops->limits_applied(a->sb, &l, err, sizeof(err)) < 0) {
+    if (kb_sandbox_limits(a->sb, &l, err, sizeof(err)) < 0) {
         snprintf(out, outlen, "err %s", err);
         return;
     }
@@ -340,7 +338,7 @@ static void do_stop(struct agent *a, char *out, size_t outlen)
         return;
     }
     snprintf(name, sizeof(name), "%s", a->running);
-    if (a->ops->stop(a->sb, err, sizeof(err)) < 0) {
+    if (kb_sandbox_stop(a->sb, err, sizeof(err)) < 0) {
         a->sb = NULL;
         a->running[0] = '\0';
         snprintf(out, outlen, "err stopped %s, but: %s", name, err);
@@ -599,23 +597,21 @@ static int make_rundir(struct agent *a, const struct kb_agent_cfg *cfg, char *er
 static int agent_setup(struct agent *a, const struct kb_agent_cfg *cfg, char *err,
                        size_t errlen)
 {
-    const char *backend = cfg->backend ? cfg->backend : "native";
+    const struct kb_sandbox_config sc = { .backend = cfg->backend, .root = kb_root(),
+                                          .no_limits = cfg->no_limits };
     char self[PATH_MAX];
     ssize_t n;
 
     a->cfg = cfg;
     a->serve_bind = cfg->serve_bind ? cfg->serve_bind : cfg->bind ? cfg->bind : "127.0.0.1";
-    if (!(a->ops = kb_sandbox_backend(backend))) {
-        snprintf(err, errlen, "unknown sandbox backend '%s'", backend);
+    if (!(a->box = kb_sandbox_open(&sc, err, errlen)))
         return -1;
-    }
-    if (!cfg->no_limits && a->ops->available(err, errlen) < 0)
+    if (!cfg->no_limits && kb_sandbox_available(a->box, err, errlen) < 0)
         return -1;
     if (make_rundir(a, cfg, err, errlen) < 0)
         return -1;
     /* the cgroups of an agent killed with -9 hold their fixture and its port */
-    if (!cfg->no_limits && !strcmp(a->ops->name, "native") && kb_sandbox_sweep_stale() > 0 &&
-        cfg->log)
+    if (!cfg->no_limits && kb_sandbox_sweep_stale(a->box) > 0 && cfg->log)
         fprintf(cfg->log, "serve-agent: removed cgroups left by an earlier agent\n");
     if (cfg->build_dir) {
         snprintf(a->build, sizeof(a->build), "%s", cfg->build_dir);
@@ -656,6 +652,7 @@ out:
         char e2[256];
         stop_fixture(&a, e2, sizeof(e2));
     }
+    kb_sandbox_close(a.box);
     if (lfd >= 0)
         close(lfd);
     if (a.contract.path)

@@ -20,23 +20,4 @@ int kb_agent_call(struct kb_agent_conn *c, const char *line, int timeout_ms, cha
 
 void kb_agent_close(struct kb_agent_conn *c);
 
-/* ---- the "remote" sandbox backend (runner/sandbox_remote.c) ----
- * The fixture runs on the agent's host, under the limits the agent applies there; the ops
- * table of sandbox.h drives it through the protocol: start -> "start NAME PORT" (spec's
- * argv, env and rundir stay on the agent's side: it expands the contract's own template),
- * alive/exit_reason -> "sample", limits_applied -> "limits", stop -> "stop". pids() returns
- * none (the processes are not on this host): sample them with kb_sandbox_remote_sample. */
-struct kb_sandbox;
-struct kb_proc_sample;
-extern const struct kb_sandbox_ops kb_sandbox_remote;
-
-/* The agent every later start() talks to ("HOST:PORT"). The ops table has no context
- * argument, so this is the backend's one piece of process-wide configuration: set it once,
- * from main/cmd_*, before the first start(). 0, or -1 with err (malformed address). */
-int kb_sandbox_remote_set_agent(const char *hostport, char *err, size_t errlen);
-
-/* The agent's sample of the running fixture's processes. 0, or -1 with err. */
-int kb_sandbox_remote_sample(struct kb_sandbox *sb, struct kb_proc_sample *out, char *err,
-                             size_t errlen);
-
 #endif

@@ -1,4 +1,4 @@
-/* cgfile.c -- cgroup file reading shared by the native and docker sandboxes (cgfile.h). */
+/* cgfile.c -- cgroup file reading shared by the sandbox backends on this host (cgfile.h). */
 #include "runner/cgfile.h"
 
 #include <stdio.h>

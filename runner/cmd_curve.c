@@ -15,16 +15,18 @@
  *   RUN/plan.json               the plan: parameters, criteria, placement, every point id
  *   RUN/run.json                identity: runner SHA-256, contract SHA-256, host (kernel,
  *                               CPU model), runtime versions and gray-static's libmicrohttpd
- *                               from its line, command line, limits requested (run-resumed-<t>.json per later invocation);
- *                               with the docker backend also "image" (what
- *                               docker/image-identity.py says: ID, digests, the base actually
- *                               used, base_is_pinned, note), and the runtime versions are the
- *                               image's own (its inside.versions), not the host's;
- *                               with the remote backend "target" (host, agent, the agent's
- *                               identity answer) and no runtime versions (the agent has none)
+ *                               from its line, command line,
+ *                               limits requested (run-resumed-<t>.json per later invocation),
+ *                               and what the sandbox adds (kb_sandbox_run_evidence): for a
+ *                               container "image" (what image-identity.py says: ID, digests,
+ *                               the base actually used, base_is_pinned, note), for another
+ *                               host "target" (host, agent, the agent's identity answer); the
+ *                               runtime versions are then the image's own or unknown
+ *                               (kb_sandbox_runtime_version), not this host's
  *   RUN/fixtures/<rt>[-r<k>]/   limits.json (read back from the cgroup), identity.json
- *                               (SHA-256 per executable and source file, or with docker of
- *                               the image ID and the contract's command; the run's baseline),
+ *                               (kb_sandbox_identity: SHA-256 per executable and source file,
+ *                               or of the image ID or the agent's host and the contract's
+ *                               command; the run's baseline),
  *                               preflight.json, fixture.log, pg/ (db route's cluster)
  *   RUN/points/<rt>-<route>-<rate>[-r<k>]/
  *                               command.json (the point's contract), load.json,
@@ -265,6 +267,9 @@ static int parse_args(int argc, char **argv, struct args *a)
                 "the fixtures built on this host\n", a->backend);
         return 2;
     }
+    if (!a->image && !strcmp(a->backend, "docker") && getenv("KB_DOCKER_IMAGE") &&
+        *getenv("KB_DOCKER_IMAGE"))
+        a->image = getenv("KB_DOCKER_IMAGE");
     return 0;
 }
 
@@ -294,10 +299,11 @@ static json_t *plan_json(const struct curve *cv)
         "criteria", "min_delivery", cv->c.min_delivery, "max_p99_us", (json_int_t)cv->c.max_p99_us,
         "client_cpu_max_fraction", cv->c.client_cpu_max_fraction, "client_lag_p99_max_us",
         (json_int_t)cv->c.client_lag_p99_max_us, "points", pts);
-    /* a remote run resumes only against the same fixture host */
-    if (plan && kb_fx_remote(&cv->fx))
-        json_object_set_new(plan, "target", json_pack("{s:s,s:s}", "host", cv->fx.target,
-                                                      "agent", cv->fx.agent));
+    /* what the sandbox adds: a run resumes only against the same fixture host */
+    json_t *keys = kb_sandbox_plan_keys(cv->fx.sandbox);
+    if (plan && keys)
+        json_object_update(plan, keys);
+    json_decref(keys);
     return plan;
 }
 
@@ -317,25 +323,17 @@ static void runner_hash(char hex[KB_SHA256_HEX])
         snprintf(hex, KB_SHA256_HEX, "unknown");
 }
 
-/* From the image when the fixtures run in one (image: its identity), else the host's. */
-static json_t *runtime_versions(struct curve *cv, json_t *image)
+/* As the sandbox knows them (an image's own), else this host's. */
+static json_t *runtime_versions(struct curve *cv)
 {
-    json_t *v = json_object(), *inside = json_object_get(json_object_get(image, "inside"),
-                                                         "versions");
+    json_t *v = json_object();
     for (size_t i = 0; i < cv->plan.runtimes.n; i++) {
         const struct kb_runtime *rt = kb_contract_runtime(&cv->c, cv->plan.runtimes.v[i]);
+        const char *known = kb_sandbox_runtime_version(cv->fx.sandbox, rt->name);
         char *argv[16] = { 0 }, line[512];
         size_t n = rt->version.n < 15 ? rt->version.n : 15;
-        if (kb_fx_remote(&cv->fx)) {
-            /* this host's versions would be of the wrong host's runtimes */
-            json_object_set_new(v, rt->name, json_string("unknown (remote fixture host; "
-                                                         "serve-agent reports no versions)"));
-            continue;
-        }
-        if (image) {
-            const char *iv = json_string_value(json_object_get(inside, rt->name));
-            json_object_set_new(v, rt->name, json_string(iv ? iv : "unknown (not in the image's "
-                                                                   "identity)"));
+        if (known) {
+            json_object_set_new(v, rt->name, json_string(known));
             continue;
         }
         for (size_t j = 0; j < n; j++)
@@ -352,12 +350,12 @@ static json_t *runtime_versions(struct curve *cv, json_t *image)
 static int write_run_identity(struct curve *cv, int argc, char **argv, char *err, size_t errlen)
 {
     char hex[KB_SHA256_HEX], chex[KB_SHA256_HEX];
-    json_t *args = json_array(), *run, *image = NULL;
+    json_t *args = json_array(), *run, *extra;
     time_t t = time(NULL);
     char when[64];
     int rc;
-    /* the image is what runs: its identity, not the host's builds, is the run's */
-    if (cv->fx.image[0] && !(image = kb_fx_image_identity(&cv->fx, err, errlen))) {
+    /* what the sandbox adds (an image's identity: then it, not the host's builds, runs) */
+    if (!(extra = kb_sandbox_run_evidence(cv->fx.sandbox, err, errlen))) {
         json_decref(args);
         return -1;
     }
@@ -370,19 +368,15 @@ static int write_run_identity(struct curve *cv, int argc, char **argv, char *err
     run = json_pack("{s:s,s:o,s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:{s:i,s:I,s:i,s:s,s:s}}",
         "started", when, "command_line", args, "runner_sha256", hex, "contract", cv->c.path,
         "contract_sha256", chex, "host", kb_host_identity(), "runtime_versions",
-        runtime_versions(cv, image), "backend", cv->backend, "unconstrained", cv->fx.no_limits,
+        runtime_versions(cv), "backend", cv->backend, "unconstrained", cv->fx.no_limits,
         "limits_requested", "cpus", cv->c.cpus, "memory_bytes", (json_int_t)cv->c.memory_bytes,
         "pids", cv->c.pids, "server_cpus", cv->fx.server_cpus, "client_cpus", cv->fx.client_cpus);
+    if (run)
+        json_object_update(run, extra);
+    json_decref(extra);
     /* the fixture's own MHD (the host build's, or the image's), from its version line */
     json_object_set_new(run, "libmicrohttpd",
                         kb_fixture_mhd_version(json_object_get(run, "runtime_versions")));
-    if (image)
-        json_object_set_new(run, "image", image);
-    if (kb_fx_remote(&cv->fx)) {
-        json_t *ag = json_loads(cv->fx.agent_identity, 0, NULL);
-        json_object_set_new(run, "target", json_pack("{s:s,s:s,s:o}", "host", cv->fx.target,
-                            "agent", cv->fx.agent, "agent_identity", ag ? ag : json_null()));
-    }
     rc = kb_fx_run_file(cv->run, run, t, err, errlen);
     json_decref(run);
     return rc;
@@ -492,7 +486,7 @@ static void ensure_fixture(struct curve *cv, const struct kb_point *pt)
     const struct kb_runtime *rt = kb_contract_runtime(&cv->c, pt->runtime);
     /* keep a live fixture; do not retry one that could not start for this runtime */
     if (cv->fx.rt == rt && cv->repeat == pt->repeat &&
-        (cv->fx.sb ? cv->fx.ops->alive(cv->fx.sb) : cv->preflight_failed))
+        (cv->fx.sb ? kb_sandbox_alive(cv->fx.sb) : cv->preflight_failed))
         return;
     stop_fixture(cv);
     start_fixture(cv, rt, pt->repeat);
@@ -514,8 +508,8 @@ struct sampler {
     struct kb_hostclock clock;   /* the server and client CPUs' clocks and governors */
 };
 
-/* The server CPUs are read here unless they are the remote target's. */
-#define HOSTCLOCK_CPUS(cv) kb_fx_remote(&(cv)->fx) ? NULL : (cv)->fx.server_cpus, (cv)->fx.client_cpus
+/* The server CPUs are read here only when the fixture runs on this host. */
+#define HOSTCLOCK_CPUS(cv) !kb_sandbox_on_this_host((cv)->fx.sandbox) ? NULL : (cv)->fx.server_cpus, (cv)->fx.client_cpus
 
 /* Server and load child, once a second from the load's start (kb_fx_drive's callback). */
 static void sample_once(void *arg, double t0, double t)
@@ -593,7 +587,7 @@ struct settled {
 
 static int settle_alive(const struct curve *cv, double t0)
 {
-    return !g_stop && cv->fx.sb && cv->fx.ops->alive(cv->fx.sb) && kb_fx_now_s() - t0 < SETTLE_MAX_S;
+    return !g_stop && cv->fx.sb && kb_sandbox_alive(cv->fx.sb) && kb_fx_now_s() - t0 < SETTLE_MAX_S;
 }
 
 static struct settled settle(struct curve *cv, const struct kb_point *pt)
@@ -817,7 +811,7 @@ out:
 /* ---- setup and the whole run ---------------------------------------------------------- */
 
 /* 1 when a planned runtime would need the run's PostgreSQL (the db route). */
-static int remote_db_planned(const struct curve *cv)
+static int db_planned(const struct curve *cv)
 {
     for (size_t i = 0; i < cv->plan.runtimes.n; i++) {
         const struct kb_runtime *rt = kb_contract_runtime(&cv->c, cv->plan.runtimes.v[i]);
@@ -829,21 +823,13 @@ static int remote_db_planned(const struct curve *cv)
 
 static int setup(struct curve *cv, const struct args *a, char *err, size_t errlen)
 {
-    /* the docker backend (and fixture.c's identity) read the image from here */
-    if (a->image && setenv("KB_DOCKER_IMAGE", a->image, 1) < 0) {
-        snprintf(err, errlen, "setenv KB_DOCKER_IMAGE: %s", strerror(errno));
-        return -1;
-    }
     const struct kb_fx_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
-                                   a->ccpus, a->load_cmd, a->no_limits, a->client_other };
+                                   a->ccpus, a->load_cmd, a->no_limits, a->client_other,
+                                   a->image, a->agent, a->target };
     cv->run = a->run;
     cv->backend = a->backend;
     cv->free_ports = a->free_ports;
     cv->fx.stop = &g_stop;      /* readiness polling gives up on Ctrl-C too */
-    if (a->agent)
-        snprintf(cv->fx.agent, sizeof(cv->fx.agent), "%s", a->agent);
-    if (a->target)
-        snprintf(cv->fx.target, sizeof(cv->fx.target), "%s", a->target);
     if (kb_contract_load(a->contract ? a->contract : kb_root_contract(), &cv->c, err,
                          errlen) < 0)
         return -1;
@@ -851,9 +837,10 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
         return -1;
     if (kb_fx_setup(&cv->fx, &cv->c, &fo, err, errlen) < 0)
         return -1;
-    if (kb_fx_remote(&cv->fx) && remote_db_planned(cv)) {
-        snprintf(err, errlen, "--backend remote: the db route needs PostgreSQL beside the "
-                 "fixture, which serve-agent does not start; narrow --routes");
+    /* the run's PostgreSQL runs on this host */
+    if (!kb_sandbox_on_this_host(cv->fx.sandbox) && db_planned(cv)) {
+        snprintf(err, errlen, "--backend %s: the db route needs PostgreSQL beside the "
+                 "fixture, which serve-agent does not start; narrow --routes", cv->backend);
         return -1;
     }
     return kb_mkdirs(cv->run, err, errlen);
@@ -863,6 +850,7 @@ static void cleanup(struct curve *cv)
 {
     kb_fx_kill_load(&cv->fx, SIGKILL);
     stop_fixture(cv);
+    kb_fx_close(&cv->fx);
     kb_plan_free(&cv->plan);
     kb_contract_free(&cv->c);
     free(cv->cal);
@@ -927,7 +915,7 @@ int cmd_curve(int argc, char **argv)
 {
     struct curve cv;
     struct args a;
-    char err[1024], path[4200];
+    char err[1024], path[4200], where[600];
     double t0 = kb_fx_now_s();
     int rc = parse_args(argc, argv, &a), failures;
     if (rc)
@@ -942,9 +930,9 @@ int cmd_curve(int argc, char **argv)
     }
     /* what a runner killed with -9 left (the cgroups of any run; the unconstrained
      * fixtures this run directory recorded) would hold the ports and the server CPUs */
-    if (kb_sandbox_sweep_stale() > 0)
+    if (kb_sandbox_sweep_stale(cv.fx.sandbox) > 0)
         fprintf(stderr, "kneebench curve: removed cgroups left by an earlier run\n");
-    if (kb_fx_sweep_sessions(kb_path(path, sizeof(path), cv.run, "fixtures")) > 0)
+    if (kb_fx_sweep_sessions(&cv.fx, kb_path(path, sizeof(path), cv.run, "fixtures")) > 0)
         fprintf(stderr, "kneebench curve: stopped unconstrained fixtures left by an earlier "
                 "run\n");
     if (a.calibrate && calibrate_gate(&cv, &a, err, sizeof(err)) < 0) {
@@ -952,11 +940,9 @@ int cmd_curve(int argc, char **argv)
         cleanup(&cv);
         return 2;
     }
-    printf("kneebench curve: %zu points into %s (profile %s, backend %s%s%s%s%s%s%s%s, server CPUs %s, "
-           "client CPUs %s)\n", cv.plan.npoints, cv.run, cv.plan.profile, cv.backend,
-           cv.fx.image[0] ? " image " : "", cv.fx.image,
-           kb_fx_remote(&cv.fx) ? " target " : "", kb_fx_remote(&cv.fx) ? cv.fx.target : "",
-           kb_fx_remote(&cv.fx) ? " agent " : "", kb_fx_remote(&cv.fx) ? cv.fx.agent : "",
+    kb_sandbox_describe(cv.fx.sandbox, where, sizeof(where));
+    printf("kneebench curve: %zu points into %s (profile %s, backend %s%s%s, server CPUs %s, "
+           "client CPUs %s)\n", cv.plan.npoints, cv.run, cv.plan.profile, cv.backend, where,
            cv.fx.no_limits ? ", UNCONSTRAINED" : "", cv.fx.server_cpus, cv.fx.client_cpus);
     fflush(stdout);
     failures = run_all(&cv);

@@ -120,6 +120,7 @@ static const struct option long_opts[] = {
 
 struct args {
     const char *out, *phases, *rates, *backend, *scpus, *ccpus, *build, *load_cmd, *contract;
+    const char *image;
     double duration, warmup, settle, every, drain, min_delivery;
     double rss_pct, rss_floor, fd_pct, fd_floor, client_cpu_max, client_lag_max_us;
     int threads, connections, db_pool, no_limits;
@@ -185,6 +186,8 @@ static int parse_args(int argc, char **argv, struct args *a)
     }
     if (bad)
         return 2;
+    if (!strcmp(a->backend, "docker") && getenv("KB_DOCKER_IMAGE") && *getenv("KB_DOCKER_IMAGE"))
+        a->image = getenv("KB_DOCKER_IMAGE");
     if (!a->out || optind < argc) {
         fprintf(stderr, "kneebench soak: %s\n", a->out ? "unexpected argument"
                                                        : "--out DIR is required");
@@ -314,9 +317,16 @@ static int write_run_identity(struct soak *s, int argc, char **argv, char *err, 
     char *gsv[16] = { 0 };
     char *pgv[] = { "sh", "-c", "d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | "
                     "tail -n 1) && \"$d/postgres\" --version", NULL };
-    json_t *args = json_array(), *run;
+    json_t *args = json_array(), *run, *extra;
+    const char *known;
     time_t t = time(NULL);
     int rc;
+    /* what the sandbox adds (an image's identity: then it, not the host's builds, runs) */
+    if (!(extra = kb_sandbox_run_evidence(s->fx.sandbox, err, errlen))) {
+        json_decref(args);
+        return -1;
+    }
+    known = kb_sandbox_runtime_version(s->fx.sandbox, RUNTIME);
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
     for (int i = 0; i < argc; i++)
         json_array_append_new(args, json_string(argv[i]));
@@ -326,7 +336,10 @@ static int write_run_identity(struct soak *s, int argc, char **argv, char *err, 
         snprintf(chex, sizeof(chex), "unknown");
     for (size_t i = 0; i < s->rt->version.n && i < 15; i++)
         gsv[i] = kb_fx_expand(&s->fx, s->rt->version.v[i], NULL);
-    version_line(gsv, gs, sizeof(gs));
+    if (known)
+        snprintf(gs, sizeof(gs), "%s", known);
+    else
+        version_line(gsv, gs, sizeof(gs));
     version_line(pgv, pg, sizeof(pg));
     for (size_t i = 0; i < 16; i++)
         free(gsv[i]);
@@ -337,19 +350,9 @@ static int write_run_identity(struct soak *s, int argc, char **argv, char *err, 
         "unconstrained", s->fx.no_limits, "limits_requested", "cpus", s->c.cpus, "memory_bytes",
         (json_int_t)s->c.memory_bytes, "pids", s->c.pids, "server_cpus", s->fx.server_cpus,
         "client_cpus", s->fx.client_cpus);
-    /* with docker the fixture is the image's: its identity, and its own version of it */
-    if (s->fx.image[0]) {
-        json_t *im = kb_fx_image_identity(&s->fx, err, errlen), *iv;
-        if (!im) {
-            json_decref(run);
-            return -1;
-        }
-        iv = json_object_get(json_object_get(json_object_get(im, "inside"), "versions"), RUNTIME);
-        json_object_set_new(json_object_get(run, "runtime_versions"), RUNTIME,
-                            iv ? json_incref(iv)
-                               : json_string("unknown (not in the image's identity)"));
-        json_object_set_new(run, "image", im);
-    }
+    if (run)
+        json_object_update(run, extra);
+    json_decref(extra);
     json_object_set_new(run, "libmicrohttpd",
                         kb_fixture_mhd_version(json_object_get(run, "runtime_versions")));
     rc = kb_fx_run_file(s->run, run, t, err, errlen);
@@ -875,7 +878,7 @@ static int write_report(struct soak *s, size_t *complete, char *err, size_t errl
 static int setup(struct soak *s, const struct args *a, char *err, size_t errlen)
 {
     const struct kb_fx_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
-                                   a->ccpus, a->load_cmd, a->no_limits, 0 };
+                                   a->ccpus, a->load_cmd, a->no_limits, 0, a->image, NULL, NULL };
     s->run = a->out;
     s->backend = a->backend;
     if (kb_contract_load(a->contract ? a->contract : kb_root_contract(), &s->c, err,
@@ -909,6 +912,7 @@ static void cleanup(struct soak *s)
 {
     kb_fx_kill_load(&s->fx, SIGTERM);
     stop_fixture(s);
+    kb_fx_close(&s->fx);
     stop_cluster(s);
     kb_contract_free(&s->c);
 }
@@ -947,7 +951,7 @@ int cmd_soak(int argc, char **argv)
         cleanup(&s);
         return 2;
     }
-    if (!s.fx.no_limits && kb_sandbox_sweep_stale() > 0)
+    if (!s.fx.no_limits && kb_sandbox_sweep_stale(s.fx.sandbox) > 0)
         fprintf(stderr, "kneebench soak: removed cgroups left by an earlier run\n");
     printf("kneebench soak: %zu phases of %g s into %s (backend %s%s, server CPUs %s, client "
            "CPUs %s)\n", s.nph, s.duration_s, s.run, s.backend,

@@ -29,7 +29,8 @@ curve:
 	@$(MAKE) --no-print-directory all
 	@if [ "$(BACKEND)" = docker ]; then $(MAKE) --no-print-directory image-auto; fi
 	@echo "kneebench: curve into $(RUN) (PROFILE=$(PROFILE) BACKEND=$(BACKEND))"
-	@KB_DOCKER_IMAGE=$(DOCKER_IMAGE) $(BUILD)/kneebench curve --run $(RUN) --profile $(PROFILE) --backend $(BACKEND) \
+	@$(BUILD)/kneebench curve --run $(RUN) --profile $(PROFILE) --backend $(BACKEND) \
+	   $(if $(filter docker,$(BACKEND)),--image $(DOCKER_IMAGE)) \
 	   --build $(abspath $(BUILD)) $(CALIBRATE_ARGS) $(ARGS); st=$$?; \
 	 if [ $$st -gt 1 ]; then exit $$st; fi; \
 	 $(BUILD)/kneebench report $(RUN) && echo "kneebench: report in $(RUN)/report.md"

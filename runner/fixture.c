@@ -2,19 +2,15 @@
  * child (fixture.h). */
 #define _GNU_SOURCE
 #include "runner/fixture.h"
-#include "runner/agent.h"
-#include "runner/agent_client.h"
 #include "runner/capture.h"
 #include "runner/clock.h"
 #include "runner/cpulist.h"
 #include "runner/digest.h"
 #include "runner/evidence.h"
-#include "runner/portown.h"
 #include "runner/preflight.h"
 #include "runner/root.h"
 #include "runner/spawn.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,8 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* sandbox_docker.c's default too: both read $KB_DOCKER_IMAGE, which setup makes agree */
-#define KB_FX_DEFAULT_IMAGE "kneebench:latest"
 
 double kb_fx_now_s(void)
 {
@@ -53,8 +47,8 @@ static int placement(struct kb_fx *fx, const struct kb_fx_opts *o, char *err, si
         return -1;
     }
     CPU_AND(&srv, &srv, &fx->client_set);
-    /* a remote fixture's CPUs are another host's: no overlap with the client's here */
-    if (CPU_COUNT(&srv) > 0 && !kb_fx_remote(fx)) {
+    /* a fixture on another host has that host's CPUs: no overlap with the client's here */
+    if (CPU_COUNT(&srv) > 0 && kb_sandbox_on_this_host(fx->sandbox)) {
         snprintf(err, errlen, "server CPUs %s and client CPUs %s overlap", fx->server_cpus,
                  fx->client_cpus);
         return -1;
@@ -62,106 +56,21 @@ static int placement(struct kb_fx *fx, const struct kb_fx_opts *o, char *err, si
     return 0;
 }
 
-/* The docker backend's image: named once, in the environment the sandbox reads, so the
- * containers started and the identity recorded are of the same image. */
-static int setup_image(struct kb_fx *fx, char *err, size_t errlen)
-{
-    const char *img = getenv("KB_DOCKER_IMAGE");
-    snprintf(fx->image, sizeof(fx->image), "%s", img && *img ? img : KB_FX_DEFAULT_IMAGE);
-    if (setenv("KB_DOCKER_IMAGE", fx->image, 1) < 0) {
-        snprintf(err, errlen, "setenv KB_DOCKER_IMAGE: %s", strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-int kb_fx_remote(const struct kb_fx *fx)
-{
-    return fx->ops == &kb_sandbox_remote;
-}
-
-/* The agent's "identity" answer, kept as the run's evidence of the fixture's host. */
-static int agent_identity(struct kb_fx *fx, char *err, size_t errlen)
-{
-    struct kb_agent_conn *c = kb_agent_connect(fx->agent, 5000, err, errlen);
-    json_t *j;
-    int rc = -1;
-    if (!c)
-        return -1;
-    if (kb_agent_call(c, "identity", 10000, fx->agent_identity, sizeof(fx->agent_identity),
-                      err, errlen) == 0) {
-        if (!(j = json_loads(fx->agent_identity, 0, NULL)) || !json_is_object(j)) {
-            snprintf(err, errlen, "agent %s: its identity is not a JSON object", fx->agent);
-        } else {
-            /* the agent decides whether its fixtures run under limits (serve-agent --no-limits) */
-            fx->no_limits = !json_is_true(json_object_get(j, "limits"));
-            rc = 0;
-        }
-        json_decref(j);
-    }
-    kb_agent_close(c);
-    return rc;
-}
-
-/* fx->agent HOST:PORT and fx->target IPv4 (default: the agent's host). */
-static int setup_remote(struct kb_fx *fx, const struct kb_fx_opts *o, char *err, size_t errlen)
-{
-    struct in_addr ia;
-    const char *colon;
-    if (o->no_limits) {
-        snprintf(err, errlen, "--no-limits is the agent's to choose (serve-agent --no-limits); "
-                 "the run records what the agent applied");
-        return -1;
-    }
-    if (!fx->agent[0]) {
-        snprintf(err, errlen, "the remote backend needs --agent HOST:PORT");
-        return -1;
-    }
-    if (kb_sandbox_remote_set_agent(fx->agent, err, errlen) < 0)
-        return -1;
-    colon = strrchr(fx->agent, ':');
-    if (!fx->target[0])
-        snprintf(fx->target, sizeof(fx->target), "%.*s", (int)(colon - fx->agent), fx->agent);
-    if (inet_pton(AF_INET, fx->target, &ia) != 1) {
-        snprintf(err, errlen, "--target must be the fixture host's IPv4 address, not '%s'",
-                 fx->target);
-        return -1;
-    }
-    if (fx->ops->available(err, errlen) < 0)
-        return -1;
-    return agent_identity(fx, err, errlen);
-}
-
 int kb_fx_setup(struct kb_fx *fx, const struct kb_contract *c, const struct kb_fx_opts *o,
                 char *err, size_t errlen)
 {
-    char why[512];
+    const struct kb_sandbox_config sc = { o->backend, kb_root(), o->image, o->agent, o->target,
+                                          o->no_limits };
     fx->c = c;
     fx->build = o->build;
-    fx->no_limits = o->no_limits;
     fx->client_rt = !o->client_other;
-    if (!(fx->ops = kb_sandbox_backend(o->backend))) {
-        snprintf(err, errlen, "unknown or unbuilt sandbox backend '%s'", o->backend);
+    if (!(fx->sandbox = kb_sandbox_open(&sc, err, errlen)))
         return -1;
-    }
-    if (kb_fx_remote(fx)) {
-        if (setup_remote(fx, o, err, errlen) < 0)
-            return -1;
-    } else if (fx->agent[0] || fx->target[0]) {
-        snprintf(err, errlen, "--agent and --target are for --backend remote");
+    if (!o->no_limits && kb_sandbox_available(fx->sandbox, err, errlen) < 0)
         return -1;
-    } else {
-        snprintf(fx->target, sizeof(fx->target), "127.0.0.1");
-    }
-    if (!strcmp(fx->ops->name, "docker") && setup_image(fx, err, errlen) < 0)
-        return -1;
-    if (!fx->no_limits && !kb_fx_remote(fx) && fx->ops->available(err, errlen) < 0)
-        return -1;
-    if (fx->image[0] &&
-        kb_fx_image_id(fx->image, fx->image_id, sizeof(fx->image_id), why, sizeof(why)) < 0) {
-        snprintf(err, errlen, "image %s: %s", fx->image, why);
-        return -1;
-    }
+    /* the backend may decide (an agent on another host applies limits or not) */
+    fx->no_limits = kb_sandbox_no_limits(fx->sandbox);
+    snprintf(fx->target, sizeof(fx->target), "%s", kb_sandbox_target(fx->sandbox));
     if (placement(fx, o, err, errlen) < 0)
         return -1;
     /* our own binary by default: the very image whose hash the run records */
@@ -228,121 +137,6 @@ char *kb_fx_expand(const struct kb_fx *fx, const char *tmpl, const char *rundir)
     return kb_tmpl_expand(tmpl, &v);
 }
 
-int kb_fx_image_id(const char *image, char *id, size_t idlen, char *err, size_t errlen)
-{
-    char *const argv[] = { "docker", "image", "inspect", "--format", "{{.Id}}", (char *)image,
-                           NULL };
-    if (kb_capture_line(argv, id, idlen) < 0 || strncmp(id, "sha256:", 7) != 0) {
-        snprintf(err, errlen, "docker image inspect: %s", id[0] ? id : "failed");
-        id[0] = '\0';
-        return -1;
-    }
-    return 0;
-}
-
-/* The image is what runs: its ID, and the contract's command (the entrypoint starts the
- * runtime as the contract says), unexpanded so that a free port per start is no change. */
-static json_t *image_identity(const struct kb_fx *fx, char *err, size_t errlen)
-{
-    const struct kb_runtime *rt = fx->rt;
-    char id[160], hex[KB_SHA256_HEX];
-    struct kb_digest *d;
-    json_t *cmd = json_array();
-    if (kb_fx_image_id(fx->image, id, sizeof(id), err, errlen) < 0) {
-        json_decref(cmd);
-        return NULL;
-    }
-    d = kb_digest_new();
-    kb_digest_str(d, id);
-    for (size_t i = 0; i < rt->command.n; i++) {
-        kb_digest_str(d, rt->command.v[i]);
-        json_array_append_new(cmd, json_string(rt->command.v[i]));
-    }
-    if (kb_digest_hex(d, hex) < 0) {
-        snprintf(err, errlen, "image %s: SHA-256 failed", fx->image);
-        json_decref(cmd);
-        return NULL;
-    }
-    return json_pack("{s:s,s:s,s:o,s:s}", "image", fx->image, "image_id", id, "command", cmd,
-                     "sha256", hex);
-}
-
-/* image-identity.py's JSON: the image's labels, base and its own image.json */
-#define IMAGE_IDENTITY_MAX (256 * 1024)
-
-json_t *kb_fx_image_identity(const struct kb_fx *fx, char *err, size_t errlen)
-{
-    char script[4200];
-    char *const argv[] = { script, (char *)fx->image, NULL };
-    struct kb_capture c = { .out = malloc(IMAGE_IDENTITY_MAX), .out_cap = IMAGE_IDENTITY_MAX };
-    char *out = c.out, why[512];
-    json_error_t je;
-    json_t *j = NULL;
-    int st;
-    snprintf(script, sizeof(script), "%s/docker/image-identity.py", kb_root());
-    st = out ? kb_capture_run(argv, &c, why, sizeof(why)) : -1;
-    if (!out)
-        snprintf(err, errlen, "%s: out of memory", argv[0]);
-    else if (st < 0)
-        snprintf(err, errlen, "%s", why);
-    else if (c.truncated)
-        snprintf(err, errlen, "%s %s printed more than %d bytes", argv[0], fx->image,
-                 IMAGE_IDENTITY_MAX);
-    else if (st != 0)
-        snprintf(err, errlen, "%s %s exited %d: %.300s", argv[0], fx->image, st, out);
-    else if (!(j = json_loads(out, 0, &je)) || !json_is_object(j) ||
-             !json_is_string(json_object_get(j, "id"))) {
-        snprintf(err, errlen, "%s %s: not its JSON: %.200s", argv[0], fx->image,
-                 j ? "no image id" : je.text);
-        json_decref(j);
-        j = NULL;
-    }
-    free(out);
-    return j;
-}
-
-/* A remote fixture: the agent's host as it described itself at kb_fx_setup() (the agent
- * serves one client at a time, and the sandbox holds that connection while the fixture
- * runs, so it is not asked again here; a resumed run asks anew, and a different host then
- * fails the identity baseline) and the contract's command. The agent hashes none of its
- * files, so a rebuild on its host is not seen here. */
-static json_t *remote_identity(const struct kb_fx *fx, char *err, size_t errlen)
-{
-    static const char *const keys[] = { "hostname", "kernel", "cpu_model", "backend" };
-    json_error_t je;
-    char hex[KB_SHA256_HEX];
-    json_t *ag, *host = json_object(), *cmd = json_array(), *out = NULL;
-    struct kb_digest *d;
-    if (!(ag = json_loads(fx->agent_identity, 0, &je))) {
-        snprintf(err, errlen, "agent %s: no identity kept from setup", fx->agent);
-        goto out;
-    }
-    d = kb_digest_new();
-    kb_digest_str(d, fx->agent);
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-        const char *v = json_string_value(json_object_get(ag, keys[i]));
-        kb_digest_str(d, v);
-        json_object_set_new(host, keys[i], json_string(v ? v : ""));
-    }
-    for (size_t i = 0; i < fx->rt->command.n; i++) {
-        kb_digest_str(d, fx->rt->command.v[i]);
-        json_array_append_new(cmd, json_string(fx->rt->command.v[i]));
-    }
-    json_decref(ag);
-    if (kb_digest_hex(d, hex) < 0) {
-        snprintf(err, errlen, "agent %s: SHA-256 failed", fx->agent);
-        goto out;
-    }
-    out = json_pack("{s:s,s:s,s:O,s:O,s:s,s:s}", "agent", fx->agent, "target", fx->target,
-                    "agent_host", host, "command", cmd, "sha256", hex, "note",
-                    "remote fixture: the agent's host and the contract's command; the agent "
-                    "hashes no files");
-out:
-    json_decref(host);
-    json_decref(cmd);
-    return out;
-}
-
 json_t *kb_fx_identity(const struct kb_fx *fx, char *err, size_t errlen)
 {
     const struct kb_runtime *rt = fx->rt;
@@ -350,10 +144,6 @@ json_t *kb_fx_identity(const struct kb_fx *fx, char *err, size_t errlen)
     size_t ne = rt->executables.n < 32 ? rt->executables.n : 32;
     size_t ns = rt->sources.n < 32 ? rt->sources.n : 32;
     json_t *id;
-    if (fx->image[0])
-        return image_identity(fx, err, errlen);
-    if (kb_fx_remote(fx))
-        return remote_identity(fx, err, errlen);
     for (size_t i = 0; i < ne; i++)
         exe[i] = kb_fx_expand(fx, rt->executables.v[i], NULL);
     for (size_t i = 0; i < ns; i++) {
@@ -363,7 +153,8 @@ json_t *kb_fx_identity(const struct kb_fx *fx, char *err, size_t errlen)
                      rt->sources.v[i]) < 0)
             src[i] = NULL;
     }
-    id = kb_fixture_identity(exe, ne, src, ns, err, errlen);
+    id = kb_sandbox_identity(fx->sandbox, &(struct kb_fixture_parts){ rt, exe, ne, src, ns },
+                             err, errlen);
     for (size_t i = 0; i < 32; i++) {
         free(exe[i]);
         free(src[i]);
@@ -419,7 +210,7 @@ void kb_fx_spec_free(char **argv, char **env)
 int kb_fx_alive(void *arg)
 {
     struct kb_fx *fx = arg;
-    return !(fx->stop && *fx->stop) && fx->sb && fx->ops->alive(fx->sb);
+    return !(fx->stop && *fx->stop) && fx->sb && kb_sandbox_alive(fx->sb);
 }
 
 /* Limits read back into rundir/limits.json, then the identity. */
@@ -429,7 +220,7 @@ static int limits_and_identity(struct kb_fx *fx, const char *rundir, char *reaso
     char err[1024], path[4300];
     struct kb_limits_applied la;
     json_t *lim;
-    if (fx->ops->limits_applied(fx->sb, &la, err, sizeof(err)) < 0) {
+    if (kb_sandbox_limits(fx->sb, &la, err, sizeof(err)) < 0) {
         snprintf(reason, reasonlen, "limits: %.400s", err);
         return -1;
     }
@@ -442,18 +233,6 @@ static int limits_and_identity(struct kb_fx *fx, const char *rundir, char *reaso
         return -1;
     }
     return 0;
-}
-
-/* The fixture's own processes hold every listener on its port (a leftover does not). The
- * remote backend's agent checks this on its host. 0, or -1 with why. */
-static int port_is_fixtures(struct kb_fx *fx, char *why, size_t whylen)
-{
-    pid_t pids[KB_SANDBOX_MAX_PIDS];
-    size_t n;
-    if (kb_fx_remote(fx))
-        return 0;
-    n = fx->ops->pids(fx->sb, pids, KB_SANDBOX_MAX_PIDS);
-    return kb_port_check_owned(fx->target, fx->port, pids, n, why, whylen);
 }
 
 /* Stop the fixture after a failed start, noting in reason what the stop could not do. */
@@ -472,11 +251,9 @@ static int port_free_before(struct kb_fx *fx, const struct kb_fixture_spec *spec
                             char *reason, size_t reasonlen)
 {
     char why[512];
-    if (kb_fx_remote(fx))
-        return 0;
-    if (!strcmp(fx->ops->name, "native") && spec->no_limits && spec->rundir)
-        kb_sandbox_sweep_session(spec->rundir);
-    if (kb_port_wait_free(fx->target, fx->port, 2000, why, sizeof(why)) == 0)
+    if (spec->no_limits)
+        kb_sandbox_sweep_rundir(fx->sandbox, spec->rundir);
+    if (kb_sandbox_port_free(fx->sandbox, fx->port, 2000, why, sizeof(why)) == 0)
         return 0;
     snprintf(reason, reasonlen, KB_FX_HARNESS_PREFIX "%.400s before the fixture started, "
              "not by a fixture of this run", why);
@@ -487,25 +264,22 @@ int kb_fx_start(struct kb_fx *fx, const struct kb_fixture_spec *spec, const char
                 char *reason, size_t reasonlen)
 {
     char err[1024];
+    int rc;
     if (port_free_before(fx, spec, reason, reasonlen) < 0)
         return KB_FX_HARNESS;
-    if (!(fx->sb = fx->ops->start(spec, err, sizeof(err))) ||
+    if ((rc = kb_sandbox_start(fx->sandbox, spec, &fx->sb, err, sizeof(err))) < 0 ||
         kb_wait_accepting(fx->target, fx->port, 20000, kb_fx_alive, fx, err, sizeof(err)) < 0) {
-        /* the agent says when its host, not the fixture, stood in the way (agent_client.c
-         * puts "agent: " before its refusal) */
-        static const char remote_harness[] = "agent: " KB_AGENT_HARNESS;
-        int harness = !strncmp(err, remote_harness, sizeof(remote_harness) - 1);
+        int harness = rc == KB_SANDBOX_HARNESS;
         if (harness)
-            snprintf(reason, reasonlen, KB_FX_HARNESS_PREFIX "%.600s",
-                     err + sizeof(remote_harness) - 1);
+            snprintf(reason, reasonlen, KB_FX_HARNESS_PREFIX "%.600s", err);
         else
             snprintf(reason, reasonlen, "start failed: %.400s%s%s", err, fx->sb ? " " : "",
-                     fx->sb ? fx->ops->exit_reason(fx->sb) : "");
+                     fx->sb ? kb_sandbox_exit_reason(fx->sb) : "");
         abandon(fx, reason, reasonlen);
         return harness ? KB_FX_HARNESS : -1;
     }
     /* readiness takes any listener: it must have been the fixture's */
-    if (port_is_fixtures(fx, err, sizeof(err)) < 0) {
+    if (kb_sandbox_port_owned(fx->sb, fx->port, err, sizeof(err)) < 0) {
         snprintf(reason, reasonlen, KB_FX_HARNESS_PREFIX "%.600s", err);
         abandon(fx, reason, reasonlen);
         return KB_FX_HARNESS;
@@ -513,7 +287,7 @@ int kb_fx_start(struct kb_fx *fx, const struct kb_fixture_spec *spec, const char
     return limits_and_identity(fx, rundir, reason, reasonlen);
 }
 
-int kb_fx_sweep_sessions(const char *dir)
+int kb_fx_sweep_sessions(struct kb_fx *fx, const char *dir)
 {
     char path[4200];
     struct dirent *e;
@@ -523,7 +297,7 @@ int kb_fx_sweep_sessions(const char *dir)
         if (e->d_name[0] == '.')
             continue;
         kb_path(path, sizeof(path), dir, e->d_name);
-        n += kb_sandbox_sweep_session(path);
+        n += kb_sandbox_sweep_rundir(fx->sandbox, path);
     }
     if (d)
         closedir(d);
@@ -533,7 +307,7 @@ int kb_fx_sweep_sessions(const char *dir)
 int kb_fx_stop(struct kb_fx *fx, char *err, size_t errlen)
 {
     int rc = 0;
-    if (fx->sb && fx->ops->stop(fx->sb, err, errlen) < 0)
+    if (fx->sb && kb_sandbox_stop(fx->sb, err, errlen) < 0)
         rc = -1;
     fx->sb = NULL;
     json_decref(fx->identity);
@@ -541,29 +315,30 @@ int kb_fx_stop(struct kb_fx *fx, char *err, size_t errlen)
     return rc;
 }
 
+void kb_fx_close(struct kb_fx *fx)
+{
+    char err[512];
+    kb_fx_stop(fx, err, sizeof(err));
+    kb_sandbox_close(fx->sandbox);
+    fx->sandbox = NULL;
+}
+
 void kb_fx_check_exit(struct kb_fx *fx, struct kb_point_obs *obs)
 {
-    if (!obs->fixture_exited && fx->sb && !fx->ops->alive(fx->sb)) {
+    if (!obs->fixture_exited && fx->sb && !kb_sandbox_alive(fx->sb)) {
         obs->fixture_exited = 1;
         snprintf(obs->exit_reason, sizeof(obs->exit_reason), "%s",
-                 fx->ops->exit_reason(fx->sb));
+                 kb_sandbox_exit_reason(fx->sb));
     }
 }
 
 void kb_fx_sample_server(const struct kb_fx *fx, struct kb_proc_sample *out)
 {
-    pid_t pids[KB_SANDBOX_MAX_PIDS];
     char err[256];
-    size_t n;
-    if (kb_fx_remote(fx)) {
-        /* the processes are on the agent's host: it samples them there */
-        memset(out, 0, sizeof(*out));
-        if (fx->sb && kb_sandbox_remote_sample(fx->sb, out, err, sizeof(err)) < 0)
-            memset(out, 0, sizeof(*out));
-        return;
-    }
-    n = fx->sb ? fx->ops->pids(fx->sb, pids, KB_SANDBOX_MAX_PIDS) : 0;
-    kb_procs_sample(pids, n, out);
+    if (!fx->sb)
+        kb_procs_sample(NULL, 0, out);
+    else
+        kb_sandbox_sample(fx->sb, out, err, sizeof(err));   /* zeros when it failed */
 }
 
 /* ---- the load child -------------------------------------------------------------------- */
@@ -646,8 +421,8 @@ int kb_fx_drive(struct kb_fx *fx, const struct kb_fx_load *ld, const char *route
             sp->sample(sp->arg, t0, t);
             next += sp->every_s;
         }
-        /* a remote fixture's liveness is a round trip to its agent: once a second */
-        if (!kb_fx_remote(fx) || t - fx->last_exit_check >= 1.0) {
+        /* a fixture on another host: its liveness is a round trip, once a second */
+        if (kb_sandbox_on_this_host(fx->sandbox) || t - fx->last_exit_check >= 1.0) {
             fx->last_exit_check = t;
             kb_fx_check_exit(fx, obs);
         }

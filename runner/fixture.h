@@ -9,17 +9,10 @@
  * routes are preflighted, the sampling schedule and its figures, the evidence layout, the
  * verdict) stays with the commands. Never prints; errors come back in the caller's buffer.
  *
- * With the docker backend the fixture runs from an image, not from the host's build/: its
- * identity is then the image's ID plus the contract's command for the runtime (a host
- * rebuild during the run changes nothing measured; a re-tagged image does), and the run
- * records what docker/image-identity.py says of the image. The image is $KB_DOCKER_IMAGE
- * (the curve's --image sets it), else kneebench:latest -- sandbox_docker.c reads the same.
- *
- * With the remote backend the fixture runs on another host under its `kneebench serve-agent`
- * (runner/agent.h): the load, the readiness wait and the pre/postflight go to the target
- * host instead of 127.0.0.1, the server samples and the limits come from the agent, the
- * fixture's identity is the agent's host identity plus the contract's command (the agent
- * hashes no files), and whether limits apply is the agent's (serve-agent --no-limits). */
+ * The run's sandbox (runner/sandbox.h) is opened by kb_fx_setup() and closed by
+ * kb_fx_close(); what differs between its backends (where the fixture runs and is reached,
+ * how it is sampled, what its identity is made of, whether limits apply) is the sandbox's
+ * to answer: the load, the readiness wait and the pre/postflight go to its target. */
 #ifndef KB_FIXTURE_H
 #define KB_FIXTURE_H
 
@@ -38,12 +31,13 @@
 
 /* What one run asks of every fixture it starts (all strings the caller's). */
 struct kb_fx_opts {
-    const char *backend;           /* "native", "docker" */
+    const char *backend;           /* the sandbox backend's name (--backend) */
     const char *build;             /* where the built fixtures live */
     const char *server_cpus, *client_cpus;   /* placement lists (runner/cpulist.h) */
     const char *load_cmd;          /* NULL: this kneebench, through /proc/self/exe */
     int no_limits;
     int client_other;              /* load threads in SCHED_OTHER instead of SCHED_FIFO 1 */
+    const char *image, *agent, *target;   /* the backend's, NULL when not given (sandbox.h) */
 };
 
 /* The load generator's parameters, the same for every point / phase of a run. */
@@ -56,7 +50,7 @@ struct kb_fx_load {
 struct kb_fx {
     /* the run's, from kb_fx_setup() */
     const struct kb_contract *c;
-    const struct kb_sandbox_ops *ops;
+    struct kb_sandbox *sandbox;
     const char *build;
     int no_limits;
     int client_rt;                 /* pass --rt to the load generator (kneebench load) */
@@ -68,25 +62,17 @@ struct kb_fx {
                                     * killed (NULL: never) */
     /* the fixture now running */
     const struct kb_runtime *rt;
-    struct kb_sandbox *sb;
+    struct kb_sandbox_fixture *sb;
     int port;
-    json_t *identity;              /* {"sha256": ...} of its executables and sources, or
-                                    * (docker) of the image ID and the contract's command */
-    /* the docker backend's image: its name and the ID it had at kb_fx_setup() ("" native) */
-    char image[256], image_id[160];
-    /* The remote backend: the caller sets agent ("HOST:PORT") and may set target (the
-     * fixture host's IPv4 address; "" = the agent's host) before kb_fx_setup(); setup
-     * sets target to "127.0.0.1" for the other backends and fills agent_identity (the
-     * agent's "identity" answer, JSON text). */
-    char agent[256], target[64], agent_identity[2048];
-    double last_exit_check;        /* the remote backend: the drive loop asks at most 1/s */
+    json_t *identity;              /* kb_fx_identity() at its start: the baseline */
+    char target[64];               /* where it is reached: the sandbox's target */
+    double last_exit_check;        /* off this host, the drive loop asks at most 1/s */
     pid_t load_pid;                /* the load child while it runs, else 0 */
 };
 
-/* Backend (checked available unless no_limits), placement and load command; with the
- * docker backend also the image (named in fx->image, $KB_DOCKER_IMAGE set to it) and its
- * ID, which must exist; with the remote backend the agent (reachable, its identity kept in
- * fx->agent_identity) and the target host. 0, or -1. */
+/* The sandbox opened (and checked available unless no_limits; its backend may then decide
+ * that limits do not apply), its target, placement and load command. 0, or -1; call
+ * kb_fx_close() either way. */
 int kb_fx_setup(struct kb_fx *fx, const struct kb_contract *c, const struct kb_fx_opts *o,
                 char *err, size_t errlen);
 
@@ -113,17 +99,9 @@ int kb_fx_run_file(const char *run, json_t *identity, time_t started, char *err,
  * (spawn.h's kb_tmpl_expand); malloc'd. */
 char *kb_fx_expand(const struct kb_fx *fx, const char *tmpl, const char *rundir);
 
-/* SHA-256 of fx->rt's executables and sources (kb_fixture_identity); with the docker
- * backend {"image", "image_id" (looked up now), "command" (the contract's, unexpanded: a
- * free port must not change it), "sha256" (of ID and command)}. NULL with err. */
+/* What runs for fx->rt, as the sandbox identifies it (kb_sandbox_identity) from its
+ * executables and sources on this host and the contract's command. NULL with err. */
 json_t *kb_fx_identity(const struct kb_fx *fx, char *err, size_t errlen);
-
-/* The docker image's ID now (`docker image inspect`), into id. 0, or -1 with err. */
-int kb_fx_image_id(const char *image, char *id, size_t idlen, char *err, size_t errlen);
-
-/* What docker/image-identity.py prints for fx->image (image ID, RepoDigests, the base
- * actually used, base_is_pinned, note, inside.versions), or NULL with err. */
-json_t *kb_fx_image_identity(const struct kb_fx *fx, char *err, size_t errlen);
 
 /* Limits read back, as limits.json holds them. */
 json_t *kb_fx_limits_json(const struct kb_limits_applied *la);
@@ -141,20 +119,23 @@ void kb_fx_spec_free(char **argv, char **env);
  * never became ready; or KB_FX_HARNESS, nothing left running, when the harness and not
  * the fixture stood in the way: the port held before the start (after sweeping a leftover
  * an unconstrained run recorded in spec->rundir), or, once it accepted, answering from a
- * process that is not the fixture's (with the remote backend, the agent's refusal says
- * so). That reason starts with KB_FX_HARNESS_PREFIX; its points must not be judged. */
+ * process that is not the fixture's (for a fixture on another host, its agent's refusal
+ * says so). That reason starts with KB_FX_HARNESS_PREFIX; its points must not be judged. */
 #define KB_FX_HARNESS (-2)
 #define KB_FX_HARNESS_PREFIX "harness: "
 int kb_fx_start(struct kb_fx *fx, const struct kb_fixture_spec *spec, const char *rundir,
                 char *reason, size_t reasonlen);
 
-/* Sweep the session records left in every directory under dir (a run's fixtures/) by
- * unconstrained fixtures whose runner is gone (kb_sandbox_sweep_session). How many. */
-int kb_fx_sweep_sessions(const char *dir);
+/* Sweep what runners that are gone left in every directory under dir (a run's fixtures/):
+ * the records of unconstrained fixtures (kb_sandbox_sweep_rundir). How many. */
+int kb_fx_sweep_sessions(struct kb_fx *fx, const char *dir);
 
 /* Stop the fixture (and so its cgroup or container) and forget its identity. 0, or -1 with
  * err; fx->sb is NULL either way. */
 int kb_fx_stop(struct kb_fx *fx, char *err, size_t errlen);
+
+/* Stop the fixture if one runs and close the sandbox (cleanup; errors are dropped). */
+void kb_fx_close(struct kb_fx *fx);
 
 /* 1 while the fixture runs (and *stop is not set): the readiness polls' callback. */
 int kb_fx_alive(void *fx);
@@ -162,11 +143,7 @@ int kb_fx_alive(void *fx);
 /* Note in obs the fixture's exit, the first time it is seen dead. */
 void kb_fx_check_exit(struct kb_fx *fx, struct kb_point_obs *obs);
 
-/* 1 with the remote backend. */
-int kb_fx_remote(const struct kb_fx *fx);
-
-/* The fixture's processes now (with the remote backend: the agent's sample; zeros when it
- * could not be had). */
+/* The fixture's processes now (kb_sandbox_sample; zeros when they could not be had). */
 void kb_fx_sample_server(const struct kb_fx *fx, struct kb_proc_sample *out);
 
 /* How the caller samples while the load child runs: from first_s after its start, every

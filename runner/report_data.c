@@ -355,7 +355,7 @@ int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, 
     json_object_set_new(doc, "calibration", calibration_json(r));
     json_object_set_new(doc, "first_uncontrolled_series", series_json(r));
     json_object_set(doc, "host_clock", r->hostclock ? r->hostclock : json_null());
-    /* the backend, and with docker the image that ran (run.json has its full identity) */
+    /* the backend, and in a container the image that ran (run.json has its full identity) */
     json_object_set(doc, "backend", json_object_get(r->run, "backend"));
     if ((im = json_object_get(r->run, "image")))
         json_object_set_new(doc, "image", json_pack("{s:O,s:O,s:O,s:O,s:O,s:O}",

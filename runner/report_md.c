@@ -151,7 +151,7 @@ static void stamps(FILE *f, const struct kb_report *r)
              json_array_size(json_object_get(r->plan, "points")), ids ? ids : "");
         free(ids);
     }
-    /* a docker run on another base than the pinned one is not the paper's setup: say so, on
+    /* a container run on another base than the pinned one is not the paper's setup: say so, on
      * one line with the image's own note verbatim (a reader may search for it) */
     if (json_is_false(json_object_get(json_object_get(r->run, "image"), "base_is_pinned")))
         fprintf(f, "> **BASE NOT PINNED**: %s\n\n", js(json_object_get(r->run, "image"), "note"));
@@ -788,7 +788,7 @@ static void limits_table(FILE *f, const struct kb_report *r)
              : "the fixture's executables and every source file");
 }
 
-/* The docker backend's image: what ran, and on which base. */
+/* The container image: what ran, and on which base. */
 static void image_lines(FILE *f, const struct kb_report *r)
 {
     json_t *im = json_object_get(r->run, "image"), *dg = json_object_get(im, "repo_digests");

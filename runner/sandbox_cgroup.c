@@ -11,14 +11,15 @@
  * server CPUs by affinity since no cpuset does it, and recorded in its run directory so a
  * later run can sweep what a runner that died hard left. The child gets a parent-death
  * signal: the fixture does not outlive the runner, however the runner ends.
- * stop() kills by PID what is in the cgroup (or the tree), waits, and removes the dirs. */
+ * stop() kills by PID what is in the cgroup (or the tree), waits, and removes the dirs.
+ * What runs is the host's build: a fixture's identity hashes its executables and sources. */
 #define _GNU_SOURCE
 #include "runner/cgfile.h"
 #include "runner/clock.h"
 #include "runner/cpulist.h"
 #include "runner/evidence.h"
 #include "runner/procs.h"
-#include "runner/sandbox.h"
+#include "runner/sandbox_backend.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,7 +40,7 @@
 
 static const char *const v1_ctrls[CG_NCTRL] = { "cpu", "cpuset", "memory", "pids" };
 
-struct kb_sandbox {
+struct cg_fx {
     pid_t pid;                 /* the fixture's main process, our child */
     int version;               /* 1, 2, or 0 (unconstrained) */
     int exited;
@@ -77,8 +78,9 @@ static int is_v2(void)
     return access(CG_ROOT "/cgroup.controllers", F_OK) == 0;
 }
 
-static int cg_available(char *err, size_t errlen)
+static int cg_available(struct kb_sandbox *box, char *err, size_t errlen)
 {
+    (void)box;
     char path[256];
     if (geteuid() != 0) {
         snprintf(err, errlen, "native sandbox needs root to create cgroups (or use --no-limits)");
@@ -150,7 +152,7 @@ static int setup_v2_dir(const char *dir, const struct kb_limits *l)
 
 /* The runner's PID and start time name its cgroups, so a sweep tells a dead runner's from
  * those of a live process that was given the same PID later. */
-static int make_dirs(struct kb_sandbox *sb, const struct kb_fixture_spec *spec, char *err,
+static int make_dirs(struct cg_fx *sb, const struct kb_fixture_spec *spec, char *err,
                      size_t errlen)
 {
     static unsigned seq;
@@ -180,7 +182,7 @@ static int make_dirs(struct kb_sandbox *sb, const struct kb_fixture_spec *spec, 
 /* In the child, before exec: die with the runner, join every cgroup (or take the server
  * CPUs' affinity), own session, redirect, chdir. Only async-signal-safe calls between fork
  * and exec, hence no stdio here. */
-static void child_exec(const struct kb_sandbox *sb, const struct kb_fixture_spec *spec,
+static void child_exec(const struct cg_fx *sb, const struct kb_fixture_spec *spec,
                        pid_t runner)
 {
     int fd;
@@ -214,10 +216,10 @@ static void child_exec(const struct kb_sandbox *sb, const struct kb_fixture_spec
     _exit(127);
 }
 
-static void remove_dirs(struct kb_sandbox *sb);
+static void remove_dirs(struct cg_fx *sb);
 
 /* Unconstrained, the server CPUs are an affinity instead of a cpuset. */
-static int pin_set(struct kb_sandbox *sb, const struct kb_fixture_spec *spec, char *err,
+static int pin_set(struct cg_fx *sb, const struct kb_fixture_spec *spec, char *err,
                    size_t errlen)
 {
     if (!spec->limits.server_cpuset[0])
@@ -228,8 +230,8 @@ static int pin_set(struct kb_sandbox *sb, const struct kb_fixture_spec *spec, ch
     return 0;
 }
 
-/* "runner runner_start leader leader_start": what kb_sandbox_sweep_session reads. */
-static void record_session(struct kb_sandbox *sb, const struct kb_fixture_spec *spec)
+/* "runner runner_start leader leader_start": what cg_sweep_rundir reads. */
+static void record_session(struct cg_fx *sb, const struct kb_fixture_spec *spec)
 {
     char line[128], err[256];
     int n;
@@ -242,10 +244,9 @@ static void record_session(struct kb_sandbox *sb, const struct kb_fixture_spec *
         sb->record[0] = '\0';
 }
 
-static struct kb_sandbox *cg_start(const struct kb_fixture_spec *spec, char *err,
-                                   size_t errlen)
+static struct cg_fx *start_fx(const struct kb_fixture_spec *spec, char *err, size_t errlen)
 {
-    struct kb_sandbox *sb = calloc(1, sizeof(*sb));
+    struct cg_fx *sb = calloc(1, sizeof(*sb));
     pid_t runner = getpid();
     if (!sb) {
         snprintf(err, errlen, "out of memory");
@@ -271,7 +272,7 @@ fail:
     return NULL;
 }
 
-static void reap(struct kb_sandbox *sb, int options)
+static void reap(struct cg_fx *sb, int options)
 {
     int st;
     if (sb->exited || waitpid(sb->pid, &st, options) != sb->pid)
@@ -286,13 +287,13 @@ static void reap(struct kb_sandbox *sb, int options)
         snprintf(sb->exit_reason, sizeof(sb->exit_reason), "signal %d", WTERMSIG(st));
 }
 
-static int cg_alive(struct kb_sandbox *sb)
+static int fx_alive(struct cg_fx *sb)
 {
     reap(sb, WNOHANG);
     return !sb->exited;
 }
 
-static const char *cg_exit_reason(struct kb_sandbox *sb)
+static const char *fx_exit_reason(struct cg_fx *sb)
 {
     reap(sb, WNOHANG);
     return sb->exit_reason;
@@ -315,7 +316,7 @@ static size_t pids_from_session(pid_t sid, pid_t *out, size_t max)
     return n;
 }
 
-static size_t cg_pids(struct kb_sandbox *sb, pid_t *out, size_t max)
+static size_t fx_pids(struct cg_fx *sb, pid_t *out, size_t max)
 {
     /* Unconstrained: the tree under the main process while it is our unreaped child (its
      * PID cannot have been reused), then what is left in its session. */
@@ -328,7 +329,7 @@ static size_t cg_pids(struct kb_sandbox *sb, pid_t *out, size_t max)
     return kb_cgfile_procs(sb->dirs[sb->version == 2 ? 0 : 3], out, max);
 }
 
-static const char *dir_for(const struct kb_sandbox *sb, const char *ctrl)
+static const char *dir_for(const struct cg_fx *sb, const char *ctrl)
 {
     if (sb->version == 2)
         return sb->dirs[0];
@@ -338,7 +339,7 @@ static const char *dir_for(const struct kb_sandbox *sb, const char *ctrl)
     return "";
 }
 
-static void read_back_v1(const struct kb_sandbox *sb, struct kb_limits_applied *o)
+static void read_back_v1(const struct cg_fx *sb, struct kb_limits_applied *o)
 {
     const char *dirs[4] = { dir_for(sb, "cpu"), dir_for(sb, "cpuset"), dir_for(sb, "memory"),
                             dir_for(sb, "pids") };
@@ -346,16 +347,16 @@ static void read_back_v1(const struct kb_sandbox *sb, struct kb_limits_applied *
 }
 
 /* Unconstrained, the placement is the main process's affinity, read back as it is. */
-static int read_back_affinity(struct kb_sandbox *sb, struct kb_limits_applied *o)
+static int read_back_affinity(struct cg_fx *sb, struct kb_limits_applied *o)
 {
     cpu_set_t set;
-    if (!cg_alive(sb) || sched_getaffinity(sb->pid, sizeof(set), &set) < 0)
+    if (!fx_alive(sb) || sched_getaffinity(sb->pid, sizeof(set), &set) < 0)
         return 0;
     kb_cpulist_format(&set, o->cpuset, sizeof(o->cpuset));
     return 0;
 }
 
-static int cg_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o, char *err,
+static int fx_limits(struct cg_fx *sb, struct kb_limits_applied *o, char *err,
                              size_t errlen)
 {
     size_t len = 0;
@@ -381,17 +382,17 @@ static int cg_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o,
     return 0;
 }
 
-static void signal_all(struct kb_sandbox *sb, int sig)
+static void signal_all(struct cg_fx *sb, int sig)
 {
     pid_t pids[KB_SANDBOX_MAX_PIDS];
-    size_t n = cg_pids(sb, pids, KB_SANDBOX_MAX_PIDS);
+    size_t n = fx_pids(sb, pids, KB_SANDBOX_MAX_PIDS);
     for (size_t i = 0; i < n; i++)
         kill(pids[i], sig);
     if (!sb->exited)
         kill(sb->pid, sig);
 }
 
-static void remove_dirs(struct kb_sandbox *sb)
+static void remove_dirs(struct cg_fx *sb)
 {
     for (size_t i = 0; i < sb->ndirs; i++)
         if (sb->dirs[i][0])
@@ -399,18 +400,18 @@ static void remove_dirs(struct kb_sandbox *sb)
 }
 
 /* TERM, then up to 2 s for a clean exit, then KILL until the cgroup is empty (5 s max). */
-static int cg_stop(struct kb_sandbox *sb, char *err, size_t errlen)
+static int fx_stop(struct cg_fx *sb, char *err, size_t errlen)
 {
     pid_t left[1];
     int rc = 0, i;
     signal_all(sb, SIGTERM);
     for (i = 0; i < 40; i++) {
         reap(sb, WNOHANG);
-        if (sb->exited && cg_pids(sb, left, 1) == 0)
+        if (sb->exited && fx_pids(sb, left, 1) == 0)
             break;
         kb_sleep_ms(50);
     }
-    for (i = 0; i < 100 && (!sb->exited || cg_pids(sb, left, 1) > 0); i++) {
+    for (i = 0; i < 100 && (!sb->exited || fx_pids(sb, left, 1) > 0); i++) {
         signal_all(sb, SIGKILL);
         reap(sb, WNOHANG);
         kb_sleep_ms(50);
@@ -478,10 +479,11 @@ static int sweep_parent(const char *parent)
     return n;
 }
 
-int kb_sandbox_sweep_stale(void)
+static int cg_sweep_stale(struct kb_sandbox *box)
 {
     char parent[256];
     int n = 0;
+    (void)box;
     if (is_v2())
         return sweep_parent(CG_ROOT);
     for (int i = 0; i < CG_NCTRL; i++) {
@@ -511,13 +513,14 @@ static void kill_session(pid_t leader, long long leader_start)
     }
 }
 
-int kb_sandbox_sweep_session(const char *rundir)
+static int cg_sweep_rundir(struct kb_sandbox *box, const char *rundir)
 {
     char path[4200], line[160];
     long owner, leader;
     long long owner_start, leader_start;
     FILE *f;
     int ok;
+    (void)box;
     kb_path(path, sizeof(path), rundir, KB_SANDBOX_SESSION_FILE);
     if (!(f = fopen(path, "re")))
         return 0;
@@ -533,13 +536,68 @@ int kb_sandbox_sweep_session(const char *rundir)
     return ok;
 }
 
+/* ---- the ops on the handles ------------------------------------------------------------ */
+
+static int cg_open(struct kb_sandbox *box, char *err, size_t errlen)
+{
+    if (kb_sandbox_refuse_remote_opts(box, err, errlen) < 0)
+        return -1;
+    snprintf(box->target, sizeof(box->target), "127.0.0.1");
+    return 0;
+}
+
+static int cg_start(struct kb_sandbox_fixture *f, const struct kb_fixture_spec *spec,
+                    char *err, size_t errlen)
+{
+    return (f->priv = start_fx(spec, err, errlen)) ? 0 : -1;
+}
+
+static size_t cg_pids(struct kb_sandbox_fixture *f, pid_t *out, size_t max)
+{
+    return fx_pids(f->priv, out, max);
+}
+
+static int cg_alive(struct kb_sandbox_fixture *f)
+{
+    return fx_alive(f->priv);
+}
+
+static const char *cg_exit_reason(struct kb_sandbox_fixture *f)
+{
+    return fx_exit_reason(f->priv);
+}
+
+static int cg_limits(struct kb_sandbox_fixture *f, struct kb_limits_applied *o, char *err,
+                     size_t errlen)
+{
+    return fx_limits(f->priv, o, err, errlen);
+}
+
+static int cg_stop(struct kb_sandbox_fixture *f, char *err, size_t errlen)
+{
+    return fx_stop(f->priv, err, errlen);
+}
+
+/* The fixture is the host's build: its executables and sources, hashed. */
+static json_t *cg_identity(struct kb_sandbox *box, const struct kb_fixture_parts *p, char *err,
+                           size_t errlen)
+{
+    (void)box;
+    return kb_fixture_identity(p->exe, p->nexe, p->src, p->nsrc, err, errlen);
+}
+
 const struct kb_sandbox_ops kb_sandbox_native = {
     .name = "native",
+    .on_this_host = 1,
+    .open = cg_open,
     .available = cg_available,
+    .sweep_stale = cg_sweep_stale,
+    .sweep_rundir = cg_sweep_rundir,
     .start = cg_start,
     .pids = cg_pids,
     .alive = cg_alive,
     .exit_reason = cg_exit_reason,
-    .limits_applied = cg_limits_applied,
+    .limits = cg_limits,
     .stop = cg_stop,
+    .identity = cg_identity,
 };

@@ -9,8 +9,10 @@
  * spec's limits, a name "kneebench-<runner pid>-<runtime>-<n>" and a label carrying the
  * runner's PID, so a runner that died hard leaves containers the next start sweeps away.
  * The image's entrypoint starts the runtime named spec->name exactly as the contract says;
- * spec->argv only lends its --bind value. The image is $KB_DOCKER_IMAGE (the curve's
- * --image sets it), else "kneebench:latest".
+ * spec->argv only lends its --bind value. The image is the sandbox's (the CLI's --image),
+ * else "kneebench:latest"; a fixture's identity is that image's ID plus the contract's
+ * command (a host rebuild during the run changes nothing measured; a re-tagged image does),
+ * and the run records what docker/image-identity.py says of the image.
  *
  * Processes and limits come from the container's cgroup, found through
  * /proc/<init pid>/cgroup and the cgroup mounts in /proc/self/mountinfo, so it works for
@@ -19,7 +21,9 @@
 #define _GNU_SOURCE
 #include "runner/capture.h"
 #include "runner/cgfile.h"
-#include "runner/sandbox.h"
+#include "runner/digest.h"
+#include "runner/evidence.h"
+#include "runner/sandbox_backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +43,7 @@
 
 static const char *const dk_ctrls[DK_NCTRL] = { "cpu", "cpuset", "memory", "pids" };
 
-struct kb_sandbox {
+struct dk_fx {
     char name[160];            /* container name */
     char id[80];               /* full container id */
     char log_path[1024];       /* "" = discard */
@@ -92,25 +96,46 @@ static void say_failed(const char *what, int rc, const struct dk_out *o, char *e
         snprintf(err, errlen, "docker %s failed (status %d)", what, rc);
 }
 
-static const char *dk_image(void)
+/* The sandbox's state: what image-identity.py said of the image, once asked. */
+struct dk_state {
+    json_t *image_identity;
+};
+
+static int dk_open(struct kb_sandbox *box, char *err, size_t errlen)
 {
-    const char *img = getenv("KB_DOCKER_IMAGE");
-    return img && *img ? img : DK_DEFAULT_IMAGE;
+    if (kb_sandbox_refuse_remote_opts(box, err, errlen) < 0)
+        return -1;
+    if (!box->image[0])
+        snprintf(box->image, sizeof(box->image), "%s", DK_DEFAULT_IMAGE);
+    snprintf(box->target, sizeof(box->target), "127.0.0.1");
+    if (!(box->state = calloc(1, sizeof(struct dk_state)))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
 }
 
-static int dk_available(char *err, size_t errlen)
+static void dk_close(struct kb_sandbox *box)
+{
+    struct dk_state *st = box->state;
+    if (st)
+        json_decref(st->image_identity);
+    free(st);
+}
+
+static int dk_available(struct kb_sandbox *box, char *err, size_t errlen)
 {
     struct dk_out o;
     char *const info[] = { "docker", "info", "--format", "{{.ServerVersion}}", NULL };
     char *const img[] = { "docker", "image", "inspect", "--format", "{{.Id}}",
-                          (char *)dk_image(), NULL };
+                          box->image, NULL };
     int rc = docker_run(info, &o, -1, 20);
     if (rc != 0 || !o.out[0]) {
         snprintf(err, errlen, "no Docker engine answers: %s", o.err[0] ? o.err : "docker info failed");
         return -1;
     }
     if (docker_run(img, &o, -1, 20) != 0) {
-        snprintf(err, errlen, "image %s not found (make image, or --image IMG): %s", dk_image(),
+        snprintf(err, errlen, "image %s not found (make image, or --image IMG): %s", box->image,
                  o.err);
         return -1;
     }
@@ -224,7 +249,7 @@ static void cg_join(char *out, size_t outlen, const char *mnt, const char *mroot
 }
 
 /* Fill sb->dirs from /proc/<init>/cgroup: v1 when every controller has its own line. */
-static int find_cgroups(struct kb_sandbox *sb, char *err, size_t errlen)
+static int find_cgroups(struct dk_fx *sb, char *err, size_t errlen)
 {
     char path[64], line[1024], mnt[512], mroot[512], v2path[512] = "";
     int have = 0;
@@ -291,7 +316,7 @@ static void add(struct dk_cmd *c, const char *fmt, const char *a, long long b)
     c->argv[++c->n] = NULL;
 }
 
-static void build_run(struct dk_cmd *c, const struct kb_sandbox *sb,
+static void build_run(struct dk_cmd *c, const struct dk_fx *sb, const char *image,
                       const struct kb_fixture_spec *spec)
 {
     const struct kb_limits *l = &spec->limits;
@@ -316,7 +341,7 @@ static void build_run(struct dk_cmd *c, const struct kb_sandbox *sb,
     }
     for (size_t i = 0; spec->env_add && spec->env_add[i]; i++)
         add(c, "--env=%s", spec->env_add[i], 0);
-    add(c, "%s", dk_image(), 0);
+    add(c, "%s", image, 0);
     add(c, "%s", spec->name, 0);
     add(c, "--port%s", NULL, 0);
     add(c, "%s%lld", NULL, spec->port);
@@ -327,7 +352,7 @@ static void build_run(struct dk_cmd *c, const struct kb_sandbox *sb,
 }
 
 /* The container's id and its PID 1 on the host (0 when it already stopped). */
-static int inspect_running(struct kb_sandbox *sb, char *err, size_t errlen)
+static int inspect_running(struct dk_fx *sb, char *err, size_t errlen)
 {
     struct dk_out o;
     char *const insp[] = { "docker", "inspect", "--format", "{{.Id}} {{.State.Pid}}",
@@ -342,13 +367,14 @@ static int inspect_running(struct kb_sandbox *sb, char *err, size_t errlen)
     return 0;
 }
 
-static void dk_exit_note(struct kb_sandbox *sb);
-static int dk_stop(struct kb_sandbox *sb, char *err, size_t errlen);
+static void dk_exit_note(struct dk_fx *sb);
+static int fx_stop(struct dk_fx *sb, char *err, size_t errlen);
 
-static struct kb_sandbox *dk_start(const struct kb_fixture_spec *spec, char *err, size_t errlen)
+static struct dk_fx *start_fx(const char *image, const struct kb_fixture_spec *spec,
+                              char *err, size_t errlen)
 {
     static unsigned seq;
-    struct kb_sandbox *sb = calloc(1, sizeof(*sb));
+    struct dk_fx *sb = calloc(1, sizeof(*sb));
     struct dk_cmd *cmd = calloc(1, sizeof(*cmd));
     struct dk_out o;
     int zombie = 0, rc;
@@ -360,7 +386,7 @@ static struct kb_sandbox *dk_start(const struct kb_fixture_spec *spec, char *err
     snprintf(sb->log_path, sizeof(sb->log_path), "%s", spec->log_path ? spec->log_path : "");
     if (clear_the_field(err, errlen) < 0)
         goto fail;
-    build_run(cmd, sb, spec);
+    build_run(cmd, sb, image, spec);
     if ((rc = docker_run(cmd->argv, &o, -1, DK_TIMEOUT_S)) != 0) {
         say_failed("run", rc, &o, err, errlen);
         goto fail_rm;
@@ -379,7 +405,7 @@ static struct kb_sandbox *dk_start(const struct kb_fixture_spec *spec, char *err
 fail_rm: {
     /* The container may exist even when run failed half-way: never leave it behind. */
     char ignored[256];
-    dk_stop(sb, ignored, sizeof(ignored));
+    fx_stop(sb, ignored, sizeof(ignored));
     free(cmd);
     return NULL;
 }
@@ -391,14 +417,14 @@ fail:
 
 /* ---- running ---------------------------------------------------------------------------- */
 
-static size_t dk_pids(struct kb_sandbox *sb, pid_t *out, size_t max)
+static size_t fx_pids(struct dk_fx *sb, pid_t *out, size_t max)
 {
     /* v1: the pids controller's directory (index 3) holds every process; v2: the one. */
     return kb_cgfile_procs(sb->dirs[sb->version == 2 ? 0 : 3], out, max);
 }
 
 /* The container's exit, in words, from docker (once it is dead). */
-static void dk_exit_note(struct kb_sandbox *sb)
+static void dk_exit_note(struct dk_fx *sb)
 {
     struct dk_out o;
     char *const insp[] = { "docker", "inspect", "--format",
@@ -419,7 +445,7 @@ static void dk_exit_note(struct kb_sandbox *sb)
                  !strcmp(oom, "true") ? " (OOM killed)" : "");
 }
 
-static int dk_alive(struct kb_sandbox *sb)
+static int fx_alive(struct dk_fx *sb)
 {
     int zombie = 0;
     if (sb->dead)
@@ -431,13 +457,13 @@ static int dk_alive(struct kb_sandbox *sb)
     return 0;
 }
 
-static const char *dk_exit_reason(struct kb_sandbox *sb)
+static const char *fx_exit_reason(struct dk_fx *sb)
 {
-    dk_alive(sb);
+    fx_alive(sb);
     return sb->dead ? sb->exit_reason : "";
 }
 
-static int dk_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o, char *err,
+static int fx_limits(struct dk_fx *sb, struct kb_limits_applied *o, char *err,
                              size_t errlen)
 {
     memset(o, 0, sizeof(*o));
@@ -473,7 +499,7 @@ static int dk_limits_applied(struct kb_sandbox *sb, struct kb_limits_applied *o,
 
 /* The container's stdout+stderr into the spec's log file (best effort: a missing log must
  * not keep a container alive). */
-static void save_logs(const struct kb_sandbox *sb)
+static void save_logs(const struct dk_fx *sb)
 {
     struct dk_out o;
     char *const logs[] = { "docker", "logs", "--timestamps", (char *)sb->name, NULL };
@@ -490,7 +516,7 @@ static void save_logs(const struct kb_sandbox *sb)
 
 /* Logs, then `docker rm -f` (SIGKILL to every process in it, then removal), then check it
  * is really gone. sb is freed either way. */
-static int dk_stop(struct kb_sandbox *sb, char *err, size_t errlen)
+static int fx_stop(struct dk_fx *sb, char *err, size_t errlen)
 {
     struct dk_out o;
     char *const insp[] = { "docker", "inspect", "--format", "{{.Id}}", sb->name, NULL };
@@ -506,13 +532,163 @@ static int dk_stop(struct kb_sandbox *sb, char *err, size_t errlen)
     return rc;
 }
 
+/* ---- identity ---------------------------------------------------------------------------- */
+
+/* The image's ID now (`docker image inspect`), into id. 0, or -1 with err. */
+static int image_id(const char *image, char *id, size_t idlen, char *err, size_t errlen)
+{
+    char *const argv[] = { "docker", "image", "inspect", "--format", "{{.Id}}", (char *)image,
+                           NULL };
+    if (kb_capture_line(argv, id, idlen) < 0 || strncmp(id, "sha256:", 7) != 0) {
+        snprintf(err, errlen, "docker image inspect: %s", id[0] ? id : "failed");
+        id[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* The image is what runs: its ID, and the contract's command (the entrypoint starts the
+ * runtime as the contract says), unexpanded so that a free port per start is no change. */
+static json_t *dk_identity(struct kb_sandbox *box, const struct kb_fixture_parts *p, char *err,
+                           size_t errlen)
+{
+    const struct kb_runtime *rt = p->rt;
+    char id[160], hex[KB_SHA256_HEX];
+    struct kb_digest *d;
+    json_t *cmd = json_array();
+    if (image_id(box->image, id, sizeof(id), err, errlen) < 0) {
+        json_decref(cmd);
+        return NULL;
+    }
+    d = kb_digest_new();
+    kb_digest_str(d, id);
+    for (size_t i = 0; i < rt->command.n; i++) {
+        kb_digest_str(d, rt->command.v[i]);
+        json_array_append_new(cmd, json_string(rt->command.v[i]));
+    }
+    if (kb_digest_hex(d, hex) < 0) {
+        snprintf(err, errlen, "image %s: SHA-256 failed", box->image);
+        json_decref(cmd);
+        return NULL;
+    }
+    return json_pack("{s:s,s:s,s:o,s:s}", "image", box->image, "image_id", id, "command", cmd,
+                     "sha256", hex);
+}
+
+/* image-identity.py's JSON: the image's labels, base and its own image.json */
+#define IMAGE_IDENTITY_MAX (256 * 1024)
+
+/* What docker/image-identity.py prints for the image (image ID, RepoDigests, the base
+ * actually used, base_is_pinned, note, inside.versions), or NULL with err. */
+static json_t *image_identity(const struct kb_sandbox *box, char *err, size_t errlen)
+{
+    char script[4200];
+    char *const argv[] = { script, (char *)box->image, NULL };
+    struct kb_capture c = { .out = malloc(IMAGE_IDENTITY_MAX), .out_cap = IMAGE_IDENTITY_MAX };
+    char *out = c.out, why[512];
+    json_error_t je;
+    json_t *j = NULL;
+    int st;
+    kb_path(script, sizeof(script), box->root, "docker/image-identity.py");
+    st = out ? kb_capture_run(argv, &c, why, sizeof(why)) : -1;
+    if (!out)
+        snprintf(err, errlen, "%s: out of memory", argv[0]);
+    else if (st < 0)
+        snprintf(err, errlen, "%s", why);
+    else if (c.truncated)
+        snprintf(err, errlen, "%s %s printed more than %d bytes", argv[0], box->image,
+                 IMAGE_IDENTITY_MAX);
+    else if (st != 0)
+        snprintf(err, errlen, "%s %s exited %d: %.300s", argv[0], box->image, st, out);
+    else if (!(j = json_loads(out, 0, &je)) || !json_is_object(j) ||
+             !json_is_string(json_object_get(j, "id"))) {
+        snprintf(err, errlen, "%s %s: not its JSON: %.200s", argv[0], box->image,
+                 j ? "no image id" : je.text);
+        json_decref(j);
+        j = NULL;
+    }
+    free(out);
+    return j;
+}
+
+/* The image is what runs: its identity, not the host's builds, is the run's. */
+static json_t *dk_run_evidence(struct kb_sandbox *box, char *err, size_t errlen)
+{
+    struct dk_state *st = box->state;
+    json_decref(st->image_identity);
+    if (!(st->image_identity = image_identity(box, err, errlen)))
+        return NULL;
+    return json_pack("{s:O}", "image", st->image_identity);
+}
+
+/* The runtime's version inside the image (image-identity.py's inside.versions). */
+static const char *dk_runtime_version(struct kb_sandbox *box, const char *runtime)
+{
+    struct dk_state *st = box->state;
+    char err[512];
+    const char *v;
+    if (!st->image_identity)
+        st->image_identity = image_identity(box, err, sizeof(err));
+    v = json_string_value(json_object_get(json_object_get(json_object_get(
+            st->image_identity, "inside"), "versions"), runtime));
+    return v ? v : "unknown (not in the image's identity)";
+}
+
+static void dk_describe(const struct kb_sandbox *box, char *out, size_t outlen)
+{
+    snprintf(out, outlen, " image %s", box->image);
+}
+
+/* ---- the ops on the handles ------------------------------------------------------------ */
+
+static int dk_start(struct kb_sandbox_fixture *f, const struct kb_fixture_spec *spec,
+                    char *err, size_t errlen)
+{
+    return (f->priv = start_fx(f->sb->image, spec, err, errlen)) ? 0 : -1;
+}
+
+static size_t dk_pids(struct kb_sandbox_fixture *f, pid_t *out, size_t max)
+{
+    return fx_pids(f->priv, out, max);
+}
+
+static int dk_alive(struct kb_sandbox_fixture *f)
+{
+    return fx_alive(f->priv);
+}
+
+static const char *dk_exit_reason(struct kb_sandbox_fixture *f)
+{
+    return fx_exit_reason(f->priv);
+}
+
+static int dk_limits(struct kb_sandbox_fixture *f, struct kb_limits_applied *o, char *err,
+                     size_t errlen)
+{
+    return fx_limits(f->priv, o, err, errlen);
+}
+
+static int dk_stop(struct kb_sandbox_fixture *f, char *err, size_t errlen)
+{
+    return fx_stop(f->priv, err, errlen);
+}
+
+/* No sweep: the containers of runners that are gone are removed by the next start
+ * (clear_the_field), and a run directory holds no record of a container. */
 const struct kb_sandbox_ops kb_sandbox_docker = {
     .name = "docker",
+    .on_this_host = 1,
+    .open = dk_open,
+    .close = dk_close,
     .available = dk_available,
     .start = dk_start,
     .pids = dk_pids,
     .alive = dk_alive,
     .exit_reason = dk_exit_reason,
-    .limits_applied = dk_limits_applied,
+    .limits = dk_limits,
     .stop = dk_stop,
+    .identity = dk_identity,
+    .run_evidence = dk_run_evidence,
+    .runtime_version = dk_runtime_version,
+    .describe = dk_describe,
 };

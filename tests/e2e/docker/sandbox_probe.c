@@ -2,8 +2,8 @@
  *
  *   sandbox-probe RUNTIME PORT [--no-wait]
  *
- * Starts RUNTIME through kb_sandbox_docker with the contract's limits (image from
- * $KB_DOCKER_IMAGE), waits until PORT accepts connections (15 s at most), prints one JSON
+ * Starts RUNTIME in a docker sandbox with the contract's limits (the image named by
+ * $KB_DOCKER_IMAGE, else the backend's default), waits until PORT accepts connections (15 s at most), prints one JSON
  * line: the container's limits read back from its cgroup, its processes, alive. Then it
  * waits for a line on stdin ("stop", or EOF), stops the fixture and prints a second line
  * saying whether the stop succeeded. SIGINT/SIGTERM also stop it: the same path Ctrl-C
@@ -42,13 +42,13 @@ static int port_open(int port)
     return ok;
 }
 
-static int wait_listening(const struct kb_sandbox_ops *ops, struct kb_sandbox *sb, int port)
+static int wait_listening(struct kb_sandbox_fixture *sb, int port)
 {
     struct timespec ts = { 0, 100 * 1000000L };
     for (int i = 0; i < 150 && !stop_requested; i++) {
         if (port_open(port))
             return 0;
-        if (!ops->alive(sb))
+        if (!kb_sandbox_alive(sb))
             return -1;
         nanosleep(&ts, NULL);
     }
@@ -76,16 +76,16 @@ static const char *js(const char *s)
     return o;
 }
 
-static void print_state(const struct kb_sandbox_ops *ops, struct kb_sandbox *sb, int listening)
+static void print_state(struct kb_sandbox_fixture *sb, int listening)
 {
     struct kb_limits_applied la;
     char err[512] = "";
     pid_t pids[KB_SANDBOX_MAX_PIDS];
-    size_t n = ops->pids(sb, pids, KB_SANDBOX_MAX_PIDS);
-    int rc = ops->limits_applied(sb, &la, err, sizeof(err));
+    size_t n = kb_sandbox_pids(sb, pids, KB_SANDBOX_MAX_PIDS);
+    int rc = kb_sandbox_limits(sb, &la, err, sizeof(err));
     printf("{\"started\": true, \"listening\": %s, \"alive\": %d, \"exit_reason\": %s, "
-           "\"nprocs\": %zu, \"pids\": [", listening ? "true" : "false", ops->alive(sb),
-           js(ops->exit_reason(sb)), n);
+           "\"nprocs\": %zu, \"pids\": [", listening ? "true" : "false", kb_sandbox_alive(sb),
+           js(kb_sandbox_exit_reason(sb)), n);
     for (size_t i = 0; i < n; i++)
         printf("%s%ld", i ? ", " : "", (long)pids[i]);
     printf("], \"limits_ok\": %s, \"limits_err\": %s, \"backend\": %s, "
@@ -102,20 +102,24 @@ int main(int argc, char **argv)
 {
     struct kb_contract c;
     char err[512] = "", portstr[16], line[64];
-    const struct kb_sandbox_ops *ops = kb_sandbox_backend("docker");
-    struct kb_sandbox *sb;
+    const char *image = getenv("KB_DOCKER_IMAGE");
+    const struct kb_sandbox_config cfg = { .backend = "docker",
+                                           .image = image && *image ? image : NULL };
+    struct kb_sandbox *box;
+    struct kb_sandbox_fixture *sb;
     int rc = 1, port, listening;
 
     if (argc < 3) {
         fprintf(stderr, "usage: sandbox-probe RUNTIME PORT\n");
         return 2;
     }
-    if (!ops) {
-        printf("{\"started\": false, \"error\": \"docker backend not linked\"}\n");
+    if (!(box = kb_sandbox_open(&cfg, err, sizeof(err)))) {
+        printf("{\"started\": false, \"error\": %s}\n", js(err));
         return 1;
     }
     if (kb_contract_load(kb_root_contract(), &c, err, sizeof(err)) < 0) {
         fprintf(stderr, "sandbox-probe: %s\n", err);
+        kb_sandbox_close(box);
         return 1;
     }
     port = atoi(argv[2]);
@@ -133,18 +137,20 @@ int main(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    if (ops->available(err, sizeof(err)) < 0 || !(sb = ops->start(&spec, err, sizeof(err)))) {
+    if (kb_sandbox_available(box, err, sizeof(err)) < 0 ||
+        kb_sandbox_start(box, &spec, &sb, err, sizeof(err)) < 0) {
         printf("{\"started\": false, \"error\": %s}\n", js(err));
         goto done;
     }
-    listening = wait_listening(ops, sb, port) == 0;
-    print_state(ops, sb, listening);
+    listening = wait_listening(sb, port) == 0;
+    print_state(sb, listening);
     while (!stop_requested && fgets(line, sizeof(line), stdin) && strncmp(line, "stop", 4))
         ;
     err[0] = '\0';
-    rc = ops->stop(sb, err, sizeof(err)) == 0 && listening ? 0 : 1;
+    rc = kb_sandbox_stop(sb, err, sizeof(err)) == 0 && listening ? 0 : 1;
     printf("{\"stopped\": %s, \"error\": %s}\n", err[0] ? "false" : "true", js(err));
 done:
+    kb_sandbox_close(box);
     kb_contract_free(&c);
     return rc;
 }

@@ -1,9 +1,9 @@
 /* test_sandbox_remote.c -- runner/sandbox_remote: the "remote" backend drives a fixture
  * through the agent protocol. A fake agent (a thread on 127.0.0.1, canned answers) records
  * the lines it receives, so the test checks both what the backend sends and how it reads
- * the answers, refusals and a lost agent. */
+ * the answers, refusals and a lost agent, and what the sandbox handle says of a fixture on
+ * another host (its target, its identity, the run's evidence). */
 #define _GNU_SOURCE
-#include "runner/agent_client.h"
 #include "runner/procs.h"
 #include "runner/sandbox.h"
 #include "tests/lib/kb_check.h"
@@ -30,10 +30,12 @@ static void answer(struct fake *f, int fd, const char *line)
     char out[512];
 
     if (!strcmp(line, "identity"))
-        snprintf(out, sizeof(out), "ok {\"protocol\":%d,\"runtimes\":[\"go\"]}\n",
-                 atomic_load(&f->protocol));
+        snprintf(out, sizeof(out), "ok {\"protocol\":%d,\"runtimes\":[\"go\"],\"limits\":true,"
+                 "\"hostname\":\"fixhost\"}\n", atomic_load(&f->protocol));
     else if (!strcmp(line, "start go 8083"))
         snprintf(out, sizeof(out), "ok {\"started\":\"go\",\"port\":8083}\n");
+    else if (!strcmp(line, "start go 8084"))
+        snprintf(out, sizeof(out), "err harness: port 8084 is held by pid 1\n");
     else if (!strncmp(line, "start ", 6))
         snprintf(out, sizeof(out), "err refused: not a runtime of the contract\n");
     else if (!strcmp(line, "sample"))
@@ -92,12 +94,12 @@ static void *fake_main(void *arg)
 }
 
 static struct fake fake;
+static char fake_addr[64];
 
 static void fake_start(void)
 {
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     socklen_t len = sizeof(a);
-    char addr[64], err[256];
 
     memset(&fake, 0, sizeof(fake));
     atomic_store(&fake.protocol, 1);
@@ -109,8 +111,16 @@ static void fake_start(void)
     ck_assert_int_eq(getsockname(fake.lfd, (struct sockaddr *)&a, &len), 0);
     fake.port = ntohs(a.sin_port);
     ck_assert_int_eq(pthread_create(&fake.tid, NULL, fake_main, &fake), 0);
-    snprintf(addr, sizeof(addr), "127.0.0.1:%d", fake.port);
-    ck_assert_msg(kb_sandbox_remote_set_agent(addr, err, sizeof(err)) == 0, "%s", err);
+    snprintf(fake_addr, sizeof(fake_addr), "127.0.0.1:%d", fake.port);
+}
+
+/* A sandbox on the fake agent (or on agent, when given). */
+static struct kb_sandbox *open_remote(const char *agent, const char *target, char *err,
+                                      size_t errlen)
+{
+    const struct kb_sandbox_config cfg = { .backend = "remote", .agent = agent ? agent : fake_addr,
+                                           .target = target };
+    return kb_sandbox_open(&cfg, err, errlen);
 }
 
 static void fake_stop(void)
@@ -133,33 +143,46 @@ static const struct kb_fixture_spec go_spec = { .name = "go", .port = 8083 };
 
 START_TEST(test_refuses_a_malformed_agent_address)
 {
+    const struct kb_sandbox_config nolimits = { .backend = "remote", .agent = "127.0.0.1:1",
+                                                .no_limits = 1 };
     char err[256];
 
-    ck_assert_int_eq(kb_sandbox_remote_set_agent("nocolon", err, sizeof(err)), -1);
-    ck_assert_int_eq(kb_sandbox_remote_set_agent(":80", err, sizeof(err)), -1);
-    ck_assert_int_eq(kb_sandbox_remote_set_agent("host:", err, sizeof(err)), -1);
+    ck_assert_ptr_null(open_remote("nocolon", NULL, err, sizeof(err)));
+    ck_assert_ptr_null(open_remote(":80", NULL, err, sizeof(err)));
+    ck_assert_ptr_null(open_remote("host:", NULL, err, sizeof(err)));
     ck_assert_ptr_nonnull(strstr(err, "HOST:PORT"));
+    ck_assert_ptr_null(open_remote("", NULL, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "needs --agent"));
+    ck_assert_ptr_null(open_remote("fixhost:9000", NULL, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "IPv4"));
+    ck_assert_ptr_null(kb_sandbox_open(&nolimits, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "--no-limits is the agent's"));
 }
 END_TEST
 
 START_TEST(test_drives_a_fixture_through_the_agent)
 {
-    const struct kb_sandbox_ops *ops = &kb_sandbox_remote;
     struct kb_limits_applied la;
     struct kb_proc_sample ps;
-    struct kb_sandbox *sb;
+    struct kb_sandbox *box;
+    struct kb_sandbox_fixture *sb;
     pid_t pids[4];
     char err[256] = "";
 
     fake_start();
-    ck_assert_msg(ops->available(err, sizeof(err)) == 0, "%s", err);
+    ck_assert_ptr_nonnull(box = open_remote(NULL, NULL, err, sizeof(err)));
+    ck_assert_int_eq(kb_sandbox_on_this_host(box), 0);
+    ck_assert_str_eq(kb_sandbox_target(box), "127.0.0.1");
+    ck_assert_msg(kb_sandbox_available(box, err, sizeof(err)) == 0, "%s", err);
     ck_assert(seen("identity"));
-    ck_assert_ptr_nonnull(sb = ops->start(&go_spec, err, sizeof(err)));
+    ck_assert_int_eq(kb_sandbox_no_limits(box), 0);     /* the agent said "limits": true */
+    ck_assert_int_eq(kb_sandbox_start(box, &go_spec, &sb, err, sizeof(err)), 0);
     ck_assert(seen("start go 8083"));
-    ck_assert_uint_eq(ops->pids(sb, pids, 4), 0);
-    ck_assert_int_eq(ops->alive(sb), 1);
-    ck_assert_str_eq(ops->exit_reason(sb), "");
-    ck_assert_int_eq(ops->limits_applied(sb, &la, err, sizeof(err)), 0);
+    ck_assert_uint_eq(kb_sandbox_pids(sb, pids, 4), 0);
+    ck_assert_int_eq(kb_sandbox_port_owned(sb, 8083, err, sizeof(err)), 0);
+    ck_assert_int_eq(kb_sandbox_alive(sb), 1);
+    ck_assert_str_eq(kb_sandbox_exit_reason(sb), "");
+    ck_assert_int_eq(kb_sandbox_limits(sb, &la, err, sizeof(err)), 0);
     ck_assert_str_eq(la.backend, "remote");
     ck_assert_int_eq(la.cpu_quota_us, 100000);
     ck_assert_double_eq(la.cpus, 1.0);
@@ -168,49 +191,116 @@ START_TEST(test_drives_a_fixture_through_the_agent)
     ck_assert_int_eq(la.memsw_bytes, -1);
     ck_assert_int_eq(la.pids_max, 256);
     ck_assert_ptr_nonnull(strstr(la.paths, "/sys/x"));
-    ck_assert_int_eq(kb_sandbox_remote_sample(sb, &ps, err, sizeof(err)), 0);
+    ck_assert_int_eq(kb_sandbox_sample(sb, &ps, err, sizeof(err)), 0);
     ck_assert_double_eq(ps.cpu_seconds, 1.5);
     ck_assert_int_eq(ps.rss_bytes, 1000);
     ck_assert_int_eq(ps.fds, 7);
     ck_assert_uint_eq(ps.nprocs, 2);
     atomic_store(&fake.alive, 0);
-    ck_assert_int_eq(ops->alive(sb), 0);
-    ck_assert_str_eq(ops->exit_reason(sb), "exit 1");
-    ck_assert_int_eq(ops->stop(sb, err, sizeof(err)), 0);
+    ck_assert_int_eq(kb_sandbox_alive(sb), 0);
+    ck_assert_str_eq(kb_sandbox_exit_reason(sb), "exit 1");
+    ck_assert_int_eq(kb_sandbox_stop(sb, err, sizeof(err)), 0);
     ck_assert(seen("stop"));
+    kb_sandbox_close(box);
     fake_stop();
 }
 END_TEST
 
 START_TEST(test_reports_refusals_and_protocol_mismatch)
 {
-    const struct kb_sandbox_ops *ops = &kb_sandbox_remote;
     struct kb_fixture_spec spec = { .name = "nope", .port = 1 };
+    struct kb_sandbox *box;
+    struct kb_sandbox_fixture *sb;
     char err[256] = "";
 
     fake_start();
-    ck_assert_ptr_null(ops->start(&spec, err, sizeof(err)));
+    ck_assert_ptr_nonnull(box = open_remote(NULL, NULL, err, sizeof(err)));
+    ck_assert_int_eq(kb_sandbox_start(box, &spec, &sb, err, sizeof(err)), -1);
+    ck_assert_ptr_null(sb);
     ck_assert_msg(strstr(err, "refused") != NULL, "%s", err);
     atomic_store(&fake.protocol, 2);
-    ck_assert_int_eq(ops->available(err, sizeof(err)), -1);
+    ck_assert_int_eq(kb_sandbox_available(box, err, sizeof(err)), -1);
     ck_assert_ptr_nonnull(strstr(err, "protocol"));
+    kb_sandbox_close(box);
     fake_stop();
 }
 END_TEST
 
 START_TEST(test_a_lost_agent_reads_as_a_dead_fixture)
 {
-    const struct kb_sandbox_ops *ops = &kb_sandbox_remote;
-    struct kb_sandbox *sb;
+    struct kb_sandbox *box;
+    struct kb_sandbox_fixture *sb;
+    struct kb_proc_sample ps;
     char err[256] = "";
 
     fake_start();
-    ck_assert_ptr_nonnull(sb = ops->start(&go_spec, err, sizeof(err)));
+    ck_assert_ptr_nonnull(box = open_remote(NULL, NULL, err, sizeof(err)));
+    ck_assert_int_eq(kb_sandbox_start(box, &go_spec, &sb, err, sizeof(err)), 0);
     atomic_store(&fake.hangup, 1);       /* the agent dies: no answer, the connection closes */
-    ck_assert_int_eq(ops->alive(sb), 0);
-    ck_assert_int_eq(ops->alive(sb), 0);
-    ck_assert_ptr_nonnull(strstr(ops->exit_reason(sb), "agent"));
-    ck_assert_int_eq(ops->stop(sb, err, sizeof(err)), -1);   /* freed either way */
+    ck_assert_int_eq(kb_sandbox_alive(sb), 0);
+    ck_assert_int_eq(kb_sandbox_alive(sb), 0);
+    ck_assert_ptr_nonnull(strstr(kb_sandbox_exit_reason(sb), "agent"));
+    ck_assert_int_eq(kb_sandbox_sample(sb, &ps, err, sizeof(err)), -1);
+    ck_assert_uint_eq(ps.nprocs, 0);
+    ck_assert_int_eq(kb_sandbox_stop(sb, err, sizeof(err)), -1);   /* freed either way */
+    kb_sandbox_close(box);
+    fake_stop();
+}
+END_TEST
+
+START_TEST(test_the_agents_port_refusal_is_the_harness)
+{
+    struct kb_fixture_spec spec = { .name = "go", .port = 8084 };
+    struct kb_sandbox *box;
+    struct kb_sandbox_fixture *sb;
+    char err[256] = "";
+
+    fake_start();
+    ck_assert_ptr_nonnull(box = open_remote(NULL, NULL, err, sizeof(err)));
+    ck_assert_int_eq(kb_sandbox_port_free(box, 8084, 0, err, sizeof(err)), 0);  /* not here */
+    ck_assert_int_eq(kb_sandbox_start(box, &spec, &sb, err, sizeof(err)), KB_SANDBOX_HARNESS);
+    ck_assert_str_eq(err, "port 8084 is held by pid 1");
+    kb_sandbox_close(box);
+    fake_stop();
+}
+END_TEST
+
+START_TEST(test_identity_and_evidence_are_the_agents_host)
+{
+    struct kb_runtime rt = { .name = "go" };
+    char *cmd[] = { "{build}/go", "--port", "{port}" };
+    struct kb_fixture_parts parts = { .rt = &rt };
+    struct kb_sandbox *box;
+    json_t *id, *ev, *plan;
+    char err[256] = "", where[128];
+
+    rt.command.v = cmd;
+    rt.command.n = 3;
+    fake_start();
+    ck_assert_ptr_nonnull(box = open_remote(NULL, "127.0.0.2", err, sizeof(err)));
+    ck_assert_str_eq(kb_sandbox_target(box), "127.0.0.2");
+    ck_assert_msg(kb_sandbox_available(box, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_ptr_nonnull(id = kb_sandbox_identity(box, &parts, err, sizeof(err)));
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(id, "agent_host"),
+                                                       "hostname")), "fixhost");
+    ck_assert_uint_eq(json_array_size(json_object_get(id, "command")), 3);
+    ck_assert_uint_eq(strlen(json_string_value(json_object_get(id, "sha256"))), 64);
+    ck_assert_ptr_nonnull(ev = kb_sandbox_run_evidence(box, err, sizeof(err)));
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(ev, "target"), "host")),
+                     "127.0.0.2");
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(json_object_get(
+        ev, "target"), "agent_identity"), "protocol")), 1);
+    plan = kb_sandbox_plan_keys(box);
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(plan, "target"),
+                                                       "agent")), fake_addr);
+    ck_assert_ptr_nonnull(strstr(kb_sandbox_runtime_version(box, "go"), "unknown"));
+    kb_sandbox_describe(box, where, sizeof(where));
+    ck_assert_ptr_nonnull(strstr(where, " target 127.0.0.2 agent "));
+    ck_assert_int_eq(kb_sandbox_sweep_stale(box), 0);
+    json_decref(id);
+    json_decref(ev);
+    json_decref(plan);
+    kb_sandbox_close(box);
     fake_stop();
 }
 END_TEST
@@ -225,6 +315,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_drives_a_fixture_through_the_agent);
     tcase_add_test(tc, test_reports_refusals_and_protocol_mismatch);
     tcase_add_test(tc, test_a_lost_agent_reads_as_a_dead_fixture);
+    tcase_add_test(tc, test_the_agents_port_refusal_is_the_harness);
+    tcase_add_test(tc, test_identity_and_evidence_are_the_agents_host);
     suite_add_tcase(s, tc);
     return s;
 }
