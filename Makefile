@@ -12,7 +12,7 @@
 # each program's libraries in its own module.mk (it links what it uses, nothing more).
 # SANITIZER=address|undefined|thread builds everything under build/$(SANITIZER) with that
 # sanitizer; SANITIZER=asan is ASan and UBSan together, under build/asan (the suites' build).
-# No path is compiled in: the programs find their tree at run time (runner/root.h).
+# No path is compiled in: the programs find their tree at run time (runner/util/root.h).
 
 SHELL      := /bin/bash
 ROOT       := $(CURDIR)
@@ -85,7 +85,7 @@ clean:
 # `make install PREFIX=...`: the runner and the control server, the man page (where help2man
 # is installed) and the bash completion. The installed programs carry no path of this
 # checkout: they find a tree (its contract, fixtures and build/) with `kneebench --root DIR`,
-# $KB_ROOT, or from the current directory (runner/root.h). A whole built tree, copied or
+# $KB_ROOT, or from the current directory (runner/util/root.h). A whole built tree, copied or
 # moved, finds itself beside its build/.
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -95,7 +95,7 @@ install: $(BUILD)/kneebench $(BUILD)/kb-control $(if $(HELP2MAN),$(BUILD)/kneebe
 	install -d $(INSTALL_DIRS)
 	install -m 755 $(BUILD)/kneebench $(BUILD)/kb-control $(DESTDIR)$(PREFIX)/bin/
 	$(if $(HELP2MAN),install -m 644 $(BUILD)/kneebench.1 $(DESTDIR)$(PREFIX)/share/man/man1/,@echo "install: no help2man, no man page (make deps installs it)")
-	install -m 644 runner/kneebench.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kneebench
+	install -m 644 runner/cli/kneebench.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kneebench
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/kneebench $(DESTDIR)$(PREFIX)/bin/kb-control \
 	      $(DESTDIR)$(PREFIX)/share/man/man1/kneebench.1 \

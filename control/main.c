@@ -13,8 +13,8 @@
 #include "control/routes.h"
 #include "control/server.h"
 #include "fixtures/contract.h"
-#include "runner/cpulist.h"
-#include "runner/root.h"
+#include "runner/util/cpulist.h"
+#include "runner/util/root.h"
 
 static volatile sig_atomic_t stop_flag;
 

@@ -2,8 +2,8 @@
 CONTROL_SRCS := $(wildcard control/*.c)
 # --cpus is parsed by the runner's one CPU list parser
 control_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out control/main.c,$(CONTROL_SRCS))) $(FIXTURE_OBJS) \
-                    $(OBJ)/runner/cpulist.o
-# the contract (jansson); the tree is found by runner/root.o when --contract is not given
+                    $(OBJ)/runner/util/cpulist.o
+# the contract (jansson); the tree is found by runner/util/root.o when --contract is not given
 control_LDLIBS := $(LIBS_jansson)
 
 $(BUILD)/kb-control: $(OBJ)/control/main.o $(control_LIB_OBJS) $(RUNNER_ROOT_OBJ)

@@ -36,7 +36,7 @@ image-auto:
 pin-base:
 	@docker/pin-base.sh
 
-# The probe drives runner/sandbox_docker.c directly (start, limits read back, pids, stop), so
+# The probe drives runner/sandbox/sandbox_docker.c directly (start, limits read back, pids, stop), so
 # the backend is tested even before the curve can use it.
 $(BUILD)/tests/e2e/docker/sandbox-probe: $(OBJ)/tests/e2e/docker/sandbox_probe.o $(runner_LIB_OBJS)
 	@mkdir -p $(dir $@)

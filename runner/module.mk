@@ -1,14 +1,15 @@
-# runner/: build/kneebench. Every runner/*.c but main.c is library code the unit tests link.
-RUNNER_SRCS := $(wildcard runner/*.c)
-runner_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out runner/main.c,$(RUNNER_SRCS))) $(FIXTURE_OBJS)
+# runner/: build/kneebench, one subdirectory per concern (README.md, Layout). Every
+# runner/*/*.c but cli/main.c is library code the unit tests link.
+RUNNER_SRCS := $(wildcard runner/*/*.c)
+runner_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out runner/cli/main.c,$(RUNNER_SRCS))) $(FIXTURE_OBJS)
 # jansson (evidence, contract), libcrypto (SHA-256), zlib (.hlog), pthread (the load
 # generator's threads), m. Not libmicrohttpd: the MHD version a run records is the fixture's
 # own (gray-static --version), and `make test-link` checks that kneebench does not need it.
 runner_LDLIBS := $(LIBS_jansson) -lcrypto -lz -lpthread -lm
-# runner/root.o finds the tree at run time; kb-control and the C tests link it too.
-RUNNER_ROOT_OBJ := $(OBJ)/runner/root.o
+# runner/util/root.o finds the tree at run time; kb-control and the C tests link it too.
+RUNNER_ROOT_OBJ := $(OBJ)/runner/util/root.o
 
-$(BUILD)/kneebench: $(OBJ)/runner/main.o $(runner_LIB_OBJS)
+$(BUILD)/kneebench: $(OBJ)/runner/cli/main.o $(runner_LIB_OBJS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(runner_LDLIBS)
@@ -26,16 +27,16 @@ KB_RUNNER_VERSION := $(or $(KB_RUNNER_VERSION),unknown)
 KB_VERSION_STAMP := $(BUILD)/runner-version.stamp
 $(shell mkdir -p '$(BUILD)' && { [ "$$(cat '$(KB_VERSION_STAMP)' 2>/dev/null)" = '$(KB_RUNNER_VERSION)' ] || \
         echo '$(KB_RUNNER_VERSION)' > '$(KB_VERSION_STAMP)'; })
-$(OBJ)/runner/version.o: $(KB_VERSION_STAMP)
-$(OBJ)/runner/version.o: ALL_CFLAGS += -DKB_RUNNER_VERSION='"$(KB_RUNNER_VERSION)"'
+$(OBJ)/runner/util/version.o: $(KB_VERSION_STAMP)
+$(OBJ)/runner/util/version.o: ALL_CFLAGS += -DKB_RUNNER_VERSION='"$(KB_RUNNER_VERSION)"'
 
 # The man page, from the help texts (help2man reads `kneebench --help` and --version; every
 # command's own --help is added by man-include.sh). Part of `all` where help2man is
 # installed (tests/lib/deps.sh installs it); `make man` asks for it explicitly.
 HELP2MAN := $(shell command -v help2man 2>/dev/null)
-$(BUILD)/kneebench.1: $(BUILD)/kneebench runner/man-include.sh
+$(BUILD)/kneebench.1: $(BUILD)/kneebench runner/cli/man-include.sh
 	@echo "  MAN     $@"
-	@runner/man-include.sh $(BUILD)/kneebench > $@.h2m
+	@runner/cli/man-include.sh $(BUILD)/kneebench > $@.h2m
 	@help2man --no-info --section 1 --name "find the corrected-latency knee of HTTP servers" \
 	   --version-string "$(KB_RUNNER_VERSION)" --include $@.h2m --output $@.tmp $(BUILD)/kneebench && mv $@.tmp $@ && rm -f $@.h2m
 ifneq ($(HELP2MAN),)

@@ -2,7 +2,7 @@
 # twice (the guard), by a file that defines no feature macro (no _GNU_SOURCE): a header
 # says what it needs by including it, and never relies on what its includer happened to
 # include or define before it. No program is built; each header costs one -fsyntax-only.
-KB_HEADERS = $(sort $(wildcard fixtures/*.h runner/*.h gray-static/*.h control/*.h))
+KB_HEADERS = $(sort $(wildcard fixtures/*.h runner/*/*.h gray-static/*.h control/*.h))
 .PHONY: test-headers
 test-headers:
 	@mkdir -p $(BUILD)/test-results; pass=0; fail=0; \
@@ -17,3 +17,22 @@ test-headers:
 	 echo "$$pass $$fail 0" > $(BUILD)/test-results/headers; \
 	 echo "  headers: $$pass compile alone, $$fail do not"; [ $$fail -eq 0 ]
 TESTS += test-headers
+
+# The runner's layers, lowest first (README.md, Layout): a module includes headers of its
+# own layer or of the layers below it, never above, so each layer can be read, tested and
+# replaced without the ones that use it.
+KB_LAYERS := util load sandbox run report cli
+.PHONY: test-layers
+test-layers:
+	@mkdir -p $(BUILD)/test-results; bad=0; i=0; \
+	 for l in $(KB_LAYERS); do i=$$((i + 1)); allowed=$$(echo $(KB_LAYERS) | cut -d' ' -f1-$$i); \
+	   for f in runner/$$l/*.[ch]; do \
+	     for inc in $$(sed -n 's|^#include "runner/\([a-z]*\)/.*|\1|p' $$f | sort -u); do \
+	       case " $$allowed " in *" $$inc "*) ;; \
+	         *) bad=$$((bad + 1)); echo "  $$f ($$l) includes from $$inc, a layer above it";; esac; \
+	     done; \
+	   done; \
+	 done; \
+	 echo "$$(( bad == 0 )) $$(( bad > 0 )) 0" > $(BUILD)/test-results/layers; \
+	 echo "  layers: $(KB_LAYERS), $$bad upward includes"; [ $$bad -eq 0 ]
+TESTS += test-layers

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """hlog_decode -- an independent reader of HdrHistogram interval logs (stdlib only).
 
-Written from HdrHistogram's published format, not from runner/hlog.c: base64, a compression
+Written from HdrHistogram's published format, not from runner/load/hlog.c: base64, a compression
 header (cookie 0x1c849314, length), zlib, an encoding header (cookie 0x1c849313, payload
 length, normalizing offset, significant figures, lowest, highest, conversion ratio), then
 zigzag LEB128 counts where a negative number n stands for -n zero counts.

@@ -179,7 +179,7 @@ def man_page_shows_every_command():
 def complete(*words):
     """What the completion script offers for the command line words (the last is the word
     being completed)."""
-    script = os.path.join(ROOT, "runner", "kneebench.bash-completion")
+    script = os.path.join(ROOT, "runner", "cli", "kneebench.bash-completion")
     quoted = " ".join("'" + w + "'" for w in words)
     p = subprocess.run(["bash", "-c", f"source {script}; COMP_WORDS=({quoted}); "
                         f"COMP_CWORD={len(words) - 1}; _kneebench; "

@@ -10,8 +10,8 @@
  * takes in the curve. Exit 0 only when start, read-back and stop all succeeded. */
 #define _GNU_SOURCE
 #include "fixtures/contract.h"
-#include "runner/sandbox.h"
-#include "runner/root.h"
+#include "runner/sandbox/sandbox.h"
+#include "runner/util/root.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

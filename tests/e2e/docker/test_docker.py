@@ -4,7 +4,7 @@
 Where a Docker engine answers: the base (the pinned Ubuntu if it is already local, else the
 local debootstrap base), the image on it (both cached: rebuilt only when their inputs
 changed), the image's identity, `make pin-base` refusing cleanly without a registry, then
-each runtime started in its own container through runner/sandbox_docker.c (the probe),
+each runtime started in its own container through runner/sandbox/sandbox_docker.c (the probe),
 checked against the contract's bytes and headers on both comparison routes, its limits read
 back from the container's cgroup compared with the contract's, and the container gone after
 stop -- also when the runner is interrupted, and when a runner died and left one behind.
@@ -134,7 +134,7 @@ def ours():
 
 
 class Probe:
-    """runner/sandbox_docker.c holding one runtime in a container, via sandbox-probe."""
+    """runner/sandbox/sandbox_docker.c holding one runtime in a container, via sandbox-probe."""
 
     def __init__(self, runtime):
         self.runtime, self.port = runtime, free_port()

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_relocate -- a built tree copied elsewhere runs unchanged (issue 11: no compiled-in
-paths; runner/root.h finds the tree at run time).
+paths; runner/util/root.h finds the tree at run time).
 
 The checkout is copied to a scratch directory (without .git, runs/ and build/'s objects,
 sanitizer builds and test results). From the copy, a one-point `kneebench curve` (gray-static,

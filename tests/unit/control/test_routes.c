@@ -7,7 +7,7 @@
 
 #include "control/routes.h"
 #include "fixtures/contract.h"
-#include "runner/root.h"
+#include "runner/util/root.h"
 #include "tests/lib/kb_check.h"
 
 static struct kb_contract ct;

@@ -7,7 +7,7 @@
 #include "gray-static/date.h"
 #include "gray-static/hello.h"
 #include "gray-static/server.h"
-#include "runner/root.h"
+#include "runner/util/root.h"
 #include "tests/lib/kb_check.h"
 #include "tests/unit/gray-static/client.h"
 

@@ -1,0 +1,154 @@
+/* cmd_compare.c -- `kneebench compare RUN_A RUN_B`: what moved between two runs (a changed
+ * runtime version, a flag, a patch) and whether it is more than the repeats' noise. Reads
+ * each run through kb_report_load(), the evidence the reports read; the comparison is
+ * runner/report/compare.c's, the formats compare_out.c's. */
+#define _POSIX_C_SOURCE 200809L
+#include "runner/cli/commands.h"
+#include "runner/report/compare.h"
+#include "runner/util/evidence.h"
+#include "runner/util/units.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int usage(FILE *f)
+{
+    fprintf(f,
+        "usage: kneebench compare RUN_A RUN_B [--csv FILE] [--md FILE] [--min-change PCT]\n"
+        "  RUN_B against RUN_A (the baseline), two run directories of kneebench curve: per\n"
+        "  runtime and route the highest controlled points side by side; per point with\n"
+        "  evidence in both runs (runtime-route-rate) the change in achieved rate and in\n"
+        "  corrected p99, and whether it is beyond the spread of the runs' repeats: beyond\n"
+        "  noise when the two min-max ranges do not overlap, \"unjudged (1 repeat)\" when a\n"
+        "  run has one repeat. Markdown on standard output unless --md.\n"
+        "  --csv FILE        the same as CSV (one row per highest point and per point;\n"
+        "                    latency in us, rates in req/s; FILE - is standard output,\n"
+        "                    in place of the markdown)\n"
+        "  --md FILE         the markdown into FILE\n"
+        "  --min-change PCT  a change under PCT %% of RUN_A's median is within noise\n"
+        "                    whatever the ranges (default %g; 0 judges by the ranges alone)\n"
+        "  Incomplete points are left out and counted.\n"
+        "exit: 0 compared (whatever moved); 1 an output could not be written;\n"
+        "      2 bad usage, or a directory is not a readable run.\n", KB_CMP_FLOOR_PCT);
+    return f == stdout ? 0 : 2;
+}
+
+struct compare_args {
+    const char *run[2], *csv, *md;
+    double floor_pct;
+};
+
+static int parse_args(int argc, char **argv, struct compare_args *a)
+{
+    static const struct option opts[] = { { "csv", 1, 0, 'c' }, { "md", 1, 0, 'm' },
+        { "min-change", 1, 0, 'f' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
+    char *end;
+    int o;
+    optind = 1;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (o == 'h')
+            return usage(stdout) ? 2 : 1;
+        if (o == 'c')
+            a->csv = optarg;
+        else if (o == 'm')
+            a->md = optarg;
+        else if (o == 'f' && (errno = 0, a->floor_pct = strtod(optarg, &end), !errno) &&
+                 end != optarg && !*end && a->floor_pct >= 0 && a->floor_pct <= 1000)
+            continue;
+        else if (o == 'f') {
+            fprintf(stderr, "kneebench compare: --min-change must be a percentage in [0, 1000], "
+                    "not '%s'\n", optarg);
+            return 2;
+        } else {
+            fprintf(stderr, "kneebench compare: unknown or incomplete option '%s'\n",
+                    argv[optind - 1]);
+            return usage(stderr);
+        }
+    }
+    if (argc - optind != 2) {
+        fprintf(stderr, "kneebench compare: two run directories are needed, %d given\n",
+                argc - optind);
+        return usage(stderr);
+    }
+    a->run[0] = argv[optind];
+    a->run[1] = argv[optind + 1];
+    return 0;
+}
+
+/* One output: written whole to a temporary name, then renamed, as every evidence file is.
+ * The temporary file is created exclusively under a name nobody can guess, never through a
+ * symlink (kb_open_tmp): path.tmp.PID could be planted as a link to someone else's file. */
+static int write_out(const char *path, const struct kb_cmp *c, const struct kb_report *r,
+                     const struct compare_args *a, int csv)
+{
+    char tmp[4200];
+    FILE *f = NULL;
+    int rc, fd;
+    if (!strcmp(path, "-"))
+        return csv ? kb_cmp_write_csv(stdout, c) : kb_cmp_write_md(stdout, c, &r[0], &r[1],
+                                                                   a->run[0], a->run[1]);
+    if ((fd = kb_open_tmp(path, tmp, sizeof(tmp))) < 0 || !(f = fdopen(fd, "w"))) {
+        fprintf(stderr, "kneebench compare: cannot write %s: %s\n", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        return -1;
+    }
+    rc = csv ? kb_cmp_write_csv(f, c) : kb_cmp_write_md(f, c, &r[0], &r[1], a->run[0], a->run[1]);
+    if (fclose(f) || rc || rename(tmp, path)) {
+        fprintf(stderr, "kneebench compare: cannot write %s\n", path);
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static int load_runs(const struct compare_args *a, struct kb_report r[2])
+{
+    char err[1024];
+    for (int i = 0; i < 2; i++) {
+        if (kb_report_load(a->run[i], &r[i], err, sizeof(err))) {
+            fprintf(stderr, "kneebench compare: %s\n", err);
+            if (i)
+                kb_report_free(&r[0]);
+            return -1;
+        }
+        if (r[i].nmissing)
+            fprintf(stderr, "kneebench compare: %s: %zu planned point(s) incomplete, left out\n",
+                    a->run[i], r[i].nmissing);
+    }
+    return 0;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    struct compare_args a = { .floor_pct = KB_CMP_FLOOR_PCT };
+    struct kb_report r[2];
+    struct kb_cmp c;
+    char err[256];
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (load_runs(&a, r))
+        return 2;
+    if (kb_cmp_build(&r[0], &r[1], a.floor_pct, &c, err, sizeof(err))) {
+        fprintf(stderr, "kneebench compare: %s\n", err);
+        rc = 1;
+    } else {
+        if (a.csv && write_out(a.csv, &c, r, &a, 1))
+            rc = 1;
+        /* markdown goes to stdout unless it has a file, or the CSV took stdout */
+        if (a.md ? write_out(a.md, &c, r, &a, 0)
+                 : !(a.csv && !strcmp(a.csv, "-")) && write_out("-", &c, r, &a, 0))
+            rc = 1;
+        kb_cmp_free(&c);
+    }
+    kb_report_free(&r[0]);
+    kb_report_free(&r[1]);
+    return rc;
+}

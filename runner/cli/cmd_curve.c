@@ -1,0 +1,957 @@
+/* cmd_curve.c -- `kneebench curve`: the runtime x route x rate comparison into a run directory.
+ *
+ * Flow: plan (matrix.c) -> per runtime: start it in the sandbox, wait until it accepts,
+ * read the limits back, hash its identity, preflight every route -> per point: the load
+ * generator as a child pinned to the client CPUs, server samples every second, postflight,
+ * identity again, verdict, evidence, completion marker last. A fixture that died is
+ * restarted for the next point. Points whose marker exists are kept on a re-run (resume).
+ * SIGINT/SIGTERM only set a flag; every exit goes through cleanup(), which stops the load
+ * child and the fixture (and so removes its cgroup). The stop flag is the one global.
+ * Starting a fixture, its limits and identity, the load child and the server samples are
+ * runner/run/server.c's, shared with `kneebench soak`; the preflight, the sampling figures, the
+ * evidence and the verdict are the curve's own, here.
+ *
+ * Evidence layout (every file written atomically, tmp + rename):
+ *   RUN/plan.json               the plan: parameters, criteria, placement, every point id
+ *   RUN/run.json                identity: runner SHA-256, contract SHA-256, host (kernel,
+ *                               CPU model), runtime versions and gray-static's libmicrohttpd
+ *                               from its line, command line,
+ *                               limits requested (run-resumed-<t>.json per later invocation),
+ *                               and what the sandbox adds (kb_sandbox_run_evidence): for a
+ *                               container "image" (what image-identity.py says: ID, digests,
+ *                               the base actually used, base_is_pinned, note), for another
+ *                               host "target" (host, agent, the agent's identity answer); the
+ *                               runtime versions are then the image's own or unknown
+ *                               (kb_sandbox_runtime_version), not this host's
+ *   RUN/fixtures/<rt>[-r<k>]/   limits.json (read back from the cgroup), identity.json
+ *                               (kb_sandbox_identity: SHA-256 per executable and source file,
+ *                               or of the image ID or the agent's host and the contract's
+ *                               command; the run's baseline),
+ *                               preflight.json, fixture.log, pg/ (db route's cluster)
+ *   RUN/points/<rt>-<route>-<rate>[-r<k>]/
+ *                               command.json (the point's contract), load.json,
+ *                               corrected.hgrm, uncorrected.hgrm, load.log, samples.csv
+ *                               (server CPU/RSS/PSS/fds/threads/procs + client CPU, 1/s),
+ *                               hostclock.json (the server and client CPUs' clock min-max
+ *                               and governor at start and end, or "exposed": false),
+ *                               verdict.json (verdict, reason, load figures, server summary),
+ *                               DONE (the completion marker, last)
+ *   RUN/report.md, report.csv, report.json, charts/{achieved,p99}-<route>.svg (report) */
+#define _GNU_SOURCE
+#include "runner/cli/commands.h"
+#include "runner/run/calibrate.h"
+#include "runner/sandbox/capture.h"
+#include "runner/util/clock.h"
+#include "runner/util/digest.h"
+#include "runner/util/evidence.h"
+#include "runner/run/server.h"
+#include "runner/run/judgement.h"
+#include "runner/run/hostclock.h"
+#include "runner/run/matrix.h"
+#include "runner/sandbox/pgcluster.h"
+#include "runner/load/preflight.h"
+#include "runner/sandbox/procs.h"
+#include "runner/util/root.h"
+#include "runner/sandbox/sandbox.h"
+#include "runner/sandbox/spawn.h"
+#include "runner/util/units.h"
+#include "runner/run/verdict.h"
+#include "fixtures/contract.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    g_stop = sig;
+}
+
+struct curve {
+    struct kb_contract c;
+    struct kb_plan plan;
+    struct kb_srv fx;           /* placement, sandbox, the fixture now running (fx.rt), the
+                                * load child */
+    const char *run, *backend;
+    int free_ports;
+    /* the fixture now running */
+    int repeat, preflight_failed;
+    int harness_error;         /* the harness kept it from starting (preflight_reason says
+                                * how): its points are not judged but left to redo */
+    char fixdir[4096], preflight_reason[512];
+    struct kb_pgrun pg;        /* the db route's PostgreSQL, started with the fixture */
+    /* progress */
+    size_t finished, ran;
+    double run_secs;
+    struct kb_calibrate_result *cal;   /* --calibrate: the client's proven margin, or NULL */
+};
+
+/* ---- options -------------------------------------------------------------------------- */
+
+static int usage(FILE *f)
+{
+    fprintf(f,
+        "usage: kneebench curve --run DIR [options]\n"
+        "  --profile paper|quick   durations from the contract's profile (default paper)\n"
+        "  --runtimes a,b --routes a,b --rates r1,r2   narrow the matrix\n"
+        "  --duration D --warmup D --drain D --threads N --connections N   override\n"
+        "                          (durations: 30, 30s, 500ms, 2m)\n"
+        "  --repeats N             repeat the matrix, runtime order rotated per repeat\n"
+        "  --backend native|docker|remote  sandbox backend (default native)\n"
+        "  --agent HOST:PORT       remote: the fixture host's `kneebench serve-agent`\n"
+        "  --target IPV4           remote: the fixture host's address for the load, the\n"
+        "                          readiness wait and pre/postflight (default: the agent's)\n"
+        "  --image IMG             the docker backend's image (default $KB_DOCKER_IMAGE, else\n"
+        "                          kneebench:latest)\n"
+        "  --no-limits             run without cgroups; every point is marked unconstrained\n"
+        "  --server-cpus LIST --client-cpus LIST   placement (default: the contract's)\n"
+        "  --free-ports            give each fixture a free ephemeral port, not the contract's\n"
+        "  --build DIR             where the built fixtures live (default: the tree's build/)\n"
+        "  --load-cmd PATH         the load generator (default: this kneebench, `load`)\n"
+        "  --client-sched fifo|other  load threads SCHED_FIFO 1 (default) or ordinary\n"
+        "  --contract FILE\n"
+        "  --calibrate             prove the client's margin first (kneebench calibrate, into\n"
+        "                          DIR/calibrate); refuse to run if it is not proven\n"
+        "  --force                 with --calibrate: run anyway, points above the margin are\n"
+        "                          marked client-limited\n"
+        "Re-running into the same DIR keeps complete points and redoes the rest.\n"
+        "exit: 0 every point complete, whatever its verdict; 1 some point left without\n"
+        "      complete evidence (re-run to redo it); 2 bad options, or the run could not\n"
+        "      start (setup, calibration refused); 130 interrupted, complete points kept.\n");
+    return f == stdout ? 0 : 2;
+}
+
+enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
+       O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
+       O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET };
+
+static const struct option long_opts[] = {
+    { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
+    { "routes", 1, 0, O_ROUTES }, { "rates", 1, 0, O_RATES },
+    { "duration", 1, 0, O_DURATION }, { "warmup", 1, 0, O_WARMUP }, { "drain", 1, 0, O_DRAIN },
+    { "threads", 1, 0, O_THREADS }, { "connections", 1, 0, O_CONNS },
+    { "repeats", 1, 0, O_REPEATS }, { "backend", 1, 0, O_BACKEND },
+    { "no-limits", 0, 0, O_NOLIMITS }, { "server-cpus", 1, 0, O_SCPUS },
+    { "client-cpus", 1, 0, O_CCPUS }, { "free-ports", 0, 0, O_FREE },
+    { "build", 1, 0, O_BUILD }, { "load-cmd", 1, 0, O_LOADCMD },
+    { "contract", 1, 0, O_CONTRACT }, { "run", 1, 0, O_RUN }, { "image", 1, 0, O_IMAGE },
+    { "calibrate", 0, 0, O_CALIBRATE }, { "force", 0, 0, O_FORCE },
+    { "client-sched", 1, 0, O_CSCHED }, { "agent", 1, 0, O_AGENT }, { "target", 1, 0, O_TARGET },
+    { "help", 0, 0, 'h' },
+    { 0, 0, 0, 0 },
+};
+
+struct args {
+    struct kb_plan_opts plan;
+    const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus, *image;
+    const char *agent, *target;
+    int no_limits, free_ports, client_other, calibrate, force;
+};
+
+/* A duration option (runner/util/units.h: 30, 30s, 500ms, 2m), in seconds within [lo, hi] (lo
+ * excluded when open_lo), as kneebench load takes it: a value outside would otherwise fall
+ * back to the profile's in silence. */
+static int dur_arg(const char *name, const char *s, double lo, int open_lo, double hi,
+                   double *out)
+{
+    if (kb_parse_duration(s, lo, hi, out) || (open_lo && *out == lo)) {
+        fprintf(stderr, "kneebench curve: --%s must be a duration in %s%gs, %gs] (30, 30s, "
+                "500ms, 2m), not '%s'\n", name, open_lo ? "(" : "[", lo, hi, s);
+        return -1;
+    }
+    return 0;
+}
+
+/* An integer option in [lo, hi]. */
+static int int_arg(const char *name, const char *s, long lo, long hi, int *out)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "kneebench curve: --%s must be a whole number in %ld..%ld, not '%s'\n",
+                name, lo, hi, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* The load generator's own bounds (kneebench load), so a curve never plans a point its
+ * load child would refuse. */
+static int number_opt(int o, struct args *a)
+{
+    switch (o) {
+    case O_DURATION: return dur_arg("duration", optarg, 0, 1, 86400, &a->plan.duration_s);
+    case O_WARMUP: return dur_arg("warmup", optarg, 0, 0, 3600, &a->plan.warmup_s);
+    case O_DRAIN: return dur_arg("drain", optarg, 0, 0, 600, &a->plan.drain_s);
+    case O_THREADS: return int_arg("threads", optarg, 1, 256, &a->plan.threads);
+    case O_CONNS: return int_arg("connections", optarg, 1, 60000, &a->plan.connections);
+    default: return int_arg("repeats", optarg, 1, 1000, &a->plan.repeats);
+    }
+}
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+    int o;
+    memset(a, 0, sizeof(*a));
+    a->plan.duration_s = a->plan.warmup_s = a->plan.drain_s = -1;
+    a->backend = "native";
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+        switch (o) {
+        case O_PROFILE: a->plan.profile = optarg; break;
+        case O_RUNTIMES: a->plan.runtimes = optarg; break;
+        case O_ROUTES: a->plan.routes = optarg; break;
+        case O_RATES: a->plan.rates = optarg; break;
+        case O_DURATION: case O_WARMUP: case O_DRAIN: case O_THREADS: case O_CONNS:
+        case O_REPEATS:
+            if (number_opt(o, a) < 0)
+                return 2;
+            break;
+        case O_BACKEND: a->backend = optarg; break;
+        case O_NOLIMITS: a->no_limits = 1; break;
+        case O_SCPUS: a->scpus = optarg; break;
+        case O_CCPUS: a->ccpus = optarg; break;
+        case O_FREE: a->free_ports = 1; break;
+        case O_BUILD: a->build = optarg; break;
+        case O_LOADCMD: a->load_cmd = optarg; break;
+        case O_CONTRACT: a->contract = optarg; break;
+        case O_RUN: a->run = optarg; break;
+        case O_CALIBRATE: a->calibrate = 1; break;
+        case O_FORCE: a->force = 1; break;
+        case O_IMAGE: a->image = optarg; break;
+        case O_AGENT: a->agent = optarg; break;
+        case O_TARGET: a->target = optarg; break;
+        case O_CSCHED:
+            if (strcmp(optarg, "fifo") && strcmp(optarg, "other")) {
+                fprintf(stderr, "kneebench curve: --client-sched is fifo or other, not '%s'\n", optarg);
+                return 2;
+            }
+            a->client_other = !strcmp(optarg, "other");
+            break;
+        case 'h': return usage(stdout) ? 2 : 1;
+        default: return usage(stderr);
+        }
+    }
+    if (optind < argc && !a->run)
+        a->run = argv[optind++];
+    if (!a->run || optind < argc) {
+        fprintf(stderr, "kneebench curve: %s\n", a->run ? "unexpected argument" : "--run DIR is required");
+        return 2;
+    }
+    if ((a->agent || a->target) && strcmp(a->backend, "remote") != 0) {
+        fprintf(stderr, "kneebench curve: --agent and --target are for --backend remote\n");
+        return 2;
+    }
+    if (!strcmp(a->backend, "remote") && !a->agent) {
+        fprintf(stderr, "kneebench curve: --backend remote needs --agent HOST:PORT (the fixture "
+                "host's kneebench serve-agent)\n");
+        return 2;
+    }
+    if (a->image && strcmp(a->backend, "docker") != 0) {
+        fprintf(stderr, "kneebench curve: --image is for --backend docker; the %s backend runs "
+                "the fixtures built on this host\n", a->backend);
+        return 2;
+    }
+    if (!a->image && !strcmp(a->backend, "docker") && getenv("KB_DOCKER_IMAGE") &&
+        *getenv("KB_DOCKER_IMAGE"))
+        a->image = getenv("KB_DOCKER_IMAGE");
+    return 0;
+}
+
+/* ---- plan file (resume) --------------------------------------------------------------- */
+
+static json_t *plan_json(const struct curve *cv)
+{
+    const struct kb_plan *p = &cv->plan;
+    json_t *pts = json_array(), *rates = json_array(), *rts = json_array(), *rts2 = json_array();
+    for (size_t i = 0; i < p->npoints; i++)
+        json_array_append_new(pts, json_pack("{s:s,s:s,s:s,s:I,s:i}", "id", p->points[i].id,
+            "runtime", p->points[i].runtime, "route", p->points[i].route,
+            "rate", (json_int_t)p->points[i].rate, "repeat", p->points[i].repeat));
+    for (size_t i = 0; i < p->nrates; i++)
+        json_array_append_new(rates, json_integer(p->rates[i]));
+    for (size_t i = 0; i < p->runtimes.n; i++)
+        json_array_append_new(rts, json_string(p->runtimes.v[i]));
+    for (size_t i = 0; i < p->routes.n; i++)
+        json_array_append_new(rts2, json_string(p->routes.v[i]));
+    json_t *plan = json_pack("{s:s,s:f,s:f,s:f,s:i,s:i,s:i,s:o,s:o,s:o,s:s,s:b,s:s,s:s,"
+                     "s:{s:f,s:I,s:f,s:I},s:o}",
+        "profile", p->profile, "duration_s", p->duration_s, "warmup_s", p->warmup_s,
+        "drain_s", p->drain_s, "threads", p->threads, "connections", p->connections,
+        "repeats", p->repeats, "runtimes", rts, "routes", rts2, "rates", rates,
+        "backend", cv->backend, "unconstrained", cv->fx.no_limits,
+        "server_cpus", cv->fx.server_cpus, "client_cpus", cv->fx.client_cpus,
+        "criteria", "min_delivery", cv->c.min_delivery, "max_p99_us", (json_int_t)cv->c.max_p99_us,
+        "client_cpu_max_fraction", cv->c.client_cpu_max_fraction, "client_lag_p99_max_us",
+        (json_int_t)cv->c.client_lag_p99_max_us, "points", pts);
+    /* what the sandbox adds: a run resumes only against the same fixture host */
+    json_t *keys = kb_sandbox_plan_keys(cv->fx.sandbox);
+    if (plan && keys)
+        json_object_update(plan, keys);
+    json_decref(keys);
+    return plan;
+}
+
+/* A run directory holds one plan: a re-run must ask for the same one to resume it. */
+static int write_or_check_plan(struct curve *cv, char *err, size_t errlen)
+{
+    return kb_srv_plan_file(cv->run, plan_json(cv), "plan (profile, matrix, placement or limits)",
+                           err, errlen);
+}
+
+/* ---- identity ------------------------------------------------------------------------- */
+
+static void runner_hash(char hex[KB_SHA256_HEX])
+{
+    char err[256];
+    if (kb_sha256_file("/proc/self/exe", hex, err, sizeof(err)) < 0)
+        snprintf(hex, KB_SHA256_HEX, "unknown");
+}
+
+/* As the sandbox knows them (an image's own), else this host's. */
+static json_t *runtime_versions(struct curve *cv)
+{
+    json_t *v = json_object();
+    for (size_t i = 0; i < cv->plan.runtimes.n; i++) {
+        const struct kb_runtime *rt = kb_contract_runtime(&cv->c, cv->plan.runtimes.v[i]);
+        const char *known = kb_sandbox_runtime_version(cv->fx.sandbox, rt->name);
+        char *argv[16] = { 0 }, line[512];
+        size_t n = rt->version.n < 15 ? rt->version.n : 15;
+        if (known) {
+            json_object_set_new(v, rt->name, json_string(known));
+            continue;
+        }
+        for (size_t j = 0; j < n; j++)
+            argv[j] = kb_srv_expand(&cv->fx, rt->version.v[j], NULL);
+        if (n && kb_capture_line(argv, line, sizeof(line)) < 0 && !line[0])
+            snprintf(line, sizeof(line), "unavailable");
+        json_object_set_new(v, rt->name, json_string(n ? line : "unknown"));
+        for (size_t j = 0; j < n; j++)
+            free(argv[j]);
+    }
+    return v;
+}
+
+static int write_run_identity(struct curve *cv, int argc, char **argv, char *err, size_t errlen)
+{
+    char hex[KB_SHA256_HEX], chex[KB_SHA256_HEX];
+    json_t *args = json_array(), *run, *extra;
+    time_t t = time(NULL);
+    char when[64];
+    int rc;
+    /* what the sandbox adds (an image's identity: then it, not the host's builds, runs) */
+    if (!(extra = kb_sandbox_run_evidence(cv->fx.sandbox, err, errlen))) {
+        json_decref(args);
+        return -1;
+    }
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    for (int i = 0; i < argc; i++)
+        json_array_append_new(args, json_string(argv[i]));
+    runner_hash(hex);
+    if (kb_sha256_file(cv->c.path, chex, err, errlen) < 0)
+        snprintf(chex, sizeof(chex), "unknown");
+    run = json_pack("{s:s,s:o,s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:{s:i,s:I,s:i,s:s,s:s}}",
+        "started", when, "command_line", args, "runner_sha256", hex, "contract", cv->c.path,
+        "contract_sha256", chex, "host", kb_host_identity(), "runtime_versions",
+        runtime_versions(cv), "backend", cv->backend, "unconstrained", cv->fx.no_limits,
+        "limits_requested", "cpus", cv->c.cpus, "memory_bytes", (json_int_t)cv->c.memory_bytes,
+        "pids", cv->c.pids, "server_cpus", cv->fx.server_cpus, "client_cpus", cv->fx.client_cpus);
+    if (run)
+        json_object_update(run, extra);
+    json_decref(extra);
+    /* the fixture's own MHD (the host build's, or the image's), from its version line */
+    json_object_set_new(run, "libmicrohttpd",
+                        kb_fixture_mhd_version(json_object_get(run, "runtime_versions")));
+    rc = kb_srv_run_file(cv->run, run, t, err, errlen);
+    json_decref(run);
+    return rc;
+}
+
+/* ---- the fixture ---------------------------------------------------------------------- */
+
+static void stop_fixture(struct curve *cv)
+{
+    char err[512];
+    if (kb_srv_stop(&cv->fx, err, sizeof(err)) < 0)
+        fprintf(stderr, "kneebench curve: %s\n", err);
+    cv->fx.rt = NULL;
+    if (kb_pgrun_stop(&cv->pg, err, sizeof(err)) < 0)
+        fprintf(stderr, "kneebench curve: %s\n", err);
+}
+
+/* Preflight every planned route this runtime serves; the first failure is the reason. */
+static void preflight_all(struct curve *cv, json_t *out)
+{
+    for (size_t i = 0; i < cv->plan.routes.n; i++) {
+        const struct kb_route *r = kb_contract_route(&cv->c, cv->plan.routes.v[i]);
+        char reason[512] = "";
+        if (!kb_route_served_by(r, cv->fx.rt->name))
+            continue;   /* the plan has no points for it */
+        /* the db pool connects after the port opens: give that route time to answer */
+        int ok = (cv->pg.running && !strcmp(r->name, "db")
+                      ? kb_pgrun_wait_route(cv->fx.port, r, 15000, kb_srv_alive, &cv->fx, reason,
+                                            sizeof(reason))
+                      : kb_preflight_route_at(cv->fx.target, cv->fx.port, r, reason,
+                                              sizeof(reason))) == 0;
+        json_object_set_new(out, r->name, json_pack("{s:b,s:s}", "ok", ok, "reason", reason));
+        if (!ok && !cv->preflight_failed) {
+            cv->preflight_failed = 1;
+            snprintf(cv->preflight_reason, sizeof(cv->preflight_reason), "%s", reason);
+        }
+    }
+}
+
+/* The first start of a runtime in this run directory records its identity; every later
+ * start (a restart after a death, a resumed run) must match it, or the points measured
+ * from then on would be of different code. */
+static void check_identity_baseline(struct curve *cv)
+{
+    char path[4300], err[512];
+    json_t *first;
+    kb_path(path, sizeof(path), cv->fixdir, "identity.json");
+    if (!cv->fx.identity)
+        return;
+    if (!(first = json_load_file(path, 0, NULL))) {
+        kb_write_json_atomic(path, cv->fx.identity, err, sizeof(err));
+        return;
+    }
+    if (!json_equal(json_object_get(first, "sha256"), json_object_get(cv->fx.identity, "sha256")) &&
+        !cv->preflight_failed) {
+        cv->preflight_failed = 1;
+        snprintf(cv->preflight_reason, sizeof(cv->preflight_reason),
+                 "changed fixture identity since this run began (see %.300s)", path);
+    }
+    json_decref(first);
+}
+
+/* Start, wait until ready, read the limits back, hash, preflight. Failures are recorded as
+ * the preflight reason of every point this fixture would serve, never fatal to the run. */
+static void start_fixture(struct curve *cv, const struct kb_runtime *rt, int repeat)
+{
+    char *argv[64] = { 0 }, *env[16] = { 0 }, log[4200], err[1024], path[4300];
+    struct kb_fixture_spec spec;
+    json_t *pre = json_object();
+    int rc;
+    cv->fx.rt = rt;
+    cv->repeat = repeat;
+    cv->preflight_failed = cv->harness_error = 0;
+    cv->fx.port = cv->free_ports ? kb_free_port(err, sizeof(err)) : rt->port;
+    snprintf(cv->fixdir, sizeof(cv->fixdir), cv->plan.repeats > 1 ? "%s/fixtures/%s-r%d"
+             : "%s/fixtures/%s", cv->run, rt->name, repeat);
+    kb_mkdirs(cv->fixdir, err, sizeof(err));
+    if (kb_pgrun_wanted(rt, cv->plan.routes.v, cv->plan.routes.n) &&
+        kb_pgrun_start(&cv->pg, kb_path(path, sizeof(path), cv->fixdir, "pg"), err,
+                       sizeof(err)) < 0) {
+        cv->preflight_failed = 1;
+        snprintf(cv->preflight_reason, sizeof(cv->preflight_reason), "PostgreSQL: %.400s", err);
+        goto out;
+    }
+    kb_srv_spec(&cv->fx, cv->fixdir, &cv->pg, cv->c.db_pool_size, argv, env, log, &spec);
+    rc = kb_srv_start(&cv->fx, &spec, cv->fixdir, cv->preflight_reason,
+                     sizeof(cv->preflight_reason));
+    cv->harness_error = rc == KB_FX_HARNESS;
+    cv->preflight_failed = rc < 0 && !cv->harness_error;
+    if (cv->fx.sb) {            /* it runs (its limits or identity may have failed) */
+        check_identity_baseline(cv);
+        preflight_all(cv, pre);
+    }
+out:
+    json_object_set_new(pre, "failed", json_boolean(cv->preflight_failed));
+    json_object_set_new(pre, "harness_error", json_boolean(cv->harness_error));
+    json_object_set_new(pre, "reason", json_string(cv->preflight_reason));
+    json_object_set_new(pre, "port", json_integer(cv->fx.port));
+    snprintf(path, sizeof(path), "%s/preflight.json", cv->fixdir);
+    kb_write_json_atomic(path, pre, err, sizeof(err));
+    json_decref(pre);
+    kb_srv_spec_free(argv, env);
+}
+
+static void ensure_fixture(struct curve *cv, const struct kb_point *pt)
+{
+    const struct kb_runtime *rt = kb_contract_runtime(&cv->c, pt->runtime);
+    /* keep a live fixture; do not retry one that could not start for this runtime */
+    if (cv->fx.rt == rt && cv->repeat == pt->repeat &&
+        (cv->fx.sb ? kb_sandbox_alive(cv->fx.sb) : cv->preflight_failed))
+        return;
+    stop_fixture(cv);
+    start_fixture(cv, rt, pt->repeat);
+}
+
+/* ---- one point ------------------------------------------------------------------------ */
+
+#define CPU_SAMPLES_MAX 1024
+
+struct sampler {
+    const struct curve *cv;
+    FILE *csv;
+    double t0, last_t, last_cpu;
+    double cpu_sum_frac, n;
+    long long rss_max, pss_max;
+    long fds_max, threads_max, procs_max;
+    double cpu_t[CPU_SAMPLES_MAX], cpu_s[CPU_SAMPLES_MAX];   /* monotonic s, server CPU s */
+    size_t ncpu;
+    struct kb_hostclock clock;   /* the server and client CPUs' clocks and governors */
+};
+
+/* The server CPUs are read here only when the fixture runs on this host. */
+#define HOSTCLOCK_CPUS(cv) !kb_sandbox_on_this_host((cv)->fx.sandbox) ? NULL : (cv)->fx.server_cpus, (cv)->fx.client_cpus
+
+/* Server and load child, once a second from the load's start (kb_srv_drive's callback). */
+static void sample_once(void *arg, double t0, double t)
+{
+    struct sampler *s = arg;
+    struct kb_proc_sample srv, cli;
+    double frac;
+    s->t0 = t0;
+    kb_srv_sample_server(&s->cv->fx, &srv);
+    kb_procs_sample(&s->cv->fx.load_pid, 1, &cli);
+    frac = s->n > 0 || s->last_t > 0 ? (srv.cpu_seconds - s->last_cpu) / (t - s->last_t) : 0;
+    fprintf(s->csv, "%.3f,%.2f,%.3f,%lld,%lld,%ld,%ld,%zu,%.2f,%lld\n", t - s->t0,
+            srv.cpu_seconds, frac, srv.rss_bytes, srv.pss_bytes, srv.fds, srv.threads,
+            srv.nprocs, cli.cpu_seconds, cli.rss_bytes);
+    if (s->last_t > 0) {
+        s->cpu_sum_frac += frac;
+        s->n++;
+    }
+    s->last_t = t;
+    s->last_cpu = srv.cpu_seconds;
+    if (s->ncpu < CPU_SAMPLES_MAX) {
+        s->cpu_t[s->ncpu] = t;
+        s->cpu_s[s->ncpu++] = srv.cpu_seconds;
+    }
+#define KB_MAX(a, b) ((a) = (b) > (a) ? (b) : (a))
+    KB_MAX(s->rss_max, srv.rss_bytes);
+    KB_MAX(s->pss_max, srv.pss_bytes);
+    KB_MAX(s->fds_max, srv.fds);
+    KB_MAX(s->threads_max, srv.threads);
+    KB_MAX(s->procs_max, (long)srv.nprocs);
+    kb_hostclock_sample_point(&s->clock, HOSTCLOCK_CPUS(s->cv));
+}
+
+static json_t *command_json(const struct curve *cv, const struct kb_point *pt)
+{
+    const struct kb_route *r = kb_contract_route(&cv->c, pt->route);
+    return json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:i,s:f,s:f,s:f,s:i,s:i,s:s,s:s,s:b,s:s,s:{s:i,s:s,s:s?,s:s?},s:s,s:s,s:s}",
+        "point", pt->id, "runtime", pt->runtime, "route", pt->route, "rate", (json_int_t)pt->rate,
+        "repeat", pt->repeat, "url_path", r->path, "port", cv->fx.port,
+        "duration_s", cv->plan.duration_s, "warmup_s", cv->plan.warmup_s,
+        "drain_s", cv->plan.drain_s, "threads", cv->plan.threads,
+        "connections", cv->plan.connections, "server_cpus", cv->fx.server_cpus,
+        "client_cpus", cv->fx.client_cpus, "unconstrained", cv->fx.no_limits,
+        "client_sched", cv->fx.client_rt ? "fifo" : "other", "expect", "status", r->status, "content_type", r->content_type, "body", r->body,
+        "body_regex", r->body_regex, "load_generator", cv->fx.load_cmd, "fixture_dir", cv->fixdir,
+        "target", cv->fx.target);
+}
+
+/* Run the load child to its end (or until the stop flag), sampling every second. */
+static int drive(struct curve *cv, const struct kb_point *pt, const char *dir,
+                 struct sampler *s, struct kb_point_obs *obs)
+{
+    const struct kb_srv_load ld = { cv->plan.duration_s, cv->plan.warmup_s, cv->plan.drain_s,
+                                   cv->plan.threads, cv->plan.connections };
+    /* killed outright on interrupt: its figures are discarded anyway */
+    const struct kb_srv_sampling sp = { 0, 1.0, INFINITY, sample_once, s, SIGKILL };
+    s->cv = cv;
+    return kb_srv_drive(&cv->fx, &ld, pt->route, pt->rate, dir, &sp, obs);
+}
+
+/* Before a point: the route must answer correctly again, and the server must have gone
+ * quiet (under SETTLE_IDLE_CPU of a CPU over a SETTLE_WINDOW_S window), since an
+ * overloaded fixture may still be working off the previous point's backlog and would start
+ * the next point already busy. Up to SETTLE_MAX_S in all; the time taken, the last window's
+ * server CPU and whether it went quiet are evidence in verdict.json. */
+#define SETTLE_MAX_S 10.0
+#define SETTLE_WINDOW_S 0.3
+#define SETTLE_IDLE_CPU 0.10
+
+struct settled {
+    double seconds;
+    double server_cpu;     /* CPUs over the last window, -1 when none was measured */
+    int quiet;
+};
+
+static int settle_alive(const struct curve *cv, double t0)
+{
+    return !g_stop && cv->fx.sb && kb_sandbox_alive(cv->fx.sb) && kb_srv_now_s() - t0 < SETTLE_MAX_S;
+}
+
+static struct settled settle(struct curve *cv, const struct kb_point *pt)
+{
+    const struct kb_route *r = kb_contract_route(&cv->c, pt->route);
+    struct settled st = { 0, -1, 0 };
+    struct kb_proc_sample a, b;
+    double t0 = kb_srv_now_s(), ta, tb;
+    char err[512];
+    while (settle_alive(cv, t0) &&
+           kb_preflight_route_at(cv->fx.target, cv->fx.port, r, err, sizeof(err)) < 0)
+        kb_sleep_ms(100);
+    kb_srv_sample_server(&cv->fx, &a);
+    ta = kb_srv_now_s();
+    while (!st.quiet && settle_alive(cv, t0)) {
+        kb_sleep_ms((long)(SETTLE_WINDOW_S * 1000));
+        kb_srv_sample_server(&cv->fx, &b);
+        tb = kb_srv_now_s();
+        st.server_cpu = (b.cpu_seconds - a.cpu_seconds) / (tb - ta);
+        st.quiet = st.server_cpu < SETTLE_IDLE_CPU;
+        a = b;
+        ta = tb;
+    }
+    st.seconds = kb_srv_now_s() - t0;
+    return st;
+}
+
+/* The server's cumulative CPU at monotonic time t, interpolated between the samples
+ * around it; NAN outside them. */
+static double cpu_at(const struct sampler *s, double t)
+{
+    for (size_t i = 1; i < s->ncpu; i++)
+        if (s->cpu_t[i - 1] <= t && t <= s->cpu_t[i]) {
+            double span = s->cpu_t[i] - s->cpu_t[i - 1];
+            double f = span > 0 ? (t - s->cpu_t[i - 1]) / span : 0;
+            return s->cpu_s[i - 1] + f * (s->cpu_s[i] - s->cpu_s[i - 1]);
+        }
+    return NAN;
+}
+
+/* The server's cost per response: its CPU over the measured interval (the load reports
+ * the interval's ends on the same monotonic clock as the samples) over the responses that
+ * ended inside it. Where the knee lies past the client's reach, this still tells runtimes
+ * apart: 1 / cost is what one CPU would serve. Nulls when it cannot be measured. */
+static void server_cost(json_t *server, const struct sampler *s, json_t *load)
+{
+    double a = json_number_value(json_object_get(load, "interval_start_mono_s"));
+    double b = json_number_value(json_object_get(load, "interval_end_mono_s"));
+    double n = json_number_value(json_object_get(load, "completed_in_window"));
+    double cpu = a > 0 && b > a ? cpu_at(s, b) - cpu_at(s, a) : NAN;
+    double us = n > 0 && cpu > 0 ? cpu * 1e6 / n : NAN;
+    json_object_set_new(server, "cpu_interval_s", kb_json_figure(cpu));
+    json_object_set_new(server, "cpu_us_per_response", kb_json_figure(us));
+    json_object_set_new(server, "capacity_estimate_rps", isfinite(us) ? json_real(1e6 / us) : json_null());
+}
+
+static json_t *verdict_json(const struct curve *cv, const struct kb_point *pt,
+                            enum kb_verdict v, const char *reason, json_t *load,
+                            const struct sampler *s, double wall)
+{
+    json_t *j = json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:s,s:b,s:f,s:s}", "point", pt->id,
+        "runtime", pt->runtime, "route", pt->route, "rate", (json_int_t)pt->rate,
+        "repeat", pt->repeat, "verdict", kb_verdict_name(v), "reason", reason,
+        "unconstrained", cv->fx.no_limits, "wall_s", wall, "identity_sha256",
+        cv->fx.identity ? json_string_value(json_object_get(cv->fx.identity, "sha256")) : "");
+    json_object_set_new(j, "server", json_pack("{s:f,s:I,s:I,s:I,s:I,s:I,s:i}",
+        "cpu_mean_fraction", s->n > 0 ? s->cpu_sum_frac / s->n : 0.0,
+        "rss_max_bytes", (json_int_t)s->rss_max, "pss_max_bytes", (json_int_t)s->pss_max,
+        "fds_max", (json_int_t)s->fds_max, "threads_max", (json_int_t)s->threads_max,
+        "procs_max", (json_int_t)s->procs_max, "samples", (int)s->n + (s->last_t > 0)));
+    server_cost(json_object_get(j, "server"), s, load);
+    json_object_set(j, "load", load ? load : json_null());
+    return j;
+}
+
+static void progress(struct curve *cv, const struct kb_point *pt, const char *verdict,
+                     json_t *load, int kept)
+{
+    double left = (double)(cv->plan.npoints - cv->finished);
+    double per = cv->ran ? cv->run_secs / (double)cv->ran
+                         : cv->plan.warmup_s + cv->plan.duration_s + cv->plan.drain_s + 1;
+    double eta = left * per;
+    json_t *lat = json_object_get(load, "corrected_us");
+    json_t *p99 = json_object_get(lat, "p99");
+    char p99s[32];
+    /* no latency is "-", never 0; a lower bound (unanswered requests) is ">=" */
+    if (!json_is_number(p99))
+        snprintf(p99s, sizeof(p99s), "-");
+    else
+        snprintf(p99s, sizeof(p99s), "%s%.2f",
+                 json_is_true(json_object_get(json_object_get(lat, "is_bound"), "p99")) ? ">=" : "",
+                 json_number_value(p99) / 1000.0);
+    printf("[%*zu/%zu] %-12s %-10s %6ld/s  achieved %8.0f/s  p99 %11s ms  %-14s %s eta %dm%02ds\n",
+           cv->plan.npoints >= 100 ? 3 : 2, cv->finished, cv->plan.npoints, pt->runtime,
+           pt->route, pt->rate, json_number_value(json_object_get(load, "achieved_rps")),
+           p99s, verdict, kept ? "(kept)" : "", (int)eta / 60, (int)eta % 60);
+    fflush(stdout);
+}
+
+static int point_done(const struct curve *cv, const struct kb_point *pt, char *dir, size_t len)
+{
+    char marker[4300];
+    snprintf(dir, len, "%s/points/%s", cv->run, pt->id);
+    kb_path(marker, sizeof(marker), dir, "DONE");
+    return kb_file_exists(marker);
+}
+
+static void show_kept(struct curve *cv, const struct kb_point *pt, const char *dir)
+{
+    char path[4300];
+    json_t *v;
+    kb_path(path, sizeof(path), dir, "verdict.json");
+    v = json_load_file(path, 0, NULL);
+    cv->finished++;
+    progress(cv, pt, json_string_value(json_object_get(v, "verdict")),
+             json_object_get(v, "load"), 1);
+    json_decref(v);
+}
+
+/* Temporary files an interrupted run left in a point it did not finish (a runner killed
+ * with -9 renames nothing): the point is redone from nothing. */
+static void remove_leftovers(const char *dir)
+{
+    char path[4300];
+    struct dirent *e;
+    DIR *d = opendir(dir);
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".tmp"))
+            unlink(kb_path(path, sizeof(path), dir, e->d_name));
+    if (d)
+        closedir(d);
+}
+
+/* Evidence in order: command, samples, host clocks, verdict (with the load figures), marker
+ * last. */
+static int run_point(struct curve *cv, const struct kb_point *pt, const char *dir)
+{
+    struct kb_criteria crit = kb_criteria_of(&cv->c);
+    struct kb_point_obs obs = { 0 };
+    struct kb_point_load lr;
+    struct sampler s = { 0 };
+    char path[4300], err[512], reason[768];
+    json_t *j, *load = NULL;
+    double t0 = kb_srv_now_s();
+    struct settled st = { 0, -1, 0 };
+    struct kb_judgement jd;
+    int rc = -1;
+
+    memset(&lr, 0, sizeof(lr));
+    if (kb_mkdirs(dir, err, sizeof(err)) < 0)
+        goto out;
+    kb_path(path, sizeof(path), dir, "DONE");
+    unlink(path);
+    remove_leftovers(dir);
+    ensure_fixture(cv, pt);
+    if (g_stop)
+        goto out;       /* interrupted while starting: no verdict, redone on resume */
+    if (cv->harness_error) {
+        /* not the fixture's doing: no verdict charged to it, no marker, redone later */
+        fprintf(stderr, "kneebench curve: %s not run, left to redo: %s\n", pt->id,
+                cv->preflight_reason);
+        goto out;
+    }
+    j = command_json(cv, pt);
+    kb_path(path, sizeof(path), dir, "command.json");
+    kb_write_json_atomic(path, j, err, sizeof(err));
+    json_decref(j);
+    kb_path(path, sizeof(path), dir, "samples.csv.tmp");
+    if (!(s.csv = kb_fopen_tmp(path)))
+        goto out;
+    fprintf(s.csv, "t_s,server_cpu_s,server_cpu_fraction,server_rss_bytes,server_pss_bytes,"
+                   "server_fds,server_threads,server_procs,client_cpu_s,client_rss_bytes\n");
+    if (cv->preflight_failed) {
+        obs.preflight_failed = 1;
+        snprintf(obs.preflight_reason, sizeof(obs.preflight_reason), "%.200s", cv->preflight_reason);
+    } else if ((st = settle(cv, pt)), drive(cv, pt, dir, &s, &obs) < 0) {
+        goto out;       /* interrupted: no marker, the point is redone on resume */
+    } else {
+        /* one sample after the load ended, so the interval's end lies between two */
+        if (s.ncpu > 0)
+            sample_once(&s, s.t0, kb_srv_now_s());
+        kb_srv_read_load(dir, &obs, &lr, &load);
+        kb_srv_postflight(&cv->fx, kb_contract_route(&cv->c, pt->route), &obs);
+    }
+    fclose(s.csv);
+    s.csv = NULL;
+    kb_path(reason, sizeof(reason), dir, "samples.csv");
+    rename(path, reason);
+    /* judged_by keeps what the judgement read beside load.json: the report re-derives it */
+    kb_judge_point(&lr, &obs, &crit, cv->cal, (double)pt->rate, &jd);
+    j = verdict_json(cv, pt, jd.verdict, jd.reason, load, &s, kb_srv_now_s() - t0);
+    kb_judgement_record(j, &jd, &obs, &crit, cv->cal != NULL);
+    json_object_set_new(j, "settle_s", json_real(st.seconds));
+    json_object_set_new(j, "settle_server_cpu", st.server_cpu < 0 ? json_null() : json_real(st.server_cpu));
+    json_object_set_new(j, "settle_quiet", json_boolean(st.quiet));
+    kb_path(path, sizeof(path), dir, "verdict.json");
+    rc = kb_hostclock_write_point(&s.clock, HOSTCLOCK_CPUS(cv), dir, err, sizeof(err));
+    if (rc == 0)
+        rc = kb_write_json_atomic(path, j, err, sizeof(err));
+    json_decref(j);
+    j = json_pack("{s:s,s:s}", "point", pt->id, "verdict", kb_verdict_name(jd.verdict));
+    kb_path(path, sizeof(path), dir, "DONE");
+    if (rc == 0)
+        rc = kb_write_json_atomic(path, j, err, sizeof(err));
+    json_decref(j);
+    if (rc < 0)
+        fprintf(stderr, "kneebench curve: %s\n", err);
+    cv->finished++;
+    if (!obs.preflight_failed) {    /* only driven points predict the ETA */
+        cv->ran++;
+        cv->run_secs += kb_srv_now_s() - t0;
+    }
+    progress(cv, pt, kb_verdict_name(jd.verdict), load, 0);
+out:
+    if (s.csv)
+        fclose(s.csv);
+    json_decref(load);
+    return rc;
+}
+
+/* ---- setup and the whole run ---------------------------------------------------------- */
+
+/* 1 when a planned runtime would need the run's PostgreSQL (the db route). */
+static int db_planned(const struct curve *cv)
+{
+    for (size_t i = 0; i < cv->plan.runtimes.n; i++) {
+        const struct kb_runtime *rt = kb_contract_runtime(&cv->c, cv->plan.runtimes.v[i]);
+        if (rt && kb_pgrun_wanted(rt, cv->plan.routes.v, cv->plan.routes.n))
+            return 1;
+    }
+    return 0;
+}
+
+static int setup(struct curve *cv, const struct args *a, char *err, size_t errlen)
+{
+    const struct kb_srv_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
+                                   a->ccpus, a->load_cmd, a->no_limits, a->client_other,
+                                   a->image, a->agent, a->target };
+    cv->run = a->run;
+    cv->backend = a->backend;
+    cv->free_ports = a->free_ports;
+    cv->fx.stop = &g_stop;      /* readiness polling gives up on Ctrl-C too */
+    if (kb_contract_load(a->contract ? a->contract : kb_root_contract(), &cv->c, err,
+                         errlen) < 0)
+        return -1;
+    if (kb_matrix_plan(&cv->c, &a->plan, &cv->plan, err, errlen) < 0)
+        return -1;
+    if (kb_srv_setup(&cv->fx, &cv->c, &fo, err, errlen) < 0)
+        return -1;
+    /* the run's PostgreSQL runs on this host */
+    if (!kb_sandbox_on_this_host(cv->fx.sandbox) && db_planned(cv)) {
+        snprintf(err, errlen, "--backend %s: the db route needs PostgreSQL beside the "
+                 "fixture, which serve-agent does not start; narrow --routes", cv->backend);
+        return -1;
+    }
+    return kb_mkdirs(cv->run, err, errlen);
+}
+
+static void cleanup(struct curve *cv)
+{
+    kb_srv_kill_load(&cv->fx, SIGKILL);
+    stop_fixture(cv);
+    kb_srv_close(&cv->fx);
+    kb_plan_free(&cv->plan);
+    kb_contract_free(&cv->c);
+    free(cv->cal);
+}
+
+/* --calibrate: prove the client's margin over the plan's top rate (reusing a complete
+ * DIR/calibrate/calibrate.json on resume). -1 when it cannot run or, without --force, when
+ * the margin is not proven. */
+static int calibrate_gate(struct curve *cv, const struct args *a, char *err, size_t errlen)
+{
+    struct kb_calibrate_cfg cfg = { .warmup_s = -1, .progress = stdout };
+    char dir[4200], path[4300];
+    double top = 0;
+
+    for (size_t i = 0; i < cv->plan.nrates; i++)
+        top = cv->plan.rates[i] > top ? (double)cv->plan.rates[i] : top;
+    kb_path(dir, sizeof(dir), cv->run, "calibrate");
+    kb_path(path, sizeof(path), dir, "calibrate.json");
+    if (!(cv->cal = calloc(1, sizeof(*cv->cal))) || kb_mkdirs(dir, err, errlen) < 0)
+        return -1;
+    if (kb_calibrate_read(path, cv->cal, err, errlen) < 0 || cv->cal->up_to_rps < top) {
+        cfg.out_dir = dir;
+        cfg.contract_path = cv->c.path;
+        cfg.kneebench = cv->fx.load_cmd;
+        cfg.build_dir = cv->fx.build;
+        cfg.server_cpus = cv->fx.server_cpus;
+        cfg.client_cpus = cv->fx.client_cpus;
+        cfg.up_to_rps = top;
+        cfg.threads = cv->plan.threads;
+        cfg.connections = cv->plan.connections;
+        cfg.client_rt = cv->fx.client_rt;
+        if (kb_calibrate(&cfg, cv->cal, err, errlen) < 0)
+            return -1;
+    }
+    printf("kneebench curve: client margin %.0f req/s, %s %.0f (%.2f x %.0f)%s\n",
+           cv->cal->margin_rps, cv->cal->proven ? "proves" : "does NOT prove",
+           cv->cal->required_rps, cv->cal->factor, top,
+           !cv->cal->proven && a->force ? "; --force: points above it are client-limited" : "");
+    if (!cv->cal->proven && !a->force) {
+        snprintf(err, errlen, "the client cannot prove its margin (see %.600s); --force runs "
+                 "anyway and marks the points above it client-limited", path);
+        return -1;
+    }
+    return 0;
+}
+
+static int run_all(struct curve *cv)
+{
+    char dir[4200];
+    int failures = 0;
+    for (size_t i = 0; i < cv->plan.npoints && !g_stop; i++) {
+        const struct kb_point *pt = &cv->plan.points[i];
+        if (point_done(cv, pt, dir, sizeof(dir)))
+            show_kept(cv, pt, dir);
+        else if (run_point(cv, pt, dir) < 0 && !g_stop)
+            failures++;
+    }
+    return failures;
+}
+
+int cmd_curve(int argc, char **argv)
+{
+    struct curve cv;
+    struct args a;
+    char err[1024], path[4200], where[600];
+    double t0 = kb_srv_now_s();
+    int rc = parse_args(argc, argv, &a), failures;
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    memset(&cv, 0, sizeof(cv));
+    kb_srv_signals(on_signal);
+    if (setup(&cv, &a, err, sizeof(err)) < 0 || write_or_check_plan(&cv, err, sizeof(err)) < 0 ||
+        write_run_identity(&cv, argc, argv, err, sizeof(err)) < 0) {
+        fprintf(stderr, "kneebench curve: %s\n", err);
+        cleanup(&cv);
+        return 2;
+    }
+    /* what a runner killed with -9 left (the cgroups of any run; the unconstrained
+     * fixtures this run directory recorded) would hold the ports and the server CPUs */
+    if (kb_sandbox_sweep_stale(cv.fx.sandbox) > 0)
+        fprintf(stderr, "kneebench curve: removed cgroups left by an earlier run\n");
+    if (kb_srv_sweep_sessions(&cv.fx, kb_path(path, sizeof(path), cv.run, "fixtures")) > 0)
+        fprintf(stderr, "kneebench curve: stopped unconstrained fixtures left by an earlier "
+                "run\n");
+    if (a.calibrate && calibrate_gate(&cv, &a, err, sizeof(err)) < 0) {
+        fprintf(stderr, "kneebench curve: %s\n", err);
+        cleanup(&cv);
+        return 2;
+    }
+    kb_sandbox_describe(cv.fx.sandbox, where, sizeof(where));
+    printf("kneebench curve: %zu points into %s (profile %s, backend %s%s%s, server CPUs %s, "
+           "client CPUs %s)\n", cv.plan.npoints, cv.run, cv.plan.profile, cv.backend, where,
+           cv.fx.no_limits ? ", UNCONSTRAINED" : "", cv.fx.server_cpus, cv.fx.client_cpus);
+    fflush(stdout);
+    failures = run_all(&cv);
+    cleanup(&cv);
+    if (g_stop) {
+        fprintf(stderr, "kneebench curve: interrupted; complete points are kept, re-run to "
+                "resume\n");
+        return 130;
+    }
+    printf("kneebench curve: done in %.0f s\n", kb_srv_now_s() - t0);
+    return failures ? 1 : 0;
+}

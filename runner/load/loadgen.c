@@ -1,0 +1,1121 @@
+/* loadgen.c -- threads, connections and the epoll loop of `kneebench load`.
+ *
+ * Design. Each thread owns a slice of the connections, one epoll instance, one schedule
+ * (runner/load/schedule.h) and one FIFO of due-but-unsent requests; threads share nothing while
+ * running, and the main thread merges their counters and histograms after joining them.
+ * The caller sizes the thread count to the client's CPUs (cmd_load.c): on a VM a wake-up
+ * costs more CPU than the send it serves, and threads sharing a CPU multiply the wake-ups,
+ * so four threads on one CPU cost twice what one does at 20k req/s. With a CPU per thread
+ * each is pinned to its own.
+ * Startup: every thread opens all its connections, then two barriers let the main thread
+ * fix the common start time t0 once every connection is up (no staggering). The loop:
+ *   1. take every request whose intended time has come (never early, never ahead) into
+ *      the FIFO; 2. hand FIFO requests, oldest first, to free connections (one request in
+ *      flight per connection; none free: they wait, their latency counting from the intended
+ *      time); 3. sleep in epoll_pwait2 until the next intended time (1 ns timer slack, so
+ *      the wake-up is within microseconds), or with a send quantum until the grid point
+ *      after it (see send_quantum); 4. read responses, parse and check them.
+ * Response times come from the kernel's receive timestamp (SO_TIMESTAMPNS) unless
+ * --eager-rx, so while a send is due within LAZY_NS and no request is queued the thread
+ * need not wake for each response: it sleeps until the send and collects responses then,
+ * with their true arrival times -- one wake-up per send, at any rate. When requests are
+ * queued for connections (an overloaded server), responses are collected on the quantum's
+ * grid rather than one wake-up each, so a slow server cannot make the client look busy.
+ * The client's own lateness is measured, not guessed from its CPU: send lag (a write past
+ * its intended time) and rx delay (a read past the response's arrival or the planned
+ * wake-up) are histograms, the direct evidence that a busy client distorted a point.
+ * After the last scheduled request the loop drains for at most drain_s; measured requests
+ * still queued or in flight then are counted as timeouts, so every request ends once, and
+ * enter corrected latency at the lower bound they had reached.
+ * The hot path makes no allocation: requests are pre-formatted, the read buffer is per
+ * thread, parsers live in the connection slots, and the FIFO only grows (rarely). */
+#define _GNU_SOURCE
+#include "runner/load/loadgen.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner/load/schedule.h"
+
+const char *const kb_err_kind_names[KB_ERR_KINDS] = {
+    "connect", "read", "write", "timeout", "peer_close", "malformed"
+};
+
+#define READ_BUF 65536
+#define MAX_EVENTS 256
+#define RETRY_NS (100 * KB_NS_PER_MS)      /* back-off after a failed connect */
+#define SCAN_NS (10 * KB_NS_PER_MS)        /* how often request timeouts are checked */
+/* Sleep through responses when the next send is this close. Their kernel receive times
+ * are kept, so collecting them at the send costs no accuracy, and a wake-up per response
+ * would make a slow rate dearer per request than a fast one. Not longer than the scan. */
+#define LAZY_NS SCAN_NS
+
+enum conn_state { C_DOWN, C_CONNECTING, C_READY };
+
+struct conn {
+    int fd;
+    enum conn_state state;
+    int busy;                /* a request is assigned */
+    int written;             /* ...and fully written */
+    int in_free;             /* listed in the free stack */
+    int want_out;            /* EPOLLOUT currently registered */
+    int measured;
+    uint64_t n;
+    kb_mono_t intended, assigned, sent;
+    kb_mono_t avail;         /* when it could last take a request: connected, or its last response ended */
+    size_t woff;
+    kb_mono_t retry_at;      /* C_DOWN: when to reconnect */
+    struct kb_resp parser;
+};
+
+struct pending {
+    uint64_t n;
+    kb_mono_t intended;
+};
+
+struct thread {
+    const struct kb_load_config *cfg;
+    unsigned index;
+    pthread_t tid;
+    int epfd;
+    struct conn *conns;
+    int nconns;
+    int *free_ring;          /* free connections, longest free first */
+    int free_head, nfree;
+    struct pending *fifo;
+    size_t fifo_cap, fifo_head, fifo_len;
+    struct kb_schedule sched;
+    kb_mono_t measure_start; /* intended time of the first measured request */
+    kb_mono_t measure_end;   /* intended time of the first request after the interval */
+    uint64_t measured_outstanding;
+    kb_mono_t real_offset;   /* CLOCK_REALTIME - CLOCK_MONOTONIC, refreshed every wake-up */
+    struct kb_load_counts c;
+    struct kb_hist corrected, uncorrected, lag, conn_wait, rx_delay;
+    int64_t bound_from_us;   /* smallest lower bound recorded in corrected */
+    kb_mono_t look_at;       /* when this wake-up meant to read the sockets: a lazy sleep's
+                                end, else 0 (at each response's arrival) */
+    struct kb_hlog_recorder rec;  /* per-second series, when the run collects one */
+    int recording;
+    struct kb_load_req_record *log;  /* --requests-log: preallocated, at most this thread's share */
+    uint64_t log_n, log_cap;
+    int log_truncated;
+    kb_mono_t log_base;              /* the measured interval's start */
+    int got_rt;
+    char first_error[256];
+    char setup_error[256];
+    struct shared *shared;
+    char buf[READ_BUF];
+};
+
+struct shared {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int go;                  /* 1: every thread exists, start; -1: setup failed, leave */
+    pthread_barrier_t opened, started;
+    _Atomic kb_mono_t t0;
+    struct kb_hlog_collector *series;   /* set before the start barrier, or NULL */
+};
+
+/* Threads wait here until all of them were created, so that a failed pthread_create can
+ * still be unwound (the barriers count every thread). */
+static int wait_go(struct shared *sh)
+{
+    int go;
+    pthread_mutex_lock(&sh->mu);
+    while (!sh->go)
+        pthread_cond_wait(&sh->cv, &sh->mu);
+    go = sh->go;
+    pthread_mutex_unlock(&sh->mu);
+    return go;
+}
+
+static void set_go(struct shared *sh, int go)
+{
+    pthread_mutex_lock(&sh->mu);
+    sh->go = go;
+    pthread_cond_broadcast(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
+}
+
+static void note_error(struct thread *t, const char *what, const char *detail)
+{
+    if (!t->first_error[0])
+        snprintf(t->first_error, sizeof(t->first_error), "%s%s%s", what, detail ? ": " : "",
+                 detail ? detail : "");
+}
+
+/* ---- connections ---------------------------------------------------------------------- */
+
+static void free_push(struct thread *t, int i)
+{
+    struct conn *c = &t->conns[i];
+    if (c->in_free || c->busy || c->state == C_DOWN)
+        return;
+    c->in_free = 1;
+    t->free_ring[(t->free_head + t->nfree++) % t->nconns] = i;
+}
+
+/* Oldest free first: a request then goes out on a connection that was free before any
+ * other, so that when responses are collected late (at a grid wake-up, or lazily) a
+ * connection freed a moment ago does not make its wait look like conn_wait, the server's
+ * doing, while others had been idle all along. */
+static int free_pop(struct thread *t)
+{
+    while (t->nfree > 0) {
+        int i = t->free_ring[t->free_head];
+        struct conn *c = &t->conns[i];
+        t->free_head = (t->free_head + 1) % t->nconns;
+        t->nfree--;
+        c->in_free = 0;
+        if (!c->busy && c->state != C_DOWN)
+            return i;
+    }
+    return -1;
+}
+
+static void set_events(struct thread *t, int i, int want_out)
+{
+    struct conn *c = &t->conns[i];
+    struct epoll_event ev = { .events = EPOLLIN | (want_out ? EPOLLOUT : 0), .data.u32 = (uint32_t)i };
+    if (c->want_out != want_out) {
+        epoll_ctl(t->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+        c->want_out = want_out;
+    }
+}
+
+/* Start a non-blocking connect. On immediate failure the slot backs off. */
+static void conn_open(struct thread *t, int i, kb_mono_t now)
+{
+    struct conn *c = &t->conns[i];
+    int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT, .data.u32 = (uint32_t)i };
+    c->fd = fd;
+    if (fd < 0)
+        goto fail;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (t->cfg->rx_timestamps)
+        setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+    if (connect(fd, (const struct sockaddr *)&t->cfg->addr, sizeof(t->cfg->addr)) < 0 &&
+        errno != EINPROGRESS)
+        goto fail;
+    if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+        goto fail;
+    c->state = C_CONNECTING;
+    c->want_out = 1;
+    free_push(t, i);
+    return;
+fail:
+    note_error(t, "connect", strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    c->fd = -1;
+    c->state = C_DOWN;
+    c->retry_at = now + RETRY_NS;
+    t->c.connect_failures++;
+}
+
+static void conn_close(struct thread *t, int i)
+{
+    struct conn *c = &t->conns[i];
+    if (c->fd >= 0)
+        close(c->fd);     /* close() also removes it from the epoll set */
+    c->fd = -1;
+    c->state = C_DOWN;
+    c->want_out = 0;
+}
+
+/* Close and reconnect at once (a peer close, Connection: close, a timeout). */
+static void conn_recycle(struct thread *t, int i, kb_mono_t now)
+{
+    conn_close(t, i);
+    t->c.reconnects++;
+    conn_open(t, i, now);
+}
+
+/* ---- request outcomes ----------------------------------------------------------------- */
+
+/* --requests-log: one store into the thread's preallocated array, nothing else on the hot
+ * path; past the thread's share the record is dropped and the run says it was truncated. */
+static void log_request(struct thread *t, kb_mono_t intended, kb_mono_t sent, kb_mono_t received,
+                        int status, int err)
+{
+    struct kb_load_req_record *r;
+    if (!t->cfg->requests_log_max)
+        return;
+    if (t->log_n >= t->log_cap) {
+        t->log_truncated = 1;
+        return;
+    }
+    r = &t->log[t->log_n++];
+    r->intended = (int64_t)(intended - t->log_base);
+    r->sent = sent ? (int64_t)(sent - t->log_base) : -1;
+    r->received = received ? (int64_t)(received - t->log_base) : -1;
+    r->status = status;
+    r->err = err;
+}
+
+static void request_done(struct thread *t, struct conn *c)
+{
+    c->busy = 0;
+    if (c->measured)
+        t->measured_outstanding--;
+}
+
+/* A measured request given up unanswered at now: its latency is at least now - intended,
+ * and that lower bound goes into corrected (runner/load/loadgen.h says why). */
+static void record_bound(struct thread *t, kb_mono_t intended, kb_mono_t now)
+{
+    int64_t us = now > intended ? (int64_t)((now - intended) / KB_NS_PER_US) : 0;
+    kb_hist_record(&t->corrected, us);
+    t->c.bounded++;
+    if (us < t->bound_from_us)
+        t->bound_from_us = us;
+    if (t->recording)
+        kb_hlog_recorder_bound(&t->rec, us, now);
+}
+
+/* A measured timeout is a lower bound on latency; other errors end the request there. */
+static void count_error(struct thread *t, enum kb_err_kind kind, kb_mono_t intended, kb_mono_t now)
+{
+    t->c.errors[kind]++;
+    if (kind == KB_ERR_TIMEOUT)
+        record_bound(t, intended, now);
+    else if (t->recording)
+        kb_hlog_recorder_error(&t->rec, now);
+}
+
+static void request_failed(struct thread *t, struct conn *c, enum kb_err_kind kind, const char *detail)
+{
+    if (c->measured) {
+        count_error(t, kind, c->intended, kb_mono_now());
+        log_request(t, c->intended, c->written ? c->sent : 0, 0, 0, (int)kind);
+    }
+    note_error(t, kb_err_kind_names[kind], detail);
+    request_done(t, c);
+}
+
+static void record_response(struct thread *t, struct conn *c, kb_mono_t now)
+{
+    const struct kb_resp *p = &c->parser;
+    int mismatch = 0;
+    /* What the server delivered while the interval ran, whichever phase the request was
+     * scheduled in: an overloaded server spends the interval's start on the warmup's queue
+     * and the drain on the interval's, and counting only measured requests would charge it
+     * for the one and credit it with the other. */
+    if (now >= t->measure_start && now < t->measure_end)
+        t->c.window_completed++;
+    if (!c->measured)
+        return;
+    t->c.completed++;
+    if (now < t->measure_end)
+        t->c.interval_completed++;
+    if (p->status < KB_LOAD_STATUS_MAX)
+        t->c.status[p->status]++;
+    else
+        t->c.status_other++;
+    if (p->status < 200 || p->status > 299)
+        t->c.non2xx++;
+    log_request(t, c->intended, c->sent, now, p->status, -1);
+    if (!kb_resp_status_ok(p)) {
+        t->c.mm_status++;
+        mismatch = 1;
+    }
+    if (!kb_resp_ct_ok(p)) {
+        t->c.mm_content_type++;
+        mismatch = 1;
+    }
+    if (!kb_resp_body_ok(p)) {
+        t->c.mm_body++;
+        mismatch = 1;
+    }
+    if (mismatch) {
+        t->c.mm_total++;
+        note_error(t, "response does not match the contract route", NULL);
+    }
+    kb_hist_record(&t->corrected, (int64_t)((now - c->intended) / KB_NS_PER_US));
+    if (t->recording)
+        kb_hlog_recorder_value(&t->rec, (int64_t)((now - c->intended) / KB_NS_PER_US), now);
+    kb_hist_record(&t->uncorrected, (int64_t)((now - c->sent) / KB_NS_PER_US));
+}
+
+/* ---- sending -------------------------------------------------------------------------- */
+
+/* Send lag is the client's own lateness: from the later of the intended time and the moment
+ * a connection was there to carry the request, to the write. Waiting for a connection (all
+ * of them busy with a slow server, or reconnecting after the server closed one) is the
+ * server's doing and goes to conn_wait instead; both still count in corrected latency. Were
+ * the wait charged to lag, every overloaded point would look client-limited. */
+static void record_send(struct thread *t, const struct conn *c, kb_mono_t now)
+{
+    kb_mono_t ready = c->avail > c->intended ? c->avail : c->intended;
+    kb_hist_record(&t->lag, (int64_t)((now - ready) / KB_NS_PER_US));
+    kb_hist_record(&t->conn_wait, (int64_t)((ready - c->intended) / KB_NS_PER_US));
+}
+
+static void try_write(struct thread *t, int i, kb_mono_t now)
+{
+    struct conn *c = &t->conns[i];
+    const char *req = t->cfg->request;
+    size_t len = t->cfg->request_len;
+    if (c->woff == 0) {
+        /* A fresh reading: earlier sends of the same wake-up took their own time, and this
+         * request's lag and uncorrected latency must start at its own write. */
+        now = kb_mono_now();
+        c->sent = now;
+        if (c->measured)
+            record_send(t, c, now);
+    }
+    while (c->woff < len) {
+        ssize_t w = send(c->fd, req + c->woff, len - c->woff, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                set_events(t, i, 1);
+                return;
+            }
+            if (errno == EINTR)
+                continue;
+            request_failed(t, c, KB_ERR_WRITE, strerror(errno));
+            conn_recycle(t, i, now);
+            return;
+        }
+        c->woff += (size_t)w;
+    }
+    c->written = 1;
+    if (c->measured)
+        t->c.sent++;
+    if (c->want_out)
+        set_events(t, i, 0);
+}
+
+static void assign(struct thread *t, int i, const struct pending *p, kb_mono_t now)
+{
+    struct conn *c = &t->conns[i];
+    c->busy = 1;
+    c->written = 0;
+    c->woff = 0;
+    c->n = p->n;
+    c->intended = p->intended;
+    c->assigned = now;
+    c->measured = kb_schedule_is_measured(&t->sched, p->n);
+    kb_resp_init(&c->parser, t->cfg->expect);
+    if (c->state == C_READY)
+        try_write(t, i, now);
+}
+
+static int fifo_push(struct thread *t, uint64_t n, kb_mono_t intended)
+{
+    if (t->fifo_len == t->fifo_cap) {
+        size_t cap = t->fifo_cap * 2;
+        struct pending *f = malloc(cap * sizeof(*f));
+        if (!f)
+            return -1;
+        for (size_t k = 0; k < t->fifo_len; k++)
+            f[k] = t->fifo[(t->fifo_head + k) % t->fifo_cap];
+        free(t->fifo);
+        t->fifo = f;
+        t->fifo_cap = cap;
+        t->fifo_head = 0;
+    }
+    t->fifo[(t->fifo_head + t->fifo_len) % t->fifo_cap] = (struct pending){ n, intended };
+    t->fifo_len++;
+    return 0;
+}
+
+/* Moves due requests into the FIFO and the FIFO onto free connections. Returns the next
+ * intended time (UINT64_MAX when the schedule is exhausted). */
+static kb_mono_t dispatch(struct thread *t, kb_mono_t now)
+{
+    uint64_t n;
+    kb_mono_t next;
+    while (kb_schedule_take(&t->sched, now, &n, &next)) {
+        if (kb_schedule_is_measured(&t->sched, n)) {
+            t->c.scheduled++;
+            t->measured_outstanding++;
+        }
+        if (fifo_push(t, n, next) < 0) {
+            /* Out of memory: the request cannot wait, so it ends here, counted. */
+            if (kb_schedule_is_measured(&t->sched, n)) {
+                count_error(t, KB_ERR_TIMEOUT, next, now);
+                log_request(t, next, 0, 0, 0, KB_ERR_TIMEOUT);
+                t->measured_outstanding--;
+            }
+            note_error(t, "timeout", "request queue could not grow");
+        }
+    }
+    while (t->fifo_len > 0) {
+        int i = free_pop(t);
+        if (i < 0)
+            break;
+        assign(t, i, &t->fifo[t->fifo_head], now);
+        t->fifo_head = (t->fifo_head + 1) % t->fifo_cap;
+        t->fifo_len--;
+    }
+    return next;
+}
+
+/* ---- receiving ------------------------------------------------------------------------ */
+
+static void on_connected(struct thread *t, int i, kb_mono_t now)
+{
+    struct conn *c = &t->conns[i];
+    int soerr = 0;
+    socklen_t sl = sizeof(soerr);
+    getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+    if (soerr) {
+        t->c.connect_failures++;
+        note_error(t, "connect", strerror(soerr));
+        if (c->busy)
+            request_failed(t, c, KB_ERR_CONNECT, strerror(soerr));
+        conn_close(t, i);
+        c->retry_at = now + RETRY_NS;
+        return;
+    }
+    c->state = C_READY;
+    c->avail = now;
+    if (c->busy)
+        try_write(t, i, now);
+    else
+        set_events(t, i, 0);
+}
+
+/* The peer closed (read returned 0) or reset the connection. */
+static void on_closed(struct thread *t, int i, kb_mono_t now, int err)
+{
+    struct conn *c = &t->conns[i];
+    if (c->busy && c->written && !err && kb_resp_eof(&c->parser) == KB_RESP_DONE) {
+        record_response(t, c, now);
+        request_done(t, c);
+        t->c.keepalive_breaks++;      /* a body delimited by the close */
+    } else if (!c->busy && !err) {
+        t->c.keepalive_breaks++;      /* an idle keep-alive connection closed under load */
+    } else if (c->busy && c->written) {
+        if (err)
+            request_failed(t, c, KB_ERR_READ, strerror(err));
+        else
+            request_failed(t, c, KB_ERR_PEER_CLOSE, kb_resp_started(&c->parser) ?
+                           "connection closed mid-response" : "connection closed before a response");
+    } else if (c->busy) {
+        request_failed(t, c, KB_ERR_WRITE, "connection closed before the request was written");
+    }
+    conn_recycle(t, i, now);
+}
+
+/* recv, and when the socket has SO_TIMESTAMPNS, the kernel's receive time of the data
+ * (CLOCK_REALTIME, converted with the thread's offset) in *at; else *at stays `now`. */
+static ssize_t recv_stamped(struct thread *t, int fd, kb_mono_t now, kb_mono_t *at)
+{
+    union { char buf[CMSG_SPACE(sizeof(struct timespec)) * 2]; struct cmsghdr align; } ctl;
+    struct iovec iov = { .iov_base = t->buf, .iov_len = sizeof(t->buf) };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+    ssize_t r;
+    *at = now;
+    if (!t->cfg->rx_timestamps)
+        return recv(fd, t->buf, sizeof(t->buf), 0);
+    m.msg_control = ctl.buf;
+    m.msg_controllen = sizeof(ctl.buf);
+    r = recvmsg(fd, &m, 0);
+    for (struct cmsghdr *cm = r > 0 ? CMSG_FIRSTHDR(&m) : NULL; cm; cm = CMSG_NXTHDR(&m, cm))
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec ts;
+            uint64_t real;
+            memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+            real = (uint64_t)ts.tv_sec * KB_NS_PER_S + (uint64_t)ts.tv_nsec;
+            /* Only a time between the offset's origin and now is believable. */
+            if (real > t->real_offset && real - t->real_offset < now)
+                *at = real - t->real_offset;
+        }
+    return r;
+}
+
+/* How late the client read a response that arrived at `at`: counted from the arrival, or
+ * from the end of a lazy sleep the thread chose (a planned wait, not lateness). A busy or
+ * starved client shows here and in its send lag, whatever its CPU reads. */
+static void record_rx_delay(struct thread *t, kb_mono_t at)
+{
+    kb_mono_t from = at > t->look_at ? at : t->look_at, now = kb_mono_now();
+    kb_hist_record(&t->rx_delay, now > from ? (int64_t)((now - from) / KB_NS_PER_US) : 0);
+}
+
+static void on_readable(struct thread *t, int i, kb_mono_t now)
+{
+    struct conn *c = &t->conns[i];
+    kb_mono_t at;
+    ssize_t r = recv_stamped(t, c->fd, now, &at);
+    size_t off = 0, used;
+    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        on_closed(t, i, now, r < 0 ? errno : 0);
+        return;
+    }
+    if (r < 0)
+        return;
+    if (!c->busy || !c->written) {
+        note_error(t, "unsolicited bytes from the server", NULL);
+        t->c.unsolicited++;
+        if (c->busy)
+            request_failed(t, c, KB_ERR_MALFORMED, "response before the request was written");
+        conn_recycle(t, i, now);
+        return;
+    }
+    switch (kb_resp_feed(&c->parser, t->buf, (size_t)r, &used)) {
+    case KB_RESP_MORE:
+        return;
+    case KB_RESP_MALFORMED:
+        request_failed(t, c, KB_ERR_MALFORMED, c->parser.error);
+        conn_recycle(t, i, now);
+        return;
+    case KB_RESP_DONE:
+        off = used;
+        /* The response cannot have ended before its request was written. */
+        c->avail = at > c->sent ? at : c->sent;
+        if (off < (size_t)r) {
+            /* More bytes than the response framed: the stream is out of step, and which
+             * bytes answered this request is unknowable. */
+            request_failed(t, c, KB_ERR_MALFORMED, "bytes after the end of a response");
+            t->c.unsolicited++;
+            conn_recycle(t, i, now);
+            return;
+        }
+        if (c->measured)
+            record_rx_delay(t, c->avail);
+        record_response(t, c, c->avail);
+        request_done(t, c);
+        if (c->parser.conn_close) {
+            t->c.keepalive_breaks++;
+            conn_recycle(t, i, now);
+        } else {
+            free_push(t, i);
+        }
+        return;
+    }
+}
+
+static void on_event(struct thread *t, const struct epoll_event *ev, kb_mono_t now)
+{
+    int i = (int)ev->data.u32;
+    struct conn *c = &t->conns[i];
+    if (c->fd < 0)
+        return;
+    if (c->state == C_CONNECTING) {
+        if (ev->events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+            on_connected(t, i, now);
+        if (c->state != C_READY)
+            return;
+        free_push(t, i);
+    }
+    if (ev->events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+        on_readable(t, i, now);
+    else if ((ev->events & EPOLLOUT) && c->busy && !c->written && c->fd >= 0)
+        try_write(t, i, now);
+}
+
+/* Request timeouts, and reconnecting slots whose back-off has passed. */
+static void scan(struct thread *t, kb_mono_t now)
+{
+    kb_mono_t limit = (kb_mono_t)t->cfg->timeout_ms * KB_NS_PER_MS;
+    for (int i = 0; i < t->nconns; i++) {
+        struct conn *c = &t->conns[i];
+        if (c->state == C_DOWN) {
+            if (now >= c->retry_at)
+                conn_open(t, i, now);
+            continue;
+        }
+        if (c->busy && now - (c->written ? c->sent : c->assigned) > limit) {
+            request_failed(t, c, KB_ERR_TIMEOUT, "no response within --timeout-ms");
+            conn_recycle(t, i, now);
+        }
+    }
+}
+
+/* End of the drain: whatever is measured and unfinished is a timeout, recorded at the
+ * latency it had reached. */
+static void finish(struct thread *t)
+{
+    kb_mono_t now = kb_mono_now();
+    for (int i = 0; i < t->nconns; i++) {
+        struct conn *c = &t->conns[i];
+        if (c->busy) {
+            if (c->measured)
+                t->c.unfinished++;
+            request_failed(t, c, KB_ERR_TIMEOUT, "still in flight when the drain ended");
+        }
+        conn_close(t, i);
+    }
+    for (; t->fifo_len > 0; t->fifo_len--, t->fifo_head = (t->fifo_head + 1) % t->fifo_cap)
+        if (kb_schedule_is_measured(&t->sched, t->fifo[t->fifo_head].n)) {
+            count_error(t, KB_ERR_TIMEOUT, t->fifo[t->fifo_head].intended, now);
+            t->c.unfinished++;
+            log_request(t, t->fifo[t->fifo_head].intended, 0, 0, 0, KB_ERR_TIMEOUT);
+            t->measured_outstanding--;
+            note_error(t, "timeout", "never sent: no free connection before the drain ended");
+        }
+}
+
+static void wait_events(struct thread *t, kb_mono_t now, kb_mono_t until)
+{
+    struct epoll_event evs[MAX_EVENTS];
+    struct timespec ts = { 0, 0 };
+    int n;
+    if (until > now) {
+        kb_mono_t d = until - now;
+        ts.tv_sec = (time_t)(d / KB_NS_PER_S);
+        ts.tv_nsec = (long)(d % KB_NS_PER_S);
+    }
+    n = epoll_pwait2(t->epfd, evs, MAX_EVENTS, &ts, NULL);
+    if (n <= 0)
+        return;
+    now = kb_mono_now();
+    if (t->cfg->rx_timestamps) {
+        struct timespec rt;
+        clock_gettime(CLOCK_REALTIME, &rt);
+        t->real_offset = (kb_mono_t)rt.tv_sec * KB_NS_PER_S + (kb_mono_t)rt.tv_nsec - now;
+    }
+    for (int k = 0; k < n; k++)
+        on_event(t, &evs[k], now);
+}
+
+/* --send-quantum-us Q. A wake-up costs the client more than the send it serves (on the
+ * development VM about 20 us of CPU against 8: the timer, the halt and the wake of an idle
+ * server are each a VM exit), so a thread whose sends are less than Q apart wakes only on
+ * multiples of Q on CLOCK_MONOTONIC and sends everything due by then. The grid is the same
+ * for every thread, so threads sharing a CPU share its wake-ups too. A thread whose sends
+ * are Q or more apart (rate / threads <= 1/Q) keeps one exact wake-up per send: the quantum
+ * changes nothing at low rates. The wait is send lag, bounded by Q, recorded and charged
+ * to corrected latency like any other lateness of the client. Returns 0 for exact wakes. */
+static kb_mono_t send_quantum(const struct kb_load_config *cfg)
+{
+    return kb_schedule_quantum(cfg->rate, cfg->threads, cfg->send_quantum_ns);
+}
+
+/* Sleeps through socket events until `until`, then reads them with their kernel receive
+ * times: one wake-up however many responses came meanwhile. */
+static void lazy_sleep(struct thread *t, kb_mono_t until)
+{
+    kb_mono_sleep_until(until);
+    t->look_at = until;
+    wait_events(t, until, until);
+}
+
+static void run_loop(struct thread *t)
+{
+    kb_mono_t end_sched = kb_schedule_time(&t->sched, kb_schedule_total(&t->sched));
+    kb_mono_t drain_end = end_sched + (kb_mono_t)(t->cfg->drain_s * (double)KB_NS_PER_S);
+    kb_mono_t next_scan = 0, spin = (kb_mono_t)t->cfg->spin_ns, q = send_quantum(t->cfg);
+    for (;;) {
+        kb_mono_t now = kb_mono_now(), next, until;
+        if (now >= next_scan) {
+            scan(t, now);
+            next_scan = now + SCAN_NS;
+        }
+        next = dispatch(t, now);
+        if (next == UINT64_MAX && (t->measured_outstanding == 0 || now >= drain_end))
+            break;
+        next = kb_schedule_wake_for(next, q);
+        if (next != UINT64_MAX && next - now <= spin) {
+            /* --spin-us: the last microseconds before a send are busy-waited, trading CPU
+             * for wake-up precision; events that arrive meanwhile wait for the next turn. */
+            while (kb_mono_now() < next)
+                __builtin_ia32_pause();
+            continue;
+        }
+        until = next < next_scan ? next - spin : next_scan;
+        if (next == UINT64_MAX && drain_end < until)
+            until = drain_end;
+        if (t->cfg->rx_timestamps && next != UINT64_MAX && next - now <= LAZY_NS && t->fifo_len == 0) {
+            /* The next send is close and nothing waits for a connection: sleep through
+             * response arrivals (their kernel receive times are kept) and collect them when
+             * waking to send -- one wake-up per send instead of two. */
+            lazy_sleep(t, until);
+        } else if (t->cfg->rx_timestamps && t->fifo_len > 0 && t->cfg->send_quantum_ns > 0) {
+            /* Requests wait for connections (an overloaded server): each response frees one,
+             * and waking for every response would cost the client most exactly where the
+             * server is slowest. Collect them on the quantum's grid instead; the wait before
+             * the freed connection carries its request is the client's, at most the quantum,
+             * and goes to send lag (record_send) like the quantum's own. */
+            kb_mono_t grid = kb_schedule_wake_for(now + 1, (kb_mono_t)t->cfg->send_quantum_ns);
+            lazy_sleep(t, grid < until ? grid : until);
+        } else {
+            t->look_at = 0;
+            wait_events(t, now, until);
+        }
+    }
+    finish(t);
+}
+
+/* ---- thread setup --------------------------------------------------------------------- */
+
+/* The records are allocated while the connections open, before the common start time is
+ * fixed, and touched once so that no page fault lands on the hot path; sized to what this
+ * thread can need: its measured requests (which do not depend on the start time), capped
+ * by its share of the bound (split as the schedule splits requests). An allocation failure
+ * records nothing and reports the log truncated. */
+static void log_alloc(struct thread *t)
+{
+    uint64_t max = t->cfg->requests_log_max, T = (uint64_t)t->cfg->threads, mine, share;
+    struct kb_schedule s;
+    if (!max || kb_schedule_init(&s, 0, t->cfg->rate, t->cfg->warmup_s, t->cfg->duration_s,
+                                 t->index, (unsigned)T) < 0)
+        return;
+    share = kb_schedule_share(max, t->index, (unsigned)T);
+    mine = kb_schedule_thread_measured(&s);
+    t->log_cap = mine < share ? mine : share;
+    if (t->log_cap && !(t->log = malloc(t->log_cap * sizeof(*t->log))))
+        t->log_cap = 0;
+    if (t->log)
+        memset(t->log, 0, t->log_cap * sizeof(*t->log));
+}
+
+/* With a CPU for every thread, each thread gets its own (the index-th of the set): threads
+ * sharing a CPU pay each other's wake-ups and context switches. Else all share the set. */
+static void pin_thread(const struct thread *t)
+{
+    cpu_set_t one;
+    int k = 0;
+    if (CPU_COUNT(t->cfg->cpus) < t->cfg->threads) {
+        pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), t->cfg->cpus);
+        return;
+    }
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, t->cfg->cpus) && k++ == (int)t->index) {
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+            return;
+        }
+}
+
+static void *thread_main(void *arg)
+{
+    struct thread *t = arg;
+    kb_mono_t now, deadline;
+    if (wait_go(t->shared) < 0)
+        return NULL;
+    now = kb_mono_now();
+    deadline = now + 2 * KB_NS_PER_S;
+    kb_clock_set_slack((uint64_t)t->cfg->timer_slack_ns);
+    if (t->cfg->rt) {
+        /* Above every ordinary task on the client's CPUs, so that other work there cannot
+         * delay a send past its intended time; the threads block between sends, and the
+         * kernel's RT throttling still leaves the rest of the CPU to others. */
+        struct sched_param sp = { .sched_priority = 1 };
+        t->got_rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+    }
+    if (t->cfg->cpus)
+        pin_thread(t);
+    for (int i = 0; i < t->nconns; i++)
+        conn_open(t, i, now);
+    /* All connections up before the warmup: wait for every connect to finish. */
+    for (;;) {
+        int pending = 0;
+        for (int i = 0; i < t->nconns; i++)
+            pending += t->conns[i].state == C_CONNECTING;
+        now = kb_mono_now();
+        if (!pending || now >= deadline)
+            break;
+        wait_events(t, now, now + 10 * KB_NS_PER_MS);
+    }
+    log_alloc(t);
+    pthread_barrier_wait(&t->shared->opened);
+    pthread_barrier_wait(&t->shared->started);
+    kb_schedule_init(&t->sched, atomic_load(&t->shared->t0), t->cfg->rate, t->cfg->warmup_s,
+                     t->cfg->duration_s, t->index, (unsigned)t->cfg->threads);
+    t->measure_start = kb_schedule_time(&t->sched, t->sched.warmup_n);
+    t->measure_end = kb_schedule_time(&t->sched, kb_schedule_total(&t->sched));
+    t->log_base = t->measure_start;    /* the log's times count from the interval's start */
+    if (t->shared->series)
+        t->recording = kb_hlog_recorder_init(&t->rec, t->shared->series,
+                                             kb_schedule_time(&t->sched, t->sched.warmup_n)) == 0;
+    run_loop(t);
+    if (t->recording)
+        kb_hlog_recorder_finish(&t->rec, kb_mono_now());
+    t->recording = 0;
+    return NULL;
+}
+
+static void thread_free(struct thread *t)
+{
+    if (t->epfd >= 0)
+        close(t->epfd);
+    free(t->conns);
+    free(t->free_ring);
+    free(t->fifo);
+    free(t->log);
+    kb_hist_free(&t->corrected);
+    kb_hist_free(&t->uncorrected);
+    kb_hist_free(&t->lag);
+    kb_hist_free(&t->conn_wait);
+    kb_hist_free(&t->rx_delay);
+}
+
+/* The five histograms a thread and the merged result both keep. */
+static int hists_init(struct kb_hist *a, struct kb_hist *b, struct kb_hist *c, struct kb_hist *d,
+                      struct kb_hist *e)
+{
+    struct kb_hist *all[] = { a, b, c, d, e };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        rc |= kb_hist_init(all[i], 1, KB_LOAD_HIST_MAX_US, 3);
+    return rc;
+}
+
+static int thread_setup(struct thread *t, const struct kb_load_config *cfg, unsigned index,
+                        struct shared *sh)
+{
+    t->cfg = cfg;
+    t->index = index;
+    t->shared = sh;
+    /* C not divisible by T: the first C % T threads take one more, so every one is used. */
+    t->nconns = (int)kb_schedule_share((uint64_t)cfg->connections, index, (unsigned)cfg->threads);
+    t->epfd = epoll_create1(EPOLL_CLOEXEC);
+    t->conns = calloc((size_t)t->nconns, sizeof(*t->conns));
+    t->free_ring = calloc((size_t)t->nconns, sizeof(int));
+    t->fifo_cap = 4096;
+    t->fifo = malloc(t->fifo_cap * sizeof(*t->fifo));
+    if (t->epfd < 0 || !t->conns || !t->free_ring || !t->fifo ||
+        hists_init(&t->corrected, &t->uncorrected, &t->lag, &t->conn_wait, &t->rx_delay))
+        return -1;
+    t->bound_from_us = INT64_MAX;
+    for (int i = 0; i < t->nconns; i++)
+        t->conns[i].fd = -1;
+    return 0;
+}
+
+static void merge(struct kb_load_result *res, struct thread *t)
+{
+    struct kb_load_counts *d = &res->c;
+    const struct kb_load_counts *s = &t->c;
+    d->scheduled += s->scheduled;
+    d->sent += s->sent;
+    d->completed += s->completed;
+    for (int k = 0; k < KB_ERR_KINDS; k++)
+        d->errors[k] += s->errors[k];
+    for (int k = 0; k < KB_LOAD_STATUS_MAX; k++)
+        d->status[k] += s->status[k];
+    d->status_other += s->status_other;
+    d->non2xx += s->non2xx;
+    d->mm_status += s->mm_status;
+    d->mm_content_type += s->mm_content_type;
+    d->mm_body += s->mm_body;
+    d->mm_total += s->mm_total;
+    d->reconnects += s->reconnects;
+    d->connect_failures += s->connect_failures;
+    d->interval_completed += s->interval_completed;
+    d->window_completed += s->window_completed;
+    d->unfinished += s->unfinished;
+    d->bounded += s->bounded;
+    d->unsolicited += s->unsolicited;
+    d->keepalive_breaks += s->keepalive_breaks;
+    if (t->bound_from_us < res->bound_from_us)
+        res->bound_from_us = t->bound_from_us;
+    res->rt_threads += t->got_rt;
+    kb_hist_add(&res->corrected, &t->corrected);
+    kb_hist_add(&res->uncorrected, &t->uncorrected);
+    kb_hist_add(&res->lag, &t->lag);
+    kb_hist_add(&res->conn_wait, &t->conn_wait);
+    kb_hist_add(&res->rx_delay, &t->rx_delay);
+    if (!res->first_error[0] && t->first_error[0])
+        memcpy(res->first_error, t->first_error, sizeof(res->first_error));
+}
+
+static int cmp_intended(const void *a, const void *b)
+{
+    const struct kb_load_req_record *x = a, *y = b;
+    return x->intended < y->intended ? -1 : x->intended > y->intended;
+}
+
+/* After the run: every thread's records into one array, in intended-time order. */
+static int merge_log(struct kb_load_result *res, struct thread *ts, int n)
+{
+    uint64_t total = 0, k = 0;
+    for (int i = 0; i < n; i++) {
+        total += ts[i].log_n;
+        res->requests_truncated |= ts[i].log_truncated;
+    }
+    if (total && !(res->requests = malloc(total * sizeof(*res->requests))))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (ts[i].log_n)
+            memcpy(res->requests + k, ts[i].log, ts[i].log_n * sizeof(*ts[i].log));
+        k += ts[i].log_n;
+    }
+    res->requests_n = total;
+    if (total > 1)
+        qsort(res->requests, total, sizeof(*res->requests), cmp_intended);
+    return 0;
+}
+
+static double cpu_now(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* The main thread's part: fix t0, then sample CPU at the interval's two ends. */
+static void time_interval(const struct kb_load_config *cfg, struct shared *sh, struct kb_load_result *res)
+{
+    kb_mono_t t0 = kb_mono_now() + 5 * KB_NS_PER_MS, a, b;
+    double cpu0, cpu1;
+    struct kb_schedule s;
+    kb_schedule_init(&s, t0, cfg->rate, cfg->warmup_s, cfg->duration_s, 0, 1);
+    if (cfg->series_tag) {
+        /* The series' base is the wall-clock time of the measured interval's start. */
+        double base = kb_hlog_epoch_now() +
+                      (double)(kb_schedule_time(&s, s.warmup_n) - kb_mono_now()) / (double)KB_NS_PER_S;
+        sh->series = res->series = kb_hlog_collector_new(cfg->series_tag, base, 1.0, cfg->threads,
+                                                         KB_LOAD_HIST_MAX_US, 3);
+    }
+    atomic_store(&sh->t0, t0);
+    pthread_barrier_wait(&sh->started);
+    kb_mono_sleep_until(kb_schedule_time(&s, s.warmup_n));
+    a = kb_mono_now();
+    cpu0 = cpu_now();
+    kb_mono_sleep_until(kb_schedule_time(&s, kb_schedule_total(&s)));
+    b = kb_mono_now();
+    cpu1 = cpu_now();
+    res->cpu_seconds = cpu1 - cpu0;
+    res->interval_s = (double)(b - a) / (double)KB_NS_PER_S;
+    res->interval_start = a;
+    res->interval_end = b;
+}
+
+int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, char *err, size_t errlen)
+{
+    struct thread *ts = NULL;
+    struct shared sh;
+    int started = 0, rc = -1;
+    kb_mono_t drain_from;
+    memset(res, 0, sizeof(*res));
+    if (cfg->threads < 1 || cfg->connections < cfg->threads) {
+        snprintf(err, errlen, "need threads >= 1 and connections >= threads");
+        return -1;
+    }
+    res->bound_from_us = INT64_MAX;
+    if (hists_init(&res->corrected, &res->uncorrected, &res->lag, &res->conn_wait, &res->rx_delay) ||
+        !(ts = calloc((size_t)cfg->threads, sizeof(*ts)))) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    pthread_mutex_init(&sh.mu, NULL);
+    pthread_cond_init(&sh.cv, NULL);
+    sh.go = 0;
+    sh.series = NULL;
+    pthread_barrier_init(&sh.opened, NULL, (unsigned)cfg->threads + 1);
+    pthread_barrier_init(&sh.started, NULL, (unsigned)cfg->threads + 1);
+    for (int i = 0; i < cfg->threads; i++)
+        ts[i].epfd = -1;      /* so that thread_free of a slot never set up closes nothing */
+    for (int i = 0; i < cfg->threads; i++) {
+        if (thread_setup(&ts[i], cfg, (unsigned)i, &sh)) {
+            snprintf(err, errlen, "thread setup failed: %s", strerror(errno));
+            goto out_barriers;
+        }
+    }
+    for (; started < cfg->threads; started++)
+        if (pthread_create(&ts[started].tid, NULL, thread_main, &ts[started])) {
+            snprintf(err, errlen, "pthread_create failed");
+            set_go(&sh, -1);
+            for (int i = 0; i < started; i++)
+                pthread_join(ts[i].tid, NULL);
+            goto out_barriers;
+        }
+    res->send_quantum_ns = (int64_t)send_quantum(cfg);
+    set_go(&sh, 1);
+    pthread_barrier_wait(&sh.opened);
+    time_interval(cfg, &sh, res);
+    drain_from = kb_mono_now();
+    for (int i = 0; i < cfg->threads; i++)
+        pthread_join(ts[i].tid, NULL);
+    res->drain_used_s = (double)(kb_mono_now() - drain_from) / (double)KB_NS_PER_S;
+    for (int i = 0; i < cfg->threads; i++)
+        merge(res, &ts[i]);
+    if (cfg->requests_log_max && merge_log(res, ts, cfg->threads)) {
+        snprintf(err, errlen, "out of memory for the requests log");
+        goto out_barriers;
+    }
+    rc = 0;
+out_barriers:
+    pthread_barrier_destroy(&sh.opened);
+    pthread_barrier_destroy(&sh.started);
+    pthread_cond_destroy(&sh.cv);
+    pthread_mutex_destroy(&sh.mu);
+out:
+    if (ts)
+        for (int i = 0; i < cfg->threads; i++)
+            thread_free(&ts[i]);
+    free(ts);
+    if (rc)
+        kb_load_result_free(res);
+    return rc;
+}
+
+void kb_load_result_free(struct kb_load_result *res)
+{
+    if (res->series)
+        kb_hlog_collector_free(res->series);
+    res->series = NULL;
+    free(res->requests);
+    res->requests = NULL;
+    res->requests_n = 0;
+    kb_hist_free(&res->corrected);
+    kb_hist_free(&res->uncorrected);
+    kb_hist_free(&res->lag);
+    kb_hist_free(&res->conn_wait);
+    kb_hist_free(&res->rx_delay);
+}
+
+uint64_t kb_load_errors_total(const struct kb_load_counts *c)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < KB_ERR_KINDS; k++)
+        n += c->errors[k];
+    return n;
+}
+
+int kb_load_probe(const struct sockaddr_in *addr, int timeout_ms, char *err, size_t errlen)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), soerr = 0, rc = -1;
+    socklen_t sl = sizeof(soerr);
+    struct pollfd pfd;
+    char ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &addr->sin_addr, ip, sizeof(ip));
+    if (fd < 0) {
+        snprintf(err, errlen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) == 0) {
+        rc = 0;
+        goto out;
+    }
+    if (errno != EINPROGRESS) {
+        soerr = errno;
+        goto fail;
+    }
+    pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
+    if (poll(&pfd, 1, timeout_ms) != 1) {
+        soerr = ETIMEDOUT;
+        goto fail;
+    }
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+    if (!soerr) {
+        rc = 0;
+        goto out;
+    }
+fail:
+    snprintf(err, errlen, "cannot connect to %s:%d: %s", ip, ntohs(addr->sin_port), strerror(soerr));
+out:
+    close(fd);
+    return rc;
+}

@@ -1,0 +1,320 @@
+/* loadout.c -- JSON (jansson), .hgrm and the stdout summary of one `kneebench load` run. */
+#define _GNU_SOURCE
+#include "runner/load/loadout.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runner/util/evidence.h"
+#include "runner/load/loadgen.h"
+
+double kb_loadout_achieved_rps(const struct kb_load_meta *m, const struct kb_load_result *r)
+{
+    return m->duration_s > 0 ? (double)r->c.window_completed / m->duration_s : 0;
+}
+
+/* Against the whole requests scheduled, not rate x duration: a schedule rounds that to
+ * whole requests, and 1 of 1 answered is full delivery even at 0.5 req/s for 1 s. */
+double kb_loadout_delivery(const struct kb_load_meta *m, const struct kb_load_result *r)
+{
+    if (r->c.scheduled > 0)
+        return (double)r->c.window_completed / (double)r->c.scheduled;
+    return m->requested_rps > 0 ? kb_loadout_achieved_rps(m, r) / m->requested_rps : 0;
+}
+
+double kb_loadout_cpu_fraction(const struct kb_load_meta *m, const struct kb_load_result *r)
+{
+    double cpus = m->client_cpus > 0 ? m->client_cpus : 1;
+    double denom;
+    if (m->client_cpu_quota > 0 && m->client_cpu_quota < cpus)
+        cpus = m->client_cpu_quota;
+    denom = r->interval_s * cpus;
+    return denom > 0 ? r->cpu_seconds / denom : 0;
+}
+
+static const char *const fig_names[] = { "min", "mean", "p50", "p90", "p99", "p999", "max" };
+#define NFIGS (sizeof(fig_names) / sizeof(fig_names[0]))
+
+static void hist_figures(const struct kb_hist *h, double v[NFIGS])
+{
+    v[0] = (double)kb_hist_min(h);
+    v[1] = kb_hist_mean(h);
+    v[2] = (double)kb_hist_value_at_percentile(h, 50.0);
+    v[3] = (double)kb_hist_value_at_percentile(h, 90.0);
+    v[4] = (double)kb_hist_value_at_percentile(h, 99.0);
+    v[5] = (double)kb_hist_value_at_percentile(h, 99.9);
+    v[6] = (double)kb_hist_max(h);
+}
+
+/* An empty histogram has no figures: null, never a 0 that reads as "instant". */
+static json_t *hist_json(const struct kb_hist *h)
+{
+    json_t *o = json_pack("{s:I}", "count", (json_int_t)h->total_count);
+    double v[NFIGS];
+    hist_figures(h, v);
+    for (size_t k = 0; k < NFIGS; k++)
+        json_object_set_new(o, fig_names[k], h->total_count == 0 ? json_null()
+                            : k == 1 ? json_real(v[k]) : json_integer((json_int_t)v[k]));
+    return o;
+}
+
+/* Corrected latency with its lower bounds (runner/load/loadgen.h): a figure at or above the
+ * smallest bound may hide a larger true value, one below it is exact. The mean moves with
+ * any bound. */
+static json_t *corrected_json(const struct kb_load_result *r)
+{
+    json_t *o = hist_json(&r->corrected), *is = json_object();
+    uint64_t n = r->c.bounded;
+    double v[NFIGS];
+    hist_figures(&r->corrected, v);
+    for (size_t k = 0; k < NFIGS; k++)
+        json_object_set_new(is, fig_names[k], json_boolean(n > 0 && (k == 1 || v[k] >= (double)r->bound_from_us)));
+    json_object_set_new(o, "bounded", json_integer((json_int_t)n));
+    json_object_set_new(o, "bound_from_us", n ? json_integer((json_int_t)r->bound_from_us) : json_null());
+    json_object_set_new(o, "is_bound", is);
+    return o;
+}
+
+static json_t *errors_json(const struct kb_load_counts *c)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "total", json_integer((json_int_t)kb_load_errors_total(c)));
+    for (int k = 0; k < KB_ERR_KINDS; k++)
+        json_object_set_new(o, kb_err_kind_names[k], json_integer((json_int_t)c->errors[k]));
+    return o;
+}
+
+static json_t *status_json(const struct kb_load_counts *c)
+{
+    json_t *o = json_object();
+    char key[8];
+    for (int s = 0; s < KB_LOAD_STATUS_MAX; s++)
+        if (c->status[s]) {
+            snprintf(key, sizeof(key), "%d", s);
+            json_object_set_new(o, key, json_integer((json_int_t)c->status[s]));
+        }
+    if (c->status_other)
+        json_object_set_new(o, "other", json_integer((json_int_t)c->status_other));
+    return o;
+}
+
+static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *r)
+{
+    const struct kb_load_counts *c = &r->c;
+    uint64_t errs = kb_load_errors_total(c), ended = c->completed + errs;
+    double achieved = kb_loadout_achieved_rps(m, r);
+    json_t *o = json_object();
+    json_object_set_new(o, "kneebench_load", json_integer(1));
+    json_object_set_new(o, "url", json_string(m->url));
+    json_object_set_new(o, "route", json_string(m->route));
+    json_object_set_new(o, "requested_rps", json_real(m->requested_rps));
+    json_object_set_new(o, "threads_requested", json_integer(m->threads_requested));
+    json_object_set_new(o, "threads", json_integer(m->threads));
+    json_object_set_new(o, "connections", json_integer(m->connections));
+    json_object_set_new(o, "warmup_s", json_real(m->warmup_s));
+    json_object_set_new(o, "duration_s", json_real(m->duration_s));
+    json_object_set_new(o, "drain_s", json_real(m->drain_s));
+    json_object_set_new(o, "started_at", json_string(m->started_at));
+    json_object_set_new(o, "scheduled", json_integer((json_int_t)c->scheduled));
+    json_object_set_new(o, "sent", json_integer((json_int_t)c->sent));
+    json_object_set_new(o, "completed", json_integer((json_int_t)c->completed));
+    json_object_set_new(o, "completed_in_interval", json_integer((json_int_t)c->interval_completed));
+    json_object_set_new(o, "completed_in_window", json_integer((json_int_t)c->window_completed));
+    json_object_set_new(o, "timeouts", json_integer((json_int_t)c->errors[KB_ERR_TIMEOUT]));
+    json_object_set_new(o, "unfinished_at_drain_end", json_integer((json_int_t)c->unfinished));
+    /* Computed, not assumed: non-zero here would mean a request was lost by the client. */
+    json_object_set_new(o, "in_flight_at_end",
+                        json_integer((json_int_t)(c->scheduled > ended ? c->scheduled - ended : 0)));
+    json_object_set_new(o, "achieved_rps", json_real(achieved));
+    json_object_set_new(o, "delivery", json_real(kb_loadout_delivery(m, r)));
+    json_object_set_new(o, "errors", errors_json(c));
+    json_object_set_new(o, "status", status_json(c));
+    json_object_set_new(o, "non2xx", json_integer((json_int_t)c->non2xx));
+    json_object_set_new(o, "mismatches", json_pack("{s:I, s:I, s:I, s:I}",
+                        "total", (json_int_t)c->mm_total, "status", (json_int_t)c->mm_status,
+                        "content_type", (json_int_t)c->mm_content_type, "body", (json_int_t)c->mm_body));
+    json_object_set_new(o, "client_cpu_seconds", json_real(r->cpu_seconds));
+    json_object_set_new(o, "client_cpus", json_integer(m->client_cpus));
+    json_object_set_new(o, "client_cpu_quota",
+                        m->client_cpu_quota > 0 ? json_real(m->client_cpu_quota) : json_null());
+    json_object_set_new(o, "client_cpu_fraction", json_real(kb_loadout_cpu_fraction(m, r)));
+    json_object_set_new(o, "client_sched", json_string(!m->rt_asked ? "other" :
+                        r->rt_threads == m->threads ? "fifo" : "other (SCHED_FIFO refused)"));
+    json_object_set_new(o, "send_quantum_us", json_integer(m->send_quantum_us));
+    json_object_set_new(o, "send_quantum_active", json_boolean(r->send_quantum_ns > 0));
+    json_object_set_new(o, "client_cpu_us_per_request",
+                        json_real(c->completed ? r->cpu_seconds * 1e6 / (double)c->completed : 0));
+    json_object_set_new(o, "interval_s", json_real(r->interval_s));
+    json_object_set_new(o, "interval_start_mono_s", json_real((double)r->interval_start / 1e9));
+    json_object_set_new(o, "interval_end_mono_s", json_real((double)r->interval_end / 1e9));
+    json_object_set_new(o, "corrected_us", corrected_json(r));
+    json_object_set_new(o, "uncorrected_us", hist_json(&r->uncorrected));
+    json_object_set_new(o, "lag_us", hist_json(&r->lag));
+    json_object_set_new(o, "conn_wait_us", hist_json(&r->conn_wait));
+    json_object_set_new(o, "rx_delay_us", hist_json(&r->rx_delay));
+    json_object_set_new(o, "reconnects", json_integer((json_int_t)c->reconnects));
+    json_object_set_new(o, "unsolicited", json_integer((json_int_t)c->unsolicited));
+    json_object_set_new(o, "keepalive_breaks", json_integer((json_int_t)c->keepalive_breaks));
+    json_object_set_new(o, "connect_failures", json_integer((json_int_t)c->connect_failures));
+    json_object_set_new(o, "first_error", r->first_error[0] ? json_string(r->first_error) : json_null());
+    json_object_set_new(o, "requests_log", m->requests_log ? json_string(m->requests_log) : json_null());
+    json_object_set_new(o, "requests_log_max", m->requests_log ? json_integer((json_int_t)m->requests_log_max) : json_null());
+    json_object_set_new(o, "requests_logged", json_integer((json_int_t)r->requests_n));
+    json_object_set_new(o, "requests_log_truncated", json_boolean(r->requests_truncated));
+    return o;
+}
+
+/* Write via path.tmp.<pid> and rename, so a reader never sees half a file. */
+static int open_tmp(const char *path, char *tmp, size_t tmplen, FILE **f, char *err, size_t errlen)
+{
+    snprintf(tmp, tmplen, "%s.tmp.%ld", path, (long)getpid());
+    *f = kb_fopen_tmp(tmp);   /* exclusive, never through a symlink */
+    if (!*f) {
+        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int close_rename(FILE *f, int failed, const char *tmp, const char *path, char *err, size_t errlen)
+{
+    if (fclose(f) != 0 || failed) {
+        snprintf(err, errlen, "cannot write %s", tmp);
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int kb_loadout_write_json(const char *path, const struct kb_load_meta *m,
+                          const struct kb_load_result *r, char *err, size_t errlen)
+{
+    char tmp[4096];
+    FILE *f;
+    json_t *o;
+    int failed;
+    if (open_tmp(path, tmp, sizeof(tmp), &f, err, errlen))
+        return -1;
+    o = build(m, r);
+    failed = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) != 0 ||
+             fputc('\n', f) == EOF;
+    json_decref(o);
+    return close_rename(f, failed, tmp, path, err, errlen);
+}
+
+/* Times in whole microseconds from the measured interval's start; the latency column is
+ * received - intended of the two printed values, so a reader can check every line. */
+static int request_line(FILE *f, const struct kb_load_req_record *q)
+{
+    long long in = (long long)(q->intended / 1000), rx = (long long)(q->received / 1000);
+    char sent[24] = "-", recv[24] = "-", status[12] = "-", lat[24] = "-";
+    if (q->sent >= 0)
+        snprintf(sent, sizeof(sent), "%lld", (long long)(q->sent / 1000));
+    if (q->received >= 0) {
+        snprintf(recv, sizeof(recv), "%lld", rx);
+        snprintf(lat, sizeof(lat), "%lld", rx - in);
+    }
+    if (q->status > 0)
+        snprintf(status, sizeof(status), "%d", (int)q->status);
+    return fprintf(f, "%lld %s %s %s %s %s\n", in, sent, recv, status, lat,
+                   q->err >= 0 && q->err < KB_ERR_KINDS ? kb_err_kind_names[q->err] : "-") < 0;
+}
+
+int kb_loadout_write_requests(const char *path, const struct kb_load_result *r, char *err, size_t errlen)
+{
+    char tmp[4096];
+    FILE *f;
+    int failed;
+    if (open_tmp(path, tmp, sizeof(tmp), &f, err, errlen))
+        return -1;
+    /* A large stdio buffer: the file is written once, after the run, in big blocks. */
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    failed = fprintf(f, "# kneebench requests log: us from the measured interval's start; "
+                        "%llu records%s\n# intended_us sent_us received_us status latency_us error\n",
+                     (unsigned long long)r->requests_n,
+                     r->requests_truncated ? ", TRUNCATED at --requests-log-max" : "") < 0;
+    for (uint64_t k = 0; k < r->requests_n && !failed; k++)
+        failed = request_line(f, &r->requests[k]);
+    return close_rename(f, failed, tmp, path, err, errlen);
+}
+
+int kb_loadout_write_hgrm(const char *path, const struct kb_hist *h, char *err, size_t errlen)
+{
+    char tmp[4096];
+    FILE *f;
+    if (open_tmp(path, tmp, sizeof(tmp), &f, err, errlen))
+        return -1;
+    /* Values in microseconds (value scale 1), 5 ticks per half distance as wrk2 prints. */
+    return close_rename(f, kb_hist_print_hgrm(h, f, 5, 1.0) != 0, tmp, path, err, errlen);
+}
+
+/* A figure at or above bound_from is a lower bound and printed as ">=N"; none: "-". */
+static void hist_line(FILE *f, const char *name, const struct kb_hist *h, int64_t bound_from)
+{
+    double v[NFIGS];
+    int idx[] = { 2, 3, 4, 5, 6 };
+    fprintf(f, "  %-12s", name);
+    hist_figures(h, v);
+    for (size_t k = 0; k < sizeof(idx) / sizeof(idx[0]); k++) {
+        char cell[32];
+        if (h->total_count == 0)
+            snprintf(cell, sizeof(cell), "-");
+        else
+            snprintf(cell, sizeof(cell), "%s%lld", v[idx[k]] >= (double)bound_from ? ">=" : "",
+                     (long long)v[idx[k]]);
+        fprintf(f, " %9s", cell);
+    }
+    fprintf(f, " %10lld\n", (long long)h->total_count);
+}
+
+void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_load_result *r)
+{
+    const struct kb_load_counts *c = &r->c;
+    double achieved = kb_loadout_achieved_rps(m, r);
+    fprintf(f, "kneebench load %s (route %s): %d threads, %d connections, %gs warmup, %gs measured, %gs drain\n",
+            m->url, m->route, m->threads, m->connections, m->warmup_s, m->duration_s, m->drain_s);
+    if (m->threads != m->threads_requested)
+        fprintf(f, "  %d threads asked, %d run: one per client CPU (--exact-threads to override)\n",
+                m->threads_requested, m->threads);
+    fprintf(f, "  rate: requested %.0f/s, achieved %.1f/s, delivery %.4f\n", m->requested_rps,
+            achieved, kb_loadout_delivery(m, r));
+    fprintf(f, "  requests: scheduled %llu, sent %llu, completed %llu, errors %llu, non-2xx %llu, mismatches %llu\n",
+            (unsigned long long)c->scheduled, (unsigned long long)c->sent, (unsigned long long)c->completed,
+            (unsigned long long)kb_load_errors_total(c), (unsigned long long)c->non2xx,
+            (unsigned long long)c->mm_total);
+    fprintf(f, "  errors:");
+    for (int k = 0; k < KB_ERR_KINDS; k++)
+        fprintf(f, " %s %llu", kb_err_kind_names[k], (unsigned long long)c->errors[k]);
+    fprintf(f, "; reconnects %llu", (unsigned long long)c->reconnects);
+    if (c->unsolicited || c->keepalive_breaks)
+        fprintf(f, "; PROTOCOL: unsolicited %llu, keep-alive broken %llu",
+                (unsigned long long)c->unsolicited, (unsigned long long)c->keepalive_breaks);
+    fputc('\n', f);
+    fprintf(f, "  latency (us)     p50       p90       p99     p99.9       max      count\n");
+    hist_line(f, "corrected", &r->corrected, r->c.bounded ? r->bound_from_us : INT64_MAX);
+    hist_line(f, "uncorrected", &r->uncorrected, INT64_MAX);
+    hist_line(f, "send lag", &r->lag, INT64_MAX);
+    hist_line(f, "rx delay", &r->rx_delay, INT64_MAX);
+    hist_line(f, "conn wait", &r->conn_wait, INT64_MAX);
+    if (c->bounded)
+        fprintf(f, "  %llu unanswered requests are in corrected at their lower bound (>= %lld us)\n",
+                (unsigned long long)c->bounded, (long long)r->bound_from_us);
+    fprintf(f, "  client: %.3f CPU s over %.2f s on %d CPU(s)", r->cpu_seconds, r->interval_s, m->client_cpus);
+    if (m->client_cpu_quota > 0)
+        fprintf(f, " (cgroup quota %.2f CPU)", m->client_cpu_quota);
+    fprintf(f, " = %.1f %%, %.2f us CPU per request\n", 100.0 * kb_loadout_cpu_fraction(m, r),
+            c->completed ? r->cpu_seconds * 1e6 / (double)c->completed : 0.0);
+    if (r->send_quantum_ns > 0)
+        fprintf(f, "  sends grouped on a %lld us grid (--send-quantum-us): send lag includes up to that wait\n",
+                (long long)(r->send_quantum_ns / 1000));
+    if (r->first_error[0])
+        fprintf(f, "  first error: %s\n", r->first_error);
+}

@@ -1,0 +1,45 @@
+/* loadout.h -- what `kneebench load` writes: the --json document (the interface the curve
+ * reads; fields documented in runner/README-load.md), the .hgrm files and the human summary.
+ * Files are written atomically (tmp + rename). Nothing here measures anything. */
+#ifndef KB_LOADOUT_H
+#define KB_LOADOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "runner/load/hist.h"
+
+struct kb_load_result;
+
+/* What the run was asked to do, echoed into the JSON. */
+struct kb_load_meta {
+    const char *url;
+    const char *route;
+    double requested_rps;
+    int threads_requested;     /* --threads (or the contract's): an upper bound */
+    int threads, connections;  /* threads: what ran, fitted to the client's CPUs */
+    double warmup_s, duration_s, drain_s;
+    char started_at[32];
+    int client_cpus;           /* CPUs the load threads may run on */
+    double client_cpu_quota;   /* the cgroup's CPU bandwidth limit in CPUs, 0 when none */
+    int rt_asked;              /* --rt was given */
+    long send_quantum_us;      /* --send-quantum-us, 0: a wake-up per send */
+    const char *requests_log;  /* --requests-log FILE, or NULL */
+    uint64_t requests_log_max; /* its bound in lines */
+};
+
+/* 0, or -1 with err set. */
+int kb_loadout_write_json(const char *path, const struct kb_load_meta *m,
+                          const struct kb_load_result *r, char *err, size_t errlen);
+/* The --requests-log file: a '#' header, then one line per record (runner/README-load.md). */
+int kb_loadout_write_requests(const char *path, const struct kb_load_result *r, char *err, size_t errlen);
+int kb_loadout_write_hgrm(const char *path, const struct kb_hist *h, char *err, size_t errlen);
+void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_load_result *r);
+
+/* Derived figures, shared by the JSON and the summary. */
+double kb_loadout_achieved_rps(const struct kb_load_meta *m, const struct kb_load_result *r);
+double kb_loadout_delivery(const struct kb_load_meta *m, const struct kb_load_result *r);
+double kb_loadout_cpu_fraction(const struct kb_load_meta *m, const struct kb_load_result *r);
+
+#endif

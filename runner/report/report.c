@@ -1,0 +1,464 @@
+/* report.c -- the report model: evidence in, aggregated rows out. Reads files only. */
+#define _POSIX_C_SOURCE 200809L
+#include "runner/report/report.h"
+#include "runner/util/jfield.h"
+#include "runner/report/report_int.h"
+#include "runner/util/evidence.h"
+#include "fixtures/contract.h"
+#include "runner/run/hostclock.h"
+#include "runner/util/root.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+#define MAX_REPEATS 64
+
+/* The values one figure took over a row's repeats: only the repeats that had it. */
+struct fig {
+    double v[MAX_REPEATS];
+    int n, bound;
+};
+
+static void fig_add(struct fig *f, double v, int bound)
+{
+    f->v[f->n++] = v;
+    f->bound |= bound;
+}
+
+/* Median (mean of the middle two for an even count), min, max of the values present. */
+static struct kb_stat stat_of(struct fig *f)
+{
+    struct kb_stat s = { 0, 0, 0, f->n, f->bound };
+    if (f->n <= 0)
+        return s;
+    qsort(f->v, (size_t)f->n, sizeof(double), cmp_double);
+    s.min = f->v[0];
+    s.max = f->v[f->n - 1];
+    s.med = f->n % 2 ? f->v[f->n / 2] : (f->v[f->n / 2 - 1] + f->v[f->n / 2]) / 2;
+    return s;
+}
+
+/* One latency figure of a load.json histogram, when the histogram has it: an empty one
+ * (count 0) has none, whatever an older writer put in its place. *bound from is_bound. */
+static int lat_fig(json_t *h, const char *k, double *us, int *bound)
+{
+    json_t *count = json_object_get(h, "count");
+    if (json_is_number(count) && json_number_value(count) <= 0)
+        return 0;
+    if (!kb_jnum_opt(h, k, NULL, us))
+        return 0;
+    *bound = json_is_true(json_object_get(json_object_get(h, "is_bound"), k));
+    return 1;
+}
+
+size_t kb_report_nruntimes(const struct kb_report *r)
+{
+    return json_array_size(json_object_get(r->plan, "runtimes"));
+}
+const char *kb_report_runtime(const struct kb_report *r, size_t i)
+{
+    return json_string_value(json_array_get(json_object_get(r->plan, "runtimes"), i));
+}
+size_t kb_report_nroutes(const struct kb_report *r)
+{
+    return json_array_size(json_object_get(r->plan, "routes"));
+}
+const char *kb_report_route(const struct kb_report *r, size_t i)
+{
+    return json_string_value(json_array_get(json_object_get(r->plan, "routes"), i));
+}
+size_t kb_report_nrates(const struct kb_report *r)
+{
+    return json_array_size(json_object_get(r->plan, "rates"));
+}
+long kb_report_rate(const struct kb_report *r, size_t i)
+{
+    return (long)json_integer_value(json_array_get(json_object_get(r->plan, "rates"), i));
+}
+
+/* The evidence of one complete point, or NULL when its marker is missing; re-derived from
+ * the raw files when the load asks for it. */
+static json_t *load_point(struct kb_report *r, const char *dir, const char *id, long rate)
+{
+    char path[4200], pdir[4200];
+    json_t *v;
+    snprintf(pdir, sizeof(pdir), "%s/points/%s", dir, id);
+    if (!kb_file_exists(kb_path(path, sizeof(path), pdir, "DONE")))
+        return NULL;
+    v = json_load_file(kb_path(path, sizeof(path), pdir, "verdict.json"), 0, NULL);
+    if (v && r->rd)
+        kb_report_rederive_point(r, dir, id, rate, v);
+    return v;
+}
+
+enum { F_ACH, F_DEL, F_P50, F_P90, F_P99, F_P999, F_MAX, F_SRV, F_CPU_S, F_CPU_US, F_N };
+
+struct acc {
+    struct fig f[F_N];
+    int n, reason_locked, server_reason_locked;
+    int verdicts[4], server[4], server_unknown;   /* counts by enum index, see vindex() */
+    int all_controlled_own, trust_seen;
+};
+
+/* controlled 0, uncontrolled 1, failed 2, client-limited 3; -1 for anything else. */
+static int vindex(const char *v)
+{
+    static const char *const names[] = { "controlled", "uncontrolled", "failed", "client-limited" };
+    for (int i = 0; v && i < 4; i++)
+        if (!strcmp(v, names[i]))
+            return i;
+    return -1;
+}
+
+/* The verdict the point's own figures give. Newer evidence says it (server_verdict); in
+ * older evidence every verdict but client-limited is already the server's. NULL: unknown. */
+static const char *server_verdict_of(json_t *v, const char **reason)
+{
+    const char *verdict = json_string_value(json_object_get(v, "verdict"));
+    const char *sv = json_string_value(json_object_get(v, "server_verdict"));
+    *reason = json_string_value(json_object_get(v, sv ? "server_reason" : "reason"));
+    if (sv)
+        return sv;
+    return verdict && strcmp(verdict, "client-limited") ? verdict : NULL;
+}
+
+static void add_latency(struct acc *a, json_t *h)
+{
+    static const char *const keys[] = { "p50", "p90", "p99", "p999", "max" };
+    double us;
+    int bound;
+    for (int k = 0; k < 5; k++)
+        if (lat_fig(h, keys[k], &us, &bound))
+            fig_add(&a->f[F_P50 + k], us, bound);
+}
+
+/* The client's side of a repeat: CPU, send lag, receive delay and threads. */
+static void add_client(struct kb_report_row *row, json_t *load)
+{
+    double x;
+    int b, th = (int)kb_jnum(load, "threads", NULL);
+    if (kb_jnum(load, "client_cpu_fraction", NULL) > row->client_cpu_max)
+        row->client_cpu_max = kb_jnum(load, "client_cpu_fraction", NULL);
+    if (lat_fig(json_object_get(load, "lag_us"), "p99", &x, &b) && x > row->lag_p99_max_us)
+        row->lag_p99_max_us = x;
+    if (lat_fig(json_object_get(load, "rx_delay_us"), "p99", &x, &b) && x > row->rx_p99_max_us)
+        row->rx_p99_max_us = x;
+    if (th > 0) {
+        row->threads_min = row->threads_min && row->threads_min < th ? row->threads_min : th;
+        row->threads_max = row->threads_max > th ? row->threads_max : th;
+    }
+    if ((int)kb_jnum(load, "client_cpus", NULL) > row->client_cpus)
+        row->client_cpus = (int)kb_jnum(load, "client_cpus", NULL);
+    if (kb_jnum(load, "threads_requested", NULL) > 0)
+        row->threads_requested = (int)kb_jnum(load, "threads_requested", NULL);
+}
+
+/* Lower bounds: how many requests, and the smallest bound. */
+static void add_bounds(struct kb_report_row *row, json_t *corrected)
+{
+    double from;
+    row->bounded += (long long)kb_jnum(corrected, "bounded", NULL);
+    if (kb_jnum_opt(corrected, "bound_from_us", NULL, &from) &&
+        (row->bound_from_us < 0 || from < row->bound_from_us))
+        row->bound_from_us = from;
+}
+
+static void add_server(struct kb_report_row *row, struct acc *a, json_t *v)
+{
+    const char *sreason, *sv = server_verdict_of(v, &sreason);
+    json_t *srv = json_object_get(v, "server"), *trust = json_object_get(v, "client_trust");
+    double x;
+    fig_add(&a->f[F_SRV], kb_jnum(srv, "cpu_mean_fraction", NULL), 0);
+    if (kb_jnum_opt(srv, "cpu_interval_s", NULL, &x))
+        fig_add(&a->f[F_CPU_S], x, 0);
+    if (kb_jnum_opt(srv, "cpu_us_per_response", NULL, &x) && x > 0)
+        fig_add(&a->f[F_CPU_US], x, 0);
+    if ((long long)kb_jnum(srv, "rss_max_bytes", NULL) > row->rss_max)
+        row->rss_max = (long long)kb_jnum(srv, "rss_max_bytes", NULL);
+    if (vindex(sv) >= 0 && vindex(sv) != 3)
+        a->server[vindex(sv)]++;
+    else
+        a->server_unknown++;
+    /* the first failed or uncontrolled server reason; otherwise the latest */
+    if (!a->server_reason_locked)
+        snprintf(row->server_reason, sizeof(row->server_reason), "%s", sreason ? sreason : "");
+    a->server_reason_locked = a->server[1] || a->server[2];
+    if (json_is_object(trust)) {
+        a->trust_seen++;
+        if (!json_is_true(json_object_get(trust, "ok")) && row->trust_ok) {
+            row->trust_ok = 0;
+            snprintf(row->trust_reason, sizeof(row->trust_reason), "%s",
+                     json_string_value(json_object_get(trust, "reason"))
+                         ? json_string_value(json_object_get(trust, "reason")) : "");
+        }
+    }
+}
+
+static void accumulate(struct kb_report_row *row, struct acc *a, json_t *v)
+{
+    json_t *load = json_object_get(v, "load");
+    const char *verdict = json_string_value(json_object_get(v, "verdict"));
+    const char *reason = json_string_value(json_object_get(v, "reason"));
+    int vi = vindex(verdict);
+    a->n++;
+    fig_add(&a->f[F_ACH], kb_jnum(load, "achieved_rps", NULL), 0);
+    fig_add(&a->f[F_DEL], kb_jnum(load, "delivery", NULL), 0);
+    add_latency(a, json_object_get(load, "corrected_us"));
+    add_bounds(row, json_object_get(load, "corrected_us"));
+    add_client(row, load);
+    add_server(row, a, v);
+    row->errors += (long long)kb_jnum(load, "errors", "total");
+    row->non2xx += (long long)kb_jnum(load, "non2xx", NULL);
+    row->mismatches += (long long)kb_jnum(load, "mismatches", "total");
+    row->scheduled += (long long)kb_jnum(load, "scheduled", NULL);
+    if (vi >= 0)
+        a->verdicts[vi]++;
+    /* keep the first failed or client-limited reason; otherwise the latest */
+    if (!a->reason_locked)
+        snprintf(row->reason, sizeof(row->reason), "%s", reason ? reason : "");
+    a->reason_locked = a->verdicts[2] || a->verdicts[3];
+}
+
+/* Medians decide a row of repeats none of which failed. A p99 median that is only a lower
+ * bound cannot show the row is under the limit, so then every repeat must have been
+ * controlled on its own figures (each of those verdicts saw its point's bounds). */
+static const char *by_medians(const struct kb_report *r, const struct kb_report_row *row,
+                              int own_controlled, int n)
+{
+    int ok = row->delivery.med >= r->min_delivery && row->p99.n > 0 &&
+             row->p99.med < r->max_p99_us && (!row->p99.bound || own_controlled == n);
+    return ok ? "controlled" : "uncontrolled";
+}
+
+/* Any failed repeat fails the row, then any client-limited; else medians decide. The
+ * server verdict is the same rule over the repeats' own verdicts, unknown when one is. */
+static void finish_row(struct kb_report *r, struct kb_report_row *row, struct acc *a)
+{
+    struct kb_stat *const dst[F_N] = { &row->achieved, &row->delivery, &row->p50, &row->p90,
+                                       &row->p99, &row->p999, &row->max, NULL,
+                                       &row->cpu_interval_s, &row->cpu_us_per_response };
+    row->n = a->n;
+    for (int k = 0; k < F_N; k++)
+        if (dst[k])
+            *dst[k] = stat_of(&a->f[k]);
+    row->server_cpu_med = stat_of(&a->f[F_SRV]).med;
+    row->trust_known = a->n > 0 && a->trust_seen == a->n;
+    if (a->n == 0)
+        snprintf(row->verdict, sizeof(row->verdict), "missing");
+    else if (a->verdicts[2])
+        snprintf(row->verdict, sizeof(row->verdict), "failed");
+    else if (a->verdicts[3])
+        snprintf(row->verdict, sizeof(row->verdict), "client-limited");
+    else if (a->n == 1)
+        snprintf(row->verdict, sizeof(row->verdict), "%s", a->verdicts[0] ? "controlled" : "uncontrolled");
+    else
+        snprintf(row->verdict, sizeof(row->verdict), "%s", by_medians(r, row, a->verdicts[0], a->n));
+    if (a->n == 0 || (a->server_unknown && !a->server[2]))
+        row->server_verdict[0] = '\0';
+    else if (a->server[2])
+        snprintf(row->server_verdict, sizeof(row->server_verdict), "failed");
+    else if (a->n == 1)
+        snprintf(row->server_verdict, sizeof(row->server_verdict), "%s",
+                 a->server[0] ? "controlled" : "uncontrolled");
+    else
+        snprintf(row->server_verdict, sizeof(row->server_verdict), "%s",
+                 by_medians(r, row, a->server[0], a->n));
+}
+
+static void add_missing(struct kb_report *r, const char *id)
+{
+    r->missing = realloc(r->missing, (r->nmissing + 1) * sizeof(char *));
+    r->missing[r->nmissing++] = strdup(id);
+}
+
+static void build_rows(struct kb_report *r, const char *dir)
+{
+    json_t *pts = json_object_get(r->plan, "points"), *pt;
+    size_t nrt = kb_report_nruntimes(r), nro = kb_report_nroutes(r), nra = kb_report_nrates(r), i;
+    struct acc *acc = calloc(nrt * nro * nra + 1, sizeof(*acc));
+    r->rows = calloc(nrt * nro * nra + 1, sizeof(*r->rows));
+    if (!acc || !r->rows) {
+        free(acc);
+        return;
+    }
+    for (size_t a = 0; a < nrt; a++)
+        for (size_t b = 0; b < nro; b++)
+            for (size_t c = 0; c < nra; c++) {
+                struct kb_report_row *row = &r->rows[r->nrows++];
+                snprintf(row->runtime, sizeof(row->runtime), "%s", kb_report_runtime(r, a));
+                snprintf(row->route, sizeof(row->route), "%s", kb_report_route(r, b));
+                row->rate = kb_report_rate(r, c);
+                snprintf(row->id, sizeof(row->id), "%s-%s-%ld", row->runtime, row->route, row->rate);
+                row->bound_from_us = row->lag_p99_max_us = row->rx_p99_max_us = -1;
+                row->trust_ok = 1;
+                row->point_ids = json_array();
+            }
+    json_array_foreach(pts, i, pt) {
+        const char *id = json_string_value(json_object_get(pt, "id"));
+        json_t *v = load_point(r, dir, id, (long)json_integer_value(json_object_get(pt, "rate")));
+        const struct kb_report_row *row = kb_report_row(r,
+            json_string_value(json_object_get(pt, "runtime")),
+            json_string_value(json_object_get(pt, "route")),
+            (long)json_integer_value(json_object_get(pt, "rate")));
+        if (row)
+            r->rows[row - r->rows].planned = 1;
+        if (!v || !row) {
+            add_missing(r, id);
+        } else if (acc[row - r->rows].n < MAX_REPEATS) {
+            struct kb_report_row *w = &r->rows[row - r->rows];
+            const char *sreason, *sv = server_verdict_of(v, &sreason);
+            if (!w->first_id[0])
+                snprintf(w->first_id, sizeof(w->first_id), "%s", id);
+            if (!w->unc_id[0] && sv && !strcmp(sv, "uncontrolled"))
+                snprintf(w->unc_id, sizeof(w->unc_id), "%s", id);
+            json_array_append_new(w->point_ids, json_string(id));
+            accumulate(w, &acc[row - r->rows], v);
+        }
+        json_decref(v);
+    }
+    for (i = 0; i < r->nrows; i++)
+        finish_row(r, &r->rows[i], &acc[i]);
+    free(acc);
+}
+
+/* Per runtime: the limits read back, the identity digest and the preflight outcome. */
+static void load_fixtures(struct kb_report *r, const char *dir)
+{
+    char fdir[4200], path[4300];
+    r->fixtures = json_object();
+    for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
+        const char *rt = kb_report_runtime(r, i);
+        json_t *id, *f = json_object();
+        snprintf(fdir, sizeof(fdir), r->repeats > 1 ? "%s/fixtures/%s-r1" : "%s/fixtures/%s", dir, rt);
+        json_object_set_new(f, "limits", json_load_file(kb_path(path, sizeof(path), fdir, "limits.json"), 0, NULL));
+        json_object_set_new(f, "preflight", json_load_file(kb_path(path, sizeof(path), fdir, "preflight.json"), 0, NULL));
+        id = json_load_file(kb_path(path, sizeof(path), fdir, "identity.json"), 0, NULL);
+        json_object_set(f, "identity_sha256", id ? json_object_get(id, "sha256") : json_null());
+        json_decref(id);
+        json_object_set_new(r->fixtures, rt, f);
+    }
+}
+
+/* The papers' figures from the contract, for orientation: absent or unreadable, the report
+ * says so and goes on. */
+static void load_published(struct kb_report *r)
+{
+    struct kb_contract c;
+    char err[256];
+    json_t *hi;
+    const char *path = kb_root_contract();
+    if (!path) {
+        snprintf(r->published_note, sizeof(r->published_note), "no contract: %s", kb_root_error());
+        return;
+    }
+    if (kb_contract_load(path, &c, err, sizeof(err)) < 0) {
+        snprintf(r->published_note, sizeof(r->published_note), "%s", err);
+        return;
+    }
+    if (c.npublished == 0) {
+        snprintf(r->published_note, sizeof(r->published_note), "the contract %s publishes "
+                 "no figures", c.path);
+    } else {
+        hi = json_object();
+        for (size_t i = 0; i < c.npublished; i++) {
+            json_t *rt = json_object_get(hi, c.published[i].runtime);
+            if (!rt)
+                json_object_set_new(hi, c.published[i].runtime, rt = json_object());
+            json_object_set_new(rt, c.published[i].route,
+                                json_integer(c.published[i].highest_controlled_rps));
+        }
+        r->published = json_pack("{s:s,s:s,s:o}", "source", c.published_source, "host",
+                                 c.published_host, "highest_controlled_rps", hi);
+    }
+    kb_contract_free(&c);
+}
+
+static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd, char *err,
+                    size_t errlen)
+{
+    char path[4200];
+    json_t *crit;
+    memset(r, 0, sizeof(*r));
+    if (!(r->plan = json_load_file(kb_path(path, sizeof(path), dir, "plan.json"), 0, NULL))) {
+        snprintf(err, errlen, "%s has no plan.json: not a kneebench run directory", dir);
+        return -1;
+    }
+    r->run = json_load_file(kb_path(path, sizeof(path), dir, "run.json"), 0, NULL);
+    if (!r->run) {
+        snprintf(err, errlen, "%s has no run.json (run identity)", dir);
+        kb_report_free(r);
+        return -1;
+    }
+    crit = json_object_get(r->plan, "criteria");
+    if (!json_is_number(json_object_get(crit, "max_p99_us"))) {
+        snprintf(err, errlen, "%s/plan.json has no criteria (written by an older kneebench?)", dir);
+        kb_report_free(r);
+        return -1;
+    }
+    r->rd = rd;
+    r->min_delivery = rd && rd->rejudge ? rd->min_delivery : kb_jnum(crit, "min_delivery", NULL);
+    r->max_p99_us = rd && rd->rejudge ? rd->max_p99_us : kb_jnum(crit, "max_p99_us", NULL);
+    r->repeats = (int)json_integer_value(json_object_get(r->plan, "repeats"));
+    r->unconstrained = json_is_true(json_object_get(r->plan, "unconstrained"));
+    kb_report_load_calibration(r, dir);
+    build_rows(r, dir);
+    load_fixtures(r, dir);
+    kb_report_load_series(r, dir);
+    load_published(r);
+    r->hostclock = kb_hostclock_summary(dir, json_object_get(r->plan, "points"));
+    return 0;
+}
+
+int kb_report_load(const char *dir, struct kb_report *r, char *err, size_t errlen)
+{
+    return load_run(dir, r, NULL, err, errlen);
+}
+
+int kb_report_load_rederived(const char *dir, struct kb_report *r, struct kb_rederive *rd,
+                             char *err, size_t errlen)
+{
+    return load_run(dir, r, rd, err, errlen);
+}
+
+void kb_report_free(struct kb_report *r)
+{
+    for (size_t i = 0; i < r->nmissing; i++)
+        free(r->missing[i]);
+    free(r->missing);
+    for (size_t i = 0; i < r->nrows; i++)
+        json_decref(r->rows[i].point_ids);
+    free(r->rows);
+    kb_report_free_proof(r);
+    json_decref(r->plan);
+    json_decref(r->run);
+    json_decref(r->fixtures);
+    json_decref(r->published);
+    json_decref(r->hostclock);
+    memset(r, 0, sizeof(*r));
+}
+
+const struct kb_report_row *kb_report_row(const struct kb_report *r, const char *runtime,
+                                          const char *route, long rate)
+{
+    for (size_t i = 0; runtime && route && i < r->nrows; i++)
+        if (r->rows[i].rate == rate && !strcmp(r->rows[i].runtime, runtime) &&
+            !strcmp(r->rows[i].route, route))
+            return &r->rows[i];
+    return NULL;
+}
+
+long kb_report_highest(const struct kb_report *r, const char *runtime, const char *route)
+{
+    long best = 0;
+    for (size_t i = 0; i < r->nrows; i++)
+        if (!strcmp(r->rows[i].runtime, runtime) && !strcmp(r->rows[i].route, route) &&
+            !strcmp(r->rows[i].verdict, "controlled") && r->rows[i].rate > best)
+            best = r->rows[i].rate;
+    return best;
+}

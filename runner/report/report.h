@@ -1,0 +1,158 @@
+/* report.h -- reads a run directory's evidence (and nothing else) into a model, aggregates
+ * repeats, and writes report.md, report.csv, report.json and SVG charts from it.
+ *
+ * kb_report_load() fills struct kb_report from plan.json, run.json, fixtures/<rt>/, every
+ * points/<id>/{verdict.json,DONE,hostclock.json}, calibrate/calibrate.json when the curve calibrated, and
+ * the per-second series.csv of each runtime's first uncontrolled point per route (where the
+ * queue forms); points without a marker are listed in missing. Aggregates
+ * are one row per runtime x route x rate: medians over repeats with min-max ranges. The
+ * writers (report_md.c, report_data.c, report_svg.c) only read the model. kb_report_free()
+ * frees everything kb_report_load() allocated. What only the report's own files share
+ * (the series, the rankings the writers compute, the calibration's part of the load) is in
+ * runner/report/report_int.h. */
+#ifndef KB_REPORT_H
+#define KB_REPORT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* report.csv's and report.json's schema (docs/report-format.md). 2: latency in us with
+ * _is_bound flags, a point id per row, units in every name. */
+#define KB_REPORT_SCHEMA_VERSION 2
+
+/* One figure over a row's repeats. Latency is in microseconds throughout the model, as in
+ * load.json and series.csv, so no writer converts back and forth. n counts the repeats that
+ * had the figure: an empty histogram has none (JSON null), and n == 0 prints as "-" or null,
+ * never as 0. bound: some repeat's figure was only a lower bound (requests still unanswered
+ * when the drain ended, recorded at drain end minus intended time). Raising any input can
+ * only raise a median, min or max, so each of the three is then a lower bound too. */
+struct kb_stat {
+    double med, min, max;
+    int n, bound;
+};
+
+struct kb_report_row {
+    char runtime[32], route[32];
+    char id[128];                /* runtime-route-rate: the point id, less -rN with repeats */
+    char first_id[128];          /* the first complete repeat's point id, "" when none */
+    char unc_id[128];            /* the first repeat whose own or server verdict is uncontrolled */
+    long rate;
+    int planned;                 /* the plan has points here (db: gray-static only) */
+    int n;                       /* repeats found */
+    char verdict[16];            /* aggregated verdict */
+    char reason[512];            /* first failure/client-limit reason, or the last point's */
+    /* What the figures alone give, trusted client or not (verdict.json's server_verdict;
+     * for older evidence the verdict itself unless client-limited). "" when unknown. */
+    char server_verdict[16];
+    char server_reason[512];
+    int trust_known, trust_ok;   /* client_trust: known for every repeat; ok in every one */
+    char trust_reason[512];      /* the first repeat's reason when not ok */
+    struct kb_stat achieved, delivery, p50, p90, p99, p999, max;   /* latency in us */
+    long long errors, non2xx, mismatches;                          /* summed over repeats */
+    long long scheduled, bounded;            /* summed; bounded: recorded at a lower bound */
+    double bound_from_us;                    /* smallest lower bound of any repeat; -1 none */
+    double client_cpu_max;                   /* fraction of the client's CPUs, max over repeats */
+    double lag_p99_max_us, rx_p99_max_us;    /* client send lag / receive delay p99; -1 absent */
+    int threads_min, threads_max, threads_requested;   /* the client's threads; 0 unknown */
+    int client_cpus;                         /* CPUs the client was given, max; 0 unknown */
+    double server_cpu_med;                   /* fraction of one CPU, median */
+    struct kb_stat cpu_interval_s;           /* server CPU seconds over the measured interval */
+    struct kb_stat cpu_us_per_response;      /* that over the responses completed in it */
+    long long rss_max;
+    json_t *point_ids;                       /* array of the repeats' ids; owned */
+};
+
+struct kb_calibrate_result;      /* runner/run/calibrate.h */
+
+struct kb_rederive;           /* below */
+
+struct kb_report {
+    json_t *plan, *run;          /* owned */
+    json_t *fixtures;            /* {runtime: {limits, identity sha256, preflight}} owned */
+    char **missing;              /* ids without a completion marker */
+    size_t nmissing;
+    struct kb_report_row *rows;
+    size_t nrows;
+    int repeats, unconstrained, partial;
+    double min_delivery, max_p99_us;
+    struct kb_calibrate_result *cal;   /* calibrate/calibrate.json read, or NULL (owned) */
+    json_t *cal_json;            /* the same file as written (criteria, CPUs), or NULL; owned */
+    char cal_note[512];          /* when cal is NULL: absent, or why it could not be read */
+    struct kb_report_series *series;   /* one per runtime x route with an uncontrolled row
+                                          (runner/report/report_int.h) */
+    size_t nseries;
+    /* The papers' highest controlled points (the contract's "published"): {source, host,
+     * highest_controlled_rps: {runtime: {route: rps}}}, or NULL (published_note says why).
+     * For orientation beside this run's: measured on the papers' host, never a target. */
+    json_t *published;           /* owned */
+    char published_note[256];
+    struct kb_rederive *rd;      /* the re-derivation the rows came from, or NULL (not owned) */
+    json_t *hostclock;           /* the points' CPU clocks (kb_hostclock_summary); owned */
+};
+
+/* Re-derivation (report_rejudge.c): every complete point's verdict derived again from the
+ * run's raw files by the curve's own judgement (runner/run/judgement.h) -- load.json, verdict.json's
+ * record of what else the judgement read (judged_by), calibrate/calibrate.json -- and set
+ * against the stored one. With rejudge, the rows then take the verdicts under min_delivery
+ * and max_p99_us in place of the run's, and report.md names that criterion first. */
+struct kb_rederive {
+    int rejudge;
+    double min_delivery, max_p99_us;     /* rejudge: the criterion (fill both) */
+    size_t nchecked;                     /* points re-derived */
+    char **mismatch;                     /* "point ID: stored verdict X, re-derived Y (why)" */
+    size_t nmismatch;
+    char **unchecked;                    /* ids with neither a judgement record nor the load
+                                            generator's output (hand-made evidence) */
+    size_t nunchecked;
+    json_t *changed;                     /* rejudge: [{point, stored, rejudged, reason}] or NULL */
+};
+/* kb_report_load, with every complete point re-derived into rd (zeroed by the caller but for
+ * rejudge and its criterion). Mismatches do not fail the load: the caller refuses. */
+int kb_report_load_rederived(const char *dir, struct kb_report *r, struct kb_rederive *rd,
+                             char *err, size_t errlen);
+void kb_rederive_free(struct kb_rederive *rd);
+
+/* 0, or -1 with err (no plan.json, unreadable verdict). Missing points are not an error
+ * here; the caller decides (refuse, or --partial). */
+int kb_report_load(const char *dir, struct kb_report *r, char *err, size_t errlen);
+void kb_report_free(struct kb_report *r);
+
+/* The row for runtime/route/rate, or NULL. */
+const struct kb_report_row *kb_report_row(const struct kb_report *r, const char *runtime,
+                                          const char *route, long rate);
+/* The answer for one runtime x route (report_answer.c): what the report's first table
+ * says. Exactly one of proven, below, failed_at is set when the route is planned and has
+ * evidence; indicative and below_unproven say what the server's own figures give where the
+ * client was not trusted, and are never counted as proven. */
+struct kb_report_answer {
+    int planned;                 /* the plan has this runtime on this route */
+    long proven;                 /* highest controlled rate; 0 none */
+    long client_from;            /* the point above proven was client-limited: its rate (then
+                                    proven is only a lower bound); 0 otherwise */
+    long indicative;             /* highest rate whose server verdict is controlled, when it
+                                    is above proven; 0 otherwise */
+    long below;                  /* nothing controlled and the lowest rate was trusted and
+                                    uncontrolled: that rate (a definite result) */
+    long below_unproven;         /* nothing controlled or indicative, the lowest rate
+                                    client-limited and its server verdict uncontrolled */
+    long failed_at;              /* nothing controlled and the lowest rate failed */
+    double level;                /* for ranking: max(proven, indicative), 0 when below */
+};
+void kb_report_answer_of(const struct kb_report *r, const char *runtime, const char *route,
+                         struct kb_report_answer *a);
+/* Writers: 0 or -1 with err. Each writes atomically into dir. */
+int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, size_t errlen);
+int kb_report_write_csv(const struct kb_report *r, const char *dir, char *err, size_t errlen);
+int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, size_t errlen);
+/* charts/achieved-<route>.svg and charts/p99-<route>.svg per route, and
+ * charts/series-<runtime>-<route>.svg per read series (latency over time). */
+int kb_report_write_svg(const struct kb_report *r, const char *dir, char *err, size_t errlen);
+
+/* The plan's names in order. */
+size_t kb_report_nruntimes(const struct kb_report *r);
+const char *kb_report_runtime(const struct kb_report *r, size_t i);
+size_t kb_report_nroutes(const struct kb_report *r);
+const char *kb_report_route(const struct kb_report *r, size_t i);
+
+#endif

@@ -1,0 +1,215 @@
+/* report_answer.c -- the report's answer, from the aggregated rows: per runtime and route
+ * the highest controlled point (proven), what the server's own figures give where the
+ * client was not trusted (indicative), the definite "below the lowest rate"; the rates
+ * every runtime held and the server CPU per response there; and the runtimes ranked.
+ * Reads the model only. */
+#include "runner/report/report.h"
+#include "runner/report/report_int.h"
+
+#include <math.h>
+#include <string.h>
+
+static int is(const char *a, const char *b)
+{
+    return a && b && !strcmp(a, b);
+}
+
+/* The planned row with evidence at the plan's k-th rate, or NULL. */
+static const struct kb_report_row *at(const struct kb_report *r, const char *rt,
+                                      const char *route, size_t k)
+{
+    const struct kb_report_row *w = kb_report_row(r, rt, route, kb_report_rate(r, k));
+    return w && w->planned && w->n > 0 ? w : NULL;
+}
+
+/* The rate of the first point above h with evidence when it was client-limited: the
+ * client, not the server, stopped the curve there, so h is a lower bound. 0 otherwise. */
+static long client_above(const struct kb_report *r, const char *rt, const char *route, long h)
+{
+    for (size_t k = 0; k < kb_report_nrates(r); k++) {
+        const struct kb_report_row *w = at(r, rt, route, k);
+        if (!w || w->rate <= h)
+            continue;
+        return is(w->verdict, "client-limited") ? w->rate : 0;
+    }
+    return 0;
+}
+
+/* The lowest-rate row with evidence, or NULL. */
+static const struct kb_report_row *lowest(const struct kb_report *r, const char *rt,
+                                          const char *route)
+{
+    const struct kb_report_row *best = NULL, *w;
+    for (size_t k = 0; k < kb_report_nrates(r); k++)
+        if ((w = at(r, rt, route, k)) && (!best || w->rate < best->rate))
+            best = w;
+    return best;
+}
+
+void kb_report_answer_of(const struct kb_report *r, const char *runtime, const char *route,
+                         struct kb_report_answer *a)
+{
+    const struct kb_report_row *w, *lo;
+    memset(a, 0, sizeof(*a));
+    for (size_t k = 0; k < kb_report_nrates(r); k++) {
+        w = kb_report_row(r, runtime, route, kb_report_rate(r, k));
+        a->planned |= w && w->planned;
+        if ((w = at(r, runtime, route, k)) && is(w->server_verdict, "controlled") &&
+            w->rate > a->indicative)
+            a->indicative = w->rate;
+    }
+    a->proven = kb_report_highest(r, runtime, route);
+    a->client_from = client_above(r, runtime, route, a->proven);
+    if (a->indicative <= a->proven)
+        a->indicative = 0;
+    a->level = (double)(a->indicative > a->proven ? a->indicative : a->proven);
+    if (a->proven || !(lo = lowest(r, runtime, route)))
+        return;
+    /* nothing controlled: what stopped the curve at its first point */
+    if (is(lo->verdict, "uncontrolled"))
+        a->below = lo->rate;
+    else if (is(lo->verdict, "failed"))
+        a->failed_at = lo->rate;
+    else if (!a->indicative && is(lo->server_verdict, "uncontrolled"))
+        a->below_unproven = lo->rate;
+}
+
+int kb_report_compared(const struct kb_report *r, const char *runtime, const char *route)
+{
+    for (size_t k = 0; k < kb_report_nrates(r); k++) {
+        const struct kb_report_row *w = at(r, runtime, route, k);
+        if (w && is(w->server_verdict, "controlled"))
+            return 1;
+    }
+    return 0;
+}
+
+/* Every compared runtime on route has evidence at rate and its server verdict is
+ * controlled; at least two of them, or there is nothing to compare. */
+static int held_by_all(const struct kb_report *r, const char *route, long rate)
+{
+    int runtimes = 0;
+    for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
+        const char *rt = kb_report_runtime(r, i);
+        const struct kb_report_row *w = kb_report_row(r, rt, route, rate);
+        if (!kb_report_compared(r, rt, route))
+            continue;
+        if (!w || w->n == 0 || !is(w->server_verdict, "controlled"))
+            return 0;
+        runtimes++;
+    }
+    return runtimes >= 2;
+}
+
+size_t kb_report_held_rates(const struct kb_report *r, const char *route, long *held, size_t max)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < kb_report_nrates(r) && n < max; k++)
+        if (held_by_all(r, route, kb_report_rate(r, k)))
+            held[n++] = kb_report_rate(r, k);
+    return n;
+}
+
+double kb_report_efficiency_ratio(const struct kb_report *r, const char *runtime)
+{
+    double logsum = 0;
+    int n = 0;
+    long held[64];
+    for (size_t j = 0; j < kb_report_nroutes(r); j++) {
+        const char *ro = kb_report_route(r, j);
+        size_t nh = kb_report_held_rates(r, ro, held, 64);
+        for (size_t k = 0; k < nh; k++) {
+            const struct kb_report_row *a = kb_report_row(r, runtime, ro, held[k]);
+            const struct kb_report_row *g = kb_report_row(r, "gray-static", ro, held[k]);
+            if (!a || !g || !a->cpu_us_per_response.n || !g->cpu_us_per_response.n)
+                continue;
+            logsum += log(a->cpu_us_per_response.med / g->cpu_us_per_response.med);
+            n++;
+        }
+    }
+    return n ? exp(logsum / n) : 0;
+}
+
+/* The sum of a runtime's answer levels over the routes every runtime is planned on. */
+static double score(const struct kb_report *r, const char *runtime)
+{
+    double s = 0;
+    for (size_t j = 0; j < kb_report_nroutes(r); j++) {
+        struct kb_report_answer a;
+        int everyone = 1;
+        for (size_t i = 0; i < kb_report_nruntimes(r) && everyone; i++) {
+            kb_report_answer_of(r, kb_report_runtime(r, i), kb_report_route(r, j), &a);
+            everyone = a.planned;
+        }
+        if (!everyone)
+            continue;
+        kb_report_answer_of(r, runtime, kb_report_route(r, j), &a);
+        s += a.level;
+    }
+    return s;
+}
+
+/* Between runtimes that held nothing, the one that delivered more of its lowest rate's
+ * load: the sum over the common routes of that median delivery. */
+static double low_delivery(const struct kb_report *r, const char *runtime)
+{
+    double s = 0;
+    for (size_t j = 0; j < kb_report_nroutes(r); j++) {
+        const struct kb_report_row *w = lowest(r, runtime, kb_report_route(r, j));
+        s += w ? w->delivery.med : 0;
+    }
+    return s;
+}
+
+struct key {
+    double score, eff, low;
+};
+
+/* -1 when x ranks before y, 1 after, 0 tied: the higher score first, then the lower CPU
+ * per response relative to gray-static (a runtime without the figure does not win on
+ * it), then the higher delivery at the lowest rate. */
+static int compare(const struct key *x, const struct key *y)
+{
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    if (x->eff > 0 && y->eff > 0 && fabs(x->eff - y->eff) > 1e-9)
+        return x->eff < y->eff ? -1 : 1;
+    if (fabs(x->low - y->low) > 1e-9)
+        return x->low > y->low ? -1 : 1;
+    return 0;
+}
+
+size_t kb_report_rank(const struct kb_report *r, size_t *order, int *rank, size_t max)
+{
+    struct key k[64];
+    size_t n = kb_report_nruntimes(r);
+    if (n > max)
+        n = max;
+    if (n > 64)
+        n = 64;
+    for (size_t i = 0; i < n; i++) {
+        const char *rt = kb_report_runtime(r, i);
+        order[i] = i;
+        k[i] = (struct key){ score(r, rt), kb_report_efficiency_ratio(r, rt), low_delivery(r, rt) };
+    }
+    /* insertion sort: stable, so ties keep the plan's order */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && compare(&k[order[j]], &k[order[j - 1]]) < 0; j--) {
+            size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (size_t i = 0; i < n; i++)
+        rank[i] = i && !compare(&k[order[i]], &k[order[i - 1]]) ? rank[i - 1] : (int)i + 1;
+    return n;
+}
+
+double kb_report_answer_ratio(const struct kb_report *r, const char *runtime, const char *route,
+                              int *soft)
+{
+    struct kb_report_answer a, g;
+    kb_report_answer_of(r, runtime, route, &a);
+    kb_report_answer_of(r, "gray-static", route, &g);
+    *soft = a.client_from || a.indicative || g.client_from || g.indicative;
+    return a.level > 0 && g.level > 0 ? a.level / g.level : 0;
+}

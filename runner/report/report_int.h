@@ -1,0 +1,87 @@
+/* report_int.h -- what the report's own files (runner/report*.c) share and nothing else
+ * uses: the queue's per-second series, the rankings and ratios the writers print, the
+ * calibration's part of kb_report_load, and the plan's rates. White-box tests include it;
+ * the rest of the runner sees runner/report/report.h only. */
+#ifndef KB_REPORT_INT_H
+#define KB_REPORT_INT_H
+
+#include <stddef.h>
+
+#include "runner/report/report.h"
+
+/* One second of a point's series.csv. Latency in us; < 0 when the second has none (an empty
+ * field, or nothing completed). The _bound flags: that figure is only a lower bound (newer
+ * series.csv files; older ones lack the columns and nothing is a bound). */
+struct kb_report_sec {
+    double start_s, length_s, achieved_rps, p50_us, p99_us, max_us;
+    long long completed, errors, bounded;
+    int p50_bound, p99_bound, max_bound;
+};
+
+/* A runtime's first uncontrolled point on a route and its series (n == 0: note says why).
+ * A client-limited point is never uncontrolled, so where the client was not trusted the
+ * first point whose own figures are uncontrolled stands in (past_margin): its server
+ * verdict says so, or in older evidence of a --force run its delivery or p99 misses the
+ * criteria above the calibrated margin. */
+struct kb_report_series {
+    char runtime[32], route[32], point[128];
+    long rate;
+    int past_margin;             /* client-limited, its own figures past the criteria (the
+                                    queue behind the mark) */
+    size_t n;
+    struct kb_report_sec *v;     /* owned */
+    char note[256];              /* "" when the series was read */
+};
+
+/* The highest rate whose aggregated verdict is controlled; 0 when none. */
+long kb_report_highest(const struct kb_report *r, const char *runtime, const char *route);
+
+/* runtime's level over gray-static's on route; 0 when either has none. *soft: either side
+ * is a lower bound (client-limited above it) or indicative, so the ratio is too. */
+double kb_report_answer_ratio(const struct kb_report *r, const char *runtime, const char *route,
+                              int *soft);
+
+/* Server CPU per response at the rates every compared runtime held: the comparison that
+ * still tells fast runtimes apart when their knees are past the client's reach. A runtime
+ * is compared on a route when its server verdict is controlled at some rate there (one
+ * that held none has no cost per response at a rate the others held, and would leave the
+ * table empty); a rate is held when every compared runtime's server verdict is controlled
+ * there, and at least two are compared. held[] are the rates, in plan order. */
+int kb_report_compared(const struct kb_report *r, const char *runtime, const char *route);
+size_t kb_report_held_rates(const struct kb_report *r, const char *route, long *held, size_t max);
+/* The geometric mean, over every route and held rate where both have a figure, of
+ * runtime's CPU per response over gray-static's; 0 when there is none. */
+double kb_report_efficiency_ratio(const struct kb_report *r, const char *runtime);
+
+/* The runtimes ranked: order[i] is the plan index of the runtime at place i, rank[i] its
+ * rank (equal ranks for ties). Ordered by the sum over the routes every runtime runs of
+ * their answers' levels, then by efficiency (lower CPU per response first), then by the
+ * delivery at the lowest rate. Returns the count. */
+size_t kb_report_rank(const struct kb_report *r, size_t *order, int *rank, size_t max);
+
+/* The series chart's data for runtime/route, or NULL when it has no uncontrolled row. */
+const struct kb_report_series *kb_report_series_of(const struct kb_report *r, const char *runtime,
+                                                   const char *route);
+/* Reads a series.csv (header names the columns; start_s, achieved_rps, p50_us, p99_us,
+ * max_us needed) into s->v/s->n, replacing what was there. 0, or -1 with err. */
+int kb_report_read_series(const char *path, struct kb_report_series *s, char *err, size_t errlen);
+/* 1 when the calibration's proven margin covers a point requested at rate, 0 when not,
+ * -1 when the run has no calibration. */
+int kb_report_covers(const struct kb_report *r, long rate);
+
+/* Internal to kb_report_load/kb_report_free (report_proof.c): the calibration (before the
+ * rows: a re-derived verdict needs its margin) and the series (after them); neither fails
+ * the load, a missing or unreadable file is noted in the model. */
+void kb_report_load_calibration(struct kb_report *r, const char *dir);
+void kb_report_load_series(struct kb_report *r, const char *dir);
+/* One point's verdict.json v re-derived (report_rejudge.c), its load replaced by load.json
+ * and, when re-judging, its verdict by the new one. */
+void kb_report_rederive_point(struct kb_report *r, const char *dir, const char *id, long rate,
+                              json_t *v);
+void kb_report_free_proof(struct kb_report *r);
+
+/* The plan's rates in order. */
+size_t kb_report_nrates(const struct kb_report *r);
+long kb_report_rate(const struct kb_report *r, size_t i);
+
+#endif

@@ -1,0 +1,101 @@
+/* judgement.c -- a curve point's verdict from its figures, observations, criteria and the
+ * calibration, and the record of what it read. */
+#define _POSIX_C_SOURCE 200809L
+#include "runner/run/judgement.h"
+#include "runner/run/calibrate.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void kb_judge_point(const struct kb_point_load *r, const struct kb_point_obs *o,
+                    const struct kb_criteria *c, const struct kb_calibrate_result *cal,
+                    double rate, struct kb_judgement *j)
+{
+    memset(j, 0, sizeof(*j));
+    /* The server's own verdict is kept whatever the client's trust: a client-limited point
+     * still says what its figures showed, marked unproven in the report. */
+    j->server = kb_verdict_server(r, o, c, j->server_reason, sizeof(j->server_reason));
+    j->trusted = kb_trust_judge(r, c, j->trust_reason, sizeof(j->trust_reason));
+    if (j->trusted && cal && !kb_calibrate_covers(cal, rate)) {
+        j->trusted = 0;
+        snprintf(j->trust_reason, sizeof(j->trust_reason), "above the client's proven margin "
+                 "(%.0f req/s held against the control server; %.2fx needed)", cal->margin_rps,
+                 cal->factor);
+    }
+    j->verdict = j->server == KB_FAILED || j->trusted ? j->server : KB_CLIENT_LIMITED;
+    snprintf(j->reason, sizeof(j->reason), "%s",
+             j->verdict == KB_CLIENT_LIMITED ? j->trust_reason : j->server_reason);
+}
+
+static json_t *criteria_json(const struct kb_criteria *c)
+{
+    return json_pack("{s:f,s:I,s:f,s:I,s:I}", "min_delivery", c->min_delivery, "max_p99_us",
+                     (json_int_t)c->max_p99_us, "client_cpu_max_fraction",
+                     c->client_cpu_max_fraction, "client_lag_p99_max_us",
+                     (json_int_t)c->client_lag_p99_max_us, "client_rx_delay_p99_max_us",
+                     (json_int_t)c->client_rx_delay_p99_max_us);
+}
+
+static json_t *observed_json(const struct kb_point_obs *o)
+{
+    return json_pack("{s:b,s:i,s:s,s:b,s:s,s:b,s:s,s:b,s:b,s:s}", "have_load", o->have_load,
+                     "load_exit", o->load_exit, "load_problem", o->load_problem,
+                     "preflight_failed", o->preflight_failed, "preflight_reason",
+                     o->preflight_reason, "fixture_exited", o->fixture_exited, "exit_reason",
+                     o->exit_reason, "identity_changed", o->identity_changed,
+                     "postflight_failed", o->postflight_failed, "postflight_reason",
+                     o->postflight_reason);
+}
+
+void kb_judgement_record(json_t *verdict, const struct kb_judgement *j,
+                         const struct kb_point_obs *o, const struct kb_criteria *c,
+                         int calibrated)
+{
+    json_object_set_new(verdict, "verdict", json_string(kb_verdict_name(j->verdict)));
+    json_object_set_new(verdict, "reason", json_string(j->reason));
+    json_object_set_new(verdict, "server_verdict", json_string(kb_verdict_name(j->server)));
+    json_object_set_new(verdict, "server_reason", json_string(j->server_reason));
+    json_object_set_new(verdict, "client_trust", json_pack("{s:b,s:s}", "ok", j->trusted,
+                                                           "reason", j->trust_reason));
+    json_object_set_new(verdict, "judged_by", json_pack("{s:o,s:b,s:o}", "criteria",
+                        criteria_json(c), "calibrated", calibrated, "observed", observed_json(o)));
+}
+
+static double num(json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
+
+static void text(char *dst, size_t len, json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    snprintf(dst, len, "%s", s ? s : "");
+}
+
+int kb_judgement_read(json_t *verdict, struct kb_point_obs *o, struct kb_criteria *c,
+                      int *calibrated)
+{
+    json_t *by = json_object_get(verdict, "judged_by");
+    json_t *cr = json_object_get(by, "criteria"), *ob = json_object_get(by, "observed");
+    if (!json_is_object(by))
+        return -1;
+    *c = (struct kb_criteria){ .min_delivery = num(cr, "min_delivery"),
+                               .max_p99_us = (long)num(cr, "max_p99_us"),
+                               .client_cpu_max_fraction = num(cr, "client_cpu_max_fraction"),
+                               .client_lag_p99_max_us = (long)num(cr, "client_lag_p99_max_us"),
+                               .client_rx_delay_p99_max_us =
+                                   (long)num(cr, "client_rx_delay_p99_max_us") };
+    *calibrated = json_is_true(json_object_get(by, "calibrated"));
+    memset(o, 0, sizeof(*o));
+    o->have_load = json_is_true(json_object_get(ob, "have_load"));
+    o->load_exit = (int)num(ob, "load_exit");
+    text(o->load_problem, sizeof(o->load_problem), ob, "load_problem");
+    o->preflight_failed = json_is_true(json_object_get(ob, "preflight_failed"));
+    text(o->preflight_reason, sizeof(o->preflight_reason), ob, "preflight_reason");
+    o->fixture_exited = json_is_true(json_object_get(ob, "fixture_exited"));
+    text(o->exit_reason, sizeof(o->exit_reason), ob, "exit_reason");
+    o->identity_changed = json_is_true(json_object_get(ob, "identity_changed"));
+    o->postflight_failed = json_is_true(json_object_get(ob, "postflight_failed"));
+    text(o->postflight_reason, sizeof(o->postflight_reason), ob, "postflight_reason");
+    return 0;
+}

@@ -1,0 +1,46 @@
+/* judgement.h -- one curve point's whole judgement, and its record in verdict.json.
+ *
+ * Owns the composition the curve applies to a point: the server's verdict from the point's
+ * own figures and the runner's observations, the client's trust (runner/run/verdict.h), the
+ * calibration's proven margin over the trust where the curve calibrated, and the verdict
+ * they make together. The curve calls kb_judge_point() when it writes verdict.json, and
+ * kb_judgement_record() writes beside the verdict everything that judgement read which
+ * load.json does not hold (the runner's observations, the criteria, whether a calibration
+ * applied), so that `kneebench report` can call kb_judge_point() again on the run's files
+ * alone and check, or re-judge under other criteria, what the curve decided. */
+#ifndef KB_JUDGEMENT_H
+#define KB_JUDGEMENT_H
+
+#include <jansson.h>
+
+#include "runner/run/verdict.h"
+
+struct kb_calibrate_result;      /* runner/run/calibrate.h */
+
+struct kb_judgement {
+    enum kb_verdict verdict;     /* what the point is: failed, client-limited or the server's */
+    enum kb_verdict server;      /* what its own figures give, the client's trust aside */
+    int trusted;                 /* the client kept up (and the calibration covers the rate) */
+    char reason[768];            /* the verdict's: the trust's when client-limited */
+    char server_reason[768];
+    char trust_reason[256];
+};
+
+/* cal: the run's calibration, or NULL when the curve ran without one; rate: the point's
+ * requested rate (a rate the calibration's margin does not cover is client-limited). */
+void kb_judge_point(const struct kb_point_load *r, const struct kb_point_obs *o,
+                    const struct kb_criteria *c, const struct kb_calibrate_result *cal,
+                    double rate, struct kb_judgement *j);
+
+/* Sets in verdict (a verdict.json object): verdict, reason, server_verdict, server_reason,
+ * client_trust, and "judged_by": {criteria, calibrated, observed}. */
+void kb_judgement_record(json_t *verdict, const struct kb_judgement *j,
+                         const struct kb_point_obs *o, const struct kb_criteria *c,
+                         int calibrated);
+
+/* verdict.json's judged_by back: 0, or -1 when it has none (evidence written before it),
+ * leaving the outputs untouched. A field absent from it reads as 0 or "". */
+int kb_judgement_read(json_t *verdict, struct kb_point_obs *o, struct kb_criteria *c,
+                      int *calibrated);
+
+#endif

@@ -1,0 +1,211 @@
+/* matrix.c -- kb_matrix_plan(): the points of a curve, in run order. */
+#define _POSIX_C_SOURCE 200809L
+#include "runner/run/matrix.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void strlist_add(struct kb_strlist *l, const char *s)
+{
+    l->v = realloc(l->v, (l->n + 2) * sizeof(char *));
+    l->v[l->n++] = strdup(s);
+    l->v[l->n] = NULL;
+}
+
+static int in_csv(const char *csv, const char *name)
+{
+    size_t nl = strlen(name);
+    for (const char *p = csv; p && *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == nl && !strncmp(p, name, nl))
+            return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+/* Every name in csv must be in the known list; error names the first stranger. */
+static int check_names(const char *csv, char *const *known, size_t n, const char *what,
+                       char *err, size_t errlen)
+{
+    char buf[64];
+    for (const char *p = csv; p && *p;) {
+        size_t len = strcspn(p, ","), i;
+        snprintf(buf, sizeof(buf), "%.*s", (int)(len < 63 ? len : 63), p);
+        for (i = 0; i < n && strcmp(known[i], buf); i++)
+            ;
+        if (i == n) {
+            snprintf(err, errlen, "unknown %s '%s'", what, buf);
+            return -1;
+        }
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+static int pick_runtimes(const struct kb_contract *c, const char *csv, struct kb_plan *p,
+                         char *err, size_t errlen)
+{
+    char *names[64] = { 0 };
+    size_t n = 0;
+    for (size_t i = 0; i < c->nruntimes && n < 64; i++)
+        names[n++] = c->runtimes[i].name;
+    if (csv && check_names(csv, names, n, "runtime", err, errlen))
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!csv || in_csv(csv, names[i]))
+            strlist_add(&p->runtimes, names[i]);
+    return 0;
+}
+
+static int pick_routes(const struct kb_contract *c, const char *csv, struct kb_plan *p,
+                       char *err, size_t errlen)
+{
+    char *names[64] = { 0 };
+    size_t n = 0;
+    for (size_t i = 0; i < c->nroutes && n < 64; i++)
+        names[n++] = c->routes[i].name;
+    if (csv && check_names(csv, names, n, "route", err, errlen))
+        return -1;
+    if (!csv) {
+        for (size_t i = 0; i < c->cmp_routes.n; i++)
+            strlist_add(&p->routes, c->cmp_routes.v[i]);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (in_csv(csv, names[i]))
+            strlist_add(&p->routes, names[i]);
+    return 0;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+static int pick_rates(const struct kb_contract *c, const char *csv, struct kb_plan *p,
+                      char *err, size_t errlen)
+{
+    p->rates = calloc(c->nrates + 64, sizeof(long));
+    if (!csv) {
+        memcpy(p->rates, c->rates, c->nrates * sizeof(long));
+        p->nrates = c->nrates;
+    }
+    for (const char *s = csv; s && *s && p->nrates < c->nrates + 64;) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (errno || end == s || v <= 0 || (*end && *end != ',')) {
+            snprintf(err, errlen, "bad rate in '%s'", csv);
+            return -1;
+        }
+        p->rates[p->nrates++] = v;
+        s = *end ? end + 1 : end;
+    }
+    qsort(p->rates, p->nrates, sizeof(long), cmp_long);
+    return 0;
+}
+
+static int set_params(const struct kb_contract *c, const struct kb_plan_opts *o,
+                      struct kb_plan *p, char *err, size_t errlen)
+{
+    const char *name = o->profile ? o->profile : "paper";
+    const struct kb_profile *pr = kb_contract_profile(c, name);
+    if (!pr) {
+        snprintf(err, errlen, "unknown profile '%s'", name);
+        return -1;
+    }
+    snprintf(p->profile, sizeof(p->profile), "%s", name);
+    p->duration_s = o->duration_s >= 0 ? o->duration_s : pr->duration_s;
+    p->warmup_s = o->warmup_s >= 0 ? o->warmup_s : pr->warmup_s;
+    p->drain_s = o->drain_s >= 0 ? o->drain_s : pr->drain_s;
+    p->threads = o->threads > 0 ? o->threads : c->threads;
+    p->connections = o->connections > 0 ? o->connections : c->connections;
+    p->repeats = o->repeats > 0 ? o->repeats : 1;
+    if (p->duration_s <= 0) {
+        snprintf(err, errlen, "duration must be positive");
+        return -1;
+    }
+    /* every load thread needs a connection: the load generator refuses fewer */
+    if (p->connections < p->threads) {
+        snprintf(err, errlen, "connections (%d) must be at least threads (%d)", p->connections,
+                 p->threads);
+        return -1;
+    }
+    return 0;
+}
+
+/* A route only some runtimes serve (db: gray-static) has no points for the others. */
+static int served(const struct kb_contract *c, const char *route, const char *runtime)
+{
+    const struct kb_route *r = kb_contract_route(c, route);
+    return r && kb_route_served_by(r, runtime);
+}
+
+static void fill_points(const struct kb_contract *c, struct kb_plan *p)
+{
+    size_t nrt = p->runtimes.n, k = 0;
+    p->points = calloc((size_t)p->repeats * nrt * p->routes.n * p->nrates + 1, sizeof(*p->points));
+    for (int r = 0; r < p->repeats; r++)
+        for (size_t i = 0; i < nrt; i++) {
+            const char *rt = p->runtimes.v[(i + (size_t)r) % nrt];
+            for (size_t j = 0; j < p->routes.n; j++)
+                for (size_t q = 0; q < p->nrates && served(c, p->routes.v[j], rt); q++, k++) {
+                    struct kb_point *pt = &p->points[k];
+                    pt->index = k;
+                    pt->repeat = r + 1;
+                    pt->runtime = rt;
+                    pt->route = p->routes.v[j];
+                    pt->rate = p->rates[q];
+                    snprintf(pt->id, sizeof(pt->id), p->repeats > 1 ? "%s-%s-%ld-r%d" : "%s-%s-%ld",
+                             rt, pt->route, pt->rate, r + 1);
+                }
+        }
+    p->npoints = k;
+}
+
+int kb_matrix_plan(const struct kb_contract *c, const struct kb_plan_opts *o, struct kb_plan *p,
+                   char *err, size_t errlen)
+{
+    memset(p, 0, sizeof(*p));
+    if (set_params(c, o, p, err, errlen) || pick_runtimes(c, o->runtimes, p, err, errlen) ||
+        pick_routes(c, o->routes, p, err, errlen) || pick_rates(c, o->rates, p, err, errlen))
+        goto fail;
+    if (!p->runtimes.n || !p->routes.n || !p->nrates) {
+        snprintf(err, errlen, "the plan is empty (no runtime, route or rate selected)");
+        goto fail;
+    }
+    fill_points(c, p);
+    if (!p->npoints) {
+        snprintf(err, errlen, "the plan is empty (no selected runtime serves a selected route)");
+        goto fail;
+    }
+    return 0;
+fail:
+    kb_plan_free(p);
+    return -1;
+}
+
+void kb_plan_free(struct kb_plan *p)
+{
+    for (size_t i = 0; i < p->runtimes.n; i++)
+        free(p->runtimes.v[i]);
+    for (size_t i = 0; i < p->routes.n; i++)
+        free(p->routes.v[i]);
+    free(p->runtimes.v);
+    free(p->routes.v);
+    free(p->rates);
+    free(p->points);
+    memset(p, 0, sizeof(*p));
+}
+
+const struct kb_point *kb_plan_find(const struct kb_plan *p, const char *id)
+{
+    for (size_t i = 0; i < p->npoints; i++)
+        if (!strcmp(p->points[i].id, id))
+            return &p->points[i];
+    return NULL;
+}

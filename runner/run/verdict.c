@@ -1,0 +1,174 @@
+/* verdict.c -- judging a point, and the client's trust for a point and a calibration rung
+ * (see verdict.h for the edges). */
+#define _POSIX_C_SOURCE 200809L
+#include "runner/run/verdict.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "fixtures/contract.h"
+
+static const char *const names[] = { "controlled", "uncontrolled", "failed", "client-limited" };
+
+const char *kb_verdict_name(enum kb_verdict v)
+{
+    return (unsigned)v < 4 ? names[v] : "?";
+}
+
+int kb_verdict_from_name(const char *name)
+{
+    for (int i = 0; i < 4; i++)
+        if (name && !strcmp(name, names[i]))
+            return i;
+    return -1;
+}
+
+/* The first failure cause, or NULL: the protocol's list, in the order a reader would want
+ * to hear about them (a dead fixture explains the socket errors it caused). */
+static const char *failure(const struct kb_point_load *r, const struct kb_point_obs *o,
+                           char *buf, size_t len)
+{
+    if (o->preflight_failed)
+        snprintf(buf, len, "preflight failed: %s", o->preflight_reason);
+    else if (o->fixture_exited)
+        snprintf(buf, len, "process exited (%s)", o->exit_reason);
+    else if (o->identity_changed)
+        snprintf(buf, len, "changed fixture identity");
+    else if (!o->have_load)
+        snprintf(buf, len, "missing load evidence: %s", o->load_problem);
+    else if (kb_point_load_socket_errors(r) > 0)
+        snprintf(buf, len, "socket errors: %lld (connect %lld, read %lld, write %lld, timeout %lld, "
+                 "peer_close %lld, malformed %lld)%s%s", kb_point_load_socket_errors(r),
+                 r->err_connect, r->err_read, r->err_write, r->err_timeout - r->unfinished,
+                 r->err_peer_close, r->err_malformed, r->first_error[0] ? "; first: " : "",
+                 r->first_error);
+    else if (r->non2xx > 0)
+        snprintf(buf, len, "non-2xx responses: %lld", r->non2xx);
+    else if (r->mismatches > 0)
+        snprintf(buf, len, "mismatched responses: %lld (status %lld, content_type %lld, body %lld)",
+                 r->mismatches, r->mm_status, r->mm_content_type, r->mm_body);
+    else if (r->unsolicited > 0)
+        snprintf(buf, len, "unsolicited bytes from the server %lld times (more than one response "
+                 "to a request, or bytes with none in flight)", r->unsolicited);
+    else if (r->keepalive_breaks > 0)
+        snprintf(buf, len, "keep-alive broken %lld times (Connection: close, a close-delimited "
+                 "body, or an idle connection closed): the contract requires persistent "
+                 "connections", r->keepalive_breaks);
+    else if (o->postflight_failed)
+        snprintf(buf, len, "postflight failed: %s", o->postflight_reason);
+    else
+        return NULL;
+    return buf;
+}
+
+/* Requests still unanswered when the drain ended are an overloaded server's queue, not a
+ * broken connection, so they do not fail the point; but their latency is at least the drain,
+ * far past the p99 criterion, and the histogram never saw them. More than 1 % of them means
+ * the true p99 is past the criterion whatever the histogram of answered requests says. */
+static int unanswered_past_p99(const struct kb_point_load *r)
+{
+    return r->scheduled > 0 && (double)r->unfinished > 0.01 * (double)r->scheduled;
+}
+
+struct kb_criteria kb_criteria_of(const struct kb_contract *c)
+{
+    return (struct kb_criteria){ .min_delivery = c->min_delivery, .max_p99_us = c->max_p99_us,
+                                 .client_cpu_max_fraction = c->client_cpu_max_fraction,
+                                 .client_lag_p99_max_us = c->client_lag_p99_max_us,
+                                 .client_rx_delay_p99_max_us = c->client_rx_delay_p99_max_us };
+}
+
+/* Appends "; "-separated causes into reason. */
+static void cause(char *reason, size_t len, size_t *n, const char *fmt, double a, double b)
+{
+    if (*n >= len)
+        return;
+    *n += (size_t)snprintf(reason + *n, len - *n, "%s", *n ? "; " : "");
+    if (*n < len)
+        *n += (size_t)snprintf(reason + *n, len - *n, fmt, a, b);
+}
+
+/* A figure past its bound: the bound set (> 0) and the figure strictly above it. NAN never
+ * is (an empty histogram is no evidence), nor is a figure < 0 (absent from older JSON). */
+static int over(double figure, double bound)
+{
+    return bound > 0 && figure > bound;
+}
+
+int kb_trust_judge(const struct kb_point_load *r, const struct kb_criteria *c, char *reason,
+                   size_t reasonlen)
+{
+    size_t n = 0;
+    reason[0] = '\0';
+    if (over(r->lag.p99, (double)c->client_lag_p99_max_us))
+        cause(reason, reasonlen, &n, "client send lag p99 %.0f us > %.0f us", r->lag.p99,
+              (double)c->client_lag_p99_max_us);
+    if (over(r->rx_delay.p99, (double)c->client_rx_delay_p99_max_us))
+        cause(reason, reasonlen, &n, "client rx delay p99 %.0f us > %.0f us", r->rx_delay.p99,
+              (double)c->client_rx_delay_p99_max_us);
+    if (over(r->client_cpu_fraction, c->client_cpu_max_fraction))
+        cause(reason, reasonlen, &n, "client CPU %.0f %% > %.0f %% of what it was given",
+              100 * r->client_cpu_fraction, 100 * c->client_cpu_max_fraction);
+    if (n == 0)
+        snprintf(reason, reasonlen, "client send lag p99 %.0f us, rx delay p99 %.0f us, CPU %.0f %%",
+                 r->lag.p99, r->rx_delay.p99, 100 * r->client_cpu_fraction);
+    return n == 0;
+}
+
+/* One cause of a missed rung, "; "-separated; the text is copied whole or cut at len. */
+static void rung_cause(char *reason, size_t len, size_t *n, const char *text)
+{
+    if (*n < len)
+        *n += (size_t)snprintf(reason + *n, len - *n, "%s%s", *n ? "; " : "", text);
+}
+
+int kb_trust_rung(const struct kb_point_load *r, const struct kb_criteria *c,
+                  double min_delivery, char *reason, size_t reasonlen)
+{
+    static const struct kb_point_obs seen_nothing_wrong = { .have_load = 1 };
+    char buf[512];
+    size_t n = 0;
+    double in_time = kb_point_load_in_time(r);
+
+    reason[0] = '\0';
+    if (!kb_trust_judge(r, c, buf, sizeof(buf)))
+        rung_cause(reason, reasonlen, &n, buf);
+    if (failure(r, &seen_nothing_wrong, buf, sizeof(buf)))
+        rung_cause(reason, reasonlen, &n, buf);
+    if (!(in_time >= min_delivery)) {
+        snprintf(buf, sizeof(buf), "delivery in time %.4f < %.3f", in_time, min_delivery);
+        rung_cause(reason, reasonlen, &n, buf);
+    }
+    if (r->unfinished > 0) {
+        snprintf(buf, sizeof(buf), "%lld unanswered at drain end", r->unfinished);
+        rung_cause(reason, reasonlen, &n, buf);
+    }
+    return n == 0;
+}
+
+enum kb_verdict kb_verdict_judge(const struct kb_point_load *r, const struct kb_point_obs *o,
+                                 const struct kb_criteria *c, char *reason, size_t reasonlen)
+{
+    enum kb_verdict v = kb_verdict_server(r, o, c, reason, reasonlen);
+    char why[256];
+    if (v != KB_FAILED && !kb_trust_judge(r, c, why, sizeof(why))) {
+        snprintf(reason, reasonlen, "%s", why);
+        return KB_CLIENT_LIMITED;
+    }
+    return v;
+}
+
+enum kb_verdict kb_verdict_server(const struct kb_point_load *r, const struct kb_point_obs *o,
+                                  const struct kb_criteria *c, char *reason, size_t reasonlen)
+{
+    if (failure(r, o, reason, reasonlen))
+        return KB_FAILED;
+    snprintf(reason, reasonlen, "delivery %.1f %% (>= %.0f %%?), p99 %s%.2f ms (< %.0f ms?), "
+             "unanswered at drain end %lld (<= 1 %%?)", 100 * r->delivery, 100 * c->min_delivery,
+             r->corrected_p99_is_bound ? ">= " : "", r->corrected.p99 / 1000.0,
+             c->max_p99_us / 1000.0, r->unfinished);
+    if (r->delivery >= c->min_delivery && r->corrected.p99 < (double)c->max_p99_us &&
+        !unanswered_past_p99(r))
+        return KB_CONTROLLED;
+    return KB_UNCONTROLLED;
+}

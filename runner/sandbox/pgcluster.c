@@ -1,0 +1,138 @@
+/* pgcluster.c -- see pgcluster.h. The script is run through capture.h, its streams apart:
+ * stdout is the conninfo, stderr the reason when it fails. */
+#define _GNU_SOURCE
+#include "runner/sandbox/pgcluster.h"
+#include "runner/sandbox/capture.h"
+#include "runner/util/clock.h"
+#include "runner/load/preflight.h"
+#include "runner/util/root.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+void kb_pgcluster_script(const char *root, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "%s/gray-static/pgcluster.sh", root ? root : kb_root());
+}
+
+int kb_pgcluster_available(void)
+{
+    glob_t g;
+    int found = glob("/usr/lib/postgresql/*/bin/initdb", 0, NULL, &g) == 0 && g.gl_pathc > 0;
+    globfree(&g);
+    return found;
+}
+
+/* Run `script verb dir`; 0 when it exits 0. out gets stdout, err stderr's last line. */
+static int run_script(const char *root, const char *verb, const char *dir, char *out,
+                      size_t outlen, char *err, size_t errlen)
+{
+    char script[4096], errbuf[4096], why[512], *last;
+    char *const argv[] = { script, (char *)verb, (char *)dir, NULL };
+    struct kb_capture c = { .out = out, .out_cap = outlen, .err = errbuf,
+                            .err_cap = sizeof(errbuf) };
+    int st;
+    kb_pgcluster_script(root, script, sizeof(script));
+    if ((st = kb_capture_run(argv, &c, why, sizeof(why))) == 0)
+        return 0;
+    if (st < 0) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    while (*errbuf && errbuf[strlen(errbuf) - 1] == '\n')
+        errbuf[strlen(errbuf) - 1] = '\0';
+    last = strrchr(errbuf, '\n');
+    snprintf(err, errlen, "%s %s %s: %s", script, verb, dir,
+             *errbuf ? (last ? last + 1 : errbuf)
+                     : (st < 128 ? "exited non-zero" : "killed by a signal"));
+    return -1;
+}
+
+int kb_pgcluster_start(const char *root, const char *dir, char *conninfo, size_t conninfolen,
+                       char *err, size_t errlen)
+{
+    if (run_script(root, "start", dir, conninfo, conninfolen, err, errlen) < 0)
+        return -1;
+    conninfo[strcspn(conninfo, "\n")] = '\0';
+    if (!strstr(conninfo, "host=")) {
+        snprintf(err, errlen, "pgcluster.sh start printed no conninfo ('%.200s')", conninfo);
+        return -1;
+    }
+    return 0;
+}
+
+int kb_pgcluster_stop(const char *root, const char *dir, char *err, size_t errlen)
+{
+    char out[512];
+    return run_script(root, "stop", dir, out, sizeof(out), err, errlen);
+}
+
+int kb_pgrun_wanted(const struct kb_runtime *rt, char *const *routes, size_t nroutes)
+{
+    if (!rt || !rt->db_command_extra.n)
+        return 0;
+    for (size_t i = 0; i < nroutes; i++)
+        if (routes[i] && !strcmp(routes[i], "db"))
+            return 1;
+    return 0;
+}
+
+int kb_pgrun_start(struct kb_pgrun *pg, const char *dir, char *err, size_t errlen)
+{
+    snprintf(pg->dir, sizeof(pg->dir), "%s", dir);
+    pg->conninfo[0] = '\0';
+    pg->running = 0;
+    if (!kb_pgcluster_available()) {
+        snprintf(err, errlen, "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin "
+                 "(make deps)");
+        return -1;
+    }
+    if (kb_pgcluster_start(NULL, dir, pg->conninfo, sizeof(pg->conninfo), err, errlen) < 0) {
+        char ignored[256];
+        /* a half-started cluster (initdb done, fill failed) is stopped all the same */
+        kb_pgcluster_stop(NULL, dir, ignored, sizeof(ignored));
+        return -1;
+    }
+    pg->running = 1;
+    return 0;
+}
+
+size_t kb_pgrun_args(const struct kb_pgrun *pg, const struct kb_runtime *rt, int db_pool,
+                     char **argv, size_t n, size_t max)
+{
+    char pool[16];
+    const char *keys[] = { "conninfo", "db_pool" }, *vals[] = { pg->conninfo, pool };
+    snprintf(pool, sizeof(pool), "%d", db_pool);
+    for (size_t i = 0; i < rt->db_command_extra.n && n + 1 < max; i++)
+        argv[n++] = kb_expand(rt->db_command_extra.v[i], keys, vals, 2);
+    argv[n] = NULL;
+    return n;
+}
+
+int kb_pgrun_wait_route(int port, const struct kb_route *r, int timeout_ms,
+                        int (*alive)(void *), void *arg, char *reason, size_t reasonlen)
+{
+    for (int waited = 0;; waited += 200) {
+        if (kb_preflight_route(port, r, reason, reasonlen) == 0)
+            return 0;
+        if (waited >= timeout_ms || (alive && !alive(arg)))
+            return -1;
+        kb_sleep_ms(200);
+    }
+}
+
+int kb_pgrun_stop(struct kb_pgrun *pg, char *err, size_t errlen)
+{
+    if (!pg->running)
+        return 0;
+    pg->running = 0;
+    return kb_pgcluster_stop(NULL, pg->dir, err, errlen);
+}

@@ -1,0 +1,197 @@
+/* procs.c -- /proc readers for kb_procs_sample(). */
+#define _GNU_SOURCE
+#include "runner/sandbox/procs.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* utime, stime and num_threads from /proc/PID/stat; the comm field may hold spaces and
+ * parentheses, so parsing starts after the LAST ')'. */
+/* /proc/PID/stat read into buf; the fields after the command's closing ')' (the command
+ * may itself hold spaces and parentheses), or NULL when the process is gone. */
+static char *stat_fields(pid_t pid, char *buf, size_t cap)
+{
+    char path[64];
+    size_t len;
+    FILE *f;
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if (!(f = fopen(path, "re")))
+        return NULL;
+    len = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    return strrchr(buf, ')');
+}
+
+static int read_stat(pid_t pid, double *cpu, long *threads)
+{
+    char buf[1024], *p;
+    unsigned long ut, st;
+    long nth;
+    if (!(p = stat_fields(pid, buf, sizeof(buf))))
+        return -1;
+    /* fields after ')': 3 state ... 14 utime 15 stime ... 20 num_threads */
+    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %ld",
+               &ut, &st, &nth) != 3)
+        return -1;
+    *cpu = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+    *threads = nth;
+    return 0;
+}
+
+static long long read_kb_field(const char *path, const char *key)
+{
+    char line[256];
+    long long v = -1;
+    size_t kl = strlen(key);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, key, kl) && sscanf(line + kl, " %lld", &v) == 1)
+            break;
+    fclose(f);
+    return v < 0 ? -1 : v * 1024;
+}
+
+static long count_fds(pid_t pid)
+{
+    char path[64];
+    struct dirent *e;
+    long n = 0;
+    DIR *d;
+    snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
+    if (!(d = opendir(path)))
+        return 0;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+void kb_procs_sample(const pid_t *pids, size_t n, struct kb_proc_sample *out)
+{
+    char path[64];
+    memset(out, 0, sizeof(*out));
+    out->pss_bytes = -1;
+    for (size_t i = 0; i < n; i++) {
+        double cpu;
+        long threads;
+        long long rss, pss;
+        if (read_stat(pids[i], &cpu, &threads) < 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%ld/status", (long)pids[i]);
+        rss = read_kb_field(path, "VmRSS:");
+        snprintf(path, sizeof(path), "/proc/%ld/smaps_rollup", (long)pids[i]);
+        pss = read_kb_field(path, "Pss:");
+        out->cpu_seconds += cpu;
+        out->threads += threads;
+        out->rss_bytes += rss > 0 ? rss : 0;
+        if (pss >= 0)
+            out->pss_bytes = (out->pss_bytes < 0 ? 0 : out->pss_bytes) + pss;
+        out->fds += count_fds(pids[i]);
+        out->nprocs++;
+    }
+}
+
+/* What /proc/PID/stat says of a process's place: state, parent, session, start time. */
+struct stat_id {
+    pid_t pid, ppid, sid;
+    char state;
+    long long start;
+};
+
+static int read_id(pid_t pid, struct stat_id *id)
+{
+    char buf[1024], *p;
+    unsigned long long start;
+    int ppid, sid;
+    if (!(p = stat_fields(pid, buf, sizeof(buf))))
+        return -1;
+    /* after ')': 3 state 4 ppid 5 pgrp 6 session ... 22 starttime */
+    if (sscanf(p + 2, "%c %d %*d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+               "%*d %llu", &id->state, &ppid, &sid, &start) != 4)
+        return -1;
+    id->pid = pid;
+    id->ppid = (pid_t)ppid;
+    id->sid = (pid_t)sid;
+    id->start = (long long)start;
+    return 0;
+}
+
+long long kb_procs_start_time(pid_t pid)
+{
+    struct stat_id id;
+    return pid > 0 && read_id(pid, &id) == 0 ? id.start : -1;
+}
+
+int kb_procs_running(pid_t pid)
+{
+    struct stat_id id;
+    return pid > 0 && read_id(pid, &id) == 0 && id.state != 'Z' && id.state != 'X';
+}
+
+/* Every process now, sorted by PID (readdir of /proc lists them in that order, but a
+ * sort costs nothing and the search below relies on it). */
+static struct stat_id *all_procs(size_t *n)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    struct stat_id *v = NULL, *more;
+    size_t cap = 0;
+    *n = 0;
+    while (d && (e = readdir(d))) {
+        pid_t p = (pid_t)atol(e->d_name);
+        if (p <= 0)
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 512;
+            if (!(more = realloc(v, cap * sizeof(*v))))
+                break;
+            v = more;
+        }
+        if (read_id(p, &v[*n]) == 0)
+            (*n)++;
+    }
+    if (d)
+        closedir(d);
+    return v;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+    pid_t x = ((const struct stat_id *)a)->pid, y = ((const struct stat_id *)b)->pid;
+    return (x > y) - (x < y);
+}
+
+size_t kb_procs_tree(pid_t root, pid_t *out, size_t max)
+{
+    size_t n = 0, count = 0;
+    struct stat_id *v = root > 0 ? all_procs(&n) : NULL;
+    char *in = v ? calloc(n, 1) : NULL;
+    int grew = 1;
+    if (in)
+        qsort(v, n, sizeof(*v), by_pid);
+    /* to a fixed point: a child is taken once its parent is, whatever the order */
+    while (in && grew) {
+        grew = 0;
+        for (size_t i = 0; i < n; i++) {
+            struct stat_id key = { .pid = v[i].ppid }, *parent;
+            if (in[i])
+                continue;
+            parent = bsearch(&key, v, n, sizeof(*v), by_pid);
+            if (v[i].pid == root || v[i].sid == root || (parent && in[parent - v]))
+                in[i] = grew = 1;
+        }
+    }
+    for (size_t i = 0; in && i < n && count < max; i++)
+        if (in[i])
+            out[count++] = v[i].pid;
+    free(in);
+    free(v);
+    return count;
+}

@@ -1,0 +1,214 @@
+/* sandbox.c -- the sandbox handle (sandbox.h): the one place a backend is chosen by name,
+ * and the dispatch to its ops, with the generic meaning of an op a backend leaves out. */
+#define _GNU_SOURCE
+#include "runner/sandbox/sandbox_backend.h"
+#include "runner/util/portown.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct kb_sandbox_ops *const backends[] = {
+    &kb_sandbox_native, &kb_sandbox_docker, &kb_sandbox_remote,
+};
+
+struct kb_sandbox *kb_sandbox_open(const struct kb_sandbox_config *cfg, char *err,
+                                   size_t errlen)
+{
+    const char *name = cfg->backend ? cfg->backend : "native";
+    const struct kb_sandbox_ops *ops = NULL;
+    struct kb_sandbox *sb;
+
+    for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+        if (!strcmp(backends[i]->name, name))
+            ops = backends[i];
+    if (!ops) {
+        snprintf(err, errlen, "unknown sandbox backend '%s'", name);
+        return NULL;
+    }
+    if (!(sb = calloc(1, sizeof(*sb)))) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    sb->ops = ops;
+    sb->no_limits = cfg->no_limits;
+    snprintf(sb->root, sizeof(sb->root), "%s", cfg->root ? cfg->root : ".");
+    snprintf(sb->image, sizeof(sb->image), "%s", cfg->image ? cfg->image : "");
+    snprintf(sb->agent, sizeof(sb->agent), "%s", cfg->agent ? cfg->agent : "");
+    snprintf(sb->target, sizeof(sb->target), "%s", cfg->target ? cfg->target : "");
+    if (ops->open && ops->open(sb, err, errlen) < 0) {
+        kb_sandbox_close(sb);
+        return NULL;
+    }
+    return sb;
+}
+
+void kb_sandbox_close(struct kb_sandbox *sb)
+{
+    char ignored[256];
+
+    if (!sb)
+        return;
+    if (sb->running)
+        kb_sandbox_stop(sb->running, ignored, sizeof(ignored));
+    if (sb->ops->close)
+        sb->ops->close(sb);
+    free(sb);
+}
+
+int kb_sandbox_refuse_remote_opts(const struct kb_sandbox *sb, char *err, size_t errlen)
+{
+    if (!sb->agent[0] && !sb->target[0])
+        return 0;
+    snprintf(err, errlen, "--agent and --target are for --backend remote");
+    return -1;
+}
+
+const char *kb_sandbox_name(const struct kb_sandbox *sb)
+{
+    return sb->ops->name;
+}
+
+int kb_sandbox_available(struct kb_sandbox *sb, char *err, size_t errlen)
+{
+    return sb->ops->available(sb, err, errlen);
+}
+
+int kb_sandbox_no_limits(const struct kb_sandbox *sb)
+{
+    return sb->no_limits;
+}
+
+int kb_sandbox_on_this_host(const struct kb_sandbox *sb)
+{
+    return sb->ops->on_this_host;
+}
+
+const char *kb_sandbox_target(const struct kb_sandbox *sb)
+{
+    return sb->target;
+}
+
+int kb_sandbox_sweep_stale(struct kb_sandbox *sb)
+{
+    return sb->ops->sweep_stale ? sb->ops->sweep_stale(sb) : 0;
+}
+
+int kb_sandbox_sweep_rundir(struct kb_sandbox *sb, const char *rundir)
+{
+    return sb->ops->sweep_rundir && rundir ? sb->ops->sweep_rundir(sb, rundir) : 0;
+}
+
+int kb_sandbox_port_free(struct kb_sandbox *sb, int port, int timeout_ms, char *why,
+                         size_t whylen)
+{
+    if (!sb->ops->on_this_host)
+        return 0;
+    return kb_port_wait_free(sb->target, port, timeout_ms, why, whylen);
+}
+
+int kb_sandbox_start(struct kb_sandbox *sb, const struct kb_fixture_spec *spec,
+                     struct kb_sandbox_fixture **out, char *err, size_t errlen)
+{
+    struct kb_sandbox_fixture *f;
+    int rc;
+
+    *out = NULL;
+    if (sb->running) {
+        snprintf(err, errlen, "%s is already running in this sandbox", spec->name);
+        return -1;
+    }
+    if (!(f = calloc(1, sizeof(*f)))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    f->sb = sb;
+    if ((rc = sb->ops->start(f, spec, err, errlen)) < 0) {
+        free(f);
+        return rc;
+    }
+    sb->running = *out = f;
+    return 0;
+}
+
+size_t kb_sandbox_pids(struct kb_sandbox_fixture *f, pid_t *out, size_t max)
+{
+    return f->sb->ops->pids ? f->sb->ops->pids(f, out, max) : 0;
+}
+
+int kb_sandbox_port_owned(struct kb_sandbox_fixture *f, int port, char *why, size_t whylen)
+{
+    pid_t pids[KB_SANDBOX_MAX_PIDS];
+    size_t n;
+
+    if (!f->sb->ops->on_this_host)
+        return 0;
+    n = kb_sandbox_pids(f, pids, KB_SANDBOX_MAX_PIDS);
+    return kb_port_check_owned(f->sb->target, port, pids, n, why, whylen);
+}
+
+int kb_sandbox_sample(struct kb_sandbox_fixture *f, struct kb_proc_sample *out, char *err,
+                      size_t errlen)
+{
+    pid_t pids[KB_SANDBOX_MAX_PIDS];
+
+    if (f->sb->ops->sample)
+        return f->sb->ops->sample(f, out, err, errlen);
+    kb_procs_sample(pids, kb_sandbox_pids(f, pids, KB_SANDBOX_MAX_PIDS), out);
+    return 0;
+}
+
+int kb_sandbox_alive(struct kb_sandbox_fixture *f)
+{
+    return f->sb->ops->alive(f);
+}
+
+const char *kb_sandbox_exit_reason(struct kb_sandbox_fixture *f)
+{
+    return f->sb->ops->exit_reason(f);
+}
+
+int kb_sandbox_limits(struct kb_sandbox_fixture *f, struct kb_limits_applied *out, char *err,
+                      size_t errlen)
+{
+    return f->sb->ops->limits(f, out, err, errlen);
+}
+
+int kb_sandbox_stop(struct kb_sandbox_fixture *f, char *err, size_t errlen)
+{
+    int rc = f->sb->ops->stop(f, err, errlen);
+
+    if (f->sb->running == f)
+        f->sb->running = NULL;
+    free(f);
+    return rc;
+}
+
+json_t *kb_sandbox_identity(struct kb_sandbox *sb, const struct kb_fixture_parts *p,
+                            char *err, size_t errlen)
+{
+    return sb->ops->identity(sb, p, err, errlen);
+}
+
+json_t *kb_sandbox_run_evidence(struct kb_sandbox *sb, char *err, size_t errlen)
+{
+    return sb->ops->run_evidence ? sb->ops->run_evidence(sb, err, errlen) : json_object();
+}
+
+json_t *kb_sandbox_plan_keys(struct kb_sandbox *sb)
+{
+    return sb->ops->plan_keys ? sb->ops->plan_keys(sb) : json_object();
+}
+
+const char *kb_sandbox_runtime_version(struct kb_sandbox *sb, const char *runtime)
+{
+    return sb->ops->runtime_version ? sb->ops->runtime_version(sb, runtime) : NULL;
+}
+
+void kb_sandbox_describe(const struct kb_sandbox *sb, char *out, size_t outlen)
+{
+    if (sb->ops->describe)
+        sb->ops->describe(sb, out, outlen);
+    else if (outlen)
+        out[0] = '\0';
+}

@@ -1,0 +1,66 @@
+/* sandbox_backend.h -- what a sandbox backend implements; only the sandbox files include it.
+ *
+ * Owns the layout of the handles sandbox.h keeps opaque and the ops table each backend
+ * fills. sandbox.c picks the table by name and dispatches; a backend keeps its own state
+ * in sb->state (made by open, freed by close) and each fixture's in f->priv (made by start,
+ * freed by stop). An op a backend leaves NULL has the generic meaning sandbox.c gives it
+ * (nothing to sweep, the processes sampled from pids(), an empty evidence object). */
+#ifndef KB_SANDBOX_BACKEND_H
+#define KB_SANDBOX_BACKEND_H
+
+#include "runner/sandbox/sandbox.h"
+
+struct kb_sandbox {
+    const struct kb_sandbox_ops *ops;
+    char root[4096];
+    char image[256];
+    char agent[256];
+    char target[64];           /* where the fixture is reached; the backend's open sets it */
+    int no_limits;
+    void *state;               /* the backend's own */
+    struct kb_sandbox_fixture *running;   /* the one started and not yet stopped */
+};
+
+struct kb_sandbox_fixture {
+    struct kb_sandbox *sb;
+    void *priv;                /* the backend's own */
+};
+
+struct kb_sandbox_ops {
+    const char *name;
+    int on_this_host;          /* see kb_sandbox_on_this_host */
+    /* Check sb's configuration and make sb->state. 0, or -1 with err (close() still runs). */
+    int (*open)(struct kb_sandbox *sb, char *err, size_t errlen);
+    void (*close)(struct kb_sandbox *sb);
+    int (*available)(struct kb_sandbox *sb, char *err, size_t errlen);
+    int (*sweep_stale)(struct kb_sandbox *sb);
+    int (*sweep_rundir)(struct kb_sandbox *sb, const char *rundir);
+    /* f->priv from spec: 0, -1 or KB_SANDBOX_HARNESS with err. */
+    int (*start)(struct kb_sandbox_fixture *f, const struct kb_fixture_spec *spec, char *err,
+                 size_t errlen);
+    size_t (*pids)(struct kb_sandbox_fixture *f, pid_t *out, size_t max);
+    int (*sample)(struct kb_sandbox_fixture *f, struct kb_proc_sample *out, char *err,
+                  size_t errlen);
+    int (*alive)(struct kb_sandbox_fixture *f);
+    const char *(*exit_reason)(struct kb_sandbox_fixture *f);
+    int (*limits)(struct kb_sandbox_fixture *f, struct kb_limits_applied *out, char *err,
+                  size_t errlen);
+    /* Stop the fixture and free f->priv (not f). 0, or -1 with err. */
+    int (*stop)(struct kb_sandbox_fixture *f, char *err, size_t errlen);
+    json_t *(*identity)(struct kb_sandbox *sb, const struct kb_fixture_parts *p, char *err,
+                        size_t errlen);
+    json_t *(*run_evidence)(struct kb_sandbox *sb, char *err, size_t errlen);
+    json_t *(*plan_keys)(struct kb_sandbox *sb);
+    const char *(*runtime_version)(struct kb_sandbox *sb, const char *runtime);
+    void (*describe)(const struct kb_sandbox *sb, char *out, size_t outlen);
+};
+
+extern const struct kb_sandbox_ops kb_sandbox_native;
+extern const struct kb_sandbox_ops kb_sandbox_docker;
+extern const struct kb_sandbox_ops kb_sandbox_remote;
+
+/* For the backends on this host: refuse an agent or target, which only a fixture on
+ * another host has. 0, or -1 with err. */
+int kb_sandbox_refuse_remote_opts(const struct kb_sandbox *sb, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,694 @@
+/* sandbox_docker.c -- the docker backend: one fixture in its own container of the kneebench
+ * image (docker/Dockerfile), under the contract's limits.
+ *
+ * Design: the docker CLI is run through capture.h (never through a shell), each call in its
+ * own process group so a Ctrl-C at the terminal reaches the runner (which then calls stop)
+ * but not the cleanup commands themselves; stdout and stderr are captured for errors.
+ * A container is started detached with host networking (the loopback path is then the
+ * native backend's), `--cpus --cpuset-cpus --memory --memory-swap --pids-limit` from the
+ * spec's limits, a name "kneebench-<runner pid>-<runtime>-<n>" and a label carrying the
+ * runner's PID, so a runner that died hard leaves containers the next start sweeps away.
+ * The image's entrypoint starts the runtime named spec->name exactly as the contract says;
+ * spec->argv only lends its --bind value. The image is the sandbox's (the CLI's --image),
+ * else "kneebench:latest"; a fixture's identity is that image's ID plus the contract's
+ * command (a host rebuild during the run changes nothing measured; a re-tagged image does),
+ * and the run records what docker/image-identity.py says of the image.
+ *
+ * Processes and limits come from the container's cgroup, found through
+ * /proc/<init pid>/cgroup and the cgroup mounts in /proc/self/mountinfo, so it works for
+ * cgroup v1 (…/<ctrl>/docker/<id>) and v2 (…/system.slice/docker-<id>.scope) alike.
+ * stop() copies the container's output into spec->log_path, then `docker rm -f`. */
+#define _GNU_SOURCE
+#include "runner/sandbox/capture.h"
+#include "runner/sandbox/cgfile.h"
+#include "runner/util/digest.h"
+#include "runner/util/evidence.h"
+#include "runner/sandbox/sandbox_backend.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DK_DEFAULT_IMAGE "kneebench:latest"
+#define DK_LABEL "org.kneebench.runner-pid"
+#define DK_TIMEOUT_S 60
+#define DK_MAX_ARGS 64
+#define DK_NCTRL 4
+
+static const char *const dk_ctrls[DK_NCTRL] = { "cpu", "cpuset", "memory", "pids" };
+
+struct dk_fx {
+    char name[160];            /* container name */
+    char id[80];               /* full container id */
+    char log_path[1024];       /* "" = discard */
+    pid_t init_pid;            /* host PID of the container's PID 1 (tini) */
+    unsigned long long init_start; /* its start time, so a reused PID is not taken for it */
+    int version;               /* cgroup version of the container's cgroups: 1 or 2 */
+    int dead;
+    char exit_reason[160];
+    char dirs[DK_NCTRL][512];  /* v1: per controller (cpu cpuset memory pids); v2: dirs[0] */
+};
+
+/* Output of one docker CLI call: stdout and stderr kept apart, both NUL-terminated. */
+struct dk_out {
+    char out[4096];
+    char err[1024];
+};
+
+static void chomp(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '))
+        s[--n] = '\0';
+}
+
+/* Run `docker argv...` (capture.h, in its own process group); stdout into o->out unless
+ * out_fd >= 0 (then stdout AND stderr go there). Returns docker's exit status, or -1 (could
+ * not run / timed out, said in o->err). */
+static int docker_run(char *const argv[], struct dk_out *o, int out_fd, int timeout_s)
+{
+    struct kb_capture c = { .out = o->out, .out_cap = sizeof(o->out), .err = o->err,
+                            .err_cap = sizeof(o->err), .to_fd = out_fd >= 0 ? out_fd : 0,
+                            .timeout_ms = timeout_s * 1000, .own_pgroup = 1 };
+    char why[sizeof(o->err)];
+    int rc = kb_capture_run(argv, &c, why, sizeof(why));
+    if (rc < 0 && c.timed_out)
+        snprintf(o->err, sizeof(o->err), "docker %s: no answer within %d s", argv[1], timeout_s);
+    else if (rc < 0)
+        snprintf(o->err, sizeof(o->err), "%s", why);
+    chomp(o->out);
+    chomp(o->err);
+    return rc;
+}
+
+/* "docker <what> failed: <stderr or status>" into err. */
+static void say_failed(const char *what, int rc, const struct dk_out *o, char *err, size_t errlen)
+{
+    if (o->err[0])
+        snprintf(err, errlen, "docker %s: %s", what, o->err);
+    else
+        snprintf(err, errlen, "docker %s failed (status %d)", what, rc);
+}
+
+/* The sandbox's state: what image-identity.py said of the image, once asked. */
+struct dk_state {
+    json_t *image_identity;
+};
+
+static int dk_open(struct kb_sandbox *box, char *err, size_t errlen)
+{
+    if (kb_sandbox_refuse_remote_opts(box, err, errlen) < 0)
+        return -1;
+    if (!box->image[0])
+        snprintf(box->image, sizeof(box->image), "%s", DK_DEFAULT_IMAGE);
+    snprintf(box->target, sizeof(box->target), "127.0.0.1");
+    if (!(box->state = calloc(1, sizeof(struct dk_state)))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static void dk_close(struct kb_sandbox *box)
+{
+    struct dk_state *st = box->state;
+    if (st)
+        json_decref(st->image_identity);
+    free(st);
+}
+
+static int dk_available(struct kb_sandbox *box, char *err, size_t errlen)
+{
+    struct dk_out o;
+    char *const info[] = { "docker", "info", "--format", "{{.ServerVersion}}", NULL };
+    char *const img[] = { "docker", "image", "inspect", "--format", "{{.Id}}",
+                          box->image, NULL };
+    int rc = docker_run(info, &o, -1, 20);
+    if (rc != 0 || !o.out[0]) {
+        snprintf(err, errlen, "no Docker engine answers: %s", o.err[0] ? o.err : "docker info failed");
+        return -1;
+    }
+    if (docker_run(img, &o, -1, 20) != 0) {
+        snprintf(err, errlen, "image %s not found (make image, or --image IMG): %s", box->image,
+                 o.err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- stale and concurrent containers --------------------------------------------------- */
+
+static int docker_rm(const char *name, struct dk_out *o)
+{
+    char *const rm[] = { "docker", "rm", "-f", "-v", (char *)name, NULL };
+    return docker_run(rm, o, -1, DK_TIMEOUT_S);
+}
+
+/* Remove containers left by runners that are gone; refuse (-1, err) when a container of a
+ * live kneebench is running: a point must not share the machine with another fixture. */
+static int clear_the_field(char *err, size_t errlen)
+{
+    struct dk_out o;
+    char *const ps[] = { "docker", "ps", "-a", "--filter", "label=" DK_LABEL, "--format",
+                         "{{.Names}} {{.Label \"" DK_LABEL "\"}} {{.State}}", NULL };
+    int rc = docker_run(ps, &o, -1, DK_TIMEOUT_S);
+    if (rc != 0) {
+        say_failed("ps", rc, &o, err, errlen);
+        return -1;
+    }
+    char list[sizeof(o.out)], *save = NULL;
+    memcpy(list, o.out, sizeof(list));
+    for (char *line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char name[200], state[32];
+        long owner;
+        if (sscanf(line, "%199s %ld %31s", name, &owner, state) != 3)
+            continue;
+        int owner_alive = owner > 0 && (kill((pid_t)owner, 0) == 0 || errno != ESRCH);
+        if (!owner_alive || strcmp(state, "running")) {
+            if (owner == (long)getpid() || !owner_alive)
+                docker_rm(name, &o);
+            continue;
+        }
+        snprintf(err, errlen, "container %s of kneebench pid %ld is still running; one "
+                 "fixture at a time", name, owner);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the container's cgroups ----------------------------------------------------------- */
+
+/* Start time (field 22 of /proc/PID/stat) and whether it is a zombie; 0 if gone. */
+static unsigned long long proc_start(pid_t pid, int *zombie)
+{
+    char path[64], buf[1024], *p, state;
+    unsigned long long start = 0;
+    FILE *f;
+    size_t len;
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if (!(f = fopen(path, "re")))
+        return 0;
+    len = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    if (!(p = strrchr(buf, ')')) ||
+        sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                      "%*d %*d %llu", &state, &start) != 2)
+        return 0;
+    *zombie = state == 'Z';
+    return start;
+}
+
+/* Does the comma-separated list contain word? */
+static int has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0' || p[n] == '\n'))
+            return 1;
+    return 0;
+}
+
+/* The mount point and mount root of the v1 hierarchy holding ctrl, or of the v2 hierarchy
+ * when ctrl is NULL, from /proc/self/mountinfo. 0 or -1. */
+static int cg_mount(const char *ctrl, char *mnt, size_t mntlen, char *mroot, size_t rootlen)
+{
+    char line[2048], root[512], point[512], fstype[64], super[512];
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    int found = -1;
+    if (!f)
+        return -1;
+    while (found < 0 && fgets(line, sizeof(line), f)) {
+        char *dash = strstr(line, " - ");
+        if (!dash || sscanf(line, "%*s %*s %*s %511s %511s", root, point) != 2 ||
+            sscanf(dash + 3, "%63s %*s %511s", fstype, super) != 2)
+            continue;
+        if (ctrl ? !strcmp(fstype, "cgroup") && has_word(super, ctrl) : !strcmp(fstype, "cgroup2")) {
+            snprintf(mnt, mntlen, "%s", point);
+            snprintf(mroot, rootlen, "%s", root);
+            found = 0;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* Join a mount point with a cgroup path (relative to the hierarchy), minus the mount root. */
+static void cg_join(char *out, size_t outlen, const char *mnt, const char *mroot, const char *path)
+{
+    size_t rl = strlen(mroot);
+    if (strcmp(mroot, "/") && !strncmp(path, mroot, rl))
+        path += rl;
+    snprintf(out, outlen, "%s%s", mnt, path);
+}
+
+/* Fill sb->dirs from /proc/<init>/cgroup: v1 when every controller has its own line. */
+static int find_cgroups(struct dk_fx *sb, char *err, size_t errlen)
+{
+    char path[64], line[1024], mnt[512], mroot[512], v2path[512] = "";
+    int have = 0;
+    FILE *f;
+    snprintf(path, sizeof(path), "/proc/%ld/cgroup", (long)sb->init_pid);
+    if (!(f = fopen(path, "re"))) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        *c2 = '\0';
+        chomp(c2 + 1);
+        if (!strcmp(line, "0") && c1[1] == '\0')
+            snprintf(v2path, sizeof(v2path), "%s", c2 + 1);
+        for (int i = 0; i < DK_NCTRL; i++)
+            if (has_word(c1 + 1, dk_ctrls[i]) && cg_mount(dk_ctrls[i], mnt, sizeof(mnt), mroot,
+                                                           sizeof(mroot)) == 0) {
+                cg_join(sb->dirs[i], sizeof(sb->dirs[i]), mnt, mroot, c2 + 1);
+                have |= 1 << i;
+            }
+    }
+    fclose(f);
+    if (have == (1 << DK_NCTRL) - 1) {
+        sb->version = 1;
+        return 0;
+    }
+    if (v2path[0] && cg_mount(NULL, mnt, sizeof(mnt), mroot, sizeof(mroot)) == 0) {
+        sb->version = 2;
+        cg_join(sb->dirs[0], sizeof(sb->dirs[0]), mnt, mroot, v2path);
+        return 0;
+    }
+    snprintf(err, errlen, "cannot find the cgroups of container %s (pid %ld)", sb->name,
+             (long)sb->init_pid);
+    return -1;
+}
+
+/* ---- start ------------------------------------------------------------------------------ */
+
+/* The value following "--bind" in the native argv, else loopback. */
+static const char *bind_of(const struct kb_fixture_spec *spec)
+{
+    for (size_t i = 0; spec->argv && spec->argv[i]; i++)
+        if (!strcmp(spec->argv[i], "--bind") && spec->argv[i + 1])
+            return spec->argv[i + 1];
+    return "127.0.0.1";
+}
+
+/* The `docker run` command line; strings live in store (owned by the caller). */
+struct dk_cmd {
+    char *argv[DK_MAX_ARGS];
+    size_t n;
+    char store[DK_MAX_ARGS][256];
+};
+
+static void add(struct dk_cmd *c, const char *fmt, const char *a, long long b)
+{
+    if (c->n + 1 >= DK_MAX_ARGS)
+        return;
+    snprintf(c->store[c->n], sizeof(c->store[c->n]), fmt, a ? a : "", b);
+    c->argv[c->n] = c->store[c->n];
+    c->argv[++c->n] = NULL;
+}
+
+static void build_run(struct dk_cmd *c, const struct dk_fx *sb, const char *image,
+                      const struct kb_fixture_spec *spec)
+{
+    const struct kb_limits *l = &spec->limits;
+    c->n = 0;
+    add(c, "docker%s", NULL, 0);
+    add(c, "run%s", NULL, 0);
+    add(c, "--detach%s", NULL, 0);
+    add(c, "--name=%s", sb->name, 0);
+    add(c, "--label=" DK_LABEL "=%s%lld", NULL, (long long)getpid());
+    add(c, "--network=host%s", NULL, 0);
+    if (!spec->no_limits) {
+        if (l->cpus > 0)
+            add(c, "--cpus=%s%lld", NULL, l->cpus);
+        if (l->server_cpuset[0])
+            add(c, "--cpuset-cpus=%s", l->server_cpuset, 0);
+        if (l->memory_bytes > 0) {
+            add(c, "--memory=%s%lld", NULL, l->memory_bytes);
+            add(c, "--memory-swap=%s%lld", NULL, l->memory_bytes);
+        }
+        if (l->pids > 0)
+            add(c, "--pids-limit=%s%lld", NULL, l->pids);
+    }
+    for (size_t i = 0; spec->env_add && spec->env_add[i]; i++)
+        add(c, "--env=%s", spec->env_add[i], 0);
+    add(c, "%s", image, 0);
+    add(c, "%s", spec->name, 0);
+    add(c, "--port%s", NULL, 0);
+    add(c, "%s%lld", NULL, spec->port);
+    add(c, "--bind%s", NULL, 0);
+    add(c, "%s", bind_of(spec), 0);
+    add(c, "--cpus%s", NULL, 0);
+    add(c, "%s%lld", NULL, spec->no_limits || l->cpus <= 0 ? 1 : l->cpus);
+}
+
+/* The container's id and its PID 1 on the host (0 when it already stopped). */
+static int inspect_running(struct dk_fx *sb, char *err, size_t errlen)
+{
+    struct dk_out o;
+    char *const insp[] = { "docker", "inspect", "--format", "{{.Id}} {{.State.Pid}}",
+                           sb->name, NULL };
+    long pid = 0;
+    int rc = docker_run(insp, &o, -1, DK_TIMEOUT_S);
+    if (rc != 0 || sscanf(o.out, "%79s %ld", sb->id, &pid) != 2) {
+        say_failed("inspect", rc, &o, err, errlen);
+        return -1;
+    }
+    sb->init_pid = (pid_t)pid;
+    return 0;
+}
+
+static void dk_exit_note(struct dk_fx *sb);
+static int fx_stop(struct dk_fx *sb, char *err, size_t errlen);
+
+static struct dk_fx *start_fx(const char *image, const struct kb_fixture_spec *spec,
+                              char *err, size_t errlen)
+{
+    static unsigned seq;
+    struct dk_fx *sb = calloc(1, sizeof(*sb));
+    struct dk_cmd *cmd = calloc(1, sizeof(*cmd));
+    struct dk_out o;
+    int zombie = 0, rc;
+    if (!sb || !cmd) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    snprintf(sb->name, sizeof(sb->name), "kneebench-%ld-%s-%u", (long)getpid(), spec->name, seq++);
+    snprintf(sb->log_path, sizeof(sb->log_path), "%s", spec->log_path ? spec->log_path : "");
+    if (clear_the_field(err, errlen) < 0)
+        goto fail;
+    build_run(cmd, sb, image, spec);
+    if ((rc = docker_run(cmd->argv, &o, -1, DK_TIMEOUT_S)) != 0) {
+        say_failed("run", rc, &o, err, errlen);
+        goto fail_rm;
+    }
+    if (inspect_running(sb, err, errlen) < 0)
+        goto fail_rm;
+    if (sb->init_pid <= 0 || !(sb->init_start = proc_start(sb->init_pid, &zombie)) || zombie) {
+        dk_exit_note(sb);
+        snprintf(err, errlen, "container %s exited at once: %s", sb->name, sb->exit_reason);
+        goto fail_rm;
+    }
+    if (find_cgroups(sb, err, errlen) < 0)
+        goto fail_rm;
+    free(cmd);
+    return sb;
+fail_rm: {
+    /* The container may exist even when run failed half-way: never leave it behind. */
+    char ignored[256];
+    fx_stop(sb, ignored, sizeof(ignored));
+    free(cmd);
+    return NULL;
+}
+fail:
+    free(sb);
+    free(cmd);
+    return NULL;
+}
+
+/* ---- running ---------------------------------------------------------------------------- */
+
+static size_t fx_pids(struct dk_fx *sb, pid_t *out, size_t max)
+{
+    /* v1: the pids controller's directory (index 3) holds every process; v2: the one. */
+    return kb_cgfile_procs(sb->dirs[sb->version == 2 ? 0 : 3], out, max);
+}
+
+/* The container's exit, in words, from docker (once it is dead). */
+static void dk_exit_note(struct dk_fx *sb)
+{
+    struct dk_out o;
+    char *const insp[] = { "docker", "inspect", "--format",
+                           "{{.State.ExitCode}} {{.State.OOMKilled}} {{.State.Error}}", sb->name, NULL };
+    int code = -1;
+    char oom[8] = "";
+    if (docker_run(insp, &o, -1, DK_TIMEOUT_S) != 0 || sscanf(o.out, "%d %7s", &code, oom) < 1) {
+        snprintf(sb->exit_reason, sizeof(sb->exit_reason), "container gone (%.120s)", o.err);
+        return;
+    }
+    /* tini (PID 1) exits with the runtime's status, or 128+N when a signal N killed it. */
+    if (code > 128)
+        snprintf(sb->exit_reason, sizeof(sb->exit_reason), "signal %d%s", code - 128,
+                 !strcmp(oom, "true") ? " (OOM killed)" : "");
+    else
+        snprintf(sb->exit_reason, sizeof(sb->exit_reason), "exit %d%s%s", code,
+                 code == 127 ? " (command not found)" : "",
+                 !strcmp(oom, "true") ? " (OOM killed)" : "");
+}
+
+static int fx_alive(struct dk_fx *sb)
+{
+    int zombie = 0;
+    if (sb->dead)
+        return 0;
+    if (proc_start(sb->init_pid, &zombie) == sb->init_start && !zombie)
+        return 1;
+    sb->dead = 1;
+    dk_exit_note(sb);
+    return 0;
+}
+
+static const char *fx_exit_reason(struct dk_fx *sb)
+{
+    fx_alive(sb);
+    return sb->dead ? sb->exit_reason : "";
+}
+
+static int fx_limits(struct dk_fx *sb, struct kb_limits_applied *o, char *err,
+                             size_t errlen)
+{
+    memset(o, 0, sizeof(*o));
+    snprintf(o->backend, sizeof(o->backend), "docker");
+    o->cgroup_version = sb->version;
+    o->cpu_quota_us = o->cpu_period_us = o->memory_bytes = o->memsw_bytes = o->pids_max = -1;
+    if (sb->version == 2) {
+        kb_cgfile_read_back_v2(sb->dirs[0], o);
+    } else {
+        const char *v1[DK_NCTRL] = { sb->dirs[0], sb->dirs[1], sb->dirs[2], sb->dirs[3] };
+        kb_cgfile_read_back_v1(v1, o);
+    }
+    if (o->cpu_quota_us > 0 && o->cpu_period_us > 0)
+        o->cpus = (double)o->cpu_quota_us / (double)o->cpu_period_us;
+    /* "container <id> <dir>...": truncated by whole directories if it ever overflows. */
+    size_t len = (size_t)snprintf(o->paths, sizeof(o->paths), "container %.64s", sb->id);
+    for (int i = 0; i < (sb->version == 2 ? 1 : DK_NCTRL); i++) {
+        size_t d = strlen(sb->dirs[i]);
+        if (len + 1 + d >= sizeof(o->paths))
+            break;
+        o->paths[len++] = ' ';
+        memcpy(o->paths + len, sb->dirs[i], d + 1);
+        len += d;
+    }
+    if (o->cpu_period_us <= 0 || !o->cpuset[0]) {
+        snprintf(err, errlen, "could not read limits back from %s", o->paths);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- stop ------------------------------------------------------------------------------- */
+
+/* The container's stdout+stderr into the spec's log file (best effort: a missing log must
+ * not keep a container alive). */
+static void save_logs(const struct dk_fx *sb)
+{
+    struct dk_out o;
+    char *const logs[] = { "docker", "logs", "--timestamps", (char *)sb->name, NULL };
+    int fd;
+    if (!sb->log_path[0])
+        return;
+    /* never through a symlink: the run directory may have been prepared by someone else */
+    if ((fd = open(sb->log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+                   0644)) < 0)
+        return;
+    docker_run(logs, &o, fd, DK_TIMEOUT_S);
+    close(fd);
+}
+
+/* Logs, then `docker rm -f` (SIGKILL to every process in it, then removal), then check it
+ * is really gone. sb is freed either way. */
+static int fx_stop(struct dk_fx *sb, char *err, size_t errlen)
+{
+    struct dk_out o;
+    char *const insp[] = { "docker", "inspect", "--format", "{{.Id}}", sb->name, NULL };
+    int rc = 0;
+    save_logs(sb);
+    int rm = docker_rm(sb->name, &o);
+    if (docker_run(insp, &o, -1, DK_TIMEOUT_S) == 0) {
+        snprintf(err, errlen, "container %s is still there after docker rm -f (status %d)",
+                 sb->name, rm);
+        rc = -1;
+    }
+    free(sb);
+    return rc;
+}
+
+/* ---- identity ---------------------------------------------------------------------------- */
+
+/* The image's ID now (`docker image inspect`), into id. 0, or -1 with err. */
+static int image_id(const char *image, char *id, size_t idlen, char *err, size_t errlen)
+{
+    char *const argv[] = { "docker", "image", "inspect", "--format", "{{.Id}}", (char *)image,
+                           NULL };
+    if (kb_capture_line(argv, id, idlen) < 0 || strncmp(id, "sha256:", 7) != 0) {
+        snprintf(err, errlen, "docker image inspect: %s", id[0] ? id : "failed");
+        id[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* The image is what runs: its ID, and the contract's command (the entrypoint starts the
+ * runtime as the contract says), unexpanded so that a free port per start is no change. */
+static json_t *dk_identity(struct kb_sandbox *box, const struct kb_fixture_parts *p, char *err,
+                           size_t errlen)
+{
+    const struct kb_runtime *rt = p->rt;
+    char id[160], hex[KB_SHA256_HEX];
+    struct kb_digest *d;
+    json_t *cmd = json_array();
+    if (image_id(box->image, id, sizeof(id), err, errlen) < 0) {
+        json_decref(cmd);
+        return NULL;
+    }
+    d = kb_digest_new();
+    kb_digest_str(d, id);
+    for (size_t i = 0; i < rt->command.n; i++) {
+        kb_digest_str(d, rt->command.v[i]);
+        json_array_append_new(cmd, json_string(rt->command.v[i]));
+    }
+    if (kb_digest_hex(d, hex) < 0) {
+        snprintf(err, errlen, "image %s: SHA-256 failed", box->image);
+        json_decref(cmd);
+        return NULL;
+    }
+    return json_pack("{s:s,s:s,s:o,s:s}", "image", box->image, "image_id", id, "command", cmd,
+                     "sha256", hex);
+}
+
+/* image-identity.py's JSON: the image's labels, base and its own image.json */
+#define IMAGE_IDENTITY_MAX (256 * 1024)
+
+/* What docker/image-identity.py prints for the image (image ID, RepoDigests, the base
+ * actually used, base_is_pinned, note, inside.versions), or NULL with err. */
+static json_t *image_identity(const struct kb_sandbox *box, char *err, size_t errlen)
+{
+    char script[4200];
+    char *const argv[] = { script, (char *)box->image, NULL };
+    struct kb_capture c = { .out = malloc(IMAGE_IDENTITY_MAX), .out_cap = IMAGE_IDENTITY_MAX };
+    char *out = c.out, why[512];
+    json_error_t je;
+    json_t *j = NULL;
+    int st;
+    kb_path(script, sizeof(script), box->root, "docker/image-identity.py");
+    st = out ? kb_capture_run(argv, &c, why, sizeof(why)) : -1;
+    if (!out)
+        snprintf(err, errlen, "%s: out of memory", argv[0]);
+    else if (st < 0)
+        snprintf(err, errlen, "%s", why);
+    else if (c.truncated)
+        snprintf(err, errlen, "%s %s printed more than %d bytes", argv[0], box->image,
+                 IMAGE_IDENTITY_MAX);
+    else if (st != 0)
+        snprintf(err, errlen, "%s %s exited %d: %.300s", argv[0], box->image, st, out);
+    else if (!(j = json_loads(out, 0, &je)) || !json_is_object(j) ||
+             !json_is_string(json_object_get(j, "id"))) {
+        snprintf(err, errlen, "%s %s: not its JSON: %.200s", argv[0], box->image,
+                 j ? "no image id" : je.text);
+        json_decref(j);
+        j = NULL;
+    }
+    free(out);
+    return j;
+}
+
+/* The image is what runs: its identity, not the host's builds, is the run's. */
+static json_t *dk_run_evidence(struct kb_sandbox *box, char *err, size_t errlen)
+{
+    struct dk_state *st = box->state;
+    json_decref(st->image_identity);
+    if (!(st->image_identity = image_identity(box, err, errlen)))
+        return NULL;
+    return json_pack("{s:O}", "image", st->image_identity);
+}
+
+/* The runtime's version inside the image (image-identity.py's inside.versions). */
+static const char *dk_runtime_version(struct kb_sandbox *box, const char *runtime)
+{
+    struct dk_state *st = box->state;
+    char err[512];
+    const char *v;
+    if (!st->image_identity)
+        st->image_identity = image_identity(box, err, sizeof(err));
+    v = json_string_value(json_object_get(json_object_get(json_object_get(
+            st->image_identity, "inside"), "versions"), runtime));
+    return v ? v : "unknown (not in the image's identity)";
+}
+
+static void dk_describe(const struct kb_sandbox *box, char *out, size_t outlen)
+{
+    snprintf(out, outlen, " image %s", box->image);
+}
+
+/* ---- the ops on the handles ------------------------------------------------------------ */
+
+static int dk_start(struct kb_sandbox_fixture *f, const struct kb_fixture_spec *spec,
+                    char *err, size_t errlen)
+{
+    return (f->priv = start_fx(f->sb->image, spec, err, errlen)) ? 0 : -1;
+}
+
+static size_t dk_pids(struct kb_sandbox_fixture *f, pid_t *out, size_t max)
+{
+    return fx_pids(f->priv, out, max);
+}
+
+static int dk_alive(struct kb_sandbox_fixture *f)
+{
+    return fx_alive(f->priv);
+}
+
+static const char *dk_exit_reason(struct kb_sandbox_fixture *f)
+{
+    return fx_exit_reason(f->priv);
+}
+
+static int dk_limits(struct kb_sandbox_fixture *f, struct kb_limits_applied *o, char *err,
+                     size_t errlen)
+{
+    return fx_limits(f->priv, o, err, errlen);
+}
+
+static int dk_stop(struct kb_sandbox_fixture *f, char *err, size_t errlen)
+{
+    return fx_stop(f->priv, err, errlen);
+}
+
+/* No sweep: the containers of runners that are gone are removed by the next start
+ * (clear_the_field), and a run directory holds no record of a container. */
+const struct kb_sandbox_ops kb_sandbox_docker = {
+    .name = "docker",
+    .on_this_host = 1,
+    .open = dk_open,
+    .close = dk_close,
+    .available = dk_available,
+    .start = dk_start,
+    .pids = dk_pids,
+    .alive = dk_alive,
+    .exit_reason = dk_exit_reason,
+    .limits = dk_limits,
+    .stop = dk_stop,
+    .identity = dk_identity,
+    .run_evidence = dk_run_evidence,
+    .runtime_version = dk_runtime_version,
+    .describe = dk_describe,
+};

@@ -1,0 +1,346 @@
+/* test_compare.c -- `kneebench compare`'s logic (runner/report/compare.h): the call on one figure's
+ * change against the repeats' min-max ranges (overlap, apart either way, the floor, one
+ * repeat, lower bounds), then the model of two synthetic runs read through kb_report_load
+ * (go made slower in B on purpose, gray-static unchanged), points in one run only, and the
+ * markdown and CSV written from it. */
+#define _GNU_SOURCE
+#include "runner/report/compare.h"
+#include "runner/util/evidence.h"
+#include "tests/lib/kb_check.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct kb_stat st(double med, double min, double max, int n, int bound)
+{
+    return (struct kb_stat){ med, min, max, n, bound };
+}
+
+START_TEST(judge_ranges)
+{
+    struct kb_stat a = st(1000, 900, 1100, 3, 0);
+    struct kb_stat overlap = st(1150, 1050, 1300, 3, 0), up = st(2000, 1800, 2200, 3, 0),
+                   down = st(500, 400, 600, 3, 0);
+    /* latency: lower is better */
+    ck_assert_int_eq(kb_cmp_judge(&a, &overlap, 1, 1.0), KB_CMP_WITHIN);
+    ck_assert_int_eq(kb_cmp_judge(&a, &up, 1, 1.0), KB_CMP_WORSE);
+    ck_assert_int_eq(kb_cmp_judge(&a, &down, 1, 1.0), KB_CMP_BETTER);
+    /* achieved rate: higher is better */
+    ck_assert_int_eq(kb_cmp_judge(&a, &up, 0, 1.0), KB_CMP_BETTER);
+    ck_assert_int_eq(kb_cmp_judge(&a, &down, 0, 1.0), KB_CMP_WORSE);
+}
+END_TEST
+
+START_TEST(judge_floor)
+{
+    /* ranges apart by a hair: noise of the schedule's rounding, not a change */
+    struct kb_stat a = st(8000, 7999.9, 8000.0, 3, 0), b = st(8000.2, 8000.1, 8000.3, 3, 0);
+    ck_assert_int_eq(kb_cmp_judge(&a, &b, 0, 1.0), KB_CMP_WITHIN);
+    ck_assert_int_eq(kb_cmp_judge(&a, &b, 0, 0), KB_CMP_BETTER);    /* ranges alone */
+}
+END_TEST
+
+START_TEST(judge_one_repeat_and_no_figure)
+{
+    struct kb_stat a = st(1000, 1000, 1000, 1, 0), b = st(9000, 9000, 9000, 1, 0),
+                   three = st(9000, 8000, 9500, 3, 0), none = st(0, 0, 0, 0, 0);
+    ck_assert_int_eq(kb_cmp_judge(&a, &b, 1, 1.0), KB_CMP_UNJUDGED_REPEATS);
+    ck_assert_int_eq(kb_cmp_judge(&a, &three, 1, 1.0), KB_CMP_UNJUDGED_REPEATS);
+    ck_assert_int_eq(kb_cmp_judge(&three, &a, 1, 1.0), KB_CMP_UNJUDGED_REPEATS);
+    ck_assert_int_eq(kb_cmp_judge(&none, &three, 1, 1.0), KB_CMP_NO_FIGURE);
+    ck_assert_str_eq(kb_cmp_call_words(KB_CMP_UNJUDGED_REPEATS), "unjudged (1 repeat)");
+    ck_assert_str_eq(kb_cmp_call_name(KB_CMP_UNJUDGED_REPEATS), "unjudged_1_repeat");
+}
+END_TEST
+
+START_TEST(judge_bounds)
+{
+    /* a bound hides a higher true value */
+    struct kb_stat exact = st(1000, 900, 1100, 3, 0), high_bound = st(5000, 4000, 6000, 3, 1),
+                   low_bound = st(500, 400, 600, 3, 1), near_bound = st(1000, 950, 1200, 3, 1);
+    ck_assert_int_eq(kb_cmp_judge(&exact, &high_bound, 1, 1.0), KB_CMP_WORSE);   /* rise certain */
+    ck_assert_int_eq(kb_cmp_judge(&high_bound, &exact, 1, 1.0), KB_CMP_BETTER);  /* fall to exact */
+    ck_assert_int_eq(kb_cmp_judge(&exact, &low_bound, 1, 1.0), KB_CMP_UNJUDGED_BOUND);
+    ck_assert_int_eq(kb_cmp_judge(&low_bound, &exact, 1, 1.0), KB_CMP_UNJUDGED_BOUND);
+    ck_assert_int_eq(kb_cmp_judge(&exact, &near_bound, 1, 1.0), KB_CMP_UNJUDGED_BOUND);
+}
+END_TEST
+
+/* ---- two synthetic runs --------------------------------------------------------------- */
+
+static char dirs[2][64];
+
+/* plan: go, gray-static x plaintext x 100, 200, repeats r (ids -rN when r > 1) */
+static void write_plan(const char *dir, int repeats)
+{
+    char path[128], err[256];
+    json_t *pts = json_array(), *plan, *run;
+    const char *rts[] = { "go", "gray-static" };
+    long rates[] = { 100, 200 };
+    for (int r = 1; r <= repeats; r++)
+        for (int i = 0; i < 2; i++)
+            for (int k = 0; k < 2; k++) {
+                char id[64];
+                if (repeats > 1)
+                    snprintf(id, sizeof(id), "%s-plaintext-%ld-r%d", rts[i], rates[k], r);
+                else
+                    snprintf(id, sizeof(id), "%s-plaintext-%ld", rts[i], rates[k]);
+                json_array_append_new(pts, json_pack("{s:s,s:s,s:s,s:I,s:i}", "id", id,
+                    "runtime", rts[i], "route", "plaintext", "rate", (json_int_t)rates[k],
+                    "repeat", r));
+            }
+    plan = json_pack("{s:s,s:f,s:f,s:f,s:i,s:i,s:i,s:[s,s],s:[s],s:[i,i],s:s,s:b,"
+                     "s:{s:f,s:i,s:f,s:i},s:o}", "profile", "quick", "duration_s", 1.0,
+                     "warmup_s", 0.5, "drain_s", 0.5, "threads", 1, "connections", 4,
+                     "repeats", repeats, "runtimes", "go", "gray-static", "routes", "plaintext",
+                     "rates", 100, 200, "backend", "native", "unconstrained", 0,
+                     "criteria", "min_delivery", 0.95, "max_p99_us", 100000,
+                     "client_cpu_max_fraction", 0.9, "client_lag_p99_max_us", 1000, "points", pts);
+    ck_assert_ptr_nonnull(plan);
+    ck_assert_int_eq(kb_write_json_atomic(kb_path(path, sizeof(path), dir, "plan.json"), plan,
+                                          err, sizeof(err)), 0);
+    run = json_pack("{s:s,s:[s]}", "started", "2024-01-01T00:00:00Z", "command_line", "curve");
+    kb_write_json_atomic(kb_path(path, sizeof(path), dir, "run.json"), run, err, sizeof(err));
+    json_decref(plan);
+    json_decref(run);
+}
+
+static void write_point(const char *dir, const char *id, long rate, const char *verdict,
+                        double achieved, double p99_us)
+{
+    char pdir[256], path[300], err[256];
+    json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:{s:b,s:s},s:{s:f,s:f,s:I,s:{s:I},"
+                          "s:{s:I,s:f,s:f,s:f,s:f,s:f}}}",
+        "point", id, "verdict", verdict, "reason", verdict, "server_verdict", verdict,
+        "client_trust", "ok", 1, "reason", "",
+        "load", "achieved_rps", achieved, "delivery", achieved / (double)rate,
+        "scheduled", (json_int_t)rate, "errors", "total", (json_int_t)0,
+        "corrected_us", "count", (json_int_t)200, "p50", p99_us / 4, "p90", p99_us / 2,
+        "p99", p99_us, "p999", p99_us, "max", p99_us);
+    ck_assert_ptr_nonnull(v);
+    snprintf(pdir, sizeof(pdir), "%s/points/%s", dir, id);
+    kb_mkdirs(pdir, err, sizeof(err));
+    kb_write_json_atomic(kb_path(path, sizeof(path), pdir, "verdict.json"), v, err, sizeof(err));
+    kb_write_atomic(kb_path(path, sizeof(path), pdir, "DONE"), "{}", 2, err, sizeof(err));
+    json_decref(v);
+}
+
+/* Run i: gray-static the same in both; go in B delivering 4 % less with 5x the p99 at 100
+ * (still controlled), and uncontrolled at 200. Repeats spread p99 by +-10 %. */
+static void write_run(int i, int repeats)
+{
+    write_plan(dirs[i], repeats);
+    for (int r = 1; r <= repeats; r++) {
+        double wobble = 1 + 0.1 * (r - 2);
+        char sfx[8] = "", id[64];
+        if (repeats > 1)
+            snprintf(sfx, sizeof(sfx), "-r%d", r);
+        for (long rate = 100; rate <= 200; rate += 100) {
+            snprintf(id, sizeof(id), "gray-static-plaintext-%ld%s", rate, sfx);
+            write_point(dirs[i], id, rate, "controlled", rate * (1 + 0.001 * r), 900 * wobble);
+            snprintf(id, sizeof(id), "go-plaintext-%ld%s", rate, sfx);
+            if (i == 0)
+                write_point(dirs[i], id, rate, "controlled", rate * (1 + 0.001 * r), 1000 * wobble);
+            else if (rate == 100)
+                write_point(dirs[i], id, rate, "controlled", 95.5 + 0.1 * r, 5000 * wobble);
+            else
+                write_point(dirs[i], id, rate, "uncontrolled", 150 + r, 300000 * wobble);
+        }
+    }
+}
+
+static void setup(void)
+{
+    for (int i = 0; i < 2; i++) {
+        snprintf(dirs[i], sizeof(dirs[i]), "/tmp/kb-compare-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(dirs[i]));
+    }
+}
+
+static void teardown(void)
+{
+    char cmd[200];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s %s", dirs[0], dirs[1]);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+struct loaded {
+    struct kb_report r[2];
+    struct kb_cmp c;
+};
+
+static void load_both(struct loaded *l)
+{
+    char err[256];
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(kb_report_load(dirs[i], &l->r[i], err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(kb_cmp_build(&l->r[0], &l->r[1], KB_CMP_FLOOR_PCT, &l->c, err, sizeof(err)), 0);
+}
+
+static void free_both(struct loaded *l)
+{
+    kb_cmp_free(&l->c);
+    kb_report_free(&l->r[0]);
+    kb_report_free(&l->r[1]);
+}
+
+static const struct kb_cmp_point *point(const struct kb_cmp *c, const char *id)
+{
+    for (size_t i = 0; i < c->npoints; i++)
+        if (!strcmp(c->points[i].id, id))
+            return &c->points[i];
+    ck_abort_msg("no point %s", id);
+    return NULL;
+}
+
+static const struct kb_cmp_tally *tally(const struct kb_cmp *c, const char *rt)
+{
+    for (size_t i = 0; i < c->ntally; i++)
+        if (!strcmp(c->tally[i].runtime, rt))
+            return &c->tally[i];
+    ck_abort_msg("no tally for %s", rt);
+    return NULL;
+}
+
+START_TEST(slowed_runtime_found)
+{
+    struct loaded l;
+    const struct kb_cmp_point *p;
+    write_run(0, 3);
+    write_run(1, 3);
+    load_both(&l);
+    ck_assert_uint_eq(l.c.npoints, 4);
+    p = point(&l.c, "go-plaintext-100");
+    ck_assert_int_eq(p->achieved.call, KB_CMP_WORSE);
+    ck_assert_int_eq(p->p99.call, KB_CMP_WORSE);
+    ck_assert_double_eq_tol(p->p99.pct, 400, 1e-6);
+    ck_assert_double_eq_tol(p->achieved.pct, (95.7 - 100.2) / 100.2 * 100, 1e-6);
+    p = point(&l.c, "go-plaintext-200");
+    ck_assert_str_eq(p->verdict_a, "controlled");
+    ck_assert_str_eq(p->verdict_b, "uncontrolled");
+    p = point(&l.c, "gray-static-plaintext-200");
+    ck_assert_int_eq(p->achieved.call, KB_CMP_WITHIN);
+    ck_assert_int_eq(p->p99.call, KB_CMP_WITHIN);
+    ck_assert_int_eq(tally(&l.c, "go")->worse, 2);
+    ck_assert_int_eq(tally(&l.c, "go")->p99_worse, 2);
+    ck_assert_int_eq(tally(&l.c, "gray-static")->worse, 0);
+    ck_assert_int_eq(tally(&l.c, "gray-static")->better, 0);
+    ck_assert_int_eq(tally(&l.c, "gray-static")->unjudged, 0);
+    /* highest controlled: go 200 -> 100, gray-static 200 both */
+    ck_assert_uint_eq(l.c.ntops, 2);
+    ck_assert_str_eq(l.c.tops[0].runtime, "go");
+    ck_assert_int_eq(l.c.tops[0].a.proven, 200);
+    ck_assert_int_eq(l.c.tops[0].b.proven, 100);
+    ck_assert_int_eq(l.c.tops[1].b.proven, 200);
+    free_both(&l);
+}
+END_TEST
+
+START_TEST(one_repeat_unjudged)
+{
+    struct loaded l;
+    write_run(0, 1);
+    write_run(1, 1);
+    load_both(&l);
+    for (size_t i = 0; i < l.c.npoints; i++) {
+        ck_assert_int_eq(l.c.points[i].achieved.call, KB_CMP_UNJUDGED_REPEATS);
+        ck_assert_int_eq(l.c.points[i].p99.call, KB_CMP_UNJUDGED_REPEATS);
+    }
+    ck_assert_int_eq(tally(&l.c, "go")->unjudged, 2);
+    free_both(&l);
+}
+END_TEST
+
+START_TEST(points_in_one_run_counted)
+{
+    struct loaded l;
+    char path[256];
+    write_run(0, 3);
+    write_run(1, 3);
+    /* every repeat of go 200 incomplete in B: no evidence there, so not compared */
+    for (int r = 1; r <= 3; r++) {
+        snprintf(path, sizeof(path), "%s/points/go-plaintext-200-r%d/DONE", dirs[1], r);
+        ck_assert_int_eq(unlink(path), 0);
+    }
+    load_both(&l);
+    ck_assert_uint_eq(l.c.npoints, 3);
+    ck_assert_uint_eq(l.c.only_a, 1);
+    ck_assert_uint_eq(l.c.only_b, 0);
+    ck_assert_uint_eq(l.r[1].nmissing, 3);
+    free_both(&l);
+}
+END_TEST
+
+static char *written(struct loaded *l, int csv)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(csv ? kb_cmp_write_csv(f, &l->c)
+                         : kb_cmp_write_md(f, &l->c, &l->r[0], &l->r[1], "A-dir", "B-dir"), 0);
+    fclose(f);
+    return buf;
+}
+
+static int fields(const char *line)
+{
+    int n = 1;
+    for (; *line && *line != '\n'; line++)
+        n += *line == ',';
+    return n;
+}
+
+START_TEST(markdown_and_csv)
+{
+    struct loaded l;
+    char *md, *csv, *line;
+    int header;
+    write_run(0, 3);
+    write_run(1, 3);
+    load_both(&l);
+    md = written(&l, 0);
+    ck_assert_ptr_nonnull(strstr(md, "- go: worse beyond noise at 2 of 2 points (achieved rate at 2, p99 at 2)"));
+    ck_assert_ptr_nonnull(strstr(md, "- gray-static: no change beyond noise at 2 points"));
+    ck_assert_ptr_nonnull(strstr(md, "| go | plaintext | 200 | 100 | -50.0 % |"));
+    ck_assert_ptr_nonnull(strstr(md, "| gray-static | plaintext | 200 | 200 | same |"));
+    ck_assert_ptr_nonnull(strstr(md, "| go-plaintext-200 | controlled -> uncontrolled |"));
+    ck_assert_ptr_nonnull(strstr(md, "worse, beyond noise"));
+    ck_assert_ptr_nonnull(strstr(md, "| A | A-dir |"));
+    csv = written(&l, 1);
+    header = fields(csv);
+    ck_assert_int_eq(header, 31);
+    for (line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n'))
+        ck_assert_int_eq(fields(line + 1), header);
+    ck_assert_ptr_nonnull(strstr(csv, "highest,go,plaintext,,,,,200,0,100,0,"));
+    ck_assert_ptr_nonnull(strstr(csv, "point,go,plaintext,100,go-plaintext-100,controlled,controlled,"));
+    ck_assert_ptr_nonnull(strstr(csv, ",worse\n"));
+    free(md);
+    free(csv);
+    free_both(&l);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("compare");
+    TCase *judge = tcase_create("judge"), *runs = tcase_create("runs");
+    tcase_add_test(judge, judge_ranges);
+    tcase_add_test(judge, judge_floor);
+    tcase_add_test(judge, judge_one_repeat_and_no_figure);
+    tcase_add_test(judge, judge_bounds);
+    tcase_add_checked_fixture(runs, setup, teardown);
+    tcase_add_test(runs, slowed_runtime_found);
+    tcase_add_test(runs, one_repeat_unjudged);
+    tcase_add_test(runs, points_in_one_run_counted);
+    tcase_add_test(runs, markdown_and_csv);
+    suite_add_tcase(s, judge);
+    suite_add_tcase(s, runs);
+    return s;
+}
+
+int main(void)
+{
+    return kb_check_run(suite(), "compare");
+}

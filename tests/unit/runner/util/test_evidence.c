@@ -1,0 +1,200 @@
+/* test_evidence.c -- atomic writes leave only the final file, fixture identity follows
+ * every byte of the sources, mkdirs nests. (SHA-256 itself: test_digest.) */
+#define _GNU_SOURCE
+#include "runner/util/evidence.h"
+#include "tests/lib/kb_check.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof(dir), "/tmp/kb-evidence-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static size_t entries(const char *d)
+{
+    DIR *h = opendir(d);
+    struct dirent *e;
+    size_t n = 0;
+    while (h && (e = readdir(h)))
+        n += e->d_name[0] != '.';
+    if (h)
+        closedir(h);
+    return n;
+}
+
+START_TEST(atomic_write_and_json)
+{
+    char path[128], err[256], buf[64] = "";
+    FILE *f;
+    json_t *j = json_pack("{s:i}", "a", 1), *back;
+    ck_assert_int_eq(kb_write_atomic(kb_path(path, sizeof(path), dir, "x.txt"), "hello", 5, err,
+                                     sizeof(err)), 0);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+    fclose(f);
+    ck_assert_str_eq(buf, "hello");
+    ck_assert_int_eq(kb_write_json_atomic(kb_path(path, sizeof(path), dir, "y.json"), j, err,
+                                          sizeof(err)), 0);
+    back = json_load_file(path, 0, NULL);
+    ck_assert(json_equal(back, j));
+    ck_assert_uint_eq(entries(dir), 2);   /* no temporary files left */
+    ck_assert_int_eq(kb_write_atomic("/nonexistent-dir/x", "a", 1, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "/nonexistent-dir/x"));
+    json_decref(j);
+    json_decref(back);
+}
+END_TEST
+
+START_TEST(identity_tracks_sources)
+{
+    char src[128], sub[160], path[200], err[256], *srcs[1] = { src }, *exe[1] = { "sh" };
+    json_t *a, *b, *c;
+    kb_path(src, sizeof(src), dir, "src");
+    kb_path(sub, sizeof(sub), src, "deep/er");
+    ck_assert_int_eq(kb_mkdirs(sub, err, sizeof(err)), 0);
+    kb_write_atomic(kb_path(path, sizeof(path), sub, "f.c"), "int x;", 6, err, sizeof(err));
+    a = kb_fixture_identity(exe, 1, srcs, 1, err, sizeof(err));
+    b = kb_fixture_identity(exe, 1, srcs, 1, err, sizeof(err));
+    ck_assert_ptr_nonnull(a);
+    ck_assert(json_equal(a, b));
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(a, "files"), path));
+    ck_assert_uint_eq(json_object_size(json_object_get(a, "files")), 2);  /* sh + f.c */
+    kb_write_atomic(path, "int y;", 6, err, sizeof(err));
+    c = kb_fixture_identity(exe, 1, srcs, 1, err, sizeof(err));
+    ck_assert(!json_equal(json_object_get(a, "sha256"), json_object_get(c, "sha256")));
+    exe[0] = "no-such-program-kb";
+    ck_assert_ptr_null(kb_fixture_identity(exe, 1, srcs, 1, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "no-such-program-kb"));
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+}
+END_TEST
+
+START_TEST(which_takes_newest_versioned_name)
+{
+    char a[128], b[128], out[256], err[256];
+    const char *old = getenv("PATH");
+    char *saved = strdup(old ? old : "");
+    kb_write_atomic(kb_path(a, sizeof(a), dir, "kbprog1.2"), "#!/bin/sh\n", 10, err, sizeof(err));
+    kb_write_atomic(kb_path(b, sizeof(b), dir, "kbprog1.10"), "#!/bin/sh\n", 10, err, sizeof(err));
+    chmod(a, 0755);
+    chmod(b, 0755);
+    setenv("PATH", dir, 1);
+    ck_assert_int_eq(kb_which("kbprog", out, sizeof(out)), 0);
+    ck_assert_str_eq(out, b);          /* 1.10 > 1.2, as sort -V says */
+    ck_assert_int_eq(kb_which("kbprogx", out, sizeof(out)), -1);
+    setenv("PATH", saved, 1);
+    free(saved);
+}
+END_TEST
+
+START_TEST(host_identity)
+{
+    json_t *h = kb_host_identity();
+    ck_assert_ptr_nonnull(json_string_value(json_object_get(h, "kernel")));
+    /* the runner links no libmicrohttpd: the version recorded is the fixture's */
+    ck_assert_ptr_null(json_object_get(h, "libmicrohttpd"));
+    json_decref(h);
+}
+END_TEST
+
+START_TEST(mhd_version_is_the_fixtures)
+{
+    json_t *v = json_pack("{s:s,s:s}", "go", "go version go1.19.8 linux/amd64", "gray-static",
+                          "gray-static 1.0 (libmicrohttpd 0.9.75, jansson 2.14)");
+    json_t *m = kb_fixture_mhd_version(v), *none;
+    ck_assert_str_eq(json_string_value(m), "0.9.75");
+    json_decref(m);
+    json_object_set_new(v, "gray-static", json_string("unknown (not in the image's identity)"));
+    ck_assert(json_is_null(none = kb_fixture_mhd_version(v)));
+    json_decref(none);
+    json_object_del(v, "gray-static");
+    ck_assert(json_is_null(none = kb_fixture_mhd_version(v)));
+    json_decref(none);
+    json_decref(v);
+}
+END_TEST
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void expect(const char *path, const char *text)
+{
+    char buf[64] = "";
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    if (!fgets(buf, sizeof(buf), f))
+        buf[0] = '\0';
+    fclose(f);
+    ck_assert_str_eq(buf, text);
+}
+
+START_TEST(temporary_files_never_follow_a_planted_symlink)
+{
+    /* someone who can write the directory links the temporary names to a file of ours */
+    char path[128], tmp[160], victim[128], err[256];
+    struct stat st;
+    FILE *f;
+    kb_path(victim, sizeof(victim), dir, "victim");
+    put(victim, "untouched");
+    kb_path(path, sizeof(path), dir, "x.txt");
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    ck_assert_int_eq(symlink(victim, tmp), 0);
+    ck_assert_int_eq(kb_write_atomic(path, "hello", 5, err, sizeof(err)), 0);
+    expect(victim, "untouched");
+    expect(path, "hello");
+    ck_assert_int_eq(lstat(path, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    ck_assert_int_eq(st.st_mode & 0777, 0644);
+
+    kb_path(tmp, sizeof(tmp), dir, "samples.csv.tmp");
+    ck_assert_int_eq(symlink(victim, tmp), 0);
+    ck_assert_ptr_nonnull(f = kb_fopen_tmp(tmp));
+    fputs("t_s\n", f);
+    fclose(f);
+    expect(victim, "untouched");
+    ck_assert_int_eq(lstat(tmp, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("evidence");
+    TCase *tc = tcase_create("files");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, atomic_write_and_json);
+    tcase_add_test(tc, temporary_files_never_follow_a_planted_symlink);
+    tcase_add_test(tc, identity_tracks_sources);
+    tcase_add_test(tc, which_takes_newest_versioned_name);
+    tcase_add_test(tc, host_identity);
+    tcase_add_test(tc, mhd_version_is_the_fixtures);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return kb_check_run(suite(), "evidence");
+}
