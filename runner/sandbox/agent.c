@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runner/util/evidence.h"
 #include "runner/util/portown.h"
 #include "runner/sandbox/procs.h"
 #include "runner/util/root.h"
@@ -126,24 +127,6 @@ static void answer_json(char *out, size_t outlen, json_t *j)
     json_decref(j);
 }
 
-static void cpu_model(char *out, size_t len)
-{
-    char line[512];
-    FILE *f = fopen("/proc/cpuinfo", "r");
-
-    snprintf(out, len, "unknown");
-    while (f && fgets(line, sizeof(line), f)) {
-        char *colon = strchr(line, ':');
-        if (!strncmp(line, "model name", 10) && colon) {
-            snprintf(out, len, "%s", colon + 2);
-            out[strcspn(out, "\n")] = '\0';
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-}
-
 static void do_identity(struct agent *a, char *out, size_t outlen)
 {
     struct utsname u;
@@ -151,7 +134,7 @@ static void do_identity(struct agent *a, char *out, size_t outlen)
     json_t *rts = json_array();
 
     uname(&u);
-    cpu_model(model, sizeof(model));
+    kb_cpu_model(model, sizeof(model));
     for (size_t i = 0; i < a->contract.nruntimes; i++)
         json_array_append_new(rts, json_string(a->contract.runtimes[i].name));
     json_array_append_new(rts, json_string("control"));

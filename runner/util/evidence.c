@@ -283,7 +283,7 @@ done:
     return out;
 }
 
-static void cpu_model(char *out, size_t outlen)
+void kb_cpu_model(char *out, size_t outlen)
 {
     char line[512];
     FILE *f = fopen("/proc/cpuinfo", "re");
@@ -306,7 +306,7 @@ json_t *kb_host_identity(void)
     char kernel[512], cpu[256];
     uname(&u);
     snprintf(kernel, sizeof(kernel), "%s %s %s %s", u.sysname, u.release, u.version, u.machine);
-    cpu_model(cpu, sizeof(cpu));
+    kb_cpu_model(cpu, sizeof(cpu));
     return json_pack("{s:s,s:s,s:s,s:i}", "hostname", u.nodename, "kernel", kernel,
                      "cpu_model", cpu, "online_cpus", (int)sysconf(_SC_NPROCESSORS_ONLN));
 }

@@ -51,6 +51,9 @@ int kb_which(const char *name, char *out, size_t outlen);
 json_t *kb_fixture_identity(char *const *executables, size_t nexe, char *const *sources,
                             size_t nsrc, char *err, size_t errlen);
 
+/* The host's CPU model (/proc/cpuinfo's first "model name"), or "unknown". */
+void kb_cpu_model(char *out, size_t outlen);
+
 /* Host facts: kernel (uname -srvm), CPU model, online CPUs. */
 json_t *kb_host_identity(void);
 
