@@ -2,7 +2,8 @@
  *
  * Owns: the sandbox handle (a backend chosen by name, its configuration and its state, the
  * way an event loop carries its poller's state), the fixture spec handed to it, the limits
- * read back, and every difference between the backends: "native" (cgroup v2 or v1 on this
+ * read back, where the db route's PostgreSQL runs (kb_sandbox_db_start), and every
+ * difference between the backends: "native" (cgroup v2 or v1 on this
  * host, runner/sandbox/sandbox_cgroup.c), "docker" (a container of the kneebench image,
  * runner/sandbox/sandbox_docker.c) and "remote" (another host's `kneebench serve-agent`,
  * runner/sandbox/sandbox_remote.c). Nothing outside the sandbox files names a backend: callers ask
