@@ -390,7 +390,7 @@ static void stop_fixture(struct curve *cv)
     if (kb_srv_stop(&cv->fx, err, sizeof(err)) < 0)
         fprintf(stderr, "kneebench curve: %s\n", err);
     cv->fx.rt = NULL;
-    if (kb_pgrun_stop(&cv->pg, err, sizeof(err)) < 0)
+    if (kb_sandbox_db_stop(cv->fx.sandbox, &cv->pg, err, sizeof(err)) < 0)
         fprintf(stderr, "kneebench curve: %s\n", err);
 }
 
@@ -455,8 +455,8 @@ static void start_fixture(struct curve *cv, const struct kb_runtime *rt, int rep
              : "%s/fixtures/%s", cv->run, rt->name, repeat);
     kb_mkdirs(cv->fixdir, err, sizeof(err));
     if (kb_pgrun_wanted(rt, cv->plan.routes.v, cv->plan.routes.n) &&
-        kb_pgrun_start(&cv->pg, kb_path(path, sizeof(path), cv->fixdir, "pg"), err,
-                       sizeof(err)) < 0) {
+        kb_sandbox_db_start(cv->fx.sandbox, &cv->pg, kb_path(path, sizeof(path), cv->fixdir,
+                            "pg"), err, sizeof(err)) < 0) {
         cv->preflight_failed = 1;
         snprintf(cv->preflight_reason, sizeof(cv->preflight_reason), "PostgreSQL: %.400s", err);
         goto out;

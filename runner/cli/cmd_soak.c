@@ -372,7 +372,7 @@ static void stop_fixture(struct soak *s)
 static void stop_cluster(struct soak *s)
 {
     char err[512];
-    if (kb_pgrun_stop(&s->pg, err, sizeof(err)) < 0)
+    if (kb_sandbox_db_stop(s->fx.sandbox, &s->pg, err, sizeof(err)) < 0)
         fprintf(stderr, "kneebench soak: %s\n", err);
 }
 
@@ -411,7 +411,7 @@ static void start_phase(struct soak *s, const struct phase *p, struct kb_soak_ob
     if (db && !s->rt->db_command_extra.n)
         snprintf(reason, sizeof(reason), "cluster: " RUNTIME " has no db_command_extra in "
                  "the contract");
-    else if (db && kb_pgrun_start(&s->pg, pgdir, err, sizeof(err)) < 0)
+    else if (db && kb_sandbox_db_start(s->fx.sandbox, &s->pg, pgdir, err, sizeof(err)) < 0)
         snprintf(reason, sizeof(reason), "cluster: %.200s", err);
     kb_srv_spec(&s->fx, fixdir, db ? &s->pg : NULL, s->db_pool, argvs, env, log, &spec);
     if (!reason[0])
@@ -912,8 +912,8 @@ static void cleanup(struct soak *s)
 {
     kb_srv_kill_load(&s->fx, SIGTERM);
     stop_fixture(s);
+    stop_cluster(s);            /* while the sandbox that may hold it is open */
     kb_srv_close(&s->fx);
-    stop_cluster(s);
     kb_contract_free(&s->c);
 }
 

@@ -162,16 +162,6 @@ json_t *kb_srv_identity(const struct kb_srv *fx, char *err, size_t errlen)
     return id;
 }
 
-json_t *kb_srv_limits_json(const struct kb_limits_applied *la)
-{
-    return json_pack("{s:s,s:i,s:I,s:I,s:f,s:s,s:s,s:I,s:I,s:I,s:s}", "backend", la->backend,
-        "cgroup_version", la->cgroup_version, "cpu_quota_us", (json_int_t)la->cpu_quota_us,
-        "cpu_period_us", (json_int_t)la->cpu_period_us, "cpus", la->cpus, "cpuset", la->cpuset,
-        "cpuset_mems", la->cpuset_mems, "memory_bytes", (json_int_t)la->memory_bytes,
-        "memsw_bytes", (json_int_t)la->memsw_bytes, "pids_max", (json_int_t)la->pids_max,
-        "paths", la->paths);
-}
-
 void kb_srv_spec(const struct kb_srv *fx, const char *rundir, const struct kb_pgrun *pg,
                 int db_pool, char **argv, char **env, char *log, struct kb_fixture_spec *spec)
 {
@@ -192,6 +182,10 @@ void kb_srv_spec(const struct kb_srv *fx, const char *rundir, const struct kb_pg
     spec->log_path = log;
     spec->port = fx->port;
     spec->no_limits = fx->no_limits;
+    if (pg && pg->running) {
+        spec->db_conninfo = pg->conninfo;
+        spec->db_pool = db_pool;
+    }
     spec->limits.cpus = fx->c->cpus;
     spec->limits.memory_bytes = fx->c->memory_bytes;
     spec->limits.pids = fx->c->pids;
@@ -224,7 +218,7 @@ static int limits_and_identity(struct kb_srv *fx, const char *rundir, char *reas
         snprintf(reason, reasonlen, "limits: %.400s", err);
         return -1;
     }
-    lim = kb_srv_limits_json(&la);
+    lim = kb_sandbox_limits_json(&la);
     kb_path(path, sizeof(path), rundir, "limits.json");
     kb_write_json_atomic(path, lim, err, sizeof(err));
     json_decref(lim);

@@ -103,9 +103,6 @@ char *kb_srv_expand(const struct kb_srv *fx, const char *tmpl, const char *rundi
  * executables and sources on this host and the contract's command. NULL with err. */
 json_t *kb_srv_identity(const struct kb_srv *fx, char *err, size_t errlen);
 
-/* Limits read back, as limits.json holds them. */
-json_t *kb_srv_limits_json(const struct kb_limits_applied *la);
-
 /* The spec for fx->rt in rundir: argv (64 slots, with the db arguments when pg runs),
  * env (16 slots), log (4200 bytes: rundir/fixture.log) are the caller's, freed with
  * kb_srv_spec_free(). */

@@ -33,6 +33,7 @@ struct kb_pgrun {
     char dir[4096];
     char conninfo[1024];
     int running;
+    char cpus[64];             /* the caller's: pin PostgreSQL there ("" = unpinned) */
 };
 
 /* 1 when the runtime takes db arguments (db_command_extra) and the route list has "db". */

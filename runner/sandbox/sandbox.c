@@ -184,6 +184,31 @@ int kb_sandbox_stop(struct kb_sandbox_fixture *f, char *err, size_t errlen)
     return rc;
 }
 
+int kb_sandbox_db_start(struct kb_sandbox *sb, struct kb_pgrun *pg, const char *dir, char *err,
+                        size_t errlen)
+{
+    return sb->ops->db_start ? sb->ops->db_start(sb, pg, dir, err, errlen)
+                             : kb_pgrun_start(pg, dir, err, errlen);
+}
+
+int kb_sandbox_db_stop(struct kb_sandbox *sb, struct kb_pgrun *pg, char *err, size_t errlen)
+{
+    if (!pg->running)
+        return 0;
+    return sb->ops->db_stop ? sb->ops->db_stop(sb, pg, err, errlen)
+                            : kb_pgrun_stop(pg, err, errlen);
+}
+
+json_t *kb_sandbox_limits_json(const struct kb_limits_applied *la)
+{
+    return json_pack("{s:s,s:i,s:I,s:I,s:f,s:s,s:s,s:I,s:I,s:I,s:s}", "backend", la->backend,
+        "cgroup_version", la->cgroup_version, "cpu_quota_us", (json_int_t)la->cpu_quota_us,
+        "cpu_period_us", (json_int_t)la->cpu_period_us, "cpus", la->cpus, "cpuset", la->cpuset,
+        "cpuset_mems", la->cpuset_mems, "memory_bytes", (json_int_t)la->memory_bytes,
+        "memsw_bytes", (json_int_t)la->memsw_bytes, "pids_max", (json_int_t)la->pids_max,
+        "paths", la->paths);
+}
+
 json_t *kb_sandbox_identity(struct kb_sandbox *sb, const struct kb_fixture_parts *p,
                             char *err, size_t errlen)
 {

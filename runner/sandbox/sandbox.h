@@ -2,7 +2,8 @@
  *
  * Owns: the sandbox handle (a backend chosen by name, its configuration and its state, the
  * way an event loop carries its poller's state), the fixture spec handed to it, the limits
- * read back, and every difference between the backends: "native" (cgroup v2 or v1 on this
+ * read back, where the db route's PostgreSQL runs (kb_sandbox_db_start), and every
+ * difference between the backends: "native" (cgroup v2 or v1 on this
  * host, runner/sandbox/sandbox_cgroup.c), "docker" (a container of the kneebench image,
  * runner/sandbox/sandbox_docker.c) and "remote" (another host's `kneebench serve-agent`,
  * runner/sandbox/sandbox_remote.c). Nothing outside the sandbox files names a backend: callers ask
@@ -19,6 +20,7 @@
 #ifndef KB_SANDBOX_H
 #define KB_SANDBOX_H
 
+#include "runner/sandbox/pgcluster.h"
 #include "runner/sandbox/procs.h"
 #include "fixtures/contract.h"
 
@@ -43,6 +45,12 @@ struct kb_fixture_spec {
     int port;
     struct kb_limits limits;
     int no_limits;             /* 1: run unconstrained (--no-limits); limits are ignored */
+    /* The db route's connection (kb_sandbox_db_start's conninfo) and pool size; NULL when
+     * the fixture gets no database. argv already carries them (the contract's
+     * db_command_extra) for a backend that runs argv; docker hands them to the image's
+     * entrypoint, which expands db_command_extra from the image's own contract. */
+    const char *db_conninfo;
+    int db_pool;
 };
 
 /* What the backend READ BACK after applying the limits (never the requested values copied). */
@@ -166,6 +174,24 @@ int kb_sandbox_limits(struct kb_sandbox_fixture *f, struct kb_limits_applied *ou
 /* Kill every process of the fixture, wait, remove cgroup/container, free f. Returns 0, or
  * -1 with err when something could not be removed (f is freed either way). */
 int kb_sandbox_stop(struct kb_sandbox_fixture *f, char *err, size_t errlen);
+
+/* The db route's PostgreSQL for the fixture about to start, where this backend puts it:
+ * docker in a container of its own, from the same image (the image's PostgreSQL), on the
+ * cpuset pg->cpus ("" = the engine's default) with its limits read back into
+ * dir/limits.json and its log into dir/postgres.log; the others on this host
+ * (kb_pgrun_start: gray-static/pgcluster.sh in dir). pg->conninfo is then what the
+ * fixture connects with (kb_fixture_spec's db_conninfo). 0, or -1 with err and nothing
+ * left running. */
+int kb_sandbox_db_start(struct kb_sandbox *sb, struct kb_pgrun *pg, const char *dir, char *err,
+                        size_t errlen);
+
+/* Stop and remove what kb_sandbox_db_start started (nothing when pg is not running); the
+ * fixture that used it is stopped first. kb_sandbox_close() stops one still running where
+ * the backend keeps it (docker). 0, or -1 with err. */
+int kb_sandbox_db_stop(struct kb_sandbox *sb, struct kb_pgrun *pg, char *err, size_t errlen);
+
+/* Limits read back, as limits.json holds them. */
+json_t *kb_sandbox_limits_json(const struct kb_limits_applied *la);
 
 /* The identity of what runs for p->rt, with a "sha256" the run compares after every point:
  * native, of its executables and sources; docker, of the image's ID (looked up now) and

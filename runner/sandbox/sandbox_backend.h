@@ -47,6 +47,10 @@ struct kb_sandbox_ops {
                   size_t errlen);
     /* Stop the fixture and free f->priv (not f). 0, or -1 with err. */
     int (*stop)(struct kb_sandbox_fixture *f, char *err, size_t errlen);
+    /* The db route's PostgreSQL (sandbox.h); NULL: kb_pgrun_start/stop on this host. */
+    int (*db_start)(struct kb_sandbox *sb, struct kb_pgrun *pg, const char *dir, char *err,
+                    size_t errlen);
+    int (*db_stop)(struct kb_sandbox *sb, struct kb_pgrun *pg, char *err, size_t errlen);
     json_t *(*identity)(struct kb_sandbox *sb, const struct kb_fixture_parts *p, char *err,
                         size_t errlen);
     json_t *(*run_evidence)(struct kb_sandbox *sb, char *err, size_t errlen);

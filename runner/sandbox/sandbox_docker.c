@@ -17,7 +17,17 @@
  * Processes and limits come from the container's cgroup, found through
  * /proc/<init pid>/cgroup and the cgroup mounts in /proc/self/mountinfo, so it works for
  * cgroup v1 (…/<ctrl>/docker/<id>) and v2 (…/system.slice/docker-<id>.scope) alike.
- * stop() copies the container's output into spec->log_path, then `docker rm -f`. */
+ * stop() copies the container's output into spec->log_path, then `docker rm -f`.
+ *
+ * The db route's PostgreSQL is the image's own, in a container of its own (db_start): the
+ * image's entrypoint `db DIR` makes a fresh cluster with gray-static/pgcluster.sh in a named
+ * volume made for this start, and the fixture's container mounts that volume to reach the
+ * cluster's unix socket, so the connection is the native backend's (a socket, no TCP) and
+ * no cluster outlives the run: db_stop removes the container and the volume. Its own
+ * container, not the fixture's, because PostgreSQL is no part of the server measured: the
+ * fixture's cgroup keeps the contract's limits for the server alone (as natively, where the
+ * cluster runs outside it), while PostgreSQL gets the cpuset declared for it and its own
+ * limits read back. Both carry the runner's PID label, so the sweep below removes them. */
 #define _GNU_SOURCE
 #include "runner/sandbox/capture.h"
 #include "runner/sandbox/cgfile.h"
@@ -40,6 +50,11 @@
 #define DK_TIMEOUT_S 60
 #define DK_MAX_ARGS 64
 #define DK_NCTRL 4
+/* Where the db container's volume is mounted in both containers (the image makes it, owned
+ * by its user, so a new volume starts out writable by PostgreSQL). */
+#define DK_DB_DIR "/var/lib/kneebench-db"
+#define DK_DB_READY "kneebench-db: ready "
+#define DK_DB_WAIT_S 60
 
 static const char *const dk_ctrls[DK_NCTRL] = { "cpu", "cpuset", "memory", "pids" };
 
@@ -96,9 +111,12 @@ static void say_failed(const char *what, int rc, const struct dk_out *o, char *e
         snprintf(err, errlen, "docker %s failed (status %d)", what, rc);
 }
 
-/* The sandbox's state: what image-identity.py said of the image, once asked. */
+/* The sandbox's state: what image-identity.py said of the image, once asked; the db
+ * route's PostgreSQL container and its volume while they run. */
 struct dk_state {
     json_t *image_identity;
+    struct dk_fx *db;
+    char db_volume[160];
 };
 
 static int dk_open(struct kb_sandbox *box, char *err, size_t errlen)
@@ -115,11 +133,18 @@ static int dk_open(struct kb_sandbox *box, char *err, size_t errlen)
     return 0;
 }
 
+static int db_remove(struct dk_state *st, char *err, size_t errlen);
+
+/* A PostgreSQL still running (a run that failed half-way) goes with the sandbox; the
+ * fixture using its volume was stopped before this is called. */
 static void dk_close(struct kb_sandbox *box)
 {
     struct dk_state *st = box->state;
-    if (st)
+    char ignored[256];
+    if (st) {
+        db_remove(st, ignored, sizeof(ignored));
         json_decref(st->image_identity);
+    }
     free(st);
 }
 
@@ -151,8 +176,9 @@ static int docker_rm(const char *name, struct dk_out *o)
 }
 
 /* Remove containers left by runners that are gone; refuse (-1, err) when a container of a
- * live kneebench is running: a point must not share the machine with another fixture. */
-static int clear_the_field(char *err, size_t errlen)
+ * live kneebench is running: a point must not share the machine with another fixture.
+ * mine (may be NULL) is this runner's PostgreSQL, the one running container allowed. */
+static int clear_the_field(const char *mine, char *err, size_t errlen)
 {
     struct dk_out o;
     char *const ps[] = { "docker", "ps", "-a", "--filter", "label=" DK_LABEL, "--format",
@@ -167,7 +193,8 @@ static int clear_the_field(char *err, size_t errlen)
     for (char *line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char name[200], state[32];
         long owner;
-        if (sscanf(line, "%199s %ld %31s", name, &owner, state) != 3)
+        if (sscanf(line, "%199s %ld %31s", name, &owner, state) != 3 ||
+            (mine && !strcmp(name, mine)))
             continue;
         int owner_alive = owner > 0 && (kill((pid_t)owner, 0) == 0 || errno != ESRCH);
         if (!owner_alive || strcmp(state, "running")) {
@@ -316,16 +343,23 @@ static void add(struct dk_cmd *c, const char *fmt, const char *a, long long b)
     c->argv[++c->n] = NULL;
 }
 
-static void build_run(struct dk_cmd *c, const struct dk_fx *sb, const char *image,
-                      const struct kb_fixture_spec *spec)
+/* The options every container of ours starts with: detached, named, labelled. */
+static void run_head(struct dk_cmd *c, const struct dk_fx *sb)
 {
-    const struct kb_limits *l = &spec->limits;
     c->n = 0;
     add(c, "docker%s", NULL, 0);
     add(c, "run%s", NULL, 0);
     add(c, "--detach%s", NULL, 0);
     add(c, "--name=%s", sb->name, 0);
     add(c, "--label=" DK_LABEL "=%s%lld", NULL, (long long)getpid());
+}
+
+/* The fixture's container; db_volume (NULL: none) is the run's PostgreSQL's. */
+static void build_run(struct dk_cmd *c, const struct dk_fx *sb, const char *image,
+                      const struct kb_fixture_spec *spec, const char *db_volume)
+{
+    const struct kb_limits *l = &spec->limits;
+    run_head(c, sb);
     add(c, "--network=host%s", NULL, 0);
     if (!spec->no_limits) {
         if (l->cpus > 0)
@@ -341,6 +375,8 @@ static void build_run(struct dk_cmd *c, const struct dk_fx *sb, const char *imag
     }
     for (size_t i = 0; spec->env_add && spec->env_add[i]; i++)
         add(c, "--env=%s", spec->env_add[i], 0);
+    if (db_volume)
+        add(c, "--mount=type=volume,src=%s,dst=" DK_DB_DIR, db_volume, 0);
     add(c, "%s", image, 0);
     add(c, "%s", spec->name, 0);
     add(c, "--port%s", NULL, 0);
@@ -349,6 +385,27 @@ static void build_run(struct dk_cmd *c, const struct dk_fx *sb, const char *imag
     add(c, "%s", bind_of(spec), 0);
     add(c, "--cpus%s", NULL, 0);
     add(c, "%s%lld", NULL, spec->no_limits || l->cpus <= 0 ? 1 : l->cpus);
+    if (spec->db_conninfo) {
+        add(c, "--conninfo%s", NULL, 0);
+        add(c, "%s", spec->db_conninfo, 0);
+        add(c, "--db-pool%s", NULL, 0);
+        add(c, "%s%lld", NULL, spec->db_pool);
+    }
+}
+
+/* PostgreSQL's container: no network (the cluster listens on its socket only), the declared
+ * cpuset, the cluster in the volume the fixture's container mounts too. */
+static void build_db_run(struct dk_cmd *c, const struct dk_fx *sb, const char *image,
+                         const char *cpus, const char *volume)
+{
+    run_head(c, sb);
+    add(c, "--network=none%s", NULL, 0);
+    if (cpus[0])
+        add(c, "--cpuset-cpus=%s", cpus, 0);
+    add(c, "--mount=type=volume,src=%s,dst=" DK_DB_DIR, volume, 0);
+    add(c, "%s", image, 0);
+    add(c, "db%s", NULL, 0);
+    add(c, "%s", DK_DB_DIR, 0);
 }
 
 /* The container's id and its PID 1 on the host (0 when it already stopped). */
@@ -370,45 +427,64 @@ static int inspect_running(struct dk_fx *sb, char *err, size_t errlen)
 static void dk_exit_note(struct dk_fx *sb);
 static int fx_stop(struct dk_fx *sb, char *err, size_t errlen);
 
-static struct dk_fx *start_fx(const char *image, const struct kb_fixture_spec *spec,
-                              char *err, size_t errlen)
+/* A handle for the container "kneebench-<runner pid>-<role>-<n>", its output to log_path. */
+static struct dk_fx *new_fx(const char *role, const char *log_path, char *err, size_t errlen)
 {
     static unsigned seq;
     struct dk_fx *sb = calloc(1, sizeof(*sb));
-    struct dk_cmd *cmd = calloc(1, sizeof(*cmd));
+    if (!sb) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(sb->name, sizeof(sb->name), "kneebench-%ld-%s-%u", (long)getpid(), role, seq++);
+    snprintf(sb->log_path, sizeof(sb->log_path), "%s", log_path ? log_path : "");
+    return sb;
+}
+
+/* Run cmd, then find the container's PID 1 and cgroups. 0, or -1 with err; the caller
+ * removes the container either way it failed (it may exist even when run failed). */
+static int launch(struct dk_fx *sb, struct dk_cmd *cmd, char *err, size_t errlen)
+{
     struct dk_out o;
     int zombie = 0, rc;
+    if ((rc = docker_run(cmd->argv, &o, -1, DK_TIMEOUT_S)) != 0) {
+        say_failed("run", rc, &o, err, errlen);
+        return -1;
+    }
+    if (inspect_running(sb, err, errlen) < 0)
+        return -1;
+    if (sb->init_pid <= 0 || !(sb->init_start = proc_start(sb->init_pid, &zombie)) || zombie) {
+        dk_exit_note(sb);
+        snprintf(err, errlen, "container %s exited at once: %s", sb->name, sb->exit_reason);
+        return -1;
+    }
+    return find_cgroups(sb, err, errlen);
+}
+
+static struct dk_fx *start_fx(const struct dk_state *st, const char *image,
+                              const struct kb_fixture_spec *spec, char *err, size_t errlen)
+{
+    struct dk_fx *sb = new_fx(spec->name, spec->log_path, err, errlen);
+    struct dk_cmd *cmd = calloc(1, sizeof(*cmd));
+    char ignored[256];
     if (!sb || !cmd) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
-    snprintf(sb->name, sizeof(sb->name), "kneebench-%ld-%s-%u", (long)getpid(), spec->name, seq++);
-    snprintf(sb->log_path, sizeof(sb->log_path), "%s", spec->log_path ? spec->log_path : "");
-    if (clear_the_field(err, errlen) < 0)
+    if (spec->db_conninfo && !st->db) {
+        snprintf(err, errlen, "%s: a database connection but no PostgreSQL in this sandbox "
+                 "(kb_sandbox_db_start)", spec->name);
         goto fail;
-    build_run(cmd, sb, image, spec);
-    if ((rc = docker_run(cmd->argv, &o, -1, DK_TIMEOUT_S)) != 0) {
-        say_failed("run", rc, &o, err, errlen);
-        goto fail_rm;
     }
-    if (inspect_running(sb, err, errlen) < 0)
-        goto fail_rm;
-    if (sb->init_pid <= 0 || !(sb->init_start = proc_start(sb->init_pid, &zombie)) || zombie) {
-        dk_exit_note(sb);
-        snprintf(err, errlen, "container %s exited at once: %s", sb->name, sb->exit_reason);
-        goto fail_rm;
+    if (clear_the_field(st->db ? st->db->name : NULL, err, errlen) < 0)
+        goto fail;
+    build_run(cmd, sb, image, spec, st->db ? st->db_volume : NULL);
+    if (launch(sb, cmd, err, errlen) < 0) {
+        fx_stop(sb, ignored, sizeof(ignored));   /* never leave a half-started one behind */
+        sb = NULL;
     }
-    if (find_cgroups(sb, err, errlen) < 0)
-        goto fail_rm;
     free(cmd);
     return sb;
-fail_rm: {
-    /* The container may exist even when run failed half-way: never leave it behind. */
-    char ignored[256];
-    fx_stop(sb, ignored, sizeof(ignored));
-    free(cmd);
-    return NULL;
-}
 fail:
     free(sb);
     free(cmd);
@@ -532,6 +608,160 @@ static int fx_stop(struct dk_fx *sb, char *err, size_t errlen)
     return rc;
 }
 
+/* ---- the db route's PostgreSQL ---------------------------------------------------------- */
+
+/* Remove the volumes of runners that are gone (their containers went first, in
+ * clear_the_field): a cluster never outlives its run for long. */
+static void sweep_volumes(void)
+{
+    struct dk_out o;
+    char *const ls[] = { "docker", "volume", "ls", "--filter", "label=" DK_LABEL, "--format",
+                         "{{.Name}} {{.Label \"" DK_LABEL "\"}}", NULL };
+    char list[sizeof(o.out)], *save = NULL;
+    if (docker_run(ls, &o, -1, DK_TIMEOUT_S) != 0)
+        return;
+    memcpy(list, o.out, sizeof(list));
+    for (char *line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char name[200];
+        long owner;
+        if (sscanf(line, "%199s %ld", name, &owner) == 2 && owner > 0 &&
+            kill((pid_t)owner, 0) < 0 && errno == ESRCH) {
+            char *const rm[] = { "docker", "volume", "rm", "-f", name, NULL };
+            docker_run(rm, &o, -1, DK_TIMEOUT_S);
+        }
+    }
+}
+
+static int volume_create(const char *name, char *err, size_t errlen)
+{
+    struct dk_out o;
+    char label[64];
+    char *const mk[] = { "docker", "volume", "create", "--label", label, (char *)name, NULL };
+    int rc;
+    snprintf(label, sizeof(label), DK_LABEL "=%ld", (long)getpid());
+    if ((rc = docker_run(mk, &o, -1, DK_TIMEOUT_S)) != 0)
+        say_failed("volume create", rc, &o, err, errlen);
+    return rc == 0 ? 0 : -1;
+}
+
+/* Wait for the entrypoint's ready line (the cluster made, started and filled) and take the
+ * conninfo from it; the container's last words when it died first. 0, or -1 with err. */
+static int db_wait_ready(struct dk_fx *db, char *conninfo, size_t conninfolen, char *err,
+                         size_t errlen)
+{
+    struct dk_out o;
+    char *const logs[] = { "docker", "logs", "--tail", "40", db->name, NULL };
+    for (int waited_ms = 0; waited_ms <= DK_DB_WAIT_S * 1000; waited_ms += 250) {
+        int rc = docker_run(logs, &o, -1, DK_TIMEOUT_S);
+        char *ready = rc == 0 ? strstr(o.out, DK_DB_READY) : NULL;
+        if (ready) {
+            ready += strlen(DK_DB_READY);
+            snprintf(conninfo, conninfolen, "%.*s", (int)strcspn(ready, "\n"), ready);
+            return 0;
+        }
+        if (!fx_alive(db)) {
+            const char *last = strrchr(o.err, '\n');
+            snprintf(err, errlen, "PostgreSQL's container %s ended (%s): %.300s", db->name,
+                     db->exit_reason, last ? last + 1 : o.err);
+            return -1;
+        }
+        struct timespec ts = { 0, 250 * 1000000L };
+        nanosleep(&ts, NULL);
+    }
+    snprintf(err, errlen, "PostgreSQL's container %s not ready within %d s", db->name,
+             DK_DB_WAIT_S);
+    return -1;
+}
+
+/* Its limits as read back from its cgroup, into dir/limits.json like a fixture's. */
+static int db_record_limits(struct dk_fx *db, const char *dir, char *err, size_t errlen)
+{
+    struct kb_limits_applied la;
+    char path[4300];
+    json_t *j;
+    int rc;
+    if (fx_limits(db, &la, err, errlen) < 0)
+        return -1;
+    if (!(j = kb_sandbox_limits_json(&la))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    rc = kb_write_json_atomic(kb_path(path, sizeof(path), dir, "limits.json"), j, err, errlen);
+    json_decref(j);
+    return rc;
+}
+
+/* Stop the cluster (docker stop: the entrypoint shuts it down and prints its log, saved by
+ * fx_stop), remove its container and its volume. 0, or -1 with err. */
+static int db_remove(struct dk_state *st, char *err, size_t errlen)
+{
+    struct dk_out o;
+    char *const rmv[] = { "docker", "volume", "rm", "-f", st->db_volume, NULL };
+    int rc = 0;
+    if (st->db) {
+        char *const stop[] = { "docker", "stop", "--time", "10", st->db->name, NULL };
+        docker_run(stop, &o, -1, DK_TIMEOUT_S);
+        rc = fx_stop(st->db, err, errlen);
+        st->db = NULL;
+    }
+    if (st->db_volume[0]) {
+        int vrc = docker_run(rmv, &o, -1, DK_TIMEOUT_S);
+        if (vrc != 0 && rc == 0) {
+            say_failed("volume rm", vrc, &o, err, errlen);
+            rc = -1;
+        }
+        st->db_volume[0] = '\0';
+    }
+    return rc;
+}
+
+static int dk_db_start(struct kb_sandbox *box, struct kb_pgrun *pg, const char *dir, char *err,
+                       size_t errlen)
+{
+    struct dk_state *st = box->state;
+    struct dk_cmd *cmd = NULL;
+    char log[4300], ignored[256];
+    snprintf(pg->dir, sizeof(pg->dir), "%s", dir);
+    pg->conninfo[0] = '\0';
+    pg->running = 0;
+    if (st->db || st->db_volume[0]) {
+        snprintf(err, errlen, "a PostgreSQL already runs in this sandbox");
+        return -1;
+    }
+    if (kb_mkdirs(dir, err, errlen) < 0 ||
+        !(st->db = new_fx("db", kb_path(log, sizeof(log), dir, "postgres.log"), err, errlen)))
+        return -1;
+    if (!(cmd = calloc(1, sizeof(*cmd)))) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (clear_the_field(NULL, err, errlen) < 0)
+        goto fail;
+    sweep_volumes();
+    /* the volume is named as its container: one cluster, one start */
+    if (volume_create(st->db->name, err, errlen) < 0)
+        goto fail;
+    snprintf(st->db_volume, sizeof(st->db_volume), "%s", st->db->name);
+    build_db_run(cmd, st->db, box->image, pg->cpus, st->db_volume);
+    if (launch(st->db, cmd, err, errlen) < 0 ||
+        db_wait_ready(st->db, pg->conninfo, sizeof(pg->conninfo), err, errlen) < 0 ||
+        db_record_limits(st->db, dir, err, errlen) < 0)
+        goto fail;
+    free(cmd);
+    pg->running = 1;
+    return 0;
+fail:
+    free(cmd);
+    db_remove(st, ignored, sizeof(ignored));
+    return -1;
+}
+
+static int dk_db_stop(struct kb_sandbox *box, struct kb_pgrun *pg, char *err, size_t errlen)
+{
+    pg->running = 0;
+    return db_remove(box->state, err, errlen);
+}
+
 /* ---- identity ---------------------------------------------------------------------------- */
 
 /* The image's ID now (`docker image inspect`), into id. 0, or -1 with err. */
@@ -644,7 +874,7 @@ static void dk_describe(const struct kb_sandbox *box, char *out, size_t outlen)
 static int dk_start(struct kb_sandbox_fixture *f, const struct kb_fixture_spec *spec,
                     char *err, size_t errlen)
 {
-    return (f->priv = start_fx(f->sb->image, spec, err, errlen)) ? 0 : -1;
+    return (f->priv = start_fx(f->sb->state, f->sb->image, spec, err, errlen)) ? 0 : -1;
 }
 
 static size_t dk_pids(struct kb_sandbox_fixture *f, pid_t *out, size_t max)
@@ -687,6 +917,8 @@ const struct kb_sandbox_ops kb_sandbox_docker = {
     .exit_reason = dk_exit_reason,
     .limits = dk_limits,
     .stop = dk_stop,
+    .db_start = dk_db_start,
+    .db_stop = dk_db_stop,
     .identity = dk_identity,
     .run_evidence = dk_run_evidence,
     .runtime_version = dk_runtime_version,

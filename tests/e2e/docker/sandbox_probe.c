@@ -1,13 +1,15 @@
 /* sandbox_probe.c -- drives the docker sandbox backend for test_docker.py.
  *
- *   sandbox-probe RUNTIME PORT [--no-wait]
+ *   sandbox-probe RUNTIME PORT [--db CPUS]
  *
  * Starts RUNTIME in a docker sandbox with the contract's limits (the image named by
  * $KB_DOCKER_IMAGE, else the backend's default), waits until PORT accepts connections (15 s at most), prints one JSON
  * line: the container's limits read back from its cgroup, its processes, alive. Then it
  * waits for a line on stdin ("stop", or EOF), stops the fixture and prints a second line
  * saying whether the stop succeeded. SIGINT/SIGTERM also stop it: the same path Ctrl-C
- * takes in the curve. Exit 0 only when start, read-back and stop all succeeded. */
+ * takes in the curve. With --db, the sandbox's PostgreSQL is started first on the cpuset
+ * CPUS (its evidence in a new directory, "db_dir" in the first line) and the runtime gets
+ * its conninfo; it is stopped after the runtime. Exit 0 only when start, read-back and stop all succeeded. */
 #define _GNU_SOURCE
 #include "fixtures/contract.h"
 #include "runner/sandbox/sandbox.h"
@@ -76,7 +78,8 @@ static const char *js(const char *s)
     return o;
 }
 
-static void print_state(struct kb_sandbox_fixture *sb, int listening)
+static void print_state(struct kb_sandbox_fixture *sb, int listening, const char *dbdir,
+                        const char *conninfo)
 {
     struct kb_limits_applied la;
     char err[512] = "";
@@ -91,10 +94,11 @@ static void print_state(struct kb_sandbox_fixture *sb, int listening)
     printf("], \"limits_ok\": %s, \"limits_err\": %s, \"backend\": %s, "
            "\"cgroup_version\": %d, \"cpu_quota_us\": %lld, \"cpu_period_us\": %lld, "
            "\"cpus\": %.6f, \"cpuset\": %s, \"cpuset_mems\": %s, \"memory_bytes\": %lld, "
-           "\"memsw_bytes\": %lld, \"pids_max\": %lld, \"paths\": %s}\n",
+           "\"memsw_bytes\": %lld, \"pids_max\": %lld, \"paths\": %s, \"db_dir\": %s, "
+           "\"conninfo\": %s}\n",
            rc == 0 ? "true" : "false", js(err), js(la.backend), la.cgroup_version, la.cpu_quota_us,
            la.cpu_period_us, la.cpus, js(la.cpuset), js(la.cpuset_mems), la.memory_bytes,
-           la.memsw_bytes, la.pids_max, js(la.paths));
+           la.memsw_bytes, la.pids_max, js(la.paths), js(dbdir), js(conninfo));
     fflush(stdout);
 }
 
@@ -107,12 +111,16 @@ int main(int argc, char **argv)
                                            .image = image && *image ? image : NULL };
     struct kb_sandbox *box;
     struct kb_sandbox_fixture *sb;
-    int rc = 1, port, listening;
+    struct kb_pgrun pg = { .running = 0 };
+    char dbdir[] = "/tmp/kb-probe-db-XXXXXX";
+    int rc = 1, port, listening, db = argc == 5 && !strcmp(argv[3], "--db");
 
-    if (argc < 3) {
-        fprintf(stderr, "usage: sandbox-probe RUNTIME PORT\n");
+    if (argc != 3 && !db) {
+        fprintf(stderr, "usage: sandbox-probe RUNTIME PORT [--db CPUS]\n");
         return 2;
     }
+    if (db)
+        snprintf(pg.cpus, sizeof(pg.cpus), "%s", argv[4]);
     if (!(box = kb_sandbox_open(&cfg, err, sizeof(err)))) {
         printf("{\"started\": false, \"error\": %s}\n", js(err));
         return 1;
@@ -138,18 +146,29 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     if (kb_sandbox_available(box, err, sizeof(err)) < 0 ||
-        kb_sandbox_start(box, &spec, &sb, err, sizeof(err)) < 0) {
-        printf("{\"started\": false, \"error\": %s}\n", js(err));
+        (db && (!mkdtemp(dbdir) || kb_sandbox_db_start(box, &pg, dbdir, err, sizeof(err)) < 0))) {
+        printf("{\"started\": false, \"error\": %s, \"db_dir\": %s}\n", js(err),
+               js(db ? dbdir : ""));
+        goto done;
+    }
+    spec.db_conninfo = pg.running ? pg.conninfo : NULL;
+    spec.db_pool = c.db_pool_size;
+    if (kb_sandbox_start(box, &spec, &sb, err, sizeof(err)) < 0) {
+        printf("{\"started\": false, \"error\": %s, \"db_dir\": %s}\n", js(err),
+               js(db ? dbdir : ""));
         goto done;
     }
     listening = wait_listening(sb, port) == 0;
-    print_state(sb, listening);
+    print_state(sb, listening, db ? dbdir : "", pg.conninfo);
     while (!stop_requested && fgets(line, sizeof(line), stdin) && strncmp(line, "stop", 4))
         ;
     err[0] = '\0';
     rc = kb_sandbox_stop(sb, err, sizeof(err)) == 0 && listening ? 0 : 1;
+    if (!err[0] && kb_sandbox_db_stop(box, &pg, err, sizeof(err)) < 0)
+        rc = 1;
     printf("{\"stopped\": %s, \"error\": %s}\n", err[0] ? "false" : "true", js(err));
 done:
+    kb_sandbox_db_stop(box, &pg, err, sizeof(err));
     kb_sandbox_close(box);
     kb_contract_free(&c);
     return rc;
