@@ -5,11 +5,13 @@
  * generator as a child pinned to the client CPUs, server samples every second, postflight,
  * identity again, verdict, evidence, completion marker last. A fixture that died is
  * restarted for the next point. Points whose marker exists are kept on a re-run (resume).
- * SIGINT/SIGTERM only set a flag; every exit goes through cleanup(), which stops the load
- * child and the fixture (and so removes its cgroup). The stop flag is the one global.
- * Starting a fixture, its limits and identity, the load child and the server samples are
- * runner/run/server.c's, shared with `kneebench soak`; the preflight, the sampling figures, the
- * evidence and the verdict are the curve's own, here.
+ * The run's skeleton is runner/run/run.c's, shared with `kneebench soak`: the run directory,
+ * plan.json and run.json, the interrupt flag (SIGINT/SIGTERM only set it; every exit goes
+ * through cleanup(), which stops the load child and the fixture, and so its cgroup), and
+ * each point's evidence, every write checked: a point whose files could not all be written
+ * gets incomplete.json instead of DONE. Starting a fixture, its limits and identity, the load
+ * child and the server samples are runner/run/server.c's; the options, the plan, the
+ * preflight, the sampling figures and the verdict are the curve's own, here.
  *
  * Evidence layout (every file written atomically, tmp + rename):
  *   RUN/plan.json               the plan: parameters, criteria, placement, every point id
@@ -35,7 +37,8 @@
  *                               hostclock.json (the server and client CPUs' clock min-max
  *                               and governor at start and end, or "exposed": false),
  *                               verdict.json (verdict, reason, load figures, server summary),
- *                               DONE (the completion marker, last)
+ *                               DONE (the completion marker, last; only when every file
+ *                               was written, else incomplete.json: {"file", "reason"})
  *   RUN/report.md, report.csv, report.json, charts/{achieved,p99}-<route>.svg (report) */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
@@ -282,7 +285,8 @@ static json_t *plan_json(const struct curve *cv)
         "repeats", p->repeats, "runtimes", rts, "routes", rts2, "rates", rates,
         "backend", cv->r.backend, "unconstrained", cv->r.fx.no_limits,
         "server_cpus", cv->r.fx.server_cpus, "client_cpus", cv->r.fx.client_cpus,
-        "criteria", "min_delivery", cv->r.c.min_delivery, "max_p99_us", (json_int_t)cv->r.c.max_p99_us,
+        "criteria", "min_delivery", cv->r.c.min_delivery,
+        "max_p99_us", (json_int_t)cv->r.c.max_p99_us,
         "client_cpu_max_fraction", cv->r.c.client_cpu_max_fraction, "client_lag_p99_max_us",
         (json_int_t)cv->r.c.client_lag_p99_max_us, "points", pts);
     /* what the sandbox adds: a run resumes only against the same fixture host */
@@ -328,8 +332,8 @@ static void preflight_all(struct curve *cv, json_t *out)
             continue;   /* the plan has no points for it */
         /* the db pool connects after the port opens: give that route time to answer */
         int ok = (cv->r.pg.running && !strcmp(r->name, "db")
-                      ? kb_pgrun_wait_route(cv->r.fx.port, r, 15000, kb_srv_alive, &cv->r.fx, reason,
-                                            sizeof(reason))
+                      ? kb_pgrun_wait_route(cv->r.fx.port, r, 15000, kb_srv_alive, &cv->r.fx,
+                                            reason, sizeof(reason))
                       : kb_preflight_route_at(cv->r.fx.target, cv->r.fx.port, r, reason,
                                               sizeof(reason))) == 0;
         json_object_set_new(out, r->name, json_pack("{s:b,s:s}", "ok", ok, "reason", reason));
@@ -354,7 +358,8 @@ static void check_identity_baseline(struct curve *cv)
         kb_run_write_json(&cv->r.fixture_ev, cv->fixdir, "identity.json", cv->r.fx.identity);
         return;
     }
-    if (!json_equal(json_object_get(first, "sha256"), json_object_get(cv->r.fx.identity, "sha256")) &&
+    if (!json_equal(json_object_get(first, "sha256"),
+                    json_object_get(cv->r.fx.identity, "sha256")) &&
         !cv->preflight_failed) {
         cv->preflight_failed = 1;
         snprintf(cv->preflight_reason, sizeof(cv->preflight_reason),
@@ -432,7 +437,8 @@ struct sampler {
 };
 
 /* The server CPUs are read here only when the fixture runs on this host. */
-#define HOSTCLOCK_CPUS(cv) !kb_sandbox_on_this_host((cv)->r.fx.sandbox) ? NULL : (cv)->r.fx.server_cpus, (cv)->r.fx.client_cpus
+#define HOSTCLOCK_CPUS(cv) !kb_sandbox_on_this_host((cv)->r.fx.sandbox) ? NULL \
+                           : (cv)->r.fx.server_cpus, (cv)->r.fx.client_cpus
 
 /* Server and load child, once a second from the load's start (kb_srv_drive's callback). */
 static void sample_once(void *arg, double t0, double t)
@@ -476,7 +482,8 @@ static json_t *command_json(const struct curve *cv, const struct kb_point *pt)
         "drain_s", cv->plan.drain_s, "threads", cv->plan.threads,
         "connections", cv->plan.connections, "server_cpus", cv->r.fx.server_cpus,
         "client_cpus", cv->r.fx.client_cpus, "unconstrained", cv->r.fx.no_limits,
-        "client_sched", cv->r.fx.client_rt ? "fifo" : "other", "expect", "status", r->status, "content_type", r->content_type, "body", r->body,
+        "client_sched", cv->r.fx.client_rt ? "fifo" : "other", "expect", "status", r->status,
+        "content_type", r->content_type, "body", r->body,
         "body_regex", r->body_regex, "load_generator", cv->r.fx.load_cmd, "fixture_dir", cv->fixdir,
         "target", cv->r.fx.target);
 }
@@ -510,7 +517,8 @@ struct settled {
 
 static int settle_alive(const struct curve *cv, double t0)
 {
-    return !kb_run_interrupted() && cv->r.fx.sb && kb_sandbox_alive(cv->r.fx.sb) && kb_srv_now_s() - t0 < SETTLE_MAX_S;
+    return !kb_run_interrupted() && cv->r.fx.sb && kb_sandbox_alive(cv->r.fx.sb) &&
+           kb_srv_now_s() - t0 < SETTLE_MAX_S;
 }
 
 static struct settled settle(struct curve *cv, const struct kb_point *pt)

@@ -9,11 +9,14 @@
  * client CPUs for warmup + duration; after warmup + settle, server RSS and descriptors (and
  * /stats in the db phase) every sample_every seconds until the measured interval ends.
  * Postflight, identity again, /stats back at rest (db), fits and verdict (runner/run/soak.c),
- * completion marker last. Then report.md from the phases' evidence, and the run's marker.
- * SIGINT/SIGTERM only set the one global flag; every exit goes through cleanup(), which
- * stops the load child, the fixture (and so its cgroup) and the cluster. Starting the
- * fixture, its limits and identity, the load child and the server samples are
- * runner/run/server.c's, shared with `kneebench curve`. */
+ * completion marker last. Then report.md from the phases' evidence (runner/report/
+ * report_soak.c), and the run's marker. The run's skeleton is runner/run/run.c's, shared
+ * with `kneebench curve`: the run directory, plan.json and run.json, the interrupt flag
+ * (SIGINT/SIGTERM only set it; every exit goes through kb_run_close(), which stops the load
+ * child, the fixture, and so its cgroup, and the cluster), and each phase's evidence, every
+ * write checked: a phase whose files could not all be written gets incomplete.json instead
+ * of DONE. Starting the fixture, its limits and identity, the load child and the server
+ * samples are runner/run/server.c's. */
 #define _GNU_SOURCE
 #include "runner/sandbox/capture.h"
 #include "runner/util/clock.h"
@@ -274,7 +277,8 @@ static json_t *plan_json(const struct soak *s)
         "runtime", RUNTIME, "phases", ph, "duration_s", s->duration_s, "warmup_s", s->warmup_s,
         "settle_s", s->settle_s, "sample_every_s", s->every_s, "drain_s", s->drain_s,
         "threads", s->threads, "connections", s->connections, "db_pool", s->db_pool,
-        "backend", s->r.backend, "unconstrained", s->r.fx.no_limits, "server_cpus", s->r.fx.server_cpus,
+        "backend", s->r.backend, "unconstrained", s->r.fx.no_limits,
+        "server_cpus", s->r.fx.server_cpus,
         "client_cpus", s->r.fx.client_cpus, "criteria", "min_delivery", s->crit.min_delivery,
         "client_cpu_max_fraction", s->crit.client_cpu_max_fraction, "client_lag_p99_max_us",
         (json_int_t)s->crit.client_lag_p99_max_us, "min_samples", (json_int_t)s->crit.min_samples,
@@ -485,7 +489,8 @@ static json_t *stats_at_rest(struct soak *s, struct kb_soak_obs *o)
                                         off ? " " : "", gauges[i], (long long)v);
             }
         }
-        if (o->stats_at_rest || kb_srv_now_s() >= until || kb_run_interrupted() || !kb_srv_alive(&s->r.fx))
+        if (o->stats_at_rest || kb_srv_now_s() >= until || kb_run_interrupted() ||
+            !kb_srv_alive(&s->r.fx))
             return j;
         kb_sleep_ms(250);
     }
@@ -503,7 +508,8 @@ static json_t *slope_json(const struct kb_slope *f, int have)
         "window_s", f->window_s, "intercept", f->intercept);
 }
 
-static json_t *command_json(const struct soak *s, const struct kb_soak_planned *p, char *const *argvs)
+static json_t *command_json(const struct soak *s, const struct kb_soak_planned *p,
+                            char *const *argvs)
 {
     const struct kb_route *r = kb_contract_route(&s->r.c, p->route);
     json_t *fx = json_array();
@@ -515,7 +521,8 @@ static json_t *command_json(const struct soak *s, const struct kb_soak_planned *
         "port", s->r.fx.port, "duration_s", s->duration_s, "warmup_s", s->warmup_s, "settle_s",
         s->settle_s, "sample_every_s", s->every_s, "drain_s", s->drain_s, "threads", s->threads,
         "connections", s->connections, "server_cpus", s->r.fx.server_cpus, "client_cpus",
-        s->r.fx.client_cpus, "unconstrained", s->r.fx.no_limits, "fixture_argv", fx, "expect", "status",
+        s->r.fx.client_cpus, "unconstrained", s->r.fx.no_limits, "fixture_argv", fx,
+        "expect", "status",
         r->status, "content_type", r->content_type, "body", r->body, "body_regex",
         r->body_regex, "load_generator", s->r.fx.load_cmd);
 }

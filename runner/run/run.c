@@ -144,8 +144,9 @@ json_t *kb_run_versions(const struct kb_run *r, char *const *names, size_t n)
         char line[512];
         if (!known && !rt)
             known = "unknown";
-        json_object_set_new(v, names[i], json_string(known ? known
-                                                           : version_here(r, rt, line, sizeof(line))));
+        if (!known)
+            known = version_here(r, rt, line, sizeof(line));
+        json_object_set_new(v, names[i], json_string(known));
     }
     return v;
 }

@@ -72,8 +72,9 @@ void kb_run_stop_fixture(struct kb_run *r);
 
 /* ---- the run directory's files ------------------------------------------------------------ */
 
-/* The run directory made and dir/plan.json in it: written when absent; when present it must equal want, else -1 with err
- * saying dir holds a different `what` (a re-run resumes only the same plan). Takes want. */
+/* The run directory made and dir/plan.json in it: written when absent; when present it
+ * must equal want, else -1 with err saying dir holds a different `what` (a re-run resumes
+ * only the same plan). Takes want. */
 int kb_run_plan_file(const char *dir, json_t *want, const char *what, char *err,
                      size_t errlen);
 
@@ -127,8 +128,9 @@ FILE *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, const char *f
 int kb_run_csv_close(struct kb_run_evidence *ev, FILE **f, const char *dir, const char *file);
 
 /* The point's last step: with nothing noted in ev or in r->fixture_ev (the fixture that
- * served it), dir/DONE from marker; else (or when DONE itself cannot be written) no DONE, dir/incomplete.json naming the file and the reason
- * (best effort), r->incomplete counted, and -1 with err saying so. Takes marker. */
+ * served it), dir/DONE from marker; else (or when DONE itself cannot be written) no DONE,
+ * dir/incomplete.json naming the file and the reason (best effort), r->incomplete counted,
+ * and -1 with err saying so. Takes marker. */
 int kb_run_point_finish(struct kb_run *r, const struct kb_run_evidence *ev, const char *dir,
                         json_t *marker, char *err, size_t errlen);
 
