@@ -123,13 +123,14 @@ START_TEST(fixture_failure_makes_its_points_incomplete)
     struct kb_run r;
     struct kb_run_evidence ev = { "", "" };
     char fixdir[128];
-    json_t *inc;
+    json_t *inc, *pre = json_pack("{s:b}", "ok", 1);
     memset(&r, 0, sizeof(r));
     snprintf(fixdir, sizeof(fixdir), "%s/fixtures/go", kb_tmp);
     kb_run_fixture_begin(&r, fixdir);
     ck_assert_str_eq(r.fixture_ev.file, "");
     plant_dir("fixtures/go/preflight.json");
-    kb_run_write_json(&r.fixture_ev, fixdir, "preflight.json", json_pack("{s:b}", "ok", 1));
+    ck_assert_int_eq(kb_run_write_json(&r.fixture_ev, fixdir, "preflight.json", pre), -1);
+    json_decref(pre);
     ck_assert_int_eq(kb_run_point_finish(&r, &ev, kb_tmp, json_object(), err, sizeof(err)), -1);
     ck_assert(!exists("DONE"));
     inc = load_tmp("incomplete.json");
