@@ -780,7 +780,11 @@ static int calibrate_gate(struct curve *cv, const struct args *a, char *err, siz
         top = cv->plan.rates[i] > top ? (double)cv->plan.rates[i] : top;
     kb_path(dir, sizeof(dir), cv->r.dir, "calibrate");
     kb_path(path, sizeof(path), dir, "calibrate.json");
-    if (!(cv->cal = calloc(1, sizeof(*cv->cal))) || kb_mkdirs(dir, err, errlen) < 0)
+    if (!(cv->cal = calloc(1, sizeof(*cv->cal)))) {
+        snprintf(err, errlen, "calibration: out of memory");
+        return -1;
+    }
+    if (kb_mkdirs(dir, err, errlen) < 0)
         return -1;
     if (kb_calibrate_read(path, cv->cal, err, errlen) < 0 || cv->cal->up_to_rps < top) {
         cfg.out_dir = dir;
