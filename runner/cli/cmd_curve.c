@@ -372,8 +372,7 @@ static void check_identity_baseline(struct curve *cv)
  * the preflight reason of every point this fixture would serve, never fatal to the run. */
 static void start_fixture(struct curve *cv, const struct kb_runtime *rt, int repeat)
 {
-    char *argv[64] = { 0 }, *env[16] = { 0 }, log[4200], err[1024], path[4300];
-    struct kb_fixture_spec spec;
+    char *argv[64] = { 0 }, err[1024], pgdir[4300];
     json_t *pre = json_object();
     int rc;
     cv->r.fx.rt = rt;
@@ -382,31 +381,24 @@ static void start_fixture(struct curve *cv, const struct kb_runtime *rt, int rep
     cv->r.fx.port = cv->free_ports ? kb_free_port(err, sizeof(err)) : rt->port;
     snprintf(cv->fixdir, sizeof(cv->fixdir), cv->plan.repeats > 1 ? "%s/fixtures/%s-r%d"
              : "%s/fixtures/%s", cv->r.dir, rt->name, repeat);
-    kb_run_fixture_begin(&cv->r, cv->fixdir);
-    if (kb_pgrun_wanted(rt, cv->plan.routes.v, cv->plan.routes.n) &&
-        kb_pgrun_start(&cv->r.pg, kb_path(path, sizeof(path), cv->fixdir, "pg"), err,
-                       sizeof(err)) < 0) {
-        cv->preflight_failed = 1;
-        snprintf(cv->preflight_reason, sizeof(cv->preflight_reason), "PostgreSQL: %.400s", err);
-        goto out;
-    }
-    kb_srv_spec(&cv->r.fx, cv->fixdir, &cv->r.pg, cv->r.c.db_pool_size, argv, env, log, &spec);
-    rc = kb_run_start_fixture(&cv->r, &spec, cv->fixdir, cv->preflight_reason,
-                     sizeof(cv->preflight_reason));
+    kb_path(pgdir, sizeof(pgdir), cv->fixdir, "pg");
+    rc = kb_run_launch(&cv->r, cv->fixdir,
+                       kb_pgrun_wanted(rt, cv->plan.routes.v, cv->plan.routes.n) ? pgdir : NULL,
+                       cv->r.c.db_pool_size, argv, cv->preflight_reason,
+                       sizeof(cv->preflight_reason));
     cv->harness_error = rc == KB_FX_HARNESS;
     cv->preflight_failed = rc < 0 && !cv->harness_error;
     if (cv->r.fx.sb) {            /* it runs (its limits or identity may have failed) */
         check_identity_baseline(cv);
         preflight_all(cv, pre);
     }
-out:
     json_object_set_new(pre, "failed", json_boolean(cv->preflight_failed));
     json_object_set_new(pre, "harness_error", json_boolean(cv->harness_error));
     json_object_set_new(pre, "reason", json_string(cv->preflight_reason));
     json_object_set_new(pre, "port", json_integer(cv->r.fx.port));
     kb_run_write_json(&cv->r.fixture_ev, cv->fixdir, "preflight.json", pre);
     json_decref(pre);
-    kb_srv_spec_free(argv, env);
+    kb_tmpl_free(argv, 64);
 }
 
 static void ensure_fixture(struct curve *cv, const struct kb_point *pt)

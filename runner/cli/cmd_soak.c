@@ -311,45 +311,32 @@ static int write_run_identity(struct soak *s, int argc, char **argv, char *err, 
 
 /* ---- the fixture and the cluster ------------------------------------------------------ */
 
-/* The cluster (db phase), the phase's fixture in fixdir, its identity, the route answering
- * exactly: the first failure goes into reason ("" when all is well). */
-static void start_fixture(struct soak *s, const struct kb_soak_planned *p, const char *fixdir,
-                          struct kb_fixture_spec *spec, char *reason, size_t reasonlen)
-{
-    char err[1024];
-    const struct kb_route *r = kb_contract_route(&s->r.c, p->route);
-    int db = !strcmp(p->route, "db");
-    if (kb_run_start_fixture(&s->r, spec, fixdir, reason, reasonlen) < 0)
-        return;
-    kb_run_write_json(&s->r.fixture_ev, fixdir, "identity.json", s->r.fx.identity);
-    if (kb_pgrun_wait_route(s->r.fx.port, r, db ? 15000 : 2000, kb_srv_alive, &s->r.fx, err,
-                            sizeof(err)) < 0)
-        snprintf(reason, reasonlen, "%s: %.200s", r->path, err);
-}
-
 /* Start the cluster (db), the fixture, wait, limits, identity, preflight: the first failure
- * becomes the phase's preflight reason (a failed phase, never a crash of the run). */
+ * becomes the phase's preflight reason (a failed phase, never a crash of the run). argvs
+ * gets the fixture's command. */
 static void start_phase(struct soak *s, const struct kb_soak_planned *p, struct kb_soak_obs *o,
                         char *argvs[64])
 {
-    char err[1024], reason[512] = "", fixdir[4200], log[4200], pgdir[4300];
-    char *env[16] = { 0 };
+    char err[1024], reason[512] = "", fixdir[4200], pgdir[4300];
+    const struct kb_route *r = kb_contract_route(&s->r.c, p->route);
     int db = !strcmp(p->route, "db");
-    struct kb_fixture_spec spec;
     json_t *pre = json_object();
 
     s->r.fx.port = kb_free_port(err, sizeof(err));
     snprintf(fixdir, sizeof(fixdir), "%s/fixture", p->dir);
-    kb_run_fixture_begin(&s->r, fixdir);
     kb_path(pgdir, sizeof(pgdir), p->dir, "pg");
-    if (db && !s->rt->db_command_extra.n)
+    if (db && !s->rt->db_command_extra.n) {
+        kb_run_fixture_begin(&s->r, fixdir);
         snprintf(reason, sizeof(reason), "cluster: " RUNTIME " has no db_command_extra in "
                  "the contract");
-    else if (db && kb_pgrun_start(&s->r.pg, pgdir, err, sizeof(err)) < 0)
-        snprintf(reason, sizeof(reason), "cluster: %.200s", err);
-    kb_srv_spec(&s->r.fx, fixdir, db ? &s->r.pg : NULL, s->db_pool, argvs, env, log, &spec);
-    if (!reason[0])
-        start_fixture(s, p, fixdir, &spec, reason, sizeof(reason));
+    } else if (kb_run_launch(&s->r, fixdir, db ? pgdir : NULL, s->db_pool, argvs, reason,
+                             sizeof(reason)) == 0) {
+        kb_run_write_json(&s->r.fixture_ev, fixdir, "identity.json", s->r.fx.identity);
+        /* the db pool connects after the port opens: give that route time to answer */
+        if (kb_pgrun_wait_route(s->r.fx.port, r, db ? 15000 : 2000, kb_srv_alive, &s->r.fx,
+                                err, sizeof(err)) < 0)
+            snprintf(reason, sizeof(reason), "%s: %.200s", r->path, err);
+    }
     snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason), "%s", reason);
     o->point.preflight_failed = o->point.preflight_reason[0] != '\0';
     json_object_set_new(pre, "failed", json_boolean(o->point.preflight_failed));
@@ -358,8 +345,6 @@ static void start_phase(struct soak *s, const struct kb_soak_planned *p, struct 
     json_object_set_new(pre, "db", json_boolean(db));
     kb_run_write_json(&s->r.fixture_ev, fixdir, "preflight.json", pre);
     json_decref(pre);
-    for (size_t i = 0; i < 16; i++)
-        free(env[i]);
 }
 
 /* ---- sampling ------------------------------------------------------------------------- */
@@ -662,8 +647,7 @@ static int run_phase(struct soak *s, const struct kb_soak_planned *p, char *err,
 out:
     close_csvs(p, &sm, NULL);
     kb_run_stop_fixture(&s->r);
-    for (size_t i = 0; i < 64; i++)
-        free(argvs[i]);
+    kb_tmpl_free(argvs, 64);
     free(sm.t);
     free(sm.rss);
     free(sm.fds);

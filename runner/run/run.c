@@ -3,6 +3,7 @@
 #include "runner/run/run.h"
 #include "runner/sandbox/capture.h"
 #include "runner/sandbox/sandbox.h"
+#include "runner/sandbox/spawn.h"
 #include "runner/util/digest.h"
 #include "runner/util/evidence.h"
 #include "runner/util/root.h"
@@ -231,10 +232,20 @@ void kb_run_fixture_begin(struct kb_run *r, const char *fixdir)
         kb_run_note(&r->fixture_ev, "fixture directory", err);
 }
 
-int kb_run_start_fixture(struct kb_run *r, const struct kb_fixture_spec *spec,
-                         const char *fixdir, char *reason, size_t reasonlen)
+int kb_run_launch(struct kb_run *r, const char *fixdir, const char *pgdir, int db_pool,
+                  char **argv, char *reason, size_t reasonlen)
 {
-    int rc = kb_srv_start(&r->fx, spec, fixdir, reason, reasonlen);
+    char *env[16] = { 0 }, log[4200], err[1024];
+    struct kb_fixture_spec spec;
+    int rc;
+    kb_run_fixture_begin(r, fixdir);
+    if (pgdir && kb_pgrun_start(&r->pg, pgdir, err, sizeof(err)) < 0) {
+        snprintf(reason, reasonlen, "PostgreSQL: %.400s", err);
+        return -1;
+    }
+    kb_srv_spec(&r->fx, fixdir, pgdir ? &r->pg : NULL, db_pool, argv, env, log, &spec);
+    rc = kb_srv_start(&r->fx, &spec, fixdir, reason, reasonlen);
+    kb_tmpl_free(env, 16);
     if (r->fx.limits_err[0])
         kb_run_note(&r->fixture_ev, "limits.json", r->fx.limits_err);
     return rc;

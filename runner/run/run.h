@@ -106,10 +106,14 @@ int kb_run_write_json(struct kb_run_evidence *ev, const char *dir, const char *f
 /* A fixture starting in fixdir: r->fixture_ev cleared, fixdir made (noted when it cannot be). */
 void kb_run_fixture_begin(struct kb_run *r, const char *fixdir);
 
-/* kb_srv_start() into fixdir, a limits.json it could not write noted in r->fixture_ev.
- * What kb_srv_start() returns. */
-int kb_run_start_fixture(struct kb_run *r, const struct kb_fixture_spec *spec,
-                         const char *fixdir, char *reason, size_t reasonlen);
+/* Start r->fx.rt in fixdir on r->fx.port: kb_run_fixture_begin(); with pgdir, the run's
+ * PostgreSQL first (its cluster there) and the fixture given the db arguments and db_pool;
+ * then kb_srv_start() (ready, limits.json read back, identity), a limits.json it could not
+ * write noted. argv (64 slots) gets the fixture's command, the caller's to free with
+ * kb_tmpl_free(). kb_srv_start()'s result with reason, or -1 with reason "PostgreSQL: ..."
+ * when the cluster did not start. */
+int kb_run_launch(struct kb_run *r, const char *fixdir, const char *pgdir, int db_pool,
+                  char **argv, char *reason, size_t reasonlen);
 
 /* A point about to run in dir: made, its marker and incomplete.json removed, and the
  * temporary files an interrupted run left in it (a runner killed with -9 renames nothing).
