@@ -37,6 +37,16 @@ static json_t *load_tmp(const char *file)
     return json_load_file(path, 0, NULL);
 }
 
+/* incomplete.json names file, with a reason. */
+static void incomplete_names(const char *file)
+{
+    json_t *inc = load_tmp("incomplete.json");
+    ck_assert_ptr_nonnull(inc);
+    ck_assert_str_eq(json_string_value(json_object_get(inc, "file")), file);
+    ck_assert_str_ne(json_string_value(json_object_get(inc, "reason")), "");
+    json_decref(inc);
+}
+
 START_TEST(plan_written_once_and_a_different_one_refused)
 {
     char dir[128];
@@ -81,7 +91,7 @@ START_TEST(failed_write_noted_and_no_done)
 {
     struct kb_run r;
     struct kb_run_evidence ev = { "", "" };
-    json_t *j = json_pack("{s:i}", "a", 1), *inc;
+    json_t *j = json_pack("{s:i}", "a", 1);
     memset(&r, 0, sizeof(r));
     plant_dir("command.json");           /* the rename onto it fails */
     ck_assert_int_eq(kb_run_write_json(&ev, kb_tmp, "command.json", j), -1);
@@ -93,11 +103,7 @@ START_TEST(failed_write_noted_and_no_done)
     ck_assert(!exists("DONE"));
     ck_assert_int_eq(r.incomplete, 1);
     ck_assert_ptr_nonnull(strstr(err, "command.json"));
-    inc = load_tmp("incomplete.json");
-    ck_assert_ptr_nonnull(inc);
-    ck_assert_str_eq(json_string_value(json_object_get(inc, "file")), "command.json");
-    ck_assert_str_ne(json_string_value(json_object_get(inc, "reason")), "");
-    json_decref(inc);
+    incomplete_names("command.json");
 }
 END_TEST
 
@@ -123,7 +129,7 @@ START_TEST(fixture_failure_makes_its_points_incomplete)
     struct kb_run r;
     struct kb_run_evidence ev = { "", "" };
     char fixdir[128];
-    json_t *inc, *pre = json_pack("{s:b}", "ok", 1);
+    json_t *pre = json_pack("{s:b}", "ok", 1);
     memset(&r, 0, sizeof(r));
     snprintf(fixdir, sizeof(fixdir), "%s/fixtures/go", kb_tmp);
     kb_run_fixture_begin(&r, fixdir);
@@ -133,9 +139,7 @@ START_TEST(fixture_failure_makes_its_points_incomplete)
     json_decref(pre);
     ck_assert_int_eq(kb_run_point_finish(&r, &ev, kb_tmp, json_object(), err, sizeof(err)), -1);
     ck_assert(!exists("DONE"));
-    inc = load_tmp("incomplete.json");
-    ck_assert_str_eq(json_string_value(json_object_get(inc, "file")), "preflight.json");
-    json_decref(inc);
+    incomplete_names("preflight.json");
     kb_run_fixture_begin(&r, fixdir);    /* the next start begins clean */
     ck_assert_str_eq(r.fixture_ev.file, "");
 }
