@@ -5,11 +5,13 @@
  * generator as a child pinned to the client CPUs, server samples every second, postflight,
  * identity again, verdict, evidence, completion marker last. A fixture that died is
  * restarted for the next point. Points whose marker exists are kept on a re-run (resume).
- * SIGINT/SIGTERM only set a flag; every exit goes through cleanup(), which stops the load
- * child and the fixture (and so removes its cgroup). The stop flag is the one global.
- * Starting a fixture, its limits and identity, the load child and the server samples are
- * runner/run/server.c's, shared with `kneebench soak`; the preflight, the sampling figures, the
- * evidence and the verdict are the curve's own, here.
+ * The run's skeleton is runner/run/run.c's, shared with `kneebench soak`: the run directory,
+ * plan.json and run.json, the interrupt flag (SIGINT/SIGTERM only set it; every exit goes
+ * through cleanup(), which stops the load child and the fixture, and so its cgroup), and
+ * each point's evidence, every write checked: a point whose files could not all be written
+ * gets incomplete.json instead of DONE. Starting a fixture, its limits and identity, the load
+ * child and the server samples are runner/run/server.c's; the options, the plan, the
+ * preflight, the sampling figures and the verdict are the curve's own, here.
  *
  * Evidence layout (every file written atomically, tmp + rename):
  *   RUN/plan.json               the plan: parameters, criteria, placement, every point id
@@ -35,15 +37,15 @@
  *                               hostclock.json (the server and client CPUs' clock min-max
  *                               and governor at start and end, or "exposed": false),
  *                               verdict.json (verdict, reason, load figures, server summary),
- *                               DONE (the completion marker, last)
+ *                               DONE (the completion marker, last; only when every file
+ *                               was written, else incomplete.json: {"file", "reason"})
  *   RUN/report.md, report.csv, report.json, charts/{achieved,p99}-<route>.svg (report) */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
 #include "runner/run/calibrate.h"
-#include "runner/sandbox/capture.h"
 #include "runner/util/clock.h"
-#include "runner/util/digest.h"
 #include "runner/util/evidence.h"
+#include "runner/run/run.h"
 #include "runner/run/server.h"
 #include "runner/run/judgement.h"
 #include "runner/run/hostclock.h"
@@ -58,7 +60,6 @@
 #include "runner/run/verdict.h"
 #include "fixtures/contract.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -67,31 +68,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-    g_stop = sig;
-}
-
 struct curve {
-    struct kb_contract c;
+    struct kb_run r;            /* the run directory, contract, server (r.fx: placement,
+                                * sandbox, the fixture now running, the load child), its
+                                * PostgreSQL, the interrupt flag */
     struct kb_plan plan;
-    struct kb_srv fx;           /* placement, sandbox, the fixture now running (fx.rt), the
-                                * load child */
-    const char *run, *backend;
     int free_ports;
     /* the fixture now running */
     int repeat, preflight_failed;
     int harness_error;         /* the harness kept it from starting (preflight_reason says
                                 * how): its points are not judged but left to redo */
     char fixdir[4096], preflight_reason[512];
-    struct kb_pgrun pg;        /* the db route's PostgreSQL, started with the fixture */
     /* progress */
     size_t finished, ran;
     double run_secs;
@@ -294,13 +283,14 @@ static json_t *plan_json(const struct curve *cv)
         "profile", p->profile, "duration_s", p->duration_s, "warmup_s", p->warmup_s,
         "drain_s", p->drain_s, "threads", p->threads, "connections", p->connections,
         "repeats", p->repeats, "runtimes", rts, "routes", rts2, "rates", rates,
-        "backend", cv->backend, "unconstrained", cv->fx.no_limits,
-        "server_cpus", cv->fx.server_cpus, "client_cpus", cv->fx.client_cpus,
-        "criteria", "min_delivery", cv->c.min_delivery, "max_p99_us", (json_int_t)cv->c.max_p99_us,
-        "client_cpu_max_fraction", cv->c.client_cpu_max_fraction, "client_lag_p99_max_us",
-        (json_int_t)cv->c.client_lag_p99_max_us, "points", pts);
+        "backend", cv->r.backend, "unconstrained", cv->r.fx.no_limits,
+        "server_cpus", cv->r.fx.server_cpus, "client_cpus", cv->r.fx.client_cpus,
+        "criteria", "min_delivery", cv->r.c.min_delivery,
+        "max_p99_us", (json_int_t)cv->r.c.max_p99_us,
+        "client_cpu_max_fraction", cv->r.c.client_cpu_max_fraction, "client_lag_p99_max_us",
+        (json_int_t)cv->r.c.client_lag_p99_max_us, "points", pts);
     /* what the sandbox adds: a run resumes only against the same fixture host */
-    json_t *keys = kb_sandbox_plan_keys(cv->fx.sandbox);
+    json_t *keys = kb_sandbox_plan_keys(cv->r.fx.sandbox);
     if (plan && keys)
         json_object_update(plan, keys);
     json_decref(keys);
@@ -310,103 +300,41 @@ static json_t *plan_json(const struct curve *cv)
 /* A run directory holds one plan: a re-run must ask for the same one to resume it. */
 static int write_or_check_plan(struct curve *cv, char *err, size_t errlen)
 {
-    return kb_srv_plan_file(cv->run, plan_json(cv), "plan (profile, matrix, placement or limits)",
+    return kb_run_plan_file(cv->r.dir, plan_json(cv), "plan (profile, matrix, placement or limits)",
                            err, errlen);
 }
 
 /* ---- identity ------------------------------------------------------------------------- */
 
-static void runner_hash(char hex[KB_SHA256_HEX])
-{
-    char err[256];
-    if (kb_sha256_file("/proc/self/exe", hex, err, sizeof(err)) < 0)
-        snprintf(hex, KB_SHA256_HEX, "unknown");
-}
-
-/* As the sandbox knows them (an image's own), else this host's. */
-static json_t *runtime_versions(struct curve *cv)
-{
-    json_t *v = json_object();
-    for (size_t i = 0; i < cv->plan.runtimes.n; i++) {
-        const struct kb_runtime *rt = kb_contract_runtime(&cv->c, cv->plan.runtimes.v[i]);
-        const char *known = kb_sandbox_runtime_version(cv->fx.sandbox, rt->name);
-        char *argv[16] = { 0 }, line[512];
-        size_t n = rt->version.n < 15 ? rt->version.n : 15;
-        if (known) {
-            json_object_set_new(v, rt->name, json_string(known));
-            continue;
-        }
-        for (size_t j = 0; j < n; j++)
-            argv[j] = kb_srv_expand(&cv->fx, rt->version.v[j], NULL);
-        if (n && kb_capture_line(argv, line, sizeof(line)) < 0 && !line[0])
-            snprintf(line, sizeof(line), "unavailable");
-        json_object_set_new(v, rt->name, json_string(n ? line : "unknown"));
-        for (size_t j = 0; j < n; j++)
-            free(argv[j]);
-    }
-    return v;
-}
-
+/* run.json: the skeleton's identity, with every planned runtime's version. */
 static int write_run_identity(struct curve *cv, int argc, char **argv, char *err, size_t errlen)
 {
-    char hex[KB_SHA256_HEX], chex[KB_SHA256_HEX];
-    json_t *args = json_array(), *run, *extra;
-    time_t t = time(NULL);
-    char when[64];
-    int rc;
-    /* what the sandbox adds (an image's identity: then it, not the host's builds, runs) */
-    if (!(extra = kb_sandbox_run_evidence(cv->fx.sandbox, err, errlen))) {
-        json_decref(args);
-        return -1;
-    }
-    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-    for (int i = 0; i < argc; i++)
-        json_array_append_new(args, json_string(argv[i]));
-    runner_hash(hex);
-    if (kb_sha256_file(cv->c.path, chex, err, errlen) < 0)
-        snprintf(chex, sizeof(chex), "unknown");
-    run = json_pack("{s:s,s:o,s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:{s:i,s:I,s:i,s:s,s:s}}",
-        "started", when, "command_line", args, "runner_sha256", hex, "contract", cv->c.path,
-        "contract_sha256", chex, "host", kb_host_identity(), "runtime_versions",
-        runtime_versions(cv), "backend", cv->backend, "unconstrained", cv->fx.no_limits,
-        "limits_requested", "cpus", cv->c.cpus, "memory_bytes", (json_int_t)cv->c.memory_bytes,
-        "pids", cv->c.pids, "server_cpus", cv->fx.server_cpus, "client_cpus", cv->fx.client_cpus);
-    if (run)
-        json_object_update(run, extra);
-    json_decref(extra);
-    /* the fixture's own MHD (the host build's, or the image's), from its version line */
-    json_object_set_new(run, "libmicrohttpd",
-                        kb_fixture_mhd_version(json_object_get(run, "runtime_versions")));
-    rc = kb_srv_run_file(cv->run, run, t, err, errlen);
-    json_decref(run);
-    return rc;
+    return kb_run_identity(&cv->r, argc, argv, NULL,
+                           kb_run_versions(&cv->r, cv->plan.runtimes.v, cv->plan.runtimes.n),
+                           err, errlen);
 }
 
 /* ---- the fixture ---------------------------------------------------------------------- */
 
 static void stop_fixture(struct curve *cv)
 {
-    char err[512];
-    if (kb_srv_stop(&cv->fx, err, sizeof(err)) < 0)
-        fprintf(stderr, "kneebench curve: %s\n", err);
-    cv->fx.rt = NULL;
-    if (kb_sandbox_db_stop(cv->fx.sandbox, &cv->pg, err, sizeof(err)) < 0)
-        fprintf(stderr, "kneebench curve: %s\n", err);
+    kb_run_stop_fixture(&cv->r);
+    cv->r.fx.rt = NULL;
 }
 
 /* Preflight every planned route this runtime serves; the first failure is the reason. */
 static void preflight_all(struct curve *cv, json_t *out)
 {
     for (size_t i = 0; i < cv->plan.routes.n; i++) {
-        const struct kb_route *r = kb_contract_route(&cv->c, cv->plan.routes.v[i]);
+        const struct kb_route *r = kb_contract_route(&cv->r.c, cv->plan.routes.v[i]);
         char reason[512] = "";
-        if (!kb_route_served_by(r, cv->fx.rt->name))
+        if (!kb_route_served_by(r, cv->r.fx.rt->name))
             continue;   /* the plan has no points for it */
         /* the db pool connects after the port opens: give that route time to answer */
-        int ok = (cv->pg.running && !strcmp(r->name, "db")
-                      ? kb_pgrun_wait_route(cv->fx.port, r, 15000, kb_srv_alive, &cv->fx, reason,
-                                            sizeof(reason))
-                      : kb_preflight_route_at(cv->fx.target, cv->fx.port, r, reason,
+        int ok = (cv->r.pg.running && !strcmp(r->name, "db")
+                      ? kb_pgrun_wait_route(cv->r.fx.port, r, 15000, kb_srv_alive, &cv->r.fx,
+                                            reason, sizeof(reason))
+                      : kb_preflight_route_at(cv->r.fx.target, cv->r.fx.port, r, reason,
                                               sizeof(reason))) == 0;
         json_object_set_new(out, r->name, json_pack("{s:b,s:s}", "ok", ok, "reason", reason));
         if (!ok && !cv->preflight_failed) {
@@ -421,16 +349,17 @@ static void preflight_all(struct curve *cv, json_t *out)
  * from then on would be of different code. */
 static void check_identity_baseline(struct curve *cv)
 {
-    char path[4300], err[512];
+    char path[4300];
     json_t *first;
     kb_path(path, sizeof(path), cv->fixdir, "identity.json");
-    if (!cv->fx.identity)
+    if (!cv->r.fx.identity)
         return;
     if (!(first = json_load_file(path, 0, NULL))) {
-        kb_write_json_atomic(path, cv->fx.identity, err, sizeof(err));
+        kb_run_write_json(&cv->r.fixture_ev, cv->fixdir, "identity.json", cv->r.fx.identity);
         return;
     }
-    if (!json_equal(json_object_get(first, "sha256"), json_object_get(cv->fx.identity, "sha256")) &&
+    if (!json_equal(json_object_get(first, "sha256"),
+                    json_object_get(cv->r.fx.identity, "sha256")) &&
         !cv->preflight_failed) {
         cv->preflight_failed = 1;
         snprintf(cv->preflight_reason, sizeof(cv->preflight_reason),
@@ -443,50 +372,41 @@ static void check_identity_baseline(struct curve *cv)
  * the preflight reason of every point this fixture would serve, never fatal to the run. */
 static void start_fixture(struct curve *cv, const struct kb_runtime *rt, int repeat)
 {
-    char *argv[64] = { 0 }, *env[16] = { 0 }, log[4200], err[1024], path[4300];
-    struct kb_fixture_spec spec;
+    char *argv[64] = { 0 }, err[1024], pgdir[4300];
     json_t *pre = json_object();
     int rc;
-    cv->fx.rt = rt;
+    cv->r.fx.rt = rt;
     cv->repeat = repeat;
     cv->preflight_failed = cv->harness_error = 0;
-    cv->fx.port = cv->free_ports ? kb_free_port(err, sizeof(err)) : rt->port;
+    cv->r.fx.port = cv->free_ports ? kb_free_port(err, sizeof(err)) : rt->port;
     snprintf(cv->fixdir, sizeof(cv->fixdir), cv->plan.repeats > 1 ? "%s/fixtures/%s-r%d"
-             : "%s/fixtures/%s", cv->run, rt->name, repeat);
-    kb_mkdirs(cv->fixdir, err, sizeof(err));
-    if (kb_pgrun_wanted(rt, cv->plan.routes.v, cv->plan.routes.n) &&
-        kb_sandbox_db_start(cv->fx.sandbox, &cv->pg, kb_path(path, sizeof(path), cv->fixdir,
-                            "pg"), err, sizeof(err)) < 0) {
-        cv->preflight_failed = 1;
-        snprintf(cv->preflight_reason, sizeof(cv->preflight_reason), "PostgreSQL: %.400s", err);
-        goto out;
-    }
-    kb_srv_spec(&cv->fx, cv->fixdir, &cv->pg, cv->c.db_pool_size, argv, env, log, &spec);
-    rc = kb_srv_start(&cv->fx, &spec, cv->fixdir, cv->preflight_reason,
-                     sizeof(cv->preflight_reason));
+             : "%s/fixtures/%s", cv->r.dir, rt->name, repeat);
+    kb_path(pgdir, sizeof(pgdir), cv->fixdir, "pg");
+    rc = kb_run_launch(&cv->r, cv->fixdir,
+                       kb_pgrun_wanted(rt, cv->plan.routes.v, cv->plan.routes.n) ? pgdir : NULL,
+                       cv->r.c.db_pool_size, argv, cv->preflight_reason,
+                       sizeof(cv->preflight_reason));
     cv->harness_error = rc == KB_FX_HARNESS;
     cv->preflight_failed = rc < 0 && !cv->harness_error;
-    if (cv->fx.sb) {            /* it runs (its limits or identity may have failed) */
+    if (cv->r.fx.sb) {            /* it runs (its limits or identity may have failed) */
         check_identity_baseline(cv);
         preflight_all(cv, pre);
     }
-out:
     json_object_set_new(pre, "failed", json_boolean(cv->preflight_failed));
     json_object_set_new(pre, "harness_error", json_boolean(cv->harness_error));
     json_object_set_new(pre, "reason", json_string(cv->preflight_reason));
-    json_object_set_new(pre, "port", json_integer(cv->fx.port));
-    snprintf(path, sizeof(path), "%s/preflight.json", cv->fixdir);
-    kb_write_json_atomic(path, pre, err, sizeof(err));
+    json_object_set_new(pre, "port", json_integer(cv->r.fx.port));
+    kb_run_write_json(&cv->r.fixture_ev, cv->fixdir, "preflight.json", pre);
     json_decref(pre);
-    kb_srv_spec_free(argv, env);
+    kb_tmpl_free(argv, 64);
 }
 
 static void ensure_fixture(struct curve *cv, const struct kb_point *pt)
 {
-    const struct kb_runtime *rt = kb_contract_runtime(&cv->c, pt->runtime);
+    const struct kb_runtime *rt = kb_contract_runtime(&cv->r.c, pt->runtime);
     /* keep a live fixture; do not retry one that could not start for this runtime */
-    if (cv->fx.rt == rt && cv->repeat == pt->repeat &&
-        (cv->fx.sb ? kb_sandbox_alive(cv->fx.sb) : cv->preflight_failed))
+    if (cv->r.fx.rt == rt && cv->repeat == pt->repeat &&
+        (cv->r.fx.sb ? kb_sandbox_alive(cv->r.fx.sb) : cv->preflight_failed))
         return;
     stop_fixture(cv);
     start_fixture(cv, rt, pt->repeat);
@@ -509,7 +429,8 @@ struct sampler {
 };
 
 /* The server CPUs are read here only when the fixture runs on this host. */
-#define HOSTCLOCK_CPUS(cv) !kb_sandbox_on_this_host((cv)->fx.sandbox) ? NULL : (cv)->fx.server_cpus, (cv)->fx.client_cpus
+#define HOSTCLOCK_CPUS(cv) !kb_sandbox_on_this_host((cv)->r.fx.sandbox) ? NULL \
+                           : (cv)->r.fx.server_cpus, (cv)->r.fx.client_cpus
 
 /* Server and load child, once a second from the load's start (kb_srv_drive's callback). */
 static void sample_once(void *arg, double t0, double t)
@@ -518,8 +439,8 @@ static void sample_once(void *arg, double t0, double t)
     struct kb_proc_sample srv, cli;
     double frac;
     s->t0 = t0;
-    kb_srv_sample_server(&s->cv->fx, &srv);
-    kb_procs_sample(&s->cv->fx.load_pid, 1, &cli);
+    kb_srv_sample_server(&s->cv->r.fx, &srv);
+    kb_procs_sample(&s->cv->r.fx.load_pid, 1, &cli);
     frac = s->n > 0 || s->last_t > 0 ? (srv.cpu_seconds - s->last_cpu) / (t - s->last_t) : 0;
     fprintf(s->csv, "%.3f,%.2f,%.3f,%lld,%lld,%ld,%ld,%zu,%.2f,%lld\n", t - s->t0,
             srv.cpu_seconds, frac, srv.rss_bytes, srv.pss_bytes, srv.fds, srv.threads,
@@ -545,17 +466,18 @@ static void sample_once(void *arg, double t0, double t)
 
 static json_t *command_json(const struct curve *cv, const struct kb_point *pt)
 {
-    const struct kb_route *r = kb_contract_route(&cv->c, pt->route);
+    const struct kb_route *r = kb_contract_route(&cv->r.c, pt->route);
     return json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:i,s:f,s:f,s:f,s:i,s:i,s:s,s:s,s:b,s:s,s:{s:i,s:s,s:s?,s:s?},s:s,s:s,s:s}",
         "point", pt->id, "runtime", pt->runtime, "route", pt->route, "rate", (json_int_t)pt->rate,
-        "repeat", pt->repeat, "url_path", r->path, "port", cv->fx.port,
+        "repeat", pt->repeat, "url_path", r->path, "port", cv->r.fx.port,
         "duration_s", cv->plan.duration_s, "warmup_s", cv->plan.warmup_s,
         "drain_s", cv->plan.drain_s, "threads", cv->plan.threads,
-        "connections", cv->plan.connections, "server_cpus", cv->fx.server_cpus,
-        "client_cpus", cv->fx.client_cpus, "unconstrained", cv->fx.no_limits,
-        "client_sched", cv->fx.client_rt ? "fifo" : "other", "expect", "status", r->status, "content_type", r->content_type, "body", r->body,
-        "body_regex", r->body_regex, "load_generator", cv->fx.load_cmd, "fixture_dir", cv->fixdir,
-        "target", cv->fx.target);
+        "connections", cv->plan.connections, "server_cpus", cv->r.fx.server_cpus,
+        "client_cpus", cv->r.fx.client_cpus, "unconstrained", cv->r.fx.no_limits,
+        "client_sched", cv->r.fx.client_rt ? "fifo" : "other", "expect", "status", r->status,
+        "content_type", r->content_type, "body", r->body,
+        "body_regex", r->body_regex, "load_generator", cv->r.fx.load_cmd, "fixture_dir", cv->fixdir,
+        "target", cv->r.fx.target);
 }
 
 /* Run the load child to its end (or until the stop flag), sampling every second. */
@@ -567,7 +489,7 @@ static int drive(struct curve *cv, const struct kb_point *pt, const char *dir,
     /* killed outright on interrupt: its figures are discarded anyway */
     const struct kb_srv_sampling sp = { 0, 1.0, INFINITY, sample_once, s, SIGKILL };
     s->cv = cv;
-    return kb_srv_drive(&cv->fx, &ld, pt->route, pt->rate, dir, &sp, obs);
+    return kb_srv_drive(&cv->r.fx, &ld, pt->route, pt->rate, dir, &sp, obs);
 }
 
 /* Before a point: the route must answer correctly again, and the server must have gone
@@ -587,24 +509,25 @@ struct settled {
 
 static int settle_alive(const struct curve *cv, double t0)
 {
-    return !g_stop && cv->fx.sb && kb_sandbox_alive(cv->fx.sb) && kb_srv_now_s() - t0 < SETTLE_MAX_S;
+    return !kb_run_interrupted() && cv->r.fx.sb && kb_sandbox_alive(cv->r.fx.sb) &&
+           kb_srv_now_s() - t0 < SETTLE_MAX_S;
 }
 
 static struct settled settle(struct curve *cv, const struct kb_point *pt)
 {
-    const struct kb_route *r = kb_contract_route(&cv->c, pt->route);
+    const struct kb_route *r = kb_contract_route(&cv->r.c, pt->route);
     struct settled st = { 0, -1, 0 };
     struct kb_proc_sample a, b;
     double t0 = kb_srv_now_s(), ta, tb;
     char err[512];
     while (settle_alive(cv, t0) &&
-           kb_preflight_route_at(cv->fx.target, cv->fx.port, r, err, sizeof(err)) < 0)
+           kb_preflight_route_at(cv->r.fx.target, cv->r.fx.port, r, err, sizeof(err)) < 0)
         kb_sleep_ms(100);
-    kb_srv_sample_server(&cv->fx, &a);
+    kb_srv_sample_server(&cv->r.fx, &a);
     ta = kb_srv_now_s();
     while (!st.quiet && settle_alive(cv, t0)) {
         kb_sleep_ms((long)(SETTLE_WINDOW_S * 1000));
-        kb_srv_sample_server(&cv->fx, &b);
+        kb_srv_sample_server(&cv->r.fx, &b);
         tb = kb_srv_now_s();
         st.server_cpu = (b.cpu_seconds - a.cpu_seconds) / (tb - ta);
         st.quiet = st.server_cpu < SETTLE_IDLE_CPU;
@@ -651,8 +574,8 @@ static json_t *verdict_json(const struct curve *cv, const struct kb_point *pt,
     json_t *j = json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:s,s:b,s:f,s:s}", "point", pt->id,
         "runtime", pt->runtime, "route", pt->route, "rate", (json_int_t)pt->rate,
         "repeat", pt->repeat, "verdict", kb_verdict_name(v), "reason", reason,
-        "unconstrained", cv->fx.no_limits, "wall_s", wall, "identity_sha256",
-        cv->fx.identity ? json_string_value(json_object_get(cv->fx.identity, "sha256")) : "");
+        "unconstrained", cv->r.fx.no_limits, "wall_s", wall, "identity_sha256",
+        cv->r.fx.identity ? json_string_value(json_object_get(cv->r.fx.identity, "sha256")) : "");
     json_object_set_new(j, "server", json_pack("{s:f,s:I,s:I,s:I,s:I,s:I,s:i}",
         "cpu_mean_fraction", s->n > 0 ? s->cpu_sum_frac / s->n : 0.0,
         "rss_max_bytes", (json_int_t)s->rss_max, "pss_max_bytes", (json_int_t)s->pss_max,
@@ -687,14 +610,6 @@ static void progress(struct curve *cv, const struct kb_point *pt, const char *ve
     fflush(stdout);
 }
 
-static int point_done(const struct curve *cv, const struct kb_point *pt, char *dir, size_t len)
-{
-    char marker[4300];
-    snprintf(dir, len, "%s/points/%s", cv->run, pt->id);
-    kb_path(marker, sizeof(marker), dir, "DONE");
-    return kb_file_exists(marker);
-}
-
 static void show_kept(struct curve *cv, const struct kb_point *pt, const char *dir)
 {
     char path[4300];
@@ -707,103 +622,97 @@ static void show_kept(struct curve *cv, const struct kb_point *pt, const char *d
     json_decref(v);
 }
 
-/* Temporary files an interrupted run left in a point it did not finish (a runner killed
- * with -9 renames nothing): the point is redone from nothing. */
-static void remove_leftovers(const char *dir)
+#define SAMPLES_HEADER "t_s,server_cpu_s,server_cpu_fraction,server_rss_bytes,server_pss_bytes," \
+                       "server_fds,server_threads,server_procs,client_cpu_s,client_rss_bytes\n"
+
+/* Why a point could not be measured, or 0 when it can be: interrupted, or a harness error
+ * (not the fixture's doing: no verdict charged to it, no marker, redone later). */
+static int not_measured(const struct curve *cv, const struct kb_point *pt, char *err,
+                        size_t errlen)
 {
-    char path[4300];
-    struct dirent *e;
-    DIR *d = opendir(dir);
-    while (d && (e = readdir(d)))
-        if (strstr(e->d_name, ".tmp"))
-            unlink(kb_path(path, sizeof(path), dir, e->d_name));
-    if (d)
-        closedir(d);
+    if (kb_run_interrupted())
+        snprintf(err, errlen, "%s interrupted while its fixture started", pt->id);
+    else if (cv->harness_error)
+        snprintf(err, errlen, "%s not run, left to redo: %s", pt->id, cv->preflight_reason);
+    else
+        return 0;
+    return -1;
+}
+
+/* The verdict, with the settling before the point, into verdict.json (noted in ev). */
+static void write_verdict(struct curve *cv, const struct kb_point *pt, const char *dir,
+                          const struct kb_judgement *jd, json_t *load, const struct sampler *s,
+                          const struct settled *st, const struct kb_point_obs *obs,
+                          double wall, struct kb_run_evidence *ev)
+{
+    struct kb_criteria crit = kb_criteria_of(&cv->r.c);
+    json_t *j = verdict_json(cv, pt, jd->verdict, jd->reason, load, s, wall);
+    /* judged_by keeps what the judgement read beside load.json: the report re-derives it */
+    kb_judgement_record(j, jd, obs, &crit, cv->cal != NULL);
+    json_object_set_new(j, "settle_s", json_real(st->seconds));
+    json_object_set_new(j, "settle_server_cpu", st->server_cpu < 0 ? json_null()
+                                                                   : json_real(st->server_cpu));
+    json_object_set_new(j, "settle_quiet", json_boolean(st->quiet));
+    kb_run_write_json(ev, dir, "verdict.json", j);
+    json_decref(j);
 }
 
 /* Evidence in order: command, samples, host clocks, verdict (with the load figures), marker
- * last. */
-static int run_point(struct curve *cv, const struct kb_point *pt, const char *dir)
+ * last, and only when every file before it was written. 0, or -1 with err. */
+static int run_point(struct curve *cv, const struct kb_point *pt, const char *dir,
+                     char *err, size_t errlen)
 {
-    struct kb_criteria crit = kb_criteria_of(&cv->c);
+    struct kb_criteria crit = kb_criteria_of(&cv->r.c);
     struct kb_point_obs obs = { 0 };
     struct kb_point_load lr;
+    struct kb_run_evidence ev = { "", "" };
     struct sampler s = { 0 };
-    char path[4300], err[512], reason[768];
-    json_t *j, *load = NULL;
-    double t0 = kb_srv_now_s();
     struct settled st = { 0, -1, 0 };
     struct kb_judgement jd;
-    int rc = -1;
+    char why[512];
+    json_t *j, *load = NULL;
+    double t0 = kb_srv_now_s();
+    int rc;
 
     memset(&lr, 0, sizeof(lr));
-    if (kb_mkdirs(dir, err, sizeof(err)) < 0)
-        goto out;
-    kb_path(path, sizeof(path), dir, "DONE");
-    unlink(path);
-    remove_leftovers(dir);
+    if (kb_run_point_begin(dir, err, errlen) < 0)
+        return -1;
     ensure_fixture(cv, pt);
-    if (g_stop)
-        goto out;       /* interrupted while starting: no verdict, redone on resume */
-    if (cv->harness_error) {
-        /* not the fixture's doing: no verdict charged to it, no marker, redone later */
-        fprintf(stderr, "kneebench curve: %s not run, left to redo: %s\n", pt->id,
-                cv->preflight_reason);
-        goto out;
-    }
+    if (not_measured(cv, pt, err, errlen) < 0)
+        return -1;
     j = command_json(cv, pt);
-    kb_path(path, sizeof(path), dir, "command.json");
-    kb_write_json_atomic(path, j, err, sizeof(err));
+    kb_run_write_json(&ev, dir, "command.json", j);
     json_decref(j);
-    kb_path(path, sizeof(path), dir, "samples.csv.tmp");
-    if (!(s.csv = kb_fopen_tmp(path)))
-        goto out;
-    fprintf(s.csv, "t_s,server_cpu_s,server_cpu_fraction,server_rss_bytes,server_pss_bytes,"
-                   "server_fds,server_threads,server_procs,client_cpu_s,client_rss_bytes\n");
+    if (!(s.csv = kb_run_csv_open(&ev, dir, "samples.csv", SAMPLES_HEADER)))
+        return kb_run_point_finish(&cv->r, &ev, dir, NULL, err, errlen);
     if (cv->preflight_failed) {
         obs.preflight_failed = 1;
         snprintf(obs.preflight_reason, sizeof(obs.preflight_reason), "%.200s", cv->preflight_reason);
     } else if ((st = settle(cv, pt)), drive(cv, pt, dir, &s, &obs) < 0) {
-        goto out;       /* interrupted: no marker, the point is redone on resume */
+        fclose(s.csv);  /* no marker: the point is redone on resume, its .tmp files swept */
+        snprintf(err, errlen, "%s: the load generator did not run to its end%s", pt->id,
+                 kb_run_interrupted() ? " (interrupted)" : "; left to redo");
+        return -1;
     } else {
         /* one sample after the load ended, so the interval's end lies between two */
         if (s.ncpu > 0)
             sample_once(&s, s.t0, kb_srv_now_s());
         kb_srv_read_load(dir, &obs, &lr, &load);
-        kb_srv_postflight(&cv->fx, kb_contract_route(&cv->c, pt->route), &obs);
+        kb_srv_postflight(&cv->r.fx, kb_contract_route(&cv->r.c, pt->route), &obs);
     }
-    fclose(s.csv);
-    s.csv = NULL;
-    kb_path(reason, sizeof(reason), dir, "samples.csv");
-    rename(path, reason);
-    /* judged_by keeps what the judgement read beside load.json: the report re-derives it */
+    kb_run_csv_close(&ev, &s.csv, dir, "samples.csv");
     kb_judge_point(&lr, &obs, &crit, cv->cal, (double)pt->rate, &jd);
-    j = verdict_json(cv, pt, jd.verdict, jd.reason, load, &s, kb_srv_now_s() - t0);
-    kb_judgement_record(j, &jd, &obs, &crit, cv->cal != NULL);
-    json_object_set_new(j, "settle_s", json_real(st.seconds));
-    json_object_set_new(j, "settle_server_cpu", st.server_cpu < 0 ? json_null() : json_real(st.server_cpu));
-    json_object_set_new(j, "settle_quiet", json_boolean(st.quiet));
-    kb_path(path, sizeof(path), dir, "verdict.json");
-    rc = kb_hostclock_write_point(&s.clock, HOSTCLOCK_CPUS(cv), dir, err, sizeof(err));
-    if (rc == 0)
-        rc = kb_write_json_atomic(path, j, err, sizeof(err));
-    json_decref(j);
-    j = json_pack("{s:s,s:s}", "point", pt->id, "verdict", kb_verdict_name(jd.verdict));
-    kb_path(path, sizeof(path), dir, "DONE");
-    if (rc == 0)
-        rc = kb_write_json_atomic(path, j, err, sizeof(err));
-    json_decref(j);
-    if (rc < 0)
-        fprintf(stderr, "kneebench curve: %s\n", err);
+    if (kb_hostclock_write_point(&s.clock, HOSTCLOCK_CPUS(cv), dir, why, sizeof(why)) < 0)
+        kb_run_note(&ev, "hostclock.json", why);
+    write_verdict(cv, pt, dir, &jd, load, &s, &st, &obs, kb_srv_now_s() - t0, &ev);
+    rc = kb_run_point_finish(&cv->r, &ev, dir, json_pack("{s:s,s:s}", "point", pt->id,
+                             "verdict", kb_verdict_name(jd.verdict)), err, errlen);
     cv->finished++;
     if (!obs.preflight_failed) {    /* only driven points predict the ETA */
         cv->ran++;
         cv->run_secs += kb_srv_now_s() - t0;
     }
     progress(cv, pt, kb_verdict_name(jd.verdict), load, 0);
-out:
-    if (s.csv)
-        fclose(s.csv);
     json_decref(load);
     return rc;
 }
@@ -814,7 +723,7 @@ out:
 static int db_planned(const struct curve *cv)
 {
     for (size_t i = 0; i < cv->plan.runtimes.n; i++) {
-        const struct kb_runtime *rt = kb_contract_runtime(&cv->c, cv->plan.runtimes.v[i]);
+        const struct kb_runtime *rt = kb_contract_runtime(&cv->r.c, cv->plan.runtimes.v[i]);
         if (rt && kb_pgrun_wanted(rt, cv->plan.routes.v, cv->plan.routes.n))
             return 1;
     }
@@ -826,33 +735,27 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
     const struct kb_srv_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
                                    a->ccpus, a->load_cmd, a->no_limits, a->client_other,
                                    a->image, a->agent, a->target };
-    cv->run = a->run;
-    cv->backend = a->backend;
     cv->free_ports = a->free_ports;
-    cv->fx.stop = &g_stop;      /* readiness polling gives up on Ctrl-C too */
-    if (kb_contract_load(a->contract ? a->contract : kb_root_contract(), &cv->c, err,
-                         errlen) < 0)
+    if (kb_run_open(&cv->r, "curve", a->run, a->contract, err, errlen) < 0)
         return -1;
-    if (kb_matrix_plan(&cv->c, &a->plan, &cv->plan, err, errlen) < 0)
+    if (kb_matrix_plan(&cv->r.c, &a->plan, &cv->plan, err, errlen) < 0)
         return -1;
-    if (kb_srv_setup(&cv->fx, &cv->c, &fo, err, errlen) < 0)
+    if (kb_run_setup(&cv->r, &fo, err, errlen) < 0)
         return -1;
     /* the run's PostgreSQL runs on this host */
-    if (!kb_sandbox_on_this_host(cv->fx.sandbox) && db_planned(cv)) {
+    if (!kb_sandbox_on_this_host(cv->r.fx.sandbox) && db_planned(cv)) {
         snprintf(err, errlen, "--backend %s: the db route needs PostgreSQL beside the "
-                 "fixture, which serve-agent does not start; narrow --routes", cv->backend);
+                 "fixture, which serve-agent does not start; narrow --routes", a->backend);
         return -1;
     }
-    return kb_mkdirs(cv->run, err, errlen);
+    return 0;
 }
 
 static void cleanup(struct curve *cv)
 {
-    kb_srv_kill_load(&cv->fx, SIGKILL);
-    stop_fixture(cv);
-    kb_srv_close(&cv->fx);
+    cv->r.fx.rt = NULL;
+    kb_run_close(&cv->r, SIGKILL);
     kb_plan_free(&cv->plan);
-    kb_contract_free(&cv->c);
     free(cv->cal);
 }
 
@@ -867,21 +770,25 @@ static int calibrate_gate(struct curve *cv, const struct args *a, char *err, siz
 
     for (size_t i = 0; i < cv->plan.nrates; i++)
         top = cv->plan.rates[i] > top ? (double)cv->plan.rates[i] : top;
-    kb_path(dir, sizeof(dir), cv->run, "calibrate");
+    kb_path(dir, sizeof(dir), cv->r.dir, "calibrate");
     kb_path(path, sizeof(path), dir, "calibrate.json");
-    if (!(cv->cal = calloc(1, sizeof(*cv->cal))) || kb_mkdirs(dir, err, errlen) < 0)
+    if (!(cv->cal = calloc(1, sizeof(*cv->cal)))) {
+        snprintf(err, errlen, "calibration: out of memory");
+        return -1;
+    }
+    if (kb_mkdirs(dir, err, errlen) < 0)
         return -1;
     if (kb_calibrate_read(path, cv->cal, err, errlen) < 0 || cv->cal->up_to_rps < top) {
         cfg.out_dir = dir;
-        cfg.contract_path = cv->c.path;
-        cfg.kneebench = cv->fx.load_cmd;
-        cfg.build_dir = cv->fx.build;
-        cfg.server_cpus = cv->fx.server_cpus;
-        cfg.client_cpus = cv->fx.client_cpus;
+        cfg.contract_path = cv->r.c.path;
+        cfg.kneebench = cv->r.fx.load_cmd;
+        cfg.build_dir = cv->r.fx.build;
+        cfg.server_cpus = cv->r.fx.server_cpus;
+        cfg.client_cpus = cv->r.fx.client_cpus;
         cfg.up_to_rps = top;
         cfg.threads = cv->plan.threads;
         cfg.connections = cv->plan.connections;
-        cfg.client_rt = cv->fx.client_rt;
+        cfg.client_rt = cv->r.fx.client_rt;
         if (kb_calibrate(&cfg, cv->cal, err, errlen) < 0)
             return -1;
     }
@@ -899,14 +806,17 @@ static int calibrate_gate(struct curve *cv, const struct args *a, char *err, siz
 
 static int run_all(struct curve *cv)
 {
-    char dir[4200];
+    char dir[4200], err[1400];
     int failures = 0;
-    for (size_t i = 0; i < cv->plan.npoints && !g_stop; i++) {
+    for (size_t i = 0; i < cv->plan.npoints && !kb_run_interrupted(); i++) {
         const struct kb_point *pt = &cv->plan.points[i];
-        if (point_done(cv, pt, dir, sizeof(dir)))
+        snprintf(dir, sizeof(dir), "%s/points/%s", cv->r.dir, pt->id);
+        if (kb_run_point_done(dir)) {
             show_kept(cv, pt, dir);
-        else if (run_point(cv, pt, dir) < 0 && !g_stop)
+        } else if (run_point(cv, pt, dir, err, sizeof(err)) < 0 && !kb_run_interrupted()) {
+            fprintf(stderr, "kneebench curve: %s\n", err);
             failures++;
+        }
     }
     return failures;
 }
@@ -921,7 +831,7 @@ int cmd_curve(int argc, char **argv)
     if (rc)
         return rc == 1 ? 0 : rc;
     memset(&cv, 0, sizeof(cv));
-    kb_srv_signals(on_signal);
+    kb_run_signals();
     if (setup(&cv, &a, err, sizeof(err)) < 0 || write_or_check_plan(&cv, err, sizeof(err)) < 0 ||
         write_run_identity(&cv, argc, argv, err, sizeof(err)) < 0) {
         fprintf(stderr, "kneebench curve: %s\n", err);
@@ -930,28 +840,27 @@ int cmd_curve(int argc, char **argv)
     }
     /* what a runner killed with -9 left (the cgroups of any run; the unconstrained
      * fixtures this run directory recorded) would hold the ports and the server CPUs */
-    if (kb_sandbox_sweep_stale(cv.fx.sandbox) > 0)
-        fprintf(stderr, "kneebench curve: removed cgroups left by an earlier run\n");
-    if (kb_srv_sweep_sessions(&cv.fx, kb_path(path, sizeof(path), cv.run, "fixtures")) > 0)
-        fprintf(stderr, "kneebench curve: stopped unconstrained fixtures left by an earlier "
-                "run\n");
+    kb_run_sweep(&cv.r, kb_path(path, sizeof(path), cv.r.dir, "fixtures"));
     if (a.calibrate && calibrate_gate(&cv, &a, err, sizeof(err)) < 0) {
         fprintf(stderr, "kneebench curve: %s\n", err);
         cleanup(&cv);
         return 2;
     }
-    kb_sandbox_describe(cv.fx.sandbox, where, sizeof(where));
+    kb_sandbox_describe(cv.r.fx.sandbox, where, sizeof(where));
     printf("kneebench curve: %zu points into %s (profile %s, backend %s%s%s, server CPUs %s, "
-           "client CPUs %s)\n", cv.plan.npoints, cv.run, cv.plan.profile, cv.backend, where,
-           cv.fx.no_limits ? ", UNCONSTRAINED" : "", cv.fx.server_cpus, cv.fx.client_cpus);
+           "client CPUs %s)\n", cv.plan.npoints, cv.r.dir, cv.plan.profile, cv.r.backend, where,
+           cv.r.fx.no_limits ? ", UNCONSTRAINED" : "", cv.r.fx.server_cpus, cv.r.fx.client_cpus);
     fflush(stdout);
     failures = run_all(&cv);
     cleanup(&cv);
-    if (g_stop) {
+    if (kb_run_interrupted()) {
         fprintf(stderr, "kneebench curve: interrupted; complete points are kept, re-run to "
                 "resume\n");
         return 130;
     }
+    if (cv.r.incomplete)
+        fprintf(stderr, "kneebench curve: %d point(s) left without complete evidence, each "
+                "with an incomplete.json saying why; re-run to redo them\n", cv.r.incomplete);
     printf("kneebench curve: done in %.0f s\n", kb_srv_now_s() - t0);
     return failures ? 1 : 0;
 }

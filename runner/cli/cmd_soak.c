@@ -9,18 +9,22 @@
  * client CPUs for warmup + duration; after warmup + settle, server RSS and descriptors (and
  * /stats in the db phase) every sample_every seconds until the measured interval ends.
  * Postflight, identity again, /stats back at rest (db), fits and verdict (runner/run/soak.c),
- * completion marker last. Then report.md from the phases' evidence, and the run's marker.
- * SIGINT/SIGTERM only set the one global flag; every exit goes through cleanup(), which
- * stops the load child, the fixture (and so its cgroup) and the cluster. Starting the
- * fixture, its limits and identity, the load child and the server samples are
- * runner/run/server.c's, shared with `kneebench curve`. */
+ * completion marker last. Then report.md from the phases' evidence (runner/report/
+ * report_soak.c), and the run's marker. The run's skeleton is runner/run/run.c's, shared
+ * with `kneebench curve`: the run directory, plan.json and run.json, the interrupt flag
+ * (SIGINT/SIGTERM only set it; every exit goes through kb_run_close(), which stops the load
+ * child, the fixture, and so its cgroup, and the cluster), and each phase's evidence, every
+ * write checked: a phase whose files could not all be written gets incomplete.json instead
+ * of DONE. Starting the fixture, its limits and identity, the load child and the server
+ * samples are runner/run/server.c's. */
 #define _GNU_SOURCE
 #include "runner/sandbox/capture.h"
 #include "runner/util/clock.h"
 #include "runner/cli/commands.h"
-#include "runner/util/digest.h"
 #include "runner/util/evidence.h"
+#include "runner/run/run.h"
 #include "runner/run/server.h"
+#include "runner/report/report.h"
 #include "runner/util/jfield.h"
 #include "runner/sandbox/pgcluster.h"
 #include "runner/load/preflight.h"
@@ -32,7 +36,6 @@
 #include "runner/run/verdict.h"
 #include "fixtures/contract.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -40,38 +43,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define RUNTIME "gray-static"
 #define MAX_PHASES 16
 #define MAX_SAMPLES 100000
 
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-    g_stop = sig;
-}
-
-struct phase {
-    char route[64];
-    long rate;
-    char dir[4096];            /* <run>/phases/<NN>-<route> */
-};
-
 struct soak {
-    struct kb_contract c;
+    struct kb_run r;            /* the run directory, contract, server (r.fx: placement,
+                                * sandbox, the fixture now running, the load child), the db
+                                * phase's cluster, the interrupt flag */
     const struct kb_runtime *rt;
-    struct kb_srv fx;           /* placement, sandbox, the fixture now running, the load child */
-    const char *run, *backend;
-    struct phase ph[MAX_PHASES];
+    struct kb_soak_planned ph[MAX_PHASES];
     size_t nph;
     double duration_s, warmup_s, settle_s, every_s, drain_s;
     int threads, connections, db_pool;
     struct kb_soak_criteria crit;
-    struct kb_pgrun pg;        /* the db phase's cluster, for cleanup() */
 };
 
 /* ---- options -------------------------------------------------------------------------- */
@@ -93,7 +80,9 @@ static int usage(FILE *f)
         "  --client-cpu-max F --client-lag-max-us N   client trust (default: the contract's)\n"
         "  --backend native|docker --no-limits --server-cpus LIST --client-cpus LIST\n"
         "  --build DIR --load-cmd PATH --contract FILE\n"
-        "Exit 0 when every phase passes, 1 when one does not, 2 for bad arguments/setup.\n");
+        "Exit 0 when every phase passes, 1 when one does not or its evidence could not be\n"
+        "written completely (its incomplete.json says which file; re-run to redo it), 2 for\n"
+        "bad arguments/setup.\n");
     return f == stdout ? 1 : 2;
 }
 
@@ -203,7 +192,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 static int plan(struct soak *s, const struct args *a, char *err, size_t errlen)
 {
     char list[1024], rates[1024], *save = NULL, *save2 = NULL, *tok, *rt;
-    const struct kb_contract *c = &s->c;
+    const struct kb_contract *c = &s->r.c;
     size_t nrates = 0;
     s->duration_s = a->duration > 0 ? a->duration
                   : c->nsoak_phases ? c->soak_phases[0].duration_s : 0;
@@ -267,7 +256,7 @@ static int plan(struct soak *s, const struct args *a, char *err, size_t errlen)
                      s->ph[i].route);
             return -1;
         }
-        snprintf(s->ph[i].dir, sizeof(s->ph[i].dir), "%s/phases/%02zu-%s", s->run, i + 1,
+        snprintf(s->ph[i].dir, sizeof(s->ph[i].dir), "%s/phases/%02zu-%s", s->r.dir, i + 1,
                  s->ph[i].route);
     }
     if (!s->nph || s->duration_s <= 0 || s->every_s <= 0) {
@@ -288,8 +277,9 @@ static json_t *plan_json(const struct soak *s)
         "runtime", RUNTIME, "phases", ph, "duration_s", s->duration_s, "warmup_s", s->warmup_s,
         "settle_s", s->settle_s, "sample_every_s", s->every_s, "drain_s", s->drain_s,
         "threads", s->threads, "connections", s->connections, "db_pool", s->db_pool,
-        "backend", s->backend, "unconstrained", s->fx.no_limits, "server_cpus", s->fx.server_cpus,
-        "client_cpus", s->fx.client_cpus, "criteria", "min_delivery", s->crit.min_delivery,
+        "backend", s->r.backend, "unconstrained", s->r.fx.no_limits,
+        "server_cpus", s->r.fx.server_cpus,
+        "client_cpus", s->r.fx.client_cpus, "criteria", "min_delivery", s->crit.min_delivery,
         "client_cpu_max_fraction", s->crit.client_cpu_max_fraction, "client_lag_p99_max_us",
         (json_int_t)s->crit.client_lag_p99_max_us, "min_samples", (json_int_t)s->crit.min_samples,
         "rss_growth", "pct_of_mean_per_hour", s->crit.rss.pct_per_hour, "floor_bytes",
@@ -300,133 +290,61 @@ static json_t *plan_json(const struct soak *s)
 /* A run directory holds one plan: a re-run must ask for the same one to resume it. */
 static int write_or_check_plan(struct soak *s, char *err, size_t errlen)
 {
-    return kb_srv_plan_file(s->run, plan_json(s), "soak plan", err, errlen);
+    return kb_run_plan_file(s->r.dir, plan_json(s), "soak plan", err, errlen);
 }
 
 /* ---- identity ------------------------------------------------------------------------- */
 
-static void version_line(char *const *argv, char *out, size_t outlen)
-{
-    if (kb_capture_line(argv, out, outlen) < 0 && !out[0])
-        snprintf(out, outlen, "unavailable");
-}
-
+/* run.json: the skeleton's identity, with gray-static's and PostgreSQL's versions. */
 static int write_run_identity(struct soak *s, int argc, char **argv, char *err, size_t errlen)
 {
-    char hex[KB_SHA256_HEX], chex[KB_SHA256_HEX], when[64], gs[512], pg[512];
-    char *gsv[16] = { 0 };
+    char *const names[] = { RUNTIME };
     char *pgv[] = { "sh", "-c", "d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | "
                     "tail -n 1) && \"$d/postgres\" --version", NULL };
-    json_t *args = json_array(), *run, *extra;
-    const char *known;
-    time_t t = time(NULL);
-    int rc;
-    /* what the sandbox adds (an image's identity: then it, not the host's builds, runs) */
-    if (!(extra = kb_sandbox_run_evidence(s->fx.sandbox, err, errlen))) {
-        json_decref(args);
-        return -1;
-    }
-    known = kb_sandbox_runtime_version(s->fx.sandbox, RUNTIME);
-    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-    for (int i = 0; i < argc; i++)
-        json_array_append_new(args, json_string(argv[i]));
-    if (kb_sha256_file("/proc/self/exe", hex, err, errlen) < 0)
-        snprintf(hex, sizeof(hex), "unknown");
-    if (kb_sha256_file(s->c.path, chex, err, errlen) < 0)
-        snprintf(chex, sizeof(chex), "unknown");
-    for (size_t i = 0; i < s->rt->version.n && i < 15; i++)
-        gsv[i] = kb_srv_expand(&s->fx, s->rt->version.v[i], NULL);
-    if (known)
-        snprintf(gs, sizeof(gs), "%s", known);
-    else
-        version_line(gsv, gs, sizeof(gs));
-    version_line(pgv, pg, sizeof(pg));
-    for (size_t i = 0; i < 16; i++)
-        free(gsv[i]);
-    run = json_pack("{s:s,s:s,s:o,s:s,s:s,s:s,s:o,s:{s:s,s:s},s:s,s:b,s:{s:i,s:I,s:i,s:s,s:s}}",
-        "kind", "soak", "started", when, "command_line", args, "runner_sha256", hex,
-        "contract", s->c.path, "contract_sha256", chex, "host", kb_host_identity(),
-        "runtime_versions", RUNTIME, gs, "postgresql", pg, "backend", s->backend,
-        "unconstrained", s->fx.no_limits, "limits_requested", "cpus", s->c.cpus, "memory_bytes",
-        (json_int_t)s->c.memory_bytes, "pids", s->c.pids, "server_cpus", s->fx.server_cpus,
-        "client_cpus", s->fx.client_cpus);
-    if (run)
-        json_object_update(run, extra);
-    json_decref(extra);
-    json_object_set_new(run, "libmicrohttpd",
-                        kb_fixture_mhd_version(json_object_get(run, "runtime_versions")));
-    rc = kb_srv_run_file(s->run, run, t, err, errlen);
-    json_decref(run);
-    return rc;
+    char pg[512];
+    json_t *v = kb_run_versions(&s->r, names, 1);
+    if (kb_capture_line(pgv, pg, sizeof(pg)) < 0 && !pg[0])
+        snprintf(pg, sizeof(pg), "unavailable");
+    json_object_set_new(v, "postgresql", json_string(pg));
+    return kb_run_identity(&s->r, argc, argv, "soak", v, err, errlen);
 }
 
 /* ---- the fixture and the cluster ------------------------------------------------------ */
 
-static void stop_fixture(struct soak *s)
-{
-    char err[512];
-    if (kb_srv_stop(&s->fx, err, sizeof(err)) < 0)
-        fprintf(stderr, "kneebench soak: %s\n", err);
-}
-
-static void stop_cluster(struct soak *s)
-{
-    char err[512];
-    if (kb_sandbox_db_stop(s->fx.sandbox, &s->pg, err, sizeof(err)) < 0)
-        fprintf(stderr, "kneebench soak: %s\n", err);
-}
-
-/* The cluster (db phase), the phase's fixture in fixdir, its identity, the route answering
- * exactly: the first failure goes into reason ("" when all is well). */
-static void start_fixture(struct soak *s, const struct phase *p, const char *fixdir,
-                          struct kb_fixture_spec *spec, char *reason, size_t reasonlen)
-{
-    char err[1024], path[4300];
-    const struct kb_route *r = kb_contract_route(&s->c, p->route);
-    int db = !strcmp(p->route, "db");
-    if (kb_srv_start(&s->fx, spec, fixdir, reason, reasonlen) < 0)
-        return;
-    kb_path(path, sizeof(path), fixdir, "identity.json");
-    kb_write_json_atomic(path, s->fx.identity, err, sizeof(err));
-    if (kb_pgrun_wait_route(s->fx.port, r, db ? 15000 : 2000, kb_srv_alive, &s->fx, err,
-                            sizeof(err)) < 0)
-        snprintf(reason, reasonlen, "%s: %.200s", r->path, err);
-}
-
 /* Start the cluster (db), the fixture, wait, limits, identity, preflight: the first failure
- * becomes the phase's preflight reason (a failed phase, never a crash of the run). */
-static void start_phase(struct soak *s, const struct phase *p, struct kb_soak_obs *o,
+ * becomes the phase's preflight reason (a failed phase, never a crash of the run). argvs
+ * gets the fixture's command. */
+static void start_phase(struct soak *s, const struct kb_soak_planned *p, struct kb_soak_obs *o,
                         char *argvs[64])
 {
-    char err[1024], reason[512] = "", path[4300], fixdir[4200], log[4200], pgdir[4300];
-    char *env[16] = { 0 };
+    char err[1024], reason[512] = "", fixdir[4200], pgdir[4300];
+    const struct kb_route *r = kb_contract_route(&s->r.c, p->route);
     int db = !strcmp(p->route, "db");
-    struct kb_fixture_spec spec;
     json_t *pre = json_object();
 
-    s->fx.port = kb_free_port(err, sizeof(err));
+    s->r.fx.port = kb_free_port(err, sizeof(err));
     snprintf(fixdir, sizeof(fixdir), "%s/fixture", p->dir);
-    kb_mkdirs(fixdir, err, sizeof(err));
     kb_path(pgdir, sizeof(pgdir), p->dir, "pg");
-    if (db && !s->rt->db_command_extra.n)
+    if (db && !s->rt->db_command_extra.n) {
+        kb_run_fixture_begin(&s->r, fixdir);
         snprintf(reason, sizeof(reason), "cluster: " RUNTIME " has no db_command_extra in "
                  "the contract");
-    else if (db && kb_sandbox_db_start(s->fx.sandbox, &s->pg, pgdir, err, sizeof(err)) < 0)
-        snprintf(reason, sizeof(reason), "cluster: %.200s", err);
-    kb_srv_spec(&s->fx, fixdir, db ? &s->pg : NULL, s->db_pool, argvs, env, log, &spec);
-    if (!reason[0])
-        start_fixture(s, p, fixdir, &spec, reason, sizeof(reason));
+    } else if (kb_run_launch(&s->r, fixdir, db ? pgdir : NULL, s->db_pool, argvs, reason,
+                             sizeof(reason)) == 0) {
+        kb_run_write_json(&s->r.fixture_ev, fixdir, "identity.json", s->r.fx.identity);
+        /* the db pool connects after the port opens: give that route time to answer */
+        if (kb_pgrun_wait_route(s->r.fx.port, r, db ? 15000 : 2000, kb_srv_alive, &s->r.fx,
+                                err, sizeof(err)) < 0)
+            snprintf(reason, sizeof(reason), "%s: %.200s", r->path, err);
+    }
     snprintf(o->point.preflight_reason, sizeof(o->point.preflight_reason), "%s", reason);
     o->point.preflight_failed = o->point.preflight_reason[0] != '\0';
     json_object_set_new(pre, "failed", json_boolean(o->point.preflight_failed));
     json_object_set_new(pre, "reason", json_string(o->point.preflight_reason));
-    json_object_set_new(pre, "port", json_integer(s->fx.port));
+    json_object_set_new(pre, "port", json_integer(s->r.fx.port));
     json_object_set_new(pre, "db", json_boolean(db));
-    kb_path(path, sizeof(path), fixdir, "preflight.json");
-    kb_write_json_atomic(path, pre, err, sizeof(err));
+    kb_run_write_json(&s->r.fixture_ev, fixdir, "preflight.json", pre);
     json_decref(pre);
-    for (size_t i = 0; i < 16; i++)
-        free(env[i]);
 }
 
 /* ---- sampling ------------------------------------------------------------------------- */
@@ -452,7 +370,7 @@ static json_t *get_stats(const struct soak *s, char *err, size_t errlen)
     struct kb_http_reply rep;
     json_error_t je;
     json_t *j;
-    if (kb_http_get(s->fx.port, "/stats", 2000, &rep, err, errlen) < 0)
+    if (kb_http_get(s->r.fx.port, "/stats", 2000, &rep, err, errlen) < 0)
         return NULL;
     if (rep.status != 200 || !(j = json_loadb(rep.body, rep.body_len, 0, &je))) {
         snprintf(err, errlen, "/stats answered %d, not JSON", rep.status);
@@ -488,7 +406,7 @@ static void sample_once(void *arg, double t0, double now)
     struct samples *sm = arg;
     struct kb_proc_sample srv;
     double t = now - t0;
-    kb_srv_sample_server(&sm->s->fx, &srv);
+    kb_srv_sample_server(&sm->s->r.fx, &srv);
     fprintf(sm->csv, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
             srv.pss_bytes, srv.fds, srv.threads, srv.nprocs);
     fflush(sm->csv);
@@ -518,7 +436,7 @@ static void sample_once(void *arg, double t0, double now)
 
 /* The load child to its end, sampling from warmup + settle to the end of the measured
  * interval (the drain is not under the offered load). -1 when interrupted. */
-static int drive(struct soak *s, const struct phase *p, struct samples *sm,
+static int drive(struct soak *s, const struct kb_soak_planned *p, struct samples *sm,
                  struct kb_soak_obs *o)
 {
     const struct kb_srv_load ld = { s->duration_s, s->warmup_s, s->drain_s, s->threads,
@@ -526,7 +444,7 @@ static int drive(struct soak *s, const struct phase *p, struct samples *sm,
     const struct kb_srv_sampling sp = { s->warmup_s + s->settle_s, s->every_s,
                                        s->warmup_s + s->duration_s + 0.05, sample_once, sm,
                                        SIGTERM };
-    return kb_srv_drive(&s->fx, &ld, p->route, p->rate, p->dir, &sp, &o->point);
+    return kb_srv_drive(&s->r.fx, &ld, p->route, p->rate, p->dir, &sp, &o->point);
 }
 
 /* The db phase's gauges must come back to zero once the load stops (docs/protocol.md, "The
@@ -556,7 +474,8 @@ static json_t *stats_at_rest(struct soak *s, struct kb_soak_obs *o)
                                         off ? " " : "", gauges[i], (long long)v);
             }
         }
-        if (o->stats_at_rest || kb_srv_now_s() >= until || g_stop || !kb_srv_alive(&s->fx))
+        if (o->stats_at_rest || kb_srv_now_s() >= until || kb_run_interrupted() ||
+            !kb_srv_alive(&s->r.fx))
             return j;
         kb_sleep_ms(250);
     }
@@ -574,29 +493,34 @@ static json_t *slope_json(const struct kb_slope *f, int have)
         "window_s", f->window_s, "intercept", f->intercept);
 }
 
-static json_t *command_json(const struct soak *s, const struct phase *p, char *const *argvs)
+static json_t *command_json(const struct soak *s, const struct kb_soak_planned *p,
+                            char *const *argvs)
 {
-    const struct kb_route *r = kb_contract_route(&s->c, p->route);
+    const struct kb_route *r = kb_contract_route(&s->r.c, p->route);
     json_t *fx = json_array();
     for (size_t i = 0; argvs[i]; i++)
         json_array_append_new(fx, json_string(argvs[i]));
     return json_pack("{s:s,s:s,s:I,s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:s,s:s,s:b,s:o,"
                      "s:{s:i,s:s,s:s?,s:s?},s:s}",
         "runtime", RUNTIME, "route", p->route, "rate", (json_int_t)p->rate, "url_path", r->path,
-        "port", s->fx.port, "duration_s", s->duration_s, "warmup_s", s->warmup_s, "settle_s",
+        "port", s->r.fx.port, "duration_s", s->duration_s, "warmup_s", s->warmup_s, "settle_s",
         s->settle_s, "sample_every_s", s->every_s, "drain_s", s->drain_s, "threads", s->threads,
-        "connections", s->connections, "server_cpus", s->fx.server_cpus, "client_cpus",
-        s->fx.client_cpus, "unconstrained", s->fx.no_limits, "fixture_argv", fx, "expect", "status",
+        "connections", s->connections, "server_cpus", s->r.fx.server_cpus, "client_cpus",
+        s->r.fx.client_cpus, "unconstrained", s->r.fx.no_limits, "fixture_argv", fx,
+        "expect", "status",
         r->status, "content_type", r->content_type, "body", r->body, "body_regex",
-        r->body_regex, "load_generator", s->fx.load_cmd);
+        r->body_regex, "load_generator", s->r.fx.load_cmd);
 }
 
-/* Fits, verdict, then the marker: written in this order so a DONE phase is whole. */
-static int finish_phase(struct soak *s, const struct phase *p, struct samples *sm,
+/* Fits, verdict, then the marker: written in this order, and the marker only when every
+ * file before it was, so a DONE phase is whole. 0 pass, 1 not a pass, -1 with err when the
+ * phase's evidence is incomplete. */
+static int finish_phase(struct soak *s, const struct kb_soak_planned *p, struct samples *sm,
                         struct kb_soak_obs *o, const struct kb_point_load *lr, json_t *load,
-                        json_t *after, double wall)
+                        json_t *after, double wall, struct kb_run_evidence *ev, char *err,
+                        size_t errlen)
 {
-    char path[4300], err[512], reason[768];
+    char reason[768];
     enum kb_soak_verdict v;
     json_t *j;
     int rc;
@@ -607,23 +531,17 @@ static int finish_phase(struct soak *s, const struct phase *p, struct samples *s
         "rate", (json_int_t)p->rate, "verdict", kb_soak_verdict_name(v), "reason", reason,
         "wall_s", wall, "rss_bytes", slope_json(&o->rss, o->have_rss), "fds",
         slope_json(&o->fds, o->have_fds), "load", load ? json_incref(load) : json_null(),
-        "identity_sha256", json_string(s->fx.identity ? json_string_value(json_object_get(
-                                                        s->fx.identity, "sha256")) : ""));
+        "identity_sha256", json_string(s->r.fx.identity ? json_string_value(json_object_get(
+                                                        s->r.fx.identity, "sha256")) : ""));
     if (o->stats_checked)
         json_object_set_new(j, "stats", json_pack("{s:I,s:I,s:I,s:b,s:s,s:O}",
             "suspended_max", (json_int_t)sm->suspended_max, "reads", (json_int_t)sm->stats_reads,
             "read_failures", (json_int_t)sm->stats_failures, "at_rest_after", o->stats_at_rest,
             "not_at_rest", o->stats_reason, "after", after ? after : json_null()));
-    kb_path(path, sizeof(path), p->dir, "verdict.json");
-    rc = kb_write_json_atomic(path, j, err, sizeof(err));
+    kb_run_write_json(ev, p->dir, "verdict.json", j);
     json_decref(j);
-    j = json_pack("{s:s,s:s}", "phase", p->route, "verdict", kb_soak_verdict_name(v));
-    kb_path(path, sizeof(path), p->dir, "DONE");
-    if (rc == 0)
-        rc = kb_write_json_atomic(path, j, err, sizeof(err));
-    json_decref(j);
-    if (rc < 0)
-        fprintf(stderr, "kneebench soak: %s\n", err);
+    rc = kb_run_point_finish(&s->r, ev, p->dir, json_pack("{s:s,s:s}", "phase", p->route,
+                             "verdict", kb_soak_verdict_name(v)), err, errlen);
     printf("  %-10s %7ld/s  achieved %9.1f/s  p99 %9.2f ms  RSS %+.0f KiB/h  fds %+.2f/h  "
            "%zu samples  %s: %s\n", p->route, p->rate, lr->achieved_rps,
            lr->corrected.p99 / 1000.0, o->rss.per_hour / 1024.0, o->fds.per_hour, sm->n,
@@ -632,245 +550,110 @@ static int finish_phase(struct soak *s, const struct phase *p, struct samples *s
     return rc < 0 ? -1 : v == KB_SOAK_PASS ? 0 : 1;
 }
 
-static int open_csvs(const struct phase *p, struct samples *sm, int db)
+/* samples.csv (and the db phase's stats.csv) under their temporary names. */
+static int open_csvs(const struct kb_soak_planned *p, struct samples *sm,
+                     struct kb_run_evidence *ev)
 {
-    char path[4300];
-    kb_path(path, sizeof(path), p->dir, "samples.csv.tmp");
-    if (!(sm->csv = kb_fopen_tmp(path)))
+    char head[512];
+    size_t off;
+    sm->csv = kb_run_csv_open(ev, p->dir, "samples.csv", "t_s,server_cpu_s,server_rss_bytes,"
+                              "server_pss_bytes,server_fds,server_threads,server_procs\n");
+    if (!sm->csv || !sm->db)
+        return sm->csv ? 0 : -1;
+    off = (size_t)snprintf(head, sizeof(head), "t_s");
+    for (size_t i = 0; i < NSTAT && off < sizeof(head); i++)
+        off += (size_t)snprintf(head + off, sizeof(head) - off, ",%s", stat_keys[i]);
+    if (off < sizeof(head))
+        snprintf(head + off, sizeof(head) - off, "\n");
+    return (sm->stats = kb_run_csv_open(ev, p->dir, "stats.csv", head)) ? 0 : -1;
+}
+
+/* Close the sample files and give them their final names (the tmp names say "partial");
+ * with ev NULL (interrupted) they keep the tmp names, swept when the phase is redone. */
+static void close_csvs(const struct kb_soak_planned *p, struct samples *sm,
+                       struct kb_run_evidence *ev)
+{
+    FILE **f[] = { &sm->csv, &sm->stats };
+    for (size_t i = 0; !ev && i < 2; i++)
+        if (*f[i]) {
+            fclose(*f[i]);
+            *f[i] = NULL;
+        }
+    if (ev) {
+        kb_run_csv_close(ev, &sm->csv, p->dir, "samples.csv");
+        kb_run_csv_close(ev, &sm->stats, p->dir, "stats.csv");
+    }
+}
+
+/* The load, sampled; postflight; /stats back at rest (db). -1 with err when it did not run
+ * to its end. */
+static int measure(struct soak *s, const struct kb_soak_planned *p, struct samples *sm,
+                   struct kb_soak_obs *o, struct kb_point_load *lr, json_t **load,
+                   json_t **after, char *err, size_t errlen)
+{
+    if (drive(s, p, sm, o) < 0) {
+        snprintf(err, errlen, "phase %s: the load generator did not run to its end%s",
+                 p->route, kb_run_interrupted() ? " (interrupted)" : "; left to redo");
         return -1;
-    fprintf(sm->csv, "t_s,server_cpu_s,server_rss_bytes,server_pss_bytes,server_fds,"
-                     "server_threads,server_procs\n");
-    if (!db)
-        return 0;
-    kb_path(path, sizeof(path), p->dir, "stats.csv.tmp");
-    if (!(sm->stats = kb_fopen_tmp(path)))
-        return -1;
-    fprintf(sm->stats, "t_s");
-    for (size_t i = 0; i < NSTAT; i++)
-        fprintf(sm->stats, ",%s", stat_keys[i]);
-    fprintf(sm->stats, "\n");
+    }
+    kb_srv_read_load(p->dir, &o->point, lr, load);
+    kb_srv_postflight(&s->r.fx, kb_contract_route(&s->r.c, p->route), &o->point);
+    if (sm->db && !o->point.fixture_exited)
+        *after = stats_at_rest(s, o);
+    else if (sm->db)
+        o->stats_checked = 1;
     return 0;
 }
 
-/* Close the sample files and give them their final names (the tmp names say "partial"). */
-static void close_csvs(const struct phase *p, struct samples *sm)
-{
-    char a[4300], b[4300];
-    if (sm->csv) {
-        fclose(sm->csv);
-        sm->csv = NULL;
-        kb_path(a, sizeof(a), p->dir, "samples.csv.tmp");
-        kb_path(b, sizeof(b), p->dir, "samples.csv");
-        rename(a, b);
-    }
-    if (sm->stats) {
-        fclose(sm->stats);
-        sm->stats = NULL;
-        kb_path(a, sizeof(a), p->dir, "stats.csv.tmp");
-        kb_path(b, sizeof(b), p->dir, "stats.csv");
-        rename(a, b);
-    }
-}
-
-/* One phase. 0 pass, 1 not a pass, -1 interrupted or its evidence could not be written. */
-static int run_phase(struct soak *s, const struct phase *p)
+/* One phase. 0 pass, 1 not a pass, -1 with err when interrupted or its evidence could not
+ * be written completely. */
+static int run_phase(struct soak *s, const struct kb_soak_planned *p, char *err, size_t errlen)
 {
     struct kb_soak_obs o;
     struct kb_point_load lr;
+    struct kb_run_evidence ev = { "", "" };
     struct samples sm;
-    char path[4300], err[512], *argvs[64] = { 0 };
+    char *argvs[64] = { 0 };
     json_t *load = NULL, *after = NULL, *j;
     double t0 = kb_srv_now_s();
-    int rc = -1, db = !strcmp(p->route, "db");
+    int rc = -1;
 
     memset(&o, 0, sizeof(o));
     memset(&lr, 0, sizeof(lr));
     memset(&sm, 0, sizeof(sm));
     sm.s = s;
-    sm.db = db;
-    if (kb_mkdirs(p->dir, err, sizeof(err)) < 0) {
-        fprintf(stderr, "kneebench soak: %s\n", err);
+    sm.db = !strcmp(p->route, "db");
+    if (kb_run_point_begin(p->dir, err, errlen) < 0)
         return -1;
-    }
-    kb_path(path, sizeof(path), p->dir, "DONE");
-    unlink(path);
     printf("kneebench soak: phase %s at %ld/s for %g s (+%g s warmup)\n", p->route, p->rate,
            s->duration_s, s->warmup_s);
     fflush(stdout);
     start_phase(s, p, &o, argvs);
-    if (g_stop)
-        goto out;          /* interrupted while starting: no verdict, redone on resume */
-    j = command_json(s, p, argvs);
-    kb_path(path, sizeof(path), p->dir, "command.json");
-    kb_write_json_atomic(path, j, err, sizeof(err));
-    json_decref(j);
-    if (open_csvs(p, &sm, db) < 0)
-        goto out;
-    if (!o.point.preflight_failed) {
-        if (drive(s, p, &sm, &o) < 0)
-            goto out;      /* interrupted: no marker, the phase is redone on resume */
-        kb_srv_read_load(p->dir, &o.point, &lr, &load);
-        kb_srv_postflight(&s->fx, kb_contract_route(&s->c, p->route), &o.point);
-        if (db && !o.point.fixture_exited)
-            after = stats_at_rest(s, &o);
-        else if (db)
-            o.stats_checked = 1;
+    if (kb_run_interrupted()) {
+        snprintf(err, errlen, "phase %s interrupted while its fixture started", p->route);
+        goto out;          /* no verdict, redone on resume */
     }
-    close_csvs(p, &sm);
-    rc = finish_phase(s, p, &sm, &o, &lr, load, after, kb_srv_now_s() - t0);
+    j = command_json(s, p, argvs);
+    kb_run_write_json(&ev, p->dir, "command.json", j);
+    json_decref(j);
+    if (open_csvs(p, &sm, &ev) < 0)
+        rc = kb_run_point_finish(&s->r, &ev, p->dir, NULL, err, errlen);
+    else if (o.point.preflight_failed ||
+             measure(s, p, &sm, &o, &lr, &load, &after, err, errlen) == 0) {
+        close_csvs(p, &sm, &ev);
+        rc = finish_phase(s, p, &sm, &o, &lr, load, after, kb_srv_now_s() - t0, &ev, err,
+                          errlen);
+    }
 out:
-    close_csvs(p, &sm);
-    stop_fixture(s);
-    stop_cluster(s);
-    for (size_t i = 0; i < 64; i++)
-        free(argvs[i]);
+    close_csvs(p, &sm, NULL);
+    kb_run_stop_fixture(&s->r);
+    kb_tmpl_free(argvs, 64);
     free(sm.t);
     free(sm.rss);
     free(sm.fds);
     json_decref(load);
     json_decref(after);
-    return g_stop ? -1 : rc;
-}
-
-/* ---- report --------------------------------------------------------------------------- */
-
-/* A string member, "" when absent (never NULL into a format). */
-static const char *jstr(json_t *o, const char *k)
-{
-    return kb_jstr(o, k, "");
-}
-
-static void report_header(FILE *f, const struct soak *s)
-{
-    char path[4300];
-    json_t *run;
-    fprintf(f, "# kneebench soak -- %s\n\n", RUNTIME);
-    fprintf(f, "Sequential phases, %g s each after a %g s warmup; server RSS and open descriptors "
-            "sampled every %g s from warmup + %g s settling to the end of the measured interval; "
-            "%d connections, %d client threads; backend %s%s, server CPUs %s, client CPUs %s.\n\n",
-            s->duration_s, s->warmup_s, s->every_s, s->settle_s, s->connections, s->threads,
-            s->backend, s->fx.no_limits ? " (UNCONSTRAINED)" : "", s->fx.server_cpus,
-            s->fx.client_cpus);
-    fprintf(f, "A phase passes with delivery >= %.3f %%, no socket errors, non-2xx or mismatched "
-            "responses, no process exit, a trusted client, and no resource growth: the "
-            "least-squares slope of RSS (of descriptors), extrapolated to one hour, must stay "
-            "within %.3g %% (%.3g %%) of the series' mean, or its fitted rise over the window "
-            "within %.0f bytes (%.3g descriptors). The db phase's /stats gauges must return to "
-            "zero after the load. Latency is reported, not judged.\n\n",
-            100 * s->crit.min_delivery, s->crit.rss.pct_per_hour, s->crit.fds.pct_per_hour,
-            s->crit.rss.floor, s->crit.fds.floor);
-    kb_path(path, sizeof(path), s->run, "run.json");
-    if ((run = json_load_file(path, 0, NULL))) {
-        json_t *host = json_object_get(run, "host");
-        json_t *ver = json_object_get(run, "runtime_versions");
-        fprintf(f, "Identity (run.json): started %s; runner sha256 %.16s...; %s; %s, %s, %lld "
-                "CPUs; %s.\n\n", jstr(run, "started"), jstr(run, "runner_sha256"),
-                jstr(ver, RUNTIME), jstr(host, "kernel"), jstr(host, "cpu_model"),
-                (long long)json_integer_value(json_object_get(host, "online_cpus")),
-                jstr(ver, "postgresql"));
-        json_decref(run);
-    }
-    fprintf(f, "| phase | requested/s | achieved/s | delivery | p50 ms | p99 ms | p99.9 ms | "
-            "max ms | RSS first..last KiB | RSS slope KiB/h | fds first..last | fds slope /h | "
-            "samples | verdict |\n"
-            "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|---|\n");
-}
-
-/* A complete phase's verdict.json, or NULL (no marker, or no verdict). */
-static json_t *phase_verdict(const struct phase *p)
-{
-    char path[4300];
-    kb_path(path, sizeof(path), p->dir, "DONE");
-    if (!kb_file_exists(path))
-        return NULL;
-    kb_path(path, sizeof(path), p->dir, "verdict.json");
-    return json_load_file(path, 0, NULL);
-}
-
-static void report_row(FILE *f, const struct phase *p, json_t *v)
-{
-    json_t *load = json_object_get(v, "load"), *rss = json_object_get(v, "rss_bytes");
-    json_t *fds = json_object_get(v, "fds");
-    if (!v) {
-        fprintf(f, "| %s | %ld | | | | | | | | | | | | INCOMPLETE (no marker or verdict) |\n",
-                p->route, p->rate);
-        return;
-    }
-    fprintf(f, "| %s | %ld | %.1f | %.3f %% | %.2f | %.2f | %.2f | %.2f | %.0f..%.0f | %+.1f "
-            "| %.0f..%.0f | %+.2f | %lld | **%s**: %s |\n", p->route, p->rate,
-            kb_jnum(load, "achieved_rps", NULL), 100 * kb_jnum(load, "delivery", NULL),
-            kb_jnum(load, "corrected_us", "p50") / 1000,
-            kb_jnum(load, "corrected_us", "p99") / 1000,
-            kb_jnum(load, "corrected_us", "p999") / 1000,
-            kb_jnum(load, "corrected_us", "max") / 1000,
-            kb_jnum(rss, "first", NULL) / 1024, kb_jnum(rss, "last", NULL) / 1024,
-            kb_jnum(rss, "per_hour", NULL) / 1024, kb_jnum(fds, "first", NULL),
-            kb_jnum(fds, "last", NULL), kb_jnum(fds, "per_hour", NULL),
-            (long long)json_integer_value(json_object_get(rss, "n")), jstr(v, "verdict"),
-            jstr(v, "reason"));
-}
-
-/* Below the table: identity and limits read back, and the db phase's counters. */
-static void report_notes(FILE *f, size_t i, const struct phase *p, json_t *v)
-{
-    char path[4300];
-    json_t *lim, *st = json_object_get(v, "stats");
-    kb_path(path, sizeof(path), p->dir, "fixture/limits.json");
-    lim = json_load_file(path, 0, NULL);
-    fprintf(f, "- phase %zu (%s, %ld/s): fixture identity %.16s..., limits read back: %g CPU on "
-            "cpuset %s, memory %lld bytes, pids %lld (cgroup v%d, %s)", i + 1, p->route, p->rate,
-            jstr(v, "identity_sha256"), kb_jnum(lim, "cpus", NULL), jstr(lim, "cpuset"),
-            (long long)kb_jnum(lim, "memory_bytes", NULL),
-            (long long)kb_jnum(lim, "pids_max", NULL), (int)kb_jnum(lim, "cgroup_version", NULL),
-            lim ? jstr(lim, "backend") : "no limits.json");
-    if (st)
-        fprintf(f, "; /stats: suspended handlers max %lld over %lld reads (%lld failed), gauges "
-                "at rest after the load: %s", (long long)kb_jnum(st, "suspended_max", NULL),
-                (long long)kb_jnum(st, "reads", NULL),
-                (long long)kb_jnum(st, "read_failures", NULL),
-                json_is_true(json_object_get(st, "at_rest_after")) ? "yes" : "NO");
-    fprintf(f, ".\n");
-    json_decref(lim);
-}
-
-/* report.md from the phases' verdict.json files (only phases whose marker exists). Returns
- * the number of phases that are complete and passed (-1 when report.md could not be
- * written); *complete gets how many are complete. */
-static int write_report(struct soak *s, size_t *complete, char *err, size_t errlen)
-{
-    char *buf = NULL, path[4300];
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    json_t *v[MAX_PHASES];
-    int passed = 0;
-    *complete = 0;
-    if (!f) {
-        snprintf(err, errlen, "open_memstream: %s", strerror(errno));
-        return -1;
-    }
-    report_header(f, s);
-    for (size_t i = 0; i < s->nph; i++) {
-        v[i] = phase_verdict(&s->ph[i]);
-        *complete += v[i] != NULL;
-        passed += v[i] && !strcmp(jstr(v[i], "verdict"), "pass");
-        report_row(f, &s->ph[i], v[i]);
-    }
-    fprintf(f, "\n");
-    for (size_t i = 0; i < s->nph; i++) {
-        if (v[i])
-            report_notes(f, i, &s->ph[i], v[i]);
-        json_decref(v[i]);
-    }
-    fprintf(f, "\n%d of %zu phases passed (%zu complete). Evidence per phase under phases/: "
-            "command.json, fixture/ (limits.json read back, identity.json, preflight.json, "
-            "fixture.log), load.json, corrected/uncorrected .hgrm, samples.csv, stats.csv (db), "
-            "verdict.json, DONE.\n", passed, s->nph, *complete);
-    fclose(f);
-    kb_path(path, sizeof(path), s->run, "report.md");
-    if (kb_write_atomic(path, buf, len, err, errlen) < 0)
-        passed = -1;
-    free(buf);
-    return passed;
+    return kb_run_interrupted() ? -1 : rc;
 }
 
 /* ---- setup and the whole run ---------------------------------------------------------- */
@@ -879,21 +662,18 @@ static int setup(struct soak *s, const struct args *a, char *err, size_t errlen)
 {
     const struct kb_srv_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
                                    a->ccpus, a->load_cmd, a->no_limits, 0, a->image, NULL, NULL };
-    s->run = a->out;
-    s->backend = a->backend;
-    if (kb_contract_load(a->contract ? a->contract : kb_root_contract(), &s->c, err,
-                         errlen) < 0)
+    if (kb_run_open(&s->r, "soak", a->out, a->contract, err, errlen) < 0)
         return -1;
-    if (!(s->rt = kb_contract_runtime(&s->c, RUNTIME))) {
+    if (!(s->rt = kb_contract_runtime(&s->r.c, RUNTIME))) {
         snprintf(err, errlen, "the contract has no runtime " RUNTIME);
         return -1;
     }
     s->crit.min_delivery = a->min_delivery;
     s->crit.client_cpu_max_fraction = a->client_cpu_max >= 0 ? a->client_cpu_max
-                                                               : s->c.client_cpu_max_fraction;
+                                                               : s->r.c.client_cpu_max_fraction;
     s->crit.client_lag_p99_max_us = a->client_lag_max_us >= 0 ? (long)a->client_lag_max_us
-                                                              : s->c.client_lag_p99_max_us;
-    s->crit.client_rx_delay_p99_max_us = s->c.client_rx_delay_p99_max_us;
+                                                              : s->r.c.client_lag_p99_max_us;
+    s->crit.client_rx_delay_p99_max_us = s->r.c.client_rx_delay_p99_max_us;
     s->crit.min_samples = 2;
     s->crit.rss.pct_per_hour = a->rss_pct;
     s->crit.rss.floor = a->rss_floor;
@@ -901,84 +681,87 @@ static int setup(struct soak *s, const struct args *a, char *err, size_t errlen)
     s->crit.fds.floor = a->fd_floor;
     if (plan(s, a, err, errlen) < 0)
         return -1;
-    s->fx.rt = s->rt;
-    s->fx.stop = &g_stop;       /* the load child and readiness waits end on Ctrl-C */
-    if (kb_srv_setup(&s->fx, &s->c, &fo, err, errlen) < 0)
-        return -1;
-    return kb_mkdirs(s->run, err, errlen);
-}
-
-static void cleanup(struct soak *s)
-{
-    kb_srv_kill_load(&s->fx, SIGTERM);
-    stop_fixture(s);
-    stop_cluster(s);            /* while the sandbox that may hold it is open */
-    kb_srv_close(&s->fx);
-    kb_contract_free(&s->c);
+    s->r.fx.rt = s->rt;
+    return kb_run_setup(&s->r, &fo, err, errlen);
 }
 
 /* Phases in order; one whose marker exists is kept (resume). */
 static int run_all(struct soak *s)
 {
-    int bad = 0;
-    for (size_t i = 0; i < s->nph && !g_stop; i++) {
-        char marker[4300];
-        kb_path(marker, sizeof(marker), s->ph[i].dir, "DONE");
-        if (kb_file_exists(marker)) {
+    char err[1400];
+    int bad = 0, rc;
+    for (size_t i = 0; i < s->nph && !kb_run_interrupted(); i++) {
+        if (kb_run_point_done(s->ph[i].dir)) {
             printf("kneebench soak: phase %s complete, kept\n", s->ph[i].route);
             continue;
         }
-        if (run_phase(s, &s->ph[i]) != 0)
-            bad++;
+        rc = run_phase(s, &s->ph[i], err, sizeof(err));
+        if (rc < 0 && !kb_run_interrupted())
+            fprintf(stderr, "kneebench soak: %s\n", err);
+        bad += rc != 0;
     }
     return bad;
+}
+
+/* report.md from the phases' evidence; the run's DONE when every phase is complete. The
+ * number of phases passed, -1 when report.md could not be written. */
+static int report(struct soak *s)
+{
+    const struct kb_soak_report in = { s->r.dir, RUNTIME, s->r.backend, s->r.fx.server_cpus,
+        s->r.fx.client_cpus, s->r.fx.no_limits, s->connections, s->threads, s->duration_s,
+        s->warmup_s, s->settle_s, s->every_s, &s->crit, s->ph, s->nph };
+    char err[1024], path[4300];
+    size_t complete = 0;
+    int passed = kb_report_soak(&in, &complete, err, sizeof(err));
+    kb_path(path, sizeof(path), s->r.dir, "DONE");
+    unlink(path);
+    if (passed < 0) {
+        fprintf(stderr, "kneebench soak: %s\n", err);
+    } else if (complete == s->nph) {
+        json_t *m = json_pack("{s:I,s:I,s:b}", "phases", (json_int_t)s->nph, "passed",
+                              (json_int_t)passed, "qualified", (size_t)passed == s->nph);
+        if (kb_write_json_atomic(path, m, err, sizeof(err)) < 0)
+            fprintf(stderr, "kneebench soak: %s\n", err);
+        json_decref(m);
+    }
+    return passed;
 }
 
 int cmd_soak(int argc, char **argv)
 {
     struct soak s;
     struct args a;
-    char err[1024], path[4300];
-    size_t complete = 0;
+    char err[1024];
     int rc = parse_args(argc, argv, &a), passed;
     if (rc)
         return rc == 1 ? 0 : rc;
     memset(&s, 0, sizeof(s));
-    kb_srv_signals(on_signal);
+    kb_run_signals();
     if (setup(&s, &a, err, sizeof(err)) < 0 || write_or_check_plan(&s, err, sizeof(err)) < 0 ||
         write_run_identity(&s, argc, argv, err, sizeof(err)) < 0) {
         fprintf(stderr, "kneebench soak: %s\n", err);
-        cleanup(&s);
+        kb_run_close(&s.r, SIGTERM);
         return 2;
     }
-    if (!s.fx.no_limits && kb_sandbox_sweep_stale(s.fx.sandbox) > 0)
-        fprintf(stderr, "kneebench soak: removed cgroups left by an earlier run\n");
+    if (!s.r.fx.no_limits)
+        kb_run_sweep(&s.r, NULL);
     printf("kneebench soak: %zu phases of %g s into %s (backend %s%s, server CPUs %s, client "
-           "CPUs %s)\n", s.nph, s.duration_s, s.run, s.backend,
-           s.fx.no_limits ? ", UNCONSTRAINED" : "", s.fx.server_cpus, s.fx.client_cpus);
+           "CPUs %s)\n", s.nph, s.duration_s, s.r.dir, s.r.backend,
+           s.r.fx.no_limits ? ", UNCONSTRAINED" : "", s.r.fx.server_cpus, s.r.fx.client_cpus);
     fflush(stdout);
     run_all(&s);
-    if (g_stop) {
-        cleanup(&s);
+    if (kb_run_interrupted()) {
+        kb_run_close(&s.r, SIGTERM);
         fprintf(stderr, "kneebench soak: interrupted; complete phases are kept, re-run to "
                 "resume\n");
         return 130;
     }
-    passed = write_report(&s, &complete, err, sizeof(err));
-    kb_path(path, sizeof(path), s.run, "DONE");
-    unlink(path);
-    if (passed < 0) {
-        fprintf(stderr, "kneebench soak: %s\n", err);
-    } else if (complete == s.nph) {
-        json_t *m = json_pack("{s:I,s:I,s:b}", "phases", (json_int_t)s.nph, "passed",
-                              (json_int_t)passed, "qualified", (size_t)passed == s.nph);
-        if (kb_write_json_atomic(path, m, err, sizeof(err)) < 0)
-            fprintf(stderr, "kneebench soak: %s\n", err);
-        json_decref(m);
-    }
+    passed = report(&s);
+    if (s.r.incomplete)
+        fprintf(stderr, "kneebench soak: %d phase(s) left without complete evidence, each "
+                "with an incomplete.json saying why; re-run to redo them\n", s.r.incomplete);
     printf("kneebench soak: %d of %zu phases passed; report %s/report.md\n",
-           passed < 0 ? 0 : passed,
-           s.nph, s.run);
-    cleanup(&s);
+           passed < 0 ? 0 : passed, s.nph, s.r.dir);
+    kb_run_close(&s.r, SIGTERM);
     return passed >= 0 && (size_t)passed == s.nph ? 0 : 1;
 }

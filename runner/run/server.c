@@ -82,46 +82,6 @@ int kb_srv_setup(struct kb_srv *fx, const struct kb_contract *c, const struct kb
     return 0;
 }
 
-int kb_srv_plan_file(const char *run, json_t *want, const char *what, char *err,
-                    size_t errlen)
-{
-    char path[4200];
-    json_t *have;
-    int rc = 0;
-    kb_path(path, sizeof(path), run, "plan.json");
-    have = json_load_file(path, 0, NULL);
-    if (have && !json_equal(have, want)) {
-        snprintf(err, errlen, "%s holds a different %s; resume it with the same options or "
-                 "use a new directory", run, what);
-        rc = -1;
-    } else if (!have) {
-        rc = kb_write_json_atomic(path, want, err, errlen);
-    }
-    json_decref(have);
-    json_decref(want);
-    return rc;
-}
-
-int kb_srv_run_file(const char *run, json_t *identity, time_t started, char *err,
-                   size_t errlen)
-{
-    char path[4200];
-    kb_path(path, sizeof(path), run, "run.json");
-    if (kb_file_exists(path))
-        snprintf(path, sizeof(path), "%s/run-resumed-%ld.json", run, (long)started);
-    return kb_write_json_atomic(path, identity, err, errlen);
-}
-
-void kb_srv_signals(void (*handler)(int))
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = handler;        /* no SA_RESTART: blocking calls return early on Ctrl-C */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-}
-
 /* ---- the fixture's command and identity ------------------------------------------------ */
 
 /* What the contract's placeholders stand for in this run. */
@@ -220,7 +180,8 @@ static int limits_and_identity(struct kb_srv *fx, const char *rundir, char *reas
     }
     lim = kb_sandbox_limits_json(&la);
     kb_path(path, sizeof(path), rundir, "limits.json");
-    kb_write_json_atomic(path, lim, err, sizeof(err));
+    if (kb_write_json_atomic(path, lim, err, sizeof(err)) < 0)
+        snprintf(fx->limits_err, sizeof(fx->limits_err), "%.500s", err);
     json_decref(lim);
     if (!(fx->identity = kb_srv_identity(fx, err, sizeof(err)))) {
         snprintf(reason, reasonlen, "identity: %.400s", err);
@@ -259,6 +220,7 @@ int kb_srv_start(struct kb_srv *fx, const struct kb_fixture_spec *spec, const ch
 {
     char err[1024];
     int rc;
+    fx->limits_err[0] = '\0';
     if (port_free_before(fx, spec, reason, reasonlen) < 0)
         return KB_FX_HARNESS;
     if ((rc = kb_sandbox_start(fx->sandbox, spec, &fx->sb, err, sizeof(err))) < 0 ||

@@ -68,6 +68,7 @@ struct kb_srv {
     char target[64];               /* where it is reached: the sandbox's target */
     double last_exit_check;        /* off this host, the drive loop asks at most 1/s */
     pid_t load_pid;                /* the load child while it runs, else 0 */
+    char limits_err[512];          /* why the last start could not write limits.json, or "" */
 };
 
 /* The sandbox opened (and checked available unless no_limits; its backend may then decide
@@ -79,21 +80,6 @@ int kb_srv_setup(struct kb_srv *fx, const struct kb_contract *c, const struct kb
 /* Monotonic seconds: the drive loop's clock, which the commands time their points, phases
  * and polls with too (they sleep with clock.h's kb_sleep_ms). */
 double kb_srv_now_s(void);
-
-/* Install handler for SIGINT and SIGTERM without SA_RESTART (blocking calls return early),
- * and ignore SIGPIPE. */
-void kb_srv_signals(void (*handler)(int));
-
-/* The run directory's plan.json: written when absent; when present it must equal want,
- * else -1 with err saying run holds a different `what` (a re-run resumes only the same
- * plan). 0, or -1. Takes want's reference. */
-int kb_srv_plan_file(const char *run, json_t *want, const char *what, char *err,
-                    size_t errlen);
-
-/* run/run.json, the run's identity; a resumed run keeps the first invocation's and
- * records this one beside it as run-resumed-<started>.json. 0, or -1 with err. */
-int kb_srv_run_file(const char *run, json_t *identity, time_t started, char *err,
-                   size_t errlen);
 
 /* tmpl with {root} {build} {port} {bind} {rundir} {cpus} filled in with this run's values
  * (spawn.h's kb_tmpl_expand); malloc'd. */
@@ -111,7 +97,8 @@ void kb_srv_spec(const struct kb_srv *fx, const char *rundir, const struct kb_pg
 void kb_srv_spec_free(char **argv, char **env);
 
 /* Start fx->rt from spec, wait until its port accepts (20 s), read the limits back into
- * rundir/limits.json and hash its identity into fx->identity. 0; or -1 with reason
+ * rundir/limits.json (fx->limits_err says why when that write failed: an evidence failure,
+ * not the fixture's) and hash its identity into fx->identity. 0; or -1 with reason
  * ("start failed: ...", "limits: ...", "identity: ..."), the sandbox stopped when it
  * never became ready; or KB_FX_HARNESS, nothing left running, when the harness and not
  * the fixture stood in the way: the port held before the start (after sweeping a leftover

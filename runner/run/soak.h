@@ -65,6 +65,13 @@ struct kb_soak_obs {
     char stats_reason[256];        /* what was not at rest, or why /stats was unreadable */
 };
 
+/* One phase of the plan: a route at a rate, its evidence in dir (<run>/phases/<NN>-<route>). */
+struct kb_soak_planned {
+    char route[64];
+    long rate;
+    char dir[4096];
+};
+
 enum kb_soak_verdict kb_soak_judge(const struct kb_point_load *r, const struct kb_soak_obs *o,
                                    const struct kb_soak_criteria *c, char *reason,
                                    size_t reasonlen);

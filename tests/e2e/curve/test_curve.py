@@ -464,6 +464,32 @@ def interrupted_run_resumes():
 
 
 @test
+def evidence_write_failure_leaves_point_incomplete():
+    """A point whose evidence cannot be written whole (here samples.csv: a directory planted
+    at its name makes the rename fail) gets no DONE but an incomplete.json naming the file;
+    the run goes on, exits 1, and a re-run redoes that point alone."""
+    need_root()
+    run = os.path.join(TMP, "evidence")
+    bad = f"{run}/points/go-plaintext-200"
+    os.makedirs(f"{bad}/samples.csv/planted")
+    args = ["--runtimes", "go", "--routes", "plaintext", "--rates", "200,300"]
+    r = curve(run, *args)
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    assert "go-plaintext-200 incomplete" in r.stderr and "samples.csv" in r.stderr, r.stderr
+    assert not os.path.exists(f"{bad}/DONE")
+    inc = load(f"{bad}/incomplete.json")
+    assert inc["file"] == "samples.csv" and "rename" in inc["reason"], inc
+    assert os.path.exists(f"{run}/points/go-plaintext-300/DONE")
+    assert report(run).returncode == 1   # the report sees the point missing
+    shutil.rmtree(f"{bad}/samples.csv")
+    r = curve(run, *args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("(kept)") == 1, r.stdout
+    assert os.path.exists(f"{bad}/DONE") and not os.path.exists(f"{bad}/incomplete.json")
+    assert os.path.isfile(f"{bad}/samples.csv")
+
+
+@test
 def no_limits_marks_unconstrained():
     if not os.access(KB, os.X_OK):
         skip(f"{KB} is not built")

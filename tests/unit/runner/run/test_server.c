@@ -1,7 +1,6 @@
-/* test_server.c -- the parts of runner/run/server.c that need no sandbox: plan.json written
- * once and a different plan refused, run.json kept on resume with the new identity beside
- * it, load.json's problems named (the generator's exit with load.log's first line, no
- * load.json, a field missing), and the command's placeholders filled with the run's values. */
+/* test_server.c -- the parts of runner/run/server.c that need no sandbox: load.json's
+ * problems named (the generator's exit with load.log's first line, no load.json, a field
+ * missing), and the command's placeholders filled with the run's values. */
 #define _GNU_SOURCE
 #include "runner/run/server.h"
 #include "tests/lib/kb_check.h"
@@ -15,44 +14,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static char err[512];
-
-static int exists(const char *file)
-{
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", kb_tmp, file);
-    return access(path, F_OK) == 0;
-}
-
-START_TEST(plan_written_once_and_a_different_one_refused)
-{
-    ck_assert_int_eq(kb_srv_plan_file(kb_tmp, json_pack("{s:i}", "rate", 100), "plan", err,
-                                     sizeof(err)), 0);
-    ck_assert(exists("plan.json"));
-    ck_assert_int_eq(kb_srv_plan_file(kb_tmp, json_pack("{s:i}", "rate", 100), "plan", err,
-                                     sizeof(err)), 0);
-    ck_assert_int_eq(kb_srv_plan_file(kb_tmp, json_pack("{s:i}", "rate", 200), "soak plan", err,
-                                     sizeof(err)), -1);
-    ck_assert_ptr_nonnull(strstr(err, "holds a different soak plan"));
-}
-END_TEST
-
-START_TEST(run_json_kept_on_resume)
-{
-    json_t *a = json_pack("{s:s}", "who", "first"), *b = json_pack("{s:s}", "who", "second");
-    json_t *back;
-    char path[256];
-    ck_assert_int_eq(kb_srv_run_file(kb_tmp, a, 1000, err, sizeof(err)), 0);
-    ck_assert_int_eq(kb_srv_run_file(kb_tmp, b, 2000, err, sizeof(err)), 0);
-    snprintf(path, sizeof(path), "%s/run.json", kb_tmp);
-    back = json_load_file(path, 0, NULL);
-    ck_assert_str_eq(json_string_value(json_object_get(back, "who")), "first");
-    ck_assert(exists("run-resumed-2000.json"));
-    json_decref(back);
-    json_decref(a);
-    json_decref(b);
-}
-END_TEST
 
 START_TEST(load_problems_named)
 {
@@ -101,8 +62,6 @@ static Suite *suite(void)
     Suite *s = suite_create("fixture");
     TCase *tc = tcase_create("no sandbox");
     tcase_add_checked_fixture(tc, kb_tmp_setup, kb_tmp_teardown);
-    tcase_add_test(tc, plan_written_once_and_a_different_one_refused);
-    tcase_add_test(tc, run_json_kept_on_resume);
     tcase_add_test(tc, load_problems_named);
     tcase_add_test(tc, expand_fills_placeholders);
     suite_add_tcase(s, tc);

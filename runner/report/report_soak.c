@@ -1,0 +1,155 @@
+/* report_soak.c -- `kneebench soak`'s report.md, from the phases' evidence (report.h):
+ * each complete phase's verdict.json (its DONE marker says it is whole), its limits read
+ * back, and run.json's identity. Reads files only; a phase without a marker is a row that
+ * says INCOMPLETE. */
+#define _GNU_SOURCE
+#include "runner/report/report.h"
+#include "runner/util/evidence.h"
+#include "runner/util/jfield.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A string member, "" when absent (never NULL into a format). */
+static const char *jstr(json_t *o, const char *k)
+{
+    return kb_jstr(o, k, "");
+}
+
+static void report_header(FILE *f, const struct kb_soak_report *s)
+{
+    char path[4300];
+    json_t *run;
+    fprintf(f, "# kneebench soak -- %s\n\n", s->runtime);
+    fprintf(f, "Sequential phases, %g s each after a %g s warmup; server RSS and open descriptors "
+            "sampled every %g s from warmup + %g s settling to the end of the measured interval; "
+            "%d connections, %d client threads; backend %s%s, server CPUs %s, client CPUs %s.\n\n",
+            s->duration_s, s->warmup_s, s->every_s, s->settle_s, s->connections, s->threads,
+            s->backend, s->unconstrained ? " (UNCONSTRAINED)" : "", s->server_cpus,
+            s->client_cpus);
+    fprintf(f, "A phase passes with delivery >= %.3f %%, no socket errors, non-2xx or mismatched "
+            "responses, no process exit, a trusted client, and no resource growth: the "
+            "least-squares slope of RSS (of descriptors), extrapolated to one hour, must stay "
+            "within %.3g %% (%.3g %%) of the series' mean, or its fitted rise over the window "
+            "within %.0f bytes (%.3g descriptors). The db phase's /stats gauges must return to "
+            "zero after the load. Latency is reported, not judged.\n\n",
+            100 * s->crit->min_delivery, s->crit->rss.pct_per_hour, s->crit->fds.pct_per_hour,
+            s->crit->rss.floor, s->crit->fds.floor);
+    kb_path(path, sizeof(path), s->run, "run.json");
+    if ((run = json_load_file(path, 0, NULL))) {
+        json_t *host = json_object_get(run, "host");
+        json_t *ver = json_object_get(run, "runtime_versions");
+        fprintf(f, "Identity (run.json): started %s; runner sha256 %.16s...; %s; %s, %s, %lld "
+                "CPUs; %s.\n\n", jstr(run, "started"), jstr(run, "runner_sha256"),
+                jstr(ver, s->runtime), jstr(host, "kernel"), jstr(host, "cpu_model"),
+                (long long)json_integer_value(json_object_get(host, "online_cpus")),
+                jstr(ver, "postgresql"));
+        json_decref(run);
+    }
+    fprintf(f, "| phase | requested/s | achieved/s | delivery | p50 ms | p99 ms | p99.9 ms | "
+            "max ms | RSS first..last KiB | RSS slope KiB/h | fds first..last | fds slope /h | "
+            "samples | verdict |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|---|\n");
+}
+
+/* A complete phase's verdict.json, or NULL (no marker, or no verdict). */
+static json_t *phase_verdict(const struct kb_soak_planned *p)
+{
+    char path[4300];
+    kb_path(path, sizeof(path), p->dir, "DONE");
+    if (!kb_file_exists(path))
+        return NULL;
+    kb_path(path, sizeof(path), p->dir, "verdict.json");
+    return json_load_file(path, 0, NULL);
+}
+
+static void report_row(FILE *f, const struct kb_soak_planned *p, json_t *v)
+{
+    json_t *load = json_object_get(v, "load"), *rss = json_object_get(v, "rss_bytes");
+    json_t *fds = json_object_get(v, "fds");
+    if (!v) {
+        fprintf(f, "| %s | %ld | | | | | | | | | | | | INCOMPLETE (no marker or verdict) |\n",
+                p->route, p->rate);
+        return;
+    }
+    fprintf(f, "| %s | %ld | %.1f | %.3f %% | %.2f | %.2f | %.2f | %.2f | %.0f..%.0f | %+.1f "
+            "| %.0f..%.0f | %+.2f | %lld | **%s**: %s |\n", p->route, p->rate,
+            kb_jnum(load, "achieved_rps", NULL), 100 * kb_jnum(load, "delivery", NULL),
+            kb_jnum(load, "corrected_us", "p50") / 1000,
+            kb_jnum(load, "corrected_us", "p99") / 1000,
+            kb_jnum(load, "corrected_us", "p999") / 1000,
+            kb_jnum(load, "corrected_us", "max") / 1000,
+            kb_jnum(rss, "first", NULL) / 1024, kb_jnum(rss, "last", NULL) / 1024,
+            kb_jnum(rss, "per_hour", NULL) / 1024, kb_jnum(fds, "first", NULL),
+            kb_jnum(fds, "last", NULL), kb_jnum(fds, "per_hour", NULL),
+            (long long)json_integer_value(json_object_get(rss, "n")), jstr(v, "verdict"),
+            jstr(v, "reason"));
+}
+
+/* Below the table: identity and limits read back, and the db phase's counters. */
+static void report_notes(FILE *f, size_t i, const struct kb_soak_planned *p, json_t *v)
+{
+    char path[4300];
+    json_t *lim, *st = json_object_get(v, "stats");
+    kb_path(path, sizeof(path), p->dir, "fixture/limits.json");
+    lim = json_load_file(path, 0, NULL);
+    fprintf(f, "- phase %zu (%s, %ld/s): fixture identity %.16s..., limits read back: %g CPU on "
+            "cpuset %s, memory %lld bytes, pids %lld (cgroup v%d, %s)", i + 1, p->route, p->rate,
+            jstr(v, "identity_sha256"), kb_jnum(lim, "cpus", NULL), jstr(lim, "cpuset"),
+            (long long)kb_jnum(lim, "memory_bytes", NULL),
+            (long long)kb_jnum(lim, "pids_max", NULL), (int)kb_jnum(lim, "cgroup_version", NULL),
+            lim ? jstr(lim, "backend") : "no limits.json");
+    if (st)
+        fprintf(f, "; /stats: suspended handlers max %lld over %lld reads (%lld failed), gauges "
+                "at rest after the load: %s", (long long)kb_jnum(st, "suspended_max", NULL),
+                (long long)kb_jnum(st, "reads", NULL),
+                (long long)kb_jnum(st, "read_failures", NULL),
+                json_is_true(json_object_get(st, "at_rest_after")) ? "yes" : "NO");
+    fprintf(f, ".\n");
+    json_decref(lim);
+}
+
+int kb_report_soak(const struct kb_soak_report *s, size_t *complete, char *err, size_t errlen)
+{
+    char *buf = NULL, path[4300];
+    size_t len = 0;
+    FILE *f;
+    json_t **v = calloc(s->nph ? s->nph : 1, sizeof(*v));
+    int passed = 0;
+    *complete = 0;
+    if (!v || !(f = open_memstream(&buf, &len))) {
+        snprintf(err, errlen, "report.md: %s", strerror(errno));
+        free(v);
+        return -1;
+    }
+    report_header(f, s);
+    for (size_t i = 0; i < s->nph; i++) {
+        v[i] = phase_verdict(&s->ph[i]);
+        *complete += v[i] != NULL;
+        passed += v[i] && !strcmp(jstr(v[i], "verdict"), "pass");
+        report_row(f, &s->ph[i], v[i]);
+    }
+    fprintf(f, "\n");
+    for (size_t i = 0; i < s->nph; i++) {
+        if (v[i])
+            report_notes(f, i, &s->ph[i], v[i]);
+        json_decref(v[i]);
+    }
+    free(v);
+    fprintf(f, "\n%d of %zu phases passed (%zu complete). Evidence per phase under phases/: "
+            "command.json, fixture/ (limits.json read back, identity.json, preflight.json, "
+            "fixture.log), load.json, corrected/uncorrected .hgrm, samples.csv, stats.csv (db), "
+            "verdict.json, DONE.\n", passed, s->nph, *complete);
+    if (fclose(f) != 0) {
+        snprintf(err, errlen, "report.md: %s", strerror(errno));
+        free(buf);
+        return -1;
+    }
+    kb_path(path, sizeof(path), s->run, "report.md");
+    if (kb_write_atomic(path, buf, len, err, errlen) < 0)
+        passed = -1;
+    free(buf);
+    return passed;
+}

@@ -1,0 +1,343 @@
+/* run.c -- the skeleton of a run, shared by curve and soak (run.h). */
+#define _GNU_SOURCE
+#include "runner/run/run.h"
+#include "runner/sandbox/capture.h"
+#include "runner/sandbox/sandbox.h"
+#include "runner/sandbox/spawn.h"
+#include "runner/util/digest.h"
+#include "runner/util/evidence.h"
+#include "runner/util/root.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The one global: a handler may only set a flag. */
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    g_stop = sig;
+}
+
+void kb_run_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;      /* no SA_RESTART: blocking calls return early on Ctrl-C */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+int kb_run_interrupted(void)
+{
+    return g_stop;
+}
+
+/* ---- the run's lifecycle ------------------------------------------------------------------ */
+
+int kb_run_open(struct kb_run *r, const char *cmd, const char *dir, const char *contract,
+                char *err, size_t errlen)
+{
+    memset(r, 0, sizeof(*r));
+    r->cmd = cmd;
+    r->dir = dir;
+    r->fx.stop = &g_stop;
+    return kb_contract_load(contract ? contract : kb_root_contract(), &r->c, err, errlen);
+}
+
+int kb_run_setup(struct kb_run *r, const struct kb_srv_opts *o, char *err, size_t errlen)
+{
+    r->backend = o->backend;
+    return kb_srv_setup(&r->fx, &r->c, o, err, errlen);
+}
+
+void kb_run_sweep(struct kb_run *r, const char *sessions)
+{
+    if (kb_sandbox_sweep_stale(r->fx.sandbox) > 0)
+        fprintf(stderr, "kneebench %s: removed cgroups left by an earlier run\n", r->cmd);
+    if (sessions && kb_srv_sweep_sessions(&r->fx, sessions) > 0)
+        fprintf(stderr, "kneebench %s: stopped unconstrained fixtures left by an earlier "
+                "run\n", r->cmd);
+}
+
+void kb_run_stop_fixture(struct kb_run *r)
+{
+    char err[512];
+    if (kb_srv_stop(&r->fx, err, sizeof(err)) < 0)
+        fprintf(stderr, "kneebench %s: %s\n", r->cmd, err);
+    if (kb_sandbox_db_stop(r->fx.sandbox, &r->pg, err, sizeof(err)) < 0)
+        fprintf(stderr, "kneebench %s: %s\n", r->cmd, err);
+}
+
+void kb_run_close(struct kb_run *r, int load_sig)
+{
+    kb_srv_kill_load(&r->fx, load_sig);
+    kb_run_stop_fixture(r);
+    kb_srv_close(&r->fx);
+    kb_contract_free(&r->c);
+}
+
+/* ---- plan.json and run.json --------------------------------------------------------------- */
+
+int kb_run_plan_file(const char *dir, json_t *want, const char *what, char *err,
+                     size_t errlen)
+{
+    char path[4200];
+    json_t *have;
+    int rc = 0;
+    if (kb_mkdirs(dir, err, errlen) < 0) {
+        json_decref(want);
+        return -1;
+    }
+    kb_path(path, sizeof(path), dir, "plan.json");
+    have = json_load_file(path, 0, NULL);
+    if (have && !json_equal(have, want)) {
+        snprintf(err, errlen, "%s holds a different %s; resume it with the same options or "
+                 "use a new directory", dir, what);
+        rc = -1;
+    } else if (!have) {
+        rc = kb_write_json_atomic(path, want, err, errlen);
+    }
+    json_decref(have);
+    json_decref(want);
+    return rc;
+}
+
+int kb_run_identity_file(const char *dir, json_t *identity, time_t started, char *err,
+                         size_t errlen)
+{
+    char path[4200];
+    kb_path(path, sizeof(path), dir, "run.json");
+    if (kb_file_exists(path))
+        snprintf(path, sizeof(path), "%s/run-resumed-%ld.json", dir, (long)started);
+    return kb_write_json_atomic(path, identity, err, errlen);
+}
+
+/* One runtime's version line, by the contract's command run on this host. */
+static const char *version_here(const struct kb_run *r, const struct kb_runtime *rt,
+                                char *line, size_t linelen)
+{
+    char *argv[16] = { 0 };
+    size_t n = rt->version.n < 15 ? rt->version.n : 15;
+    if (!n)
+        return "unknown";
+    for (size_t j = 0; j < n; j++)
+        argv[j] = kb_srv_expand(&r->fx, rt->version.v[j], NULL);
+    if (kb_capture_line(argv, line, linelen) < 0 && !line[0])
+        snprintf(line, linelen, "unavailable");
+    for (size_t j = 0; j < n; j++)
+        free(argv[j]);
+    return line;
+}
+
+json_t *kb_run_versions(const struct kb_run *r, char *const *names, size_t n)
+{
+    json_t *v = json_object();
+    for (size_t i = 0; i < n; i++) {
+        const struct kb_runtime *rt = kb_contract_runtime(&r->c, names[i]);
+        const char *known = kb_sandbox_runtime_version(r->fx.sandbox, names[i]);
+        char line[512];
+        if (!known && !rt)
+            known = "unknown";
+        if (!known)
+            known = version_here(r, rt, line, sizeof(line));
+        json_object_set_new(v, names[i], json_string(known));
+    }
+    return v;
+}
+
+static json_t *command_line(int argc, char **argv)
+{
+    json_t *args = json_array();
+    for (int i = 0; i < argc; i++)
+        json_array_append_new(args, json_string(argv[i]));
+    return args;
+}
+
+int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,
+                    json_t *versions, char *err, size_t errlen)
+{
+    char hex[KB_SHA256_HEX], chex[KB_SHA256_HEX], when[64], why[256];
+    json_t *run, *extra, *body;
+    time_t t = time(NULL);
+    int rc;
+    /* what the sandbox adds (an image's identity: then it, not the host's builds, runs) */
+    if (!(extra = kb_sandbox_run_evidence(r->fx.sandbox, err, errlen))) {
+        json_decref(versions);
+        return -1;
+    }
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    if (kb_sha256_file("/proc/self/exe", hex, why, sizeof(why)) < 0)
+        snprintf(hex, sizeof(hex), "unknown");
+    if (kb_sha256_file(r->c.path, chex, why, sizeof(why)) < 0)
+        snprintf(chex, sizeof(chex), "unknown");
+    body = json_pack("{s:s,s:o,s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:{s:i,s:I,s:i,s:s,s:s}}",
+        "started", when, "command_line", command_line(argc, argv), "runner_sha256", hex,
+        "contract", r->c.path, "contract_sha256", chex, "host", kb_host_identity(),
+        "runtime_versions", versions, "backend", r->backend, "unconstrained",
+        r->fx.no_limits, "limits_requested", "cpus", r->c.cpus, "memory_bytes",
+        (json_int_t)r->c.memory_bytes, "pids", r->c.pids, "server_cpus", r->fx.server_cpus,
+        "client_cpus", r->fx.client_cpus);
+    /* kind first, as a reader sees it */
+    run = kind ? json_pack("{s:s}", "kind", kind) : json_object();
+    json_object_update(run, body);
+    json_object_update(run, extra);
+    json_decref(body);
+    json_decref(extra);
+    /* the fixture's own MHD (the host build's, or the image's), from its version line */
+    json_object_set_new(run, "libmicrohttpd",
+                        kb_fixture_mhd_version(json_object_get(run, "runtime_versions")));
+    rc = kb_run_identity_file(r->dir, run, t, err, errlen);
+    json_decref(run);
+    return rc;
+}
+
+/* ---- a point's evidence ------------------------------------------------------------------- */
+
+void kb_run_note(struct kb_run_evidence *ev, const char *file, const char *reason)
+{
+    if (ev->file[0])
+        return;
+    snprintf(ev->file, sizeof(ev->file), "%.*s", (int)sizeof(ev->file) - 1, file);
+    snprintf(ev->reason, sizeof(ev->reason), "%.*s", (int)sizeof(ev->reason) - 1,
+             reason && *reason ? reason : "unknown");
+}
+
+int kb_run_write_json(struct kb_run_evidence *ev, const char *dir, const char *file,
+                      const json_t *v)
+{
+    char path[4300], err[512];
+    kb_path(path, sizeof(path), dir, file);
+    if (!v) {
+        kb_run_note(ev, file, "could not be built (out of memory)");
+        return -1;
+    }
+    if (kb_write_json_atomic(path, v, err, sizeof(err)) == 0)
+        return 0;
+    kb_run_note(ev, file, err);
+    return -1;
+}
+
+void kb_run_fixture_begin(struct kb_run *r, const char *fixdir)
+{
+    char err[512];
+    memset(&r->fixture_ev, 0, sizeof(r->fixture_ev));
+    if (kb_mkdirs(fixdir, err, sizeof(err)) < 0)
+        kb_run_note(&r->fixture_ev, "fixture directory", err);
+}
+
+int kb_run_launch(struct kb_run *r, const char *fixdir, const char *pgdir, int db_pool,
+                  char **argv, char *reason, size_t reasonlen)
+{
+    char *env[16] = { 0 }, log[4200], err[1024];
+    struct kb_fixture_spec spec;
+    int rc;
+    kb_run_fixture_begin(r, fixdir);
+    if (pgdir && kb_sandbox_db_start(r->fx.sandbox, &r->pg, pgdir, err, sizeof(err)) < 0) {
+        snprintf(reason, reasonlen, "PostgreSQL: %.400s", err);
+        return -1;
+    }
+    kb_srv_spec(&r->fx, fixdir, pgdir ? &r->pg : NULL, db_pool, argv, env, log, &spec);
+    rc = kb_srv_start(&r->fx, &spec, fixdir, reason, reasonlen);
+    kb_tmpl_free(env, 16);
+    if (r->fx.limits_err[0])
+        kb_run_note(&r->fixture_ev, "limits.json", r->fx.limits_err);
+    return rc;
+}
+
+/* Temporary files an interrupted run left in a point it did not finish. */
+static void remove_leftovers(const char *dir)
+{
+    char path[4300];
+    struct dirent *e;
+    DIR *d = opendir(dir);
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".tmp"))
+            unlink(kb_path(path, sizeof(path), dir, e->d_name));
+    if (d)
+        closedir(d);
+}
+
+int kb_run_point_begin(const char *dir, char *err, size_t errlen)
+{
+    char path[4300];
+    if (kb_mkdirs(dir, err, errlen) < 0)
+        return -1;
+    unlink(kb_path(path, sizeof(path), dir, "DONE"));
+    unlink(kb_path(path, sizeof(path), dir, "incomplete.json"));
+    remove_leftovers(dir);
+    return 0;
+}
+
+int kb_run_point_done(const char *dir)
+{
+    char marker[4300];
+    return kb_file_exists(kb_path(marker, sizeof(marker), dir, "DONE"));
+}
+
+FILE *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, const char *file,
+                      const char *header)
+{
+    char path[4300], name[200];
+    FILE *f;
+    snprintf(name, sizeof(name), "%s.tmp", file);
+    if (!(f = kb_fopen_tmp(kb_path(path, sizeof(path), dir, name)))) {
+        kb_run_note(ev, file, strerror(errno));
+        return NULL;
+    }
+    fputs(header, f);
+    return f;
+}
+
+int kb_run_csv_close(struct kb_run_evidence *ev, FILE **f, const char *dir, const char *file)
+{
+    char tmp[4300], path[4300], name[200], why[600];
+    int lost, closed;
+    if (!*f)
+        return 0;
+    lost = ferror(*f);
+    /* fclose flushes: a full disk shows here, not at the last fprintf */
+    closed = fclose(*f) == 0 ? 0 : errno;
+    *f = NULL;
+    snprintf(name, sizeof(name), "%s.tmp", file);
+    kb_path(tmp, sizeof(tmp), dir, name);
+    kb_path(path, sizeof(path), dir, file);
+    if (lost || closed) {
+        snprintf(why, sizeof(why), "writing %.300s: %s", name,
+                 closed ? strerror(closed) : "a write failed");
+        kb_run_note(ev, file, why);
+        return -1;
+    }
+    if (rename(tmp, path) < 0) {
+        snprintf(why, sizeof(why), "rename to %.300s: %s", path, strerror(errno));
+        kb_run_note(ev, file, why);
+        return -1;
+    }
+    return 0;
+}
+
+int kb_run_point_finish(struct kb_run *r, const struct kb_run_evidence *ev, const char *dir,
+                        json_t *marker, char *err, size_t errlen)
+{
+    /* the fixture's files failed first, if they did */
+    struct kb_run_evidence e = r->fixture_ev.file[0] ? r->fixture_ev : *ev;
+    json_t *inc;
+    if (!e.file[0])
+        kb_run_write_json(&e, dir, "DONE", marker);
+    json_decref(marker);
+    if (!e.file[0])
+        return 0;
+    r->incomplete++;
+    inc = json_pack("{s:s,s:s}", "file", e.file, "reason", e.reason);
+    kb_run_write_json(&e, dir, "incomplete.json", inc);     /* best effort */
+    json_decref(inc);
+    snprintf(err, errlen, "%.600s incomplete, not marked DONE (re-run to redo it): %s: %.600s",
+             dir, e.file, e.reason);
+    return -1;
+}

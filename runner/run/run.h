@@ -1,0 +1,141 @@
+/* run.h -- the skeleton of a run, shared by `kneebench curve` and `kneebench soak`.
+ *
+ * Owns what the two commands do alike around their points (a soak phase is a point): the
+ * run directory with its plan.json (one plan per directory) and run.json (the run's identity,
+ * built here once, with what a command adds), the interrupt flag and its signals, the
+ * contract, the server (runner/run/server.h) opened and closed, the run's PostgreSQL stopped
+ * with the fixture, leftovers of a dead runner swept, and the evidence of each point: every
+ * write checked, the first that failed remembered (file and reason), and the completion
+ * marker DONE written only when nothing failed -- else incomplete.json names the file and
+ * why, and a re-run redoes the point. The commands keep their options, plan, sampling
+ * figures and verdicts. Errors come back in the caller's buffer; what is printed (stderr)
+ * starts with the command's name. */
+#ifndef KB_RUN_H
+#define KB_RUN_H
+
+#include "runner/run/server.h"
+#include "runner/sandbox/pgcluster.h"
+#include "fixtures/contract.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <time.h>
+
+/* The first evidence file of a point (or of the fixture it ran on) that could not be
+ * written: file is "" while every write succeeded. */
+struct kb_run_evidence {
+    char file[128];
+    char reason[512];
+};
+
+/* Zeroed by kb_run_open(); closed once with kb_run_close(). */
+struct kb_run {
+    const char *cmd;               /* "curve", "soak": what messages start with */
+    const char *dir;               /* the run directory */
+    const char *backend;           /* --backend, as given */
+    struct kb_contract c;
+    struct kb_srv fx;              /* the sandbox, placement, the fixture now running */
+    struct kb_pgrun pg;            /* the db route's PostgreSQL, stopped with the fixture */
+    struct kb_run_evidence fixture_ev;   /* the running fixture's files (limits, identity,
+                                          * preflight): every point it serves inherits it */
+    int incomplete;                /* points left without complete evidence */
+};
+
+/* SIGINT/SIGTERM set the run's one flag (no SA_RESTART: blocking calls return early),
+ * SIGPIPE ignored. */
+void kb_run_signals(void);
+
+/* The signal that interrupted the run, 0 while none has. */
+int kb_run_interrupted(void);
+
+/* Zero r, name it, load the contract (NULL: the tree's, kb_root_contract()). The fixture's
+ * readiness waits and load child give up on the interrupt flag. 0, or -1 with err; call
+ * kb_run_close() either way. */
+int kb_run_open(struct kb_run *r, const char *cmd, const char *dir, const char *contract,
+                char *err, size_t errlen);
+
+/* The server opened (kb_srv_setup: sandbox, placement, load command). 0, or -1 with err. */
+int kb_run_setup(struct kb_run *r, const struct kb_srv_opts *o, char *err, size_t errlen);
+
+/* What a runner killed with -9 left: the sandbox's stale cgroups and, when sessions is not
+ * NULL, the unconstrained fixtures recorded in the directories under it. Says so on stderr. */
+void kb_run_sweep(struct kb_run *r, const char *sessions);
+
+/* Kill a load child with load_sig, stop the fixture and PostgreSQL, close the sandbox, free
+ * the contract. */
+void kb_run_close(struct kb_run *r, int load_sig);
+
+/* Stop the fixture (its cgroup or container) and the run's PostgreSQL, saying on stderr
+ * what could not be stopped. fx.rt is kept. */
+void kb_run_stop_fixture(struct kb_run *r);
+
+/* ---- the run directory's files ------------------------------------------------------------ */
+
+/* The run directory made and dir/plan.json in it: written when absent; when present it
+ * must equal want, else -1 with err saying dir holds a different `what` (a re-run resumes
+ * only the same plan). Takes want. */
+int kb_run_plan_file(const char *dir, json_t *want, const char *what, char *err,
+                     size_t errlen);
+
+/* dir/run.json; a resumed run keeps the first invocation's and records this one beside it
+ * as run-resumed-<started>.json. 0, or -1 with err. */
+int kb_run_identity_file(const char *dir, json_t *identity, time_t started, char *err,
+                         size_t errlen);
+
+/* The version line of each named runtime: the sandbox's (an image's own) where it knows
+ * it, else the contract's version command run here; "unknown" without one. New object. */
+json_t *kb_run_versions(const struct kb_run *r, char *const *names, size_t n);
+
+/* run.json for this invocation: kind (NULL: none), started, command line, runner and
+ * contract SHA-256, host, versions (taken), backend, limits requested and placement, what
+ * the sandbox adds, and the fixture's own libmicrohttpd from gray-static's version line.
+ * 0, or -1 with err. */
+int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,
+                    json_t *versions, char *err, size_t errlen);
+
+/* ---- a point's evidence ------------------------------------------------------------------- */
+
+/* Remember the first failure only: the rest of a point's evidence is still written. */
+void kb_run_note(struct kb_run_evidence *ev, const char *file, const char *reason);
+
+/* Write dir/file (atomically), noting a failure in ev. 0 or -1. */
+int kb_run_write_json(struct kb_run_evidence *ev, const char *dir, const char *file,
+                      const json_t *v);
+
+/* A fixture starting in fixdir: r->fixture_ev cleared, fixdir made (noted when it cannot be). */
+void kb_run_fixture_begin(struct kb_run *r, const char *fixdir);
+
+/* Start r->fx.rt in fixdir on r->fx.port: kb_run_fixture_begin(); with pgdir, the run's
+ * PostgreSQL first (its cluster there) and the fixture given the db arguments and db_pool;
+ * then kb_srv_start() (ready, limits.json read back, identity), a limits.json it could not
+ * write noted. argv (64 slots) gets the fixture's command, the caller's to free with
+ * kb_tmpl_free(). kb_srv_start()'s result with reason, or -1 with reason "PostgreSQL: ..."
+ * when the cluster did not start. */
+int kb_run_launch(struct kb_run *r, const char *fixdir, const char *pgdir, int db_pool,
+                  char **argv, char *reason, size_t reasonlen);
+
+/* A point about to run in dir: made, its marker and incomplete.json removed, and the
+ * temporary files an interrupted run left in it (a runner killed with -9 renames nothing).
+ * 0, or -1 with err. */
+int kb_run_point_begin(const char *dir, char *err, size_t errlen);
+
+/* 1 when dir's point is complete (its DONE exists). */
+int kb_run_point_done(const char *dir);
+
+/* dir/file + ".tmp" opened for writing with the header line; NULL noted in ev. */
+FILE *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, const char *file,
+                      const char *header);
+
+/* Close *f (NULL: nothing to do) and give dir/file.tmp its final name; a write, close or
+ * rename that failed is noted in ev. *f is NULL after. 0 or -1. */
+int kb_run_csv_close(struct kb_run_evidence *ev, FILE **f, const char *dir, const char *file);
+
+/* The point's last step: with nothing noted in ev or in r->fixture_ev (the fixture that
+ * served it), dir/DONE from marker; else (or when DONE itself cannot be written) no DONE,
+ * dir/incomplete.json naming the file and the reason (best effort), r->incomplete counted,
+ * and -1 with err saying so. Takes marker. */
+int kb_run_point_finish(struct kb_run *r, const struct kb_run_evidence *ev, const char *dir,
+                        json_t *marker, char *err, size_t errlen);
+
+#endif
