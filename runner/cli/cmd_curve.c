@@ -108,7 +108,7 @@ static int usage(FILE *f)
     fprintf(f,
         "usage: kneebench curve --run DIR [options]\n"
         "  --profile paper|quick   durations from the contract's profile (default paper)\n"
-        "  --profile db-readiness  seed 001's db readiness curve: gray-static on /db at\n"
+        "  --profile db-readiness  the PostgreSQL paper's readiness curve: gray-static on /db at\n"
         "                          4k,8k,12k,16k,20k req/s, 15 s points after 3 s warmup, 4\n"
         "                          threads, 256 connections; its report locates the knee\n"
         "                          beside the paper's curve (options below still override)\n"

@@ -72,7 +72,7 @@ int kb_report_covers(const struct kb_report *r, long rate);
 
 /* A profile's readiness curve (report_readiness.c): this run's points beside the curve the
  * papers published for that profile (the contract's published.curves, read into
- * r->published_curve), and where each one's knee lies, read as seed 001 reads it: delivery
+ * r->published_curve), and where each one's knee lies, read as the PostgreSQL paper reads it: delivery
  * and corrected p99 together. One point of either curve; NAN where a figure is absent. */
 struct kb_knee_point {
     long rate;

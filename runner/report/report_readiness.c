@@ -1,7 +1,7 @@
 /* report_readiness.c -- a profile's readiness curve beside the papers' (report_int.h): the
  * published curve read into the model, each curve's points and knee.
  *
- * Seed 001 reads its db curve by delivery and corrected latency together: throughput alone
+ * The PostgreSQL paper reads its db curve by delivery and corrected latency together: throughput alone
  * rewards a growing queue, latency alone a server that dropped the work. So a point holds
  * when both meet the run's criteria, the knee lies between the last rate that held (every
  * rate below it held too) and the next, and what that next point missed is said, including
@@ -14,6 +14,24 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The curve's highest held rate joins the papers' highest controlled points, so the
+ * answer table's paper's-host column has it beside this run's, as for the comparison. */
+static void paper_highest(struct kb_report *r, const struct kb_published_curve *c)
+{
+    struct kb_knee_point pts[64];
+    struct kb_knee k;
+    json_t *hi = json_object_get(r->published, "highest_controlled_rps"), *rt;
+    size_t n = c->npoints < 64 ? c->npoints : 64;
+    for (size_t i = 0; i < n; i++)
+        kb_report_curve_paper(r, c->points[i].rate, &pts[i]);
+    kb_report_knee(pts, n, r->min_delivery, r->max_p99_us, &k);
+    if (!hi || !k.last_held)
+        return;
+    if (!(rt = json_object_get(hi, c->runtime)))
+        json_object_set_new(hi, c->runtime, rt = json_object());
+    json_object_set_new(rt, c->route, json_integer(k.last_held));
+}
 
 void kb_report_load_curve(struct kb_report *r, const struct kb_published_curve *c)
 {
@@ -34,6 +52,7 @@ void kb_report_load_curve(struct kb_report *r, const struct kb_published_curve *
     r->published_curve = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "profile", c->profile,
         "source", c->source, "host", c->host, "runtime", c->runtime, "route", c->route,
         "points", pts);
+    paper_highest(r, c);
 }
 
 static int cmp_long(const void *a, const void *b)
