@@ -351,6 +351,21 @@ static void knee_line(FILE *f, const char *who, const struct kb_knee *k)
                                "latency before throughput stopped" : "");
 }
 
+/* Where this run's three roles ran (plan.json's placement), and which of them shared CPUs. */
+static void placement_line(FILE *f, const struct kb_report *r)
+{
+    json_t *pl = json_object_get(r->plan, "placement");
+    if (!pl) {
+        para(f, "This run's plan records no PostgreSQL placement (written by an older kneebench).");
+        return;
+    }
+    para(f, "This run's placement: server CPUs %s, client CPUs %s, PostgreSQL CPUs %s (%s)%s%s.",
+         js(pl, "server"), js(pl, "client"), js(pl, "db"),
+         json_is_true(json_object_get(r->plan, "db_cpus_declared")) ? "--db-cpus" : "by default",
+         json_is_true(json_object_get(pl, "disjoint")) ? ", disjoint" : "; ",
+         json_is_true(json_object_get(pl, "disjoint")) ? "" : js(pl, "note"));
+}
+
 /* The profile's readiness curve beside the papers' (a profile with a published curve). */
 static void readiness_section(FILE *f, const struct kb_report *r)
 {
@@ -383,6 +398,7 @@ static void readiness_section(FILE *f, const struct kb_report *r)
          100 * r->min_delivery, r->max_p99_us / 1000);
     knee_line(f, "Paper's host", &pk);
     knee_line(f, "This run", &rk);
+    placement_line(f, r);
     for (size_t i = 0, untrusted = 0; i < n; i++)
         if (run[i].present && !strcmp(run[i].verdict, "client-limited") && !untrusted++)
             para(f, "Some of this run's points are client-limited (the client was late or "

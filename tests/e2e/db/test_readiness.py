@@ -226,6 +226,11 @@ def report_shows_the_paper_s_curve_beside_this_run_s():
         row = next(l for l in sec.splitlines() if l.startswith(f"| {p['rate']} |"))
         assert f"{p['p99_us'] / (1e6 if p['p99_us'] >= 1e6 else 1e3):.2f}" in row, row
     assert f"between {last} and {first} req/s" in sec.replace("\n", " "), sec
+    # where PostgreSQL ran, and which roles shared, as plan.json records it
+    pl = load(r, "plan.json")["placement"]
+    flat = sec.replace("\n", " ")
+    assert f"PostgreSQL CPUs {pl['db']} (by default)" in flat, sec
+    assert (", disjoint" in flat) if pl["disjoint"] else (pl["note"] in flat), (pl, sec)
     assert js["paper_knee"]["last_held_rps"] == last
     assert js["paper_knee"]["first_missed_rps"] == first
     # this run's knee follows from its own points' server verdicts
