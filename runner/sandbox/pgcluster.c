@@ -118,7 +118,7 @@ static int pin_cluster(const struct kb_pgrun *pg, char *err, size_t errlen)
     }
     rc = kb_pin_tree(pm, &set, &rec, why, sizeof(why));
     if (rc < 0)
-        snprintf(err, errlen, "PostgreSQL not pinned to CPUs %s: %s", pg->cpus, why);
+        snprintf(err, errlen, "not pinned to CPUs %s: %s", pg->cpus, why);
     kb_path(path, sizeof(path), pg->dir, "pinning.json");
     if (rec && kb_write_json_atomic(path, rec, rc < 0 ? why : err, rc < 0 ? sizeof(why) : errlen) < 0)
         rc = -1;
