@@ -3,7 +3,7 @@
 #   make            build every fixture and the runner into build/
 #   make deps       install the Debian packages that are missing (idempotent)
 #   make test       every test suite; closes with "N passed, N failed, N skipped"
-#   make curve      the 56-point comparison (PROFILE=paper|quick, BACKEND=native|docker)
+#   make curve      the 56-point comparison (PROFILE=paper|quick|db-readiness, BACKEND=native|docker)
 #   make install    kneebench, kb-control, the man page and bash completion under PREFIX
 #   make help       every target
 #   make clean

@@ -43,6 +43,7 @@
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
 #include "runner/run/calibrate.h"
+#include "runner/run/dbplace.h"
 #include "runner/util/clock.h"
 #include "runner/util/evidence.h"
 #include "runner/run/run.h"
@@ -81,6 +82,8 @@ struct curve {
     int harness_error;         /* the harness kept it from starting (preflight_reason says
                                 * how): its points are not judged but left to redo */
     char fixdir[4096], preflight_reason[512];
+    int db_on;                 /* the plan runs the db route: dbp holds its CPUs */
+    struct kb_dbplace dbp;
     /* progress */
     size_t finished, ran;
     double run_secs;
@@ -94,6 +97,10 @@ static int usage(FILE *f)
     fprintf(f,
         "usage: kneebench curve --run DIR [options]\n"
         "  --profile paper|quick   durations from the contract's profile (default paper)\n"
+        "  --profile db-readiness  the PostgreSQL paper's readiness curve: gray-static on /db at\n"
+        "                          4k,8k,12k,16k,20k req/s, 15 s points after 3 s warmup, 4\n"
+        "                          threads, 256 connections; its report locates the knee\n"
+        "                          beside the paper's curve (options below still override)\n"
         "  --runtimes a,b --routes a,b --rates r1,r2   narrow the matrix\n"
         "  --duration D --warmup D --drain D --threads N --connections N   override\n"
         "                          (durations: 30, 30s, 500ms, 2m)\n"
@@ -106,6 +113,10 @@ static int usage(FILE *f)
         "                          kneebench:latest)\n"
         "  --no-limits             run without cgroups; every point is marked unconstrained\n"
         "  --server-cpus LIST --client-cpus LIST   placement (default: the contract's)\n"
+        "  --db-cpus LIST          the db route's PostgreSQL pinned there (default: CPUs no\n"
+        "                          other role has, else the server's); the three sets must be\n"
+        "                          disjoint where the host has a CPU per role, else the roles\n"
+        "                          that share are named and recorded (plan.json, run.json)\n"
         "  --free-ports            give each fixture a free ephemeral port, not the contract's\n"
         "  --build DIR             where the built fixtures live (default: the tree's build/)\n"
         "  --load-cmd PATH         the load generator (default: this kneebench, `load`)\n"
@@ -124,7 +135,8 @@ static int usage(FILE *f)
 
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
-       O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET };
+       O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET,
+       O_DBCPUS };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -138,6 +150,7 @@ static const struct option long_opts[] = {
     { "contract", 1, 0, O_CONTRACT }, { "run", 1, 0, O_RUN }, { "image", 1, 0, O_IMAGE },
     { "calibrate", 0, 0, O_CALIBRATE }, { "force", 0, 0, O_FORCE },
     { "client-sched", 1, 0, O_CSCHED }, { "agent", 1, 0, O_AGENT }, { "target", 1, 0, O_TARGET },
+    { "db-cpus", 1, 0, O_DBCPUS },
     { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
 };
@@ -145,7 +158,7 @@ static const struct option long_opts[] = {
 struct args {
     struct kb_plan_opts plan;
     const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus, *image;
-    const char *agent, *target;
+    const char *agent, *target, *db_cpus;
     int no_limits, free_ports, client_other, calibrate, force;
 };
 
@@ -215,6 +228,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         case O_NOLIMITS: a->no_limits = 1; break;
         case O_SCPUS: a->scpus = optarg; break;
         case O_CCPUS: a->ccpus = optarg; break;
+        case O_DBCPUS: a->db_cpus = optarg; break;
         case O_FREE: a->free_ports = 1; break;
         case O_BUILD: a->build = optarg; break;
         case O_LOADCMD: a->load_cmd = optarg; break;
@@ -294,6 +308,8 @@ static json_t *plan_json(const struct curve *cv)
     if (plan && keys)
         json_object_update(plan, keys);
     json_decref(keys);
+    if (plan && cv->db_on)      /* PostgreSQL's CPUs are part of the placement */
+        json_object_update_new(plan, kb_dbplace_json(&cv->dbp));
     return plan;
 }
 
@@ -311,7 +327,7 @@ static int write_run_identity(struct curve *cv, int argc, char **argv, char *err
 {
     return kb_run_identity(&cv->r, argc, argv, NULL,
                            kb_run_versions(&cv->r, cv->plan.runtimes.v, cv->plan.runtimes.n),
-                           err, errlen);
+                           cv->db_on ? kb_dbplace_json(&cv->dbp) : NULL, err, errlen);
 }
 
 /* ---- the fixture ---------------------------------------------------------------------- */
@@ -730,6 +746,26 @@ static int db_planned(const struct curve *cv)
     return 0;
 }
 
+/* The db route's PostgreSQL CPUs beside the server's and client's (runner/run/dbplace.h):
+ * what the pgcluster pins it to, and which roles share, said here and recorded. */
+static int db_placement(struct curve *cv, const char *db_cpus, char *err, size_t errlen)
+{
+    if (!db_planned(cv)) {
+        if (db_cpus)
+            snprintf(err, errlen, "--db-cpus is for the db route, which this plan does not run");
+        return db_cpus ? -1 : 0;
+    }
+    if (kb_dbplace_resolve(&cv->dbp, db_cpus, cv->r.fx.server_cpus, cv->r.fx.client_cpus, err,
+                           errlen) < 0)
+        return -1;
+    cv->db_on = 1;
+    snprintf(cv->r.pg.cpus, sizeof(cv->r.pg.cpus), "%s", cv->dbp.cpus);
+    if (cv->dbp.note[0])
+        fprintf(stderr, "kneebench curve: PostgreSQL on CPUs %s: %s\n", cv->dbp.cpus,
+                cv->dbp.note);
+    return 0;
+}
+
 static int setup(struct curve *cv, const struct args *a, char *err, size_t errlen)
 {
     const struct kb_srv_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
@@ -748,7 +784,7 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
                  "fixture, which serve-agent does not start; narrow --routes", a->backend);
         return -1;
     }
-    return 0;
+    return db_placement(cv, a->db_cpus, err, errlen);
 }
 
 static void cleanup(struct curve *cv)
@@ -756,6 +792,7 @@ static void cleanup(struct curve *cv)
     cv->r.fx.rt = NULL;
     kb_run_close(&cv->r, SIGKILL);
     kb_plan_free(&cv->plan);
+    kb_dbplace_free(&cv->dbp);
     free(cv->cal);
 }
 

@@ -306,7 +306,7 @@ static int write_run_identity(struct soak *s, int argc, char **argv, char *err, 
     if (kb_capture_line(pgv, pg, sizeof(pg)) < 0 && !pg[0])
         snprintf(pg, sizeof(pg), "unavailable");
     json_object_set_new(v, "postgresql", json_string(pg));
-    return kb_run_identity(&s->r, argc, argv, "soak", v, err, errlen);
+    return kb_run_identity(&s->r, argc, argv, "soak", v, NULL, err, errlen);
 }
 
 /* ---- the fixture and the cluster ------------------------------------------------------ */

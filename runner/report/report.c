@@ -376,6 +376,7 @@ static void load_published(struct kb_report *r)
         r->published = json_pack("{s:s,s:s,s:o}", "source", c.published_source, "host",
                                  c.published_host, "highest_controlled_rps", hi);
     }
+    kb_report_load_curve(r, kb_contract_published_curve(&c, kb_jstr(r->plan, "profile", NULL)));
     kb_contract_free(&c);
 }
 
@@ -439,6 +440,7 @@ void kb_report_free(struct kb_report *r)
     json_decref(r->run);
     json_decref(r->fixtures);
     json_decref(r->published);
+    json_decref(r->published_curve);
     json_decref(r->hostclock);
     memset(r, 0, sizeof(*r));
 }

@@ -352,6 +352,7 @@ int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, 
     json_object_set_new(doc, "criteria", criteria_json(r));
     json_object_set_new(doc, "rederived", rederived_json(r));
     json_object_set(doc, "published", r->published ? r->published : json_null());
+    json_object_set_new(doc, "readiness_curve", kb_report_readiness_json(r));
     json_object_set_new(doc, "calibration", calibration_json(r));
     json_object_set_new(doc, "first_uncontrolled_series", series_json(r));
     json_object_set(doc, "host_clock", r->hostclock ? r->hostclock : json_null());

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "runner/report/report.h"
+#include "fixtures/contract.h"
 
 /* One second of a point's series.csv. Latency in us; < 0 when the second has none (an empty
  * field, or nothing completed). The _bound flags: that figure is only a lower bound (newer
@@ -68,6 +69,46 @@ int kb_report_read_series(const char *path, struct kb_report_series *s, char *er
 /* 1 when the calibration's proven margin covers a point requested at rate, 0 when not,
  * -1 when the run has no calibration. */
 int kb_report_covers(const struct kb_report *r, long rate);
+
+/* A profile's readiness curve (report_readiness.c): this run's points beside the curve the
+ * papers published for that profile (the contract's published.curves, read into
+ * r->published_curve), and where each one's knee lies, read as the PostgreSQL paper reads it: delivery
+ * and corrected p99 together. One point of either curve; NAN where a figure is absent. */
+struct kb_knee_point {
+    long rate;
+    int present;                 /* the curve has this rate */
+    int held;                    /* delivery >= min and p99 < max (this run: the point's
+                                    server verdict is controlled, which adds no errors) */
+    double achieved_rps, delivery, p99_us;
+    int p99_bound;               /* p99 only a lower bound (requests never answered) */
+    char verdict[16];            /* this run's aggregated verdict; "" for the paper's */
+};
+/* Where a curve stops holding: the last rate that held with every lower rate held, and the
+ * next one, with what it missed. last_held 0: the lowest rate already missed; first_missed
+ * 0: every rate held (the knee lies above the top rate). */
+struct kb_knee {
+    long last_held, first_missed;
+    int missed_delivery, missed_p99;   /* what first_missed missed (both may be set) */
+    int still_rising;            /* achieved rose from last_held to first_missed: the queue
+                                    showed in latency before throughput stopped */
+    size_t npoints;
+};
+/* The rates of both curves, ascending, into rates (at most max); the count. 0 when the run's
+ * profile has no published curve. */
+size_t kb_report_curve_rates(const struct kb_report *r, long *rates, size_t max);
+/* The paper's / this run's point at rate (present 0 when that curve lacks it). */
+void kb_report_curve_paper(const struct kb_report *r, long rate, struct kb_knee_point *p);
+void kb_report_curve_run(const struct kb_report *r, long rate, struct kb_knee_point *p);
+/* The knee over pts (ascending, absent ones skipped); what the first missed point missed is
+ * read against the criteria given (the run's, or the re-judged ones). */
+void kb_report_knee(const struct kb_knee_point *pts, size_t n, double min_delivery,
+                    double max_p99_us, struct kb_knee *k);
+/* Both curves and knees for report.json: {profile, runtime, route, host, source, points:
+ * [{rate, paper: {...}, run: {...}}], paper_knee, run_knee}, or JSON null. New reference. */
+json_t *kb_report_readiness_json(const struct kb_report *r);
+/* Internal to kb_report_load: the published curve of the plan's profile into
+ * r->published_curve (its delivery or achieved derived from the other), or NULL. */
+void kb_report_load_curve(struct kb_report *r, const struct kb_published_curve *c);
 
 /* Internal to kb_report_load/kb_report_free (report_proof.c): the calibration (before the
  * rows: a re-derived verdict needs its margin) and the series (after them); neither fails

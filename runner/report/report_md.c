@@ -9,6 +9,7 @@
 #include "runner/util/evidence.h"
 #include "runner/util/jfield.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,6 +311,104 @@ static void orientation(FILE *f, const struct kb_report *r)
          "cost per request (wrk2 there, kneebench load here) -- so this run's runtimes are "
          "compared with each other, never with these numbers.",
          js(r->published, "source"), js(r->published, "host"));
+    if (r->published_curve)
+        para(f, "The %s column's paper's-host figure is the highest rate that held on the "
+             "paper's readiness curve for this profile, measured on another setup (see "
+             "Readiness curve below).", js(r->published_curve, "route"));
+}
+
+/* One curve's cells: achieved, delivery, corrected p99 ("-" where the curve lacks the rate). */
+static void curve_cells(FILE *f, const struct kb_knee_point *p)
+{
+    char b[64], a[32], d[32];
+    struct kb_stat lat = { p->p99_us, p->p99_us, p->p99_us, 1, p->p99_bound };
+    if (!p->present) {
+        fprintf(f, " - | - | - |");
+        return;
+    }
+    snprintf(a, sizeof(a), isnan(p->achieved_rps) ? "-" : "%.0f", p->achieved_rps);
+    snprintf(d, sizeof(d), isnan(p->delivery) ? "-" : "%.2f %%", 100 * p->delivery);
+    fprintf(f, " %s | %s | %s |", a, d, isnan(p->p99_us) ? "-" : fmt_lat(b, sizeof(b), lat));
+}
+
+/* Where a curve's knee lies, and what its first missed point missed. */
+static void knee_line(FILE *f, const char *who, const struct kb_knee *k)
+{
+    const char *what = k->missed_delivery && k->missed_p99 ? "both delivery and corrected p99"
+                       : k->missed_delivery ? "delivery" : k->missed_p99 ? "corrected p99"
+                       : "its verdict (errors or unanswered requests)";
+    if (!k->npoints)
+        para(f, "%s: no point of this curve.", who);
+    else if (!k->first_missed)
+        para(f, "%s: every rate held up to %ld req/s: the knee lies above it.", who, k->last_held);
+    else if (!k->last_held)
+        para(f, "%s: the lowest rate, %ld req/s, already missed %s: the knee lies below it.",
+             who, k->first_missed, what);
+    else
+        para(f, "%s: the knee lies between %ld and %ld req/s; at %ld it missed %s%s.", who,
+             k->last_held, k->first_missed, k->first_missed, what,
+             k->still_rising ? ", while achieved still rose: the queue showed in corrected "
+                               "latency before throughput stopped" : "");
+}
+
+/* Where this run's three roles ran (plan.json's placement), and which of them shared CPUs. */
+static void placement_line(FILE *f, const struct kb_report *r)
+{
+    json_t *pl = json_object_get(r->plan, "placement");
+    if (!pl) {
+        para(f, "This run's plan records no PostgreSQL placement (written by an older kneebench).");
+        return;
+    }
+    para(f, "This run's placement: server CPUs %s, client CPUs %s, PostgreSQL CPUs %s (%s)%s%s.",
+         js(pl, "server"), js(pl, "client"), js(pl, "db"),
+         json_is_true(json_object_get(r->plan, "db_cpus_declared")) ? "--db-cpus" : "by default",
+         json_is_true(json_object_get(pl, "disjoint")) ? ", disjoint" : "; ",
+         json_is_true(json_object_get(pl, "disjoint")) ? "" : js(pl, "note"));
+}
+
+/* The profile's readiness curve beside the papers' (a profile with a published curve). */
+static void readiness_section(FILE *f, const struct kb_report *r)
+{
+    long rates[64];
+    struct kb_knee_point paper[64], run[64];
+    struct kb_knee pk, rk;
+    size_t n = kb_report_curve_rates(r, rates, 64);
+    if (!n)
+        return;
+    fprintf(f, "## Readiness curve: %s %s, this run beside the paper's host\n\n",
+            js(r->published_curve, "runtime"), js(r->published_curve, "route"));
+    fprintf(f, "| requested req/s | paper's host: achieved | delivery | corrected p99 | this "
+               "run: achieved | delivery | corrected p99 | verdict |\n|---:|---:|---:|---:|"
+               "---:|---:|---:|---|\n");
+    for (size_t i = 0; i < n; i++) {
+        kb_report_curve_paper(r, rates[i], &paper[i]);
+        kb_report_curve_run(r, rates[i], &run[i]);
+        fprintf(f, "| %ld |", rates[i]);
+        curve_cells(f, &paper[i]);
+        curve_cells(f, &run[i]);
+        fprintf(f, " %s |\n", run[i].present ? run[i].verdict : "-");
+    }
+    fprintf(f, "\n");
+    kb_report_knee(paper, n, r->min_delivery, r->max_p99_us, &pk);
+    kb_report_knee(run, n, r->min_delivery, r->max_p99_us, &rk);
+    para(f, "Read as the paper reads it, delivery and corrected latency together: a rate holds "
+         "when delivery >= %.0f %% and corrected p99 < %g ms (this run: the point's own "
+         "figures, its server verdict, whether or not the client was trusted), and the knee "
+         "lies between the last rate that held with every rate below it and the next.",
+         100 * r->min_delivery, r->max_p99_us / 1000);
+    knee_line(f, "Paper's host", &pk);
+    knee_line(f, "This run", &rk);
+    placement_line(f, r);
+    for (size_t i = 0, untrusted = 0; i < n; i++)
+        if (run[i].present && !strcmp(run[i].verdict, "client-limited") && !untrusted++)
+            para(f, "Some of this run's points are client-limited (the client was late or "
+                 "busy there; see Client margin): their figures still place the knee, but as "
+                 "the server's own, not as proven points.");
+    para(f, "Paper's host: %s (%s). Not a target: there the server had two CPUs and wrk2 "
+         "drove it; here the contract's limits and kneebench load apply, on this host's CPUs, "
+         "with PostgreSQL on the CPUs plan.json records (db_cpus, placement). Read this run's "
+         "knee, not its distance from the paper's.", js(r->published_curve, "host"),
+         js(r->published_curve, "source"));
 }
 
 /* The first table: the runtimes in order, the highest controlled point per route (proven,
@@ -860,6 +959,7 @@ int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, si
     rederived(f, r);
     stamps(f, r);
     answer_table(f, r);
+    readiness_section(f, r);
     run_summary(f, r);
     efficiency(f, r);
     client_margin(f, r);

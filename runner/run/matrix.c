@@ -86,15 +86,18 @@ static int cmp_long(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int pick_rates(const struct kb_contract *c, const char *csv, struct kb_plan *p,
-                      char *err, size_t errlen)
+/* The profile's own rates where it names them, else the comparison's; csv overrides both. */
+static int pick_rates(const struct kb_contract *c, const struct kb_profile *pr, const char *csv,
+                      struct kb_plan *p, char *err, size_t errlen)
 {
-    p->rates = calloc(c->nrates + 64, sizeof(long));
+    const long *dflt = pr->nrates ? pr->rates : c->rates;
+    size_t ndflt = pr->nrates ? pr->nrates : c->nrates;
+    p->rates = calloc(ndflt + 64, sizeof(long));
     if (!csv) {
-        memcpy(p->rates, c->rates, c->nrates * sizeof(long));
-        p->nrates = c->nrates;
+        memcpy(p->rates, dflt, ndflt * sizeof(long));
+        p->nrates = ndflt;
     }
-    for (const char *s = csv; s && *s && p->nrates < c->nrates + 64;) {
+    for (const char *s = csv; s && *s && p->nrates < ndflt + 64;) {
         char *end;
         errno = 0;
         long v = strtol(s, &end, 10);
@@ -122,8 +125,9 @@ static int set_params(const struct kb_contract *c, const struct kb_plan_opts *o,
     p->duration_s = o->duration_s >= 0 ? o->duration_s : pr->duration_s;
     p->warmup_s = o->warmup_s >= 0 ? o->warmup_s : pr->warmup_s;
     p->drain_s = o->drain_s >= 0 ? o->drain_s : pr->drain_s;
-    p->threads = o->threads > 0 ? o->threads : c->threads;
-    p->connections = o->connections > 0 ? o->connections : c->connections;
+    p->threads = o->threads > 0 ? o->threads : pr->threads > 0 ? pr->threads : c->threads;
+    p->connections = o->connections > 0 ? o->connections
+                     : pr->connections > 0 ? pr->connections : c->connections;
     p->repeats = o->repeats > 0 ? o->repeats : 1;
     if (p->duration_s <= 0) {
         snprintf(err, errlen, "duration must be positive");
@@ -167,12 +171,34 @@ static void fill_points(const struct kb_contract *c, struct kb_plan *p)
     p->npoints = k;
 }
 
+/* A profile's list as the comma list an option would give, into buf; NULL when it has none
+ * (then the contract's default applies). */
+static const char *profile_csv(const struct kb_strlist *l, char *buf, size_t len)
+{
+    size_t used = 0;
+    if (!l->n)
+        return NULL;
+    buf[0] = '\0';
+    for (size_t i = 0; i < l->n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "", l->v[i]);
+    return buf;
+}
+
 int kb_matrix_plan(const struct kb_contract *c, const struct kb_plan_opts *o, struct kb_plan *p,
                    char *err, size_t errlen)
 {
+    const struct kb_profile *pr;
+    char rts[512], ros[512];
     memset(p, 0, sizeof(*p));
-    if (set_params(c, o, p, err, errlen) || pick_runtimes(c, o->runtimes, p, err, errlen) ||
-        pick_routes(c, o->routes, p, err, errlen) || pick_rates(c, o->rates, p, err, errlen))
+    if (set_params(c, o, p, err, errlen))
+        goto fail;
+    /* set_params found it; an option still overrides what the profile names */
+    pr = kb_contract_profile(c, p->profile);
+    if (pick_runtimes(c, o->runtimes ? o->runtimes : profile_csv(&pr->runtimes, rts, sizeof(rts)),
+                      p, err, errlen) ||
+        pick_routes(c, o->routes ? o->routes : profile_csv(&pr->routes, ros, sizeof(ros)), p,
+                    err, errlen) ||
+        pick_rates(c, pr, o->rates, p, err, errlen))
         goto fail;
     if (!p->runtimes.n || !p->routes.n || !p->nrates) {
         snprintf(err, errlen, "the plan is empty (no runtime, route or rate selected)");

@@ -161,7 +161,7 @@ static json_t *command_line(int argc, char **argv)
 }
 
 int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,
-                    json_t *versions, char *err, size_t errlen)
+                    json_t *versions, json_t *more, char *err, size_t errlen)
 {
     char hex[KB_SHA256_HEX], chex[KB_SHA256_HEX], when[64], why[256];
     json_t *run, *extra, *body;
@@ -170,6 +170,7 @@ int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,
     /* what the sandbox adds (an image's identity: then it, not the host's builds, runs) */
     if (!(extra = kb_sandbox_run_evidence(r->fx.sandbox, err, errlen))) {
         json_decref(versions);
+        json_decref(more);
         return -1;
     }
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
@@ -188,8 +189,11 @@ int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,
     run = kind ? json_pack("{s:s}", "kind", kind) : json_object();
     json_object_update(run, body);
     json_object_update(run, extra);
+    if (more)
+        json_object_update(run, more);
     json_decref(body);
     json_decref(extra);
+    json_decref(more);
     /* the fixture's own MHD (the host build's, or the image's), from its version line */
     json_object_set_new(run, "libmicrohttpd",
                         kb_fixture_mhd_version(json_object_get(run, "runtime_versions")));

@@ -89,10 +89,10 @@ json_t *kb_run_versions(const struct kb_run *r, char *const *names, size_t n);
 
 /* run.json for this invocation: kind (NULL: none), started, command line, runner and
  * contract SHA-256, host, versions (taken), backend, limits requested and placement, what
- * the sandbox adds, and the fixture's own libmicrohttpd from gray-static's version line.
- * 0, or -1 with err. */
+ * the sandbox adds, the command's own fields (more, taken; NULL: none), and the fixture's
+ * own libmicrohttpd from gray-static's version line. 0, or -1 with err. */
 int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,
-                    json_t *versions, char *err, size_t errlen);
+                    json_t *versions, json_t *more, char *err, size_t errlen);
 
 /* ---- a point's evidence ------------------------------------------------------------------- */
 

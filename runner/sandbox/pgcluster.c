@@ -3,6 +3,9 @@
 #define _GNU_SOURCE
 #include "runner/sandbox/pgcluster.h"
 #include "runner/sandbox/capture.h"
+#include "runner/sandbox/pin.h"
+#include "runner/util/cpulist.h"
+#include "runner/util/evidence.h"
 #include "runner/util/clock.h"
 #include "runner/load/preflight.h"
 #include "runner/util/root.h"
@@ -85,6 +88,44 @@ int kb_pgrun_wanted(const struct kb_runtime *rt, char *const *routes, size_t nro
     return 0;
 }
 
+pid_t kb_pgcluster_postmaster(const char *dir)
+{
+    char path[4200];
+    long pid = 0;
+    FILE *f;
+    snprintf(path, sizeof(path), "%s/data/postmaster.pid", dir);
+    if ((f = fopen(path, "r"))) {
+        if (fscanf(f, "%ld", &pid) != 1)
+            pid = 0;
+        fclose(f);
+    }
+    return pid > 0 ? (pid_t)pid : 0;
+}
+
+/* The running cluster's processes onto pg->cpus, the kernel's read-back kept as evidence. */
+static int pin_cluster(const struct kb_pgrun *pg, char *err, size_t errlen)
+{
+    cpu_set_t set;
+    char path[4200], why[512];
+    json_t *rec = NULL;
+    pid_t pm = kb_pgcluster_postmaster(pg->dir);
+    int rc;
+    if (kb_cpulist_parse_raw(pg->cpus, &set, err, errlen) < 0)
+        return -1;
+    if (!pm) {
+        snprintf(err, errlen, "no postmaster.pid in %s/data to pin", pg->dir);
+        return -1;
+    }
+    rc = kb_pin_tree(pm, &set, &rec, why, sizeof(why));
+    if (rc < 0)
+        snprintf(err, errlen, "not pinned to CPUs %s: %s", pg->cpus, why);
+    kb_path(path, sizeof(path), pg->dir, "pinning.json");
+    if (rec && kb_write_json_atomic(path, rec, rc < 0 ? why : err, rc < 0 ? sizeof(why) : errlen) < 0)
+        rc = -1;
+    json_decref(rec);
+    return rc;
+}
+
 int kb_pgrun_start(struct kb_pgrun *pg, const char *dir, char *err, size_t errlen)
 {
     snprintf(pg->dir, sizeof(pg->dir), "%s", dir);
@@ -95,9 +136,11 @@ int kb_pgrun_start(struct kb_pgrun *pg, const char *dir, char *err, size_t errle
                  "(make deps)");
         return -1;
     }
-    if (kb_pgcluster_start(NULL, dir, pg->conninfo, sizeof(pg->conninfo), err, errlen) < 0) {
+    if (kb_pgcluster_start(NULL, dir, pg->conninfo, sizeof(pg->conninfo), err, errlen) < 0 ||
+        (pg->cpus[0] && pin_cluster(pg, err, errlen) < 0)) {
         char ignored[256];
-        /* a half-started cluster (initdb done, fill failed) is stopped all the same */
+        /* a half-started cluster (initdb done, fill failed; or unpinned) is stopped all
+         * the same */
         kb_pgcluster_stop(NULL, dir, ignored, sizeof(ignored));
         return -1;
     }

@@ -6,6 +6,9 @@
  * script as a child, capture the conninfo it prints and hand back its last error line.
  * struct kb_pgrun is one fixture's cluster: started before the fixture, its conninfo put
  * into the runtime's db_command_extra (contract), stopped after the fixture.
+ * With cpus set, kb_pgrun_start pins the postmaster and every process it has (runner/sandbox/pin.h;
+ * the backends it forks later inherit the set) and records the kernel's read-back in
+ * DIR/pinning.json: PostgreSQL otherwise runs on any CPU, the client's SCHED_FIFO ones too.
  * Never prints; errors go to the caller's buffer. */
 #ifndef KB_PGCLUSTER_H
 #define KB_PGCLUSTER_H
@@ -13,6 +16,7 @@
 #include "fixtures/contract.h"
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* The script's path under the source root (the tree kb_root() found unless root is given). */
 void kb_pgcluster_script(const char *root, char *out, size_t outlen);
@@ -39,7 +43,8 @@ struct kb_pgrun {
 /* 1 when the runtime takes db arguments (db_command_extra) and the route list has "db". */
 int kb_pgrun_wanted(const struct kb_runtime *rt, char *const *routes, size_t nroutes);
 
-/* Start the cluster in dir. 0, or -1 with err (no binaries, initdb or start failed). */
+/* Start the cluster in dir, pinned to pg->cpus when set (dir/pinning.json records it). 0, or
+ * -1 with err (no binaries, initdb or start failed, a process that would not be pinned). */
 int kb_pgrun_start(struct kb_pgrun *pg, const char *dir, char *err, size_t errlen);
 
 /* Append the runtime's db_command_extra, expanded with {conninfo} and {db_pool}, to argv at
@@ -53,6 +58,9 @@ size_t kb_pgrun_args(const struct kb_pgrun *pg, const struct kb_runtime *rt, int
  * (may be NULL) ends the wait early. 0, or -1 with the last reason. */
 int kb_pgrun_wait_route(int port, const struct kb_route *r, int timeout_ms,
                         int (*alive)(void *), void *arg, char *reason, size_t reasonlen);
+
+/* The postmaster's PID from dir's data/postmaster.pid; 0 when there is none. */
+pid_t kb_pgcluster_postmaster(const char *dir);
 
 /* Stop the cluster if this struct started it. 0, or -1 with err. */
 int kb_pgrun_stop(struct kb_pgrun *pg, char *err, size_t errlen);

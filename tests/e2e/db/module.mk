@@ -15,3 +15,12 @@ test-db:
 	 build/asan/gray-static
 	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) tests/e2e/db/run.sh $(abspath build)
 TESTS += test-db
+
+# `kneebench curve --profile db-readiness` shortened (2 rates, 2 s points; then one rate with
+# --db-cpus), PostgreSQL's pinning read from /proc while it runs, its placement record and its
+# report checked (tests/e2e/db/test_readiness.py). Needs root and PostgreSQL; skips otherwise.
+.PHONY: test-db-curve
+test-db-curve: $(BUILD)/kneebench $(BUILD)/gray-static
+	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
+	 python3 tests/e2e/db/test_readiness.py
+TESTS += test-db-curve

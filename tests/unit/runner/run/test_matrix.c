@@ -128,6 +128,38 @@ START_TEST(bad_names_and_numbers_refused)
 }
 END_TEST
 
+/* A profile that names its matrix (db-readiness) plans exactly that, from the contract's
+ * own lists; an option still narrows it. */
+START_TEST(profile_names_its_matrix)
+{
+    struct kb_plan_opts o = defaults();
+    const struct kb_profile *pr = kb_contract_profile(&C, "db-readiness");
+    ck_assert_ptr_nonnull(pr);
+    o.profile = "db-readiness";
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), 0);
+    ck_assert_uint_eq(P.npoints, pr->nrates);
+    ck_assert_uint_eq(P.nrates, pr->nrates);
+    for (size_t i = 0; i < P.npoints; i++) {
+        ck_assert_str_eq(P.points[i].runtime, pr->runtimes.v[0]);
+        ck_assert_str_eq(P.points[i].route, pr->routes.v[0]);
+        ck_assert_int_eq(P.points[i].rate, pr->rates[i]);
+    }
+    ck_assert_int_eq(P.threads, pr->threads);
+    ck_assert_int_eq(P.connections, pr->connections);
+    ck_assert_double_eq(P.duration_s, pr->duration_s);
+    ck_assert_double_eq(P.warmup_s, pr->warmup_s);
+    kb_plan_free(&P);
+    o.rates = "500,1000";
+    o.duration_s = 2;
+    o.connections = 32;
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), 0);
+    ck_assert_uint_eq(P.npoints, 2);
+    ck_assert_str_eq(P.points[1].id, "gray-static-db-1000");
+    ck_assert_int_eq(P.connections, 32);
+    ck_assert_double_eq(P.duration_s, 2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("matrix");
@@ -138,6 +170,7 @@ static Suite *suite(void)
     tcase_add_test(tc, repeats_rotate_runtime_order);
     tcase_add_test(tc, route_only_where_served);
     tcase_add_test(tc, bad_names_and_numbers_refused);
+    tcase_add_test(tc, profile_names_its_matrix);
     suite_add_tcase(s, tc);
     return s;
 }
