@@ -1,0 +1,419 @@
+/* qualrun.c -- see qualrun.h. Order of a run: cluster, fixture (limits, identity, /db
+ * answering exactly), /stats sampler thread, the load child (server RSS and descriptors
+ * sampled by the drive loop), postflight, the gauges' return to zero, the judgement, the
+ * evidence, DONE. Every failure before the load becomes the run's preflight reason (a failed
+ * qualification, never a crash); an interruption leaves no marker. */
+#define _GNU_SOURCE
+#include "runner/run/qualrun.h"
+
+#include "runner/load/preflight.h"
+#include "runner/sandbox/capture.h"
+#include "runner/sandbox/spawn.h"
+#include "runner/util/clock.h"
+#include "runner/util/digest.h"
+#include "runner/util/evidence.h"
+#include "runner/util/jfield.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int kb_qual_params_from(const struct kb_contract *c, struct kb_qual_params *p, char *err,
+                        size_t errlen)
+{
+    const struct kb_qualification *q = &c->qual;
+    memset(p, 0, sizeof(*p));
+    if (!q->present) {
+        snprintf(err, errlen, "the contract %s has no qualification section", c->path);
+        return -1;
+    }
+    p->rate = q->rate;
+    p->duration_s = q->duration_s;
+    p->warmup_s = q->warmup_s;
+    p->settle_s = q->settle_s;
+    p->drain_s = q->drain_s;
+    p->threads = q->threads;
+    p->connections = q->connections;
+    p->db_pool = q->db_pool;
+    p->sample_every_s = q->sample_every_s;
+    p->stats_every_s = q->stats_every_s;
+    p->rest_timeout_s = q->rest_timeout_s;
+    p->crit.point = kb_criteria_of(c);
+    p->crit.min_stats_per_s = q->min_stats_per_s;
+    return 0;
+}
+
+int kb_qual_params_check(const struct kb_qual_params *p, char *err, size_t errlen)
+{
+    if (p->settle_s >= p->duration_s)
+        snprintf(err, errlen, "the settling window (%g s) must end inside the measured "
+                 "interval (%g s): RSS and descriptors need samples", p->settle_s, p->duration_s);
+    else if (p->sample_every_s * 2 > p->duration_s - p->settle_s)
+        snprintf(err, errlen, "sampling every %g s leaves fewer than 2 RSS samples in the "
+                 "%g s after settling", p->sample_every_s, p->duration_s - p->settle_s);
+    else if (p->stats_every_s * p->crit.min_stats_per_s > 1.0)
+        snprintf(err, errlen, "/stats every %g s cannot reach the %g reads a second the "
+                 "criterion asks", p->stats_every_s, p->crit.min_stats_per_s);
+    else
+        return 0;
+    return -1;
+}
+
+static json_t *plan_json(const struct kb_qualrun *q, const struct kb_qual_params *p)
+{
+    const struct kb_qualification *k = &q->c->qual;
+    json_t *g = json_array();
+    for (size_t i = 0; i < k->zero_gauges.n; i++)
+        json_array_append_new(g, json_string(k->zero_gauges.v[i]));
+    return json_pack("{s:s,s:s,s:s,s:I,s:f,s:f,s:f,s:f,s:i,s:i,s:i,s:f,s:f,s:f,s:b,s:s,s:s,"
+                     "s:{s:f,s:I,s:f,s:I,s:I,s:o}}",
+        "kind", "qualification", "runtime", KB_QUAL_RUNTIME, "route", k->route,
+        "rate", (json_int_t)p->rate, "duration_s", p->duration_s, "warmup_s", p->warmup_s,
+        "settle_s", p->settle_s, "drain_s", p->drain_s, "threads", p->threads,
+        "connections", p->connections, "db_pool", p->db_pool,
+        "sample_every_s", p->sample_every_s, "stats_every_s", p->stats_every_s,
+        "rest_timeout_s", p->rest_timeout_s, "unconstrained", q->fx.no_limits,
+        "server_cpus", q->fx.server_cpus, "client_cpus", q->fx.client_cpus,
+        "criteria", "min_delivery", p->crit.point.min_delivery,
+        "max_p99_us", (json_int_t)p->crit.point.max_p99_us,
+        "min_stats_per_s", p->crit.min_stats_per_s,
+        "client_lag_p99_max_us", (json_int_t)p->crit.point.client_lag_p99_max_us,
+        "client_rx_delay_p99_max_us", (json_int_t)p->crit.point.client_rx_delay_p99_max_us,
+        "zero_gauges", g);
+}
+
+/* The first line a command prints, or "unavailable". */
+static void version_line(char *const *argv, char *out, size_t outlen)
+{
+    if (kb_capture_line(argv, out, outlen) < 0 && !out[0])
+        snprintf(out, outlen, "unavailable");
+}
+
+/* run.json: what ran (runner, contract, gray-static, PostgreSQL) on which host. */
+static int run_identity(struct kb_qualrun *q, int argc, char **argv, char *err, size_t errlen)
+{
+    char hex[KB_SHA256_HEX], chex[KB_SHA256_HEX], when[64], gs[512], pg[512], e2[256];
+    char *gsv[16] = { 0 };
+    char *pgv[] = { "sh", "-c", "d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | "
+                    "tail -n 1) && \"$d/postgres\" --version", NULL };
+    json_t *args = json_array(), *run;
+    time_t t = time(NULL);
+    int rc;
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    for (int i = 0; i < argc; i++)
+        json_array_append_new(args, json_string(argv[i]));
+    if (kb_sha256_file("/proc/self/exe", hex, e2, sizeof(e2)) < 0)
+        snprintf(hex, sizeof(hex), "unknown");
+    if (kb_sha256_file(q->c->path, chex, e2, sizeof(e2)) < 0)
+        snprintf(chex, sizeof(chex), "unknown");
+    for (size_t i = 0; i < q->fx.rt->version.n && i < 15; i++)
+        gsv[i] = kb_srv_expand(&q->fx, q->fx.rt->version.v[i], NULL);
+    version_line(gsv, gs, sizeof(gs));
+    version_line(pgv, pg, sizeof(pg));
+    for (size_t i = 0; i < 16; i++)
+        free(gsv[i]);
+    run = json_pack("{s:s,s:s,s:o,s:s,s:s,s:s,s:o,s:{s:s,s:s},s:s,s:b,s:{s:i,s:I,s:i}}",
+        "kind", "qualification", "started", when, "command_line", args, "runner_sha256", hex,
+        "contract", q->c->path, "contract_sha256", chex, "host", kb_host_identity(),
+        "runtime_versions", KB_QUAL_RUNTIME, gs, "postgresql", pg, "backend", "native",
+        "unconstrained", q->fx.no_limits, "limits_requested", "cpus", q->c->cpus,
+        "memory_bytes", (json_int_t)q->c->memory_bytes, "pids", q->c->pids);
+    if (!run) {
+        snprintf(err, errlen, "run.json: out of memory");
+        return -1;
+    }
+    json_object_set_new(run, "libmicrohttpd",
+                        kb_fixture_mhd_version(json_object_get(run, "runtime_versions")));
+    rc = kb_srv_run_file(q->run, run, t, err, errlen);
+    json_decref(run);
+    return rc;
+}
+
+int kb_qualrun_setup(struct kb_qualrun *q, const struct kb_contract *c,
+                     const struct kb_srv_opts *o, const struct kb_qual_params *p,
+                     const char *run, volatile sig_atomic_t *stop, int argc, char **argv,
+                     char *err, size_t errlen)
+{
+    q->c = c;
+    q->run = run;
+    if (!(q->fx.rt = kb_contract_runtime(c, KB_QUAL_RUNTIME)) || !q->fx.rt->db_command_extra.n) {
+        snprintf(err, errlen, "the contract has no runtime " KB_QUAL_RUNTIME " with db arguments");
+        return -1;
+    }
+    if (!kb_contract_route(c, c->qual.route)) {
+        snprintf(err, errlen, "the contract has no route '%s'", c->qual.route);
+        return -1;
+    }
+    q->fx.stop = stop;
+    if (kb_srv_setup(&q->fx, c, o, err, errlen) < 0 || kb_mkdirs(run, err, errlen) < 0 ||
+        kb_srv_plan_file(run, plan_json(q, p), "qualification plan", err, errlen) < 0)
+        return -1;
+    return run_identity(q, argc, argv, err, errlen);
+}
+
+/* ---- the fixture ---------------------------------------------------------------------- */
+
+/* Cluster, fixture, identity, the route answering exactly: the first failure into reason. */
+static void start_all(struct kb_qualrun *q, const struct kb_qual_params *p, char **argv,
+                      char **env, char *reason, size_t reasonlen)
+{
+    char err[1024], path[4300], fixdir[4200], log[4200], pgdir[4300];
+    const struct kb_route *r = kb_contract_route(q->c, q->c->qual.route);
+    struct kb_fixture_spec spec;
+    q->fx.port = kb_free_port(err, sizeof(err));
+    kb_path(fixdir, sizeof(fixdir), q->run, "fixture");
+    kb_path(pgdir, sizeof(pgdir), q->run, "pg");
+    if (kb_mkdirs(fixdir, err, sizeof(err)) < 0) {
+        snprintf(reason, reasonlen, "%.200s", err);
+        return;
+    }
+    if (kb_pgrun_start(&q->pg, pgdir, err, sizeof(err)) < 0) {
+        snprintf(reason, reasonlen, "cluster: %.200s", err);
+        return;
+    }
+    kb_srv_spec(&q->fx, fixdir, &q->pg, p->db_pool, argv, env, log, &spec);
+    if (kb_srv_start(&q->fx, &spec, fixdir, reason, reasonlen) < 0)
+        return;
+    kb_path(path, sizeof(path), fixdir, "identity.json");
+    if (kb_write_json_atomic(path, q->fx.identity, err, sizeof(err)) < 0)
+        snprintf(reason, reasonlen, "%.200s", err);
+    else if (kb_pgrun_wait_route(q->fx.port, r, 15000, kb_srv_alive, &q->fx, err,
+                                 sizeof(err)) < 0)
+        snprintf(reason, reasonlen, "%s: %.200s", r->path, err);
+}
+
+static int write_preflight(struct kb_qualrun *q, const struct kb_point_obs *o, char *err,
+                           size_t errlen)
+{
+    char path[4300];
+    json_t *pre = json_pack("{s:b,s:s,s:i}", "failed", o->preflight_failed, "reason",
+                            o->preflight_reason, "port", q->fx.port);
+    int rc = kb_write_json_atomic(kb_path(path, sizeof(path), q->run, "fixture/preflight.json"),
+                                  pre, err, errlen);
+    json_decref(pre);
+    return rc;
+}
+
+static int write_command(struct kb_qualrun *q, const struct kb_qual_params *p, char **argv,
+                         char *err, size_t errlen)
+{
+    const struct kb_route *r = kb_contract_route(q->c, q->c->qual.route);
+    char path[4300];
+    json_t *fx = json_array(), *j;
+    int rc;
+    for (size_t i = 0; argv[i]; i++)
+        json_array_append_new(fx, json_string(argv[i]));
+    j = json_pack("{s:s,s:s,s:I,s:s,s:i,s:f,s:f,s:f,s:i,s:i,s:o,s:s}", "runtime",
+                  KB_QUAL_RUNTIME, "route", r->name, "rate", (json_int_t)p->rate, "url_path",
+                  r->path, "port", q->fx.port, "duration_s", p->duration_s, "warmup_s",
+                  p->warmup_s, "drain_s", p->drain_s, "threads", p->threads, "connections",
+                  p->connections, "fixture_argv", fx, "load_generator", q->fx.load_cmd);
+    rc = kb_write_json_atomic(kb_path(path, sizeof(path), q->run, "command.json"), j, err,
+                              errlen);
+    json_decref(j);
+    return rc;
+}
+
+/* ---- sampling ------------------------------------------------------------------------- */
+
+struct rsamples {
+    struct kb_qualrun *q;
+    FILE *csv;
+    double t0;                 /* the load's start: the sampler's origin too */
+    double t[1 << 16], rss[1 << 16], fds[1 << 16];
+    size_t n;
+    int write_failed;
+};
+
+/* The drive loop's callback: server RSS and descriptors, into samples.csv and the series. */
+static void sample_server(void *arg, double t0, double now)
+{
+    struct rsamples *s = arg;
+    struct kb_proc_sample srv;
+    double t = now - s->t0;
+    (void)t0;
+    kb_srv_sample_server(&s->q->fx, &srv);
+    if (fprintf(s->csv, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
+                srv.pss_bytes, srv.fds, srv.threads, srv.nprocs) < 0 || fflush(s->csv) != 0)
+        s->write_failed = 1;
+    if (srv.nprocs > 0 && s->n < sizeof(s->t) / sizeof(s->t[0])) {
+        s->t[s->n] = t;
+        s->rss[s->n] = (double)srv.rss_bytes;
+        s->fds[s->n] = (double)srv.fds;
+        s->n++;
+    }
+}
+
+/* After the load: the sampler goes on until the gauges read zero, or rest_timeout_s. */
+static void wait_for_rest(struct kb_qualrun *q, const struct kb_qual_params *p)
+{
+    const struct kb_strlist *g = &q->c->qual.zero_gauges;
+    double until = kb_srv_now_s() + p->rest_timeout_s;
+    for (;;) {
+        char why[256];
+        json_t *j = kb_stats_sampler_latest(q->sampler);
+        int zero = j && kb_qual_gauges_zero(j, g->v, g->n, why, sizeof(why));
+        json_decref(j);
+        if (zero || kb_srv_now_s() >= until || (q->fx.stop && *q->fx.stop) ||
+            !kb_srv_alive(&q->fx))
+            return;
+        kb_sleep_ms((long)(p->stats_every_s * 1000) + 1);
+    }
+}
+
+/* The load with both samplers: 0, or -1 when interrupted or the evidence failed. */
+static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rsamples *rs,
+                 struct kb_qual_obs *o, struct kb_point_load *lr, json_t **load, char *err,
+                 size_t errlen)
+{
+    const struct kb_srv_load ld = { p->duration_s, p->warmup_s, p->drain_s, p->threads,
+                                   p->connections };
+    const struct kb_srv_sampling sp = { p->warmup_s + p->settle_s, p->sample_every_s,
+                                       p->warmup_s + p->duration_s + 0.05, sample_server, rs,
+                                       SIGTERM };
+    char path[4300], tmp[4300];
+    int rc;
+    kb_path(tmp, sizeof(tmp), q->run, "samples.csv.tmp");
+    if (!(rs->csv = kb_fopen_tmp(tmp))) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    fprintf(rs->csv, "t_s,server_cpu_s,server_rss_bytes,server_pss_bytes,server_fds,"
+                     "server_threads,server_procs\n");
+    rs->t0 = kb_srv_now_s();
+    q->sampler = kb_stats_sampler_start(q->fx.target[0] ? q->fx.target : NULL, q->fx.port,
+                                        "/stats", p->stats_every_s, rs->t0,
+                                        kb_path(path, sizeof(path), q->run, "stats.jsonl"), err,
+                                        errlen);
+    rc = q->sampler ? kb_srv_drive(&q->fx, &ld, q->c->qual.route, p->rate, q->run, &sp,
+                                   &o->point) : -1;
+    if (rc == 0) {
+        kb_srv_read_load(q->run, &o->point, lr, load);
+        kb_srv_postflight(&q->fx, kb_contract_route(q->c, q->c->qual.route), &o->point);
+        wait_for_rest(q, p);
+    }
+    if (q->sampler && kb_stats_sampler_stop(q->sampler, err, errlen) < 0)
+        rc = -1;
+    if ((fsync(fileno(rs->csv)) != 0 || fclose(rs->csv) != 0 || rs->write_failed) && rc == 0) {
+        snprintf(err, errlen, "%s: write failed", tmp);
+        rc = -1;
+    }
+    rs->csv = NULL;
+    if (rc == 0 && rename(tmp, kb_path(path, sizeof(path), q->run, "samples.csv")) != 0) {
+        snprintf(err, errlen, "rename %s: %s", tmp, strerror(errno));
+        rc = -1;
+    }
+    return q->fx.stop && *q->fx.stop ? -1 : rc;
+}
+
+/* ---- judgement and evidence ----------------------------------------------------------- */
+
+static json_t *growth_json(const struct kb_growth *g, int have)
+{
+    if (!have)
+        return json_pack("{s:I}", "n", (json_int_t)g->n);
+    return json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "n", (json_int_t)g->n, "first",
+                     g->first, "last", g->last, "min", g->min, "max", g->max, "rise", g->rise,
+                     "window_s", g->window_s, "every_s", g->every_s);
+}
+
+static json_t *stats_json(const struct kb_stats_summary *s, const struct kb_qual_params *p,
+                          json_t *final)
+{
+    return json_pack("{s:f,s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:I,s:I,s:b,s:b,s:s,s:O}",
+        "every_s", p->stats_every_s, "file", "stats.jsonl", "samples", (json_int_t)s->samples,
+        "ok", (json_int_t)s->ok, "ok_measured", (json_int_t)s->ok_measured, "measured_s",
+        s->measured_s, "per_s", s->per_s, "max_gap_s", s->max_gap_s, "suspended_now_max",
+        (json_int_t)s->suspended_now_max, "suspended_max_server",
+        (json_int_t)s->suspended_max_server, "final_ok", s->final_ok, "final_zero",
+        s->final_zero, "final_nonzero", s->final_nonzero, "final", final ? final : json_null());
+}
+
+/* Growth, /stats summary, verdict; verdict.json, then DONE. The verdict, or -1. */
+static int finish(struct kb_qualrun *q, const struct kb_qual_params *p, struct rsamples *rs,
+                  struct kb_qual_obs *o, const struct kb_point_load *lr, json_t *load,
+                  char *err, size_t errlen)
+{
+    const struct kb_strlist *g = &q->c->qual.zero_gauges;
+    const struct kb_stats_sample *ss = NULL;
+    size_t nss = 0;
+    char path[4300], reason[1024];
+    json_t *v, *plan = json_load_file(kb_path(path, sizeof(path), q->run,
+                                                            "plan.json"), 0, NULL);
+    enum kb_qual_verdict verdict;
+    int rc;
+    o->have_rss = kb_qual_growth(rs->t, rs->rss, rs->n, &o->rss) == 0;
+    o->have_fds = kb_qual_growth(rs->t, rs->fds, rs->n, &o->fds) == 0;
+    if (q->sampler)
+        ss = kb_stats_sampler_series(q->sampler, &nss);
+    kb_qual_stats_summary(ss, nss, p->warmup_s, p->warmup_s + p->duration_s, g->v, g->n,
+                          &o->stats);
+    verdict = kb_qual_judge(lr, o, &p->crit, reason, sizeof(reason));
+    v = json_pack("{s:s,s:s,s:I,s:f,s:f,s:f,s:f,s:s,s:s,s:O,s:o,s:o,s:o,s:o,s:s,"
+                  "s:{s:s,s:s,s:b}}", "kind", "qualification", "route", q->c->qual.route,
+        "rate", (json_int_t)p->rate, "duration_s", p->duration_s, "warmup_s", p->warmup_s,
+        "settle_s", p->settle_s, "drain_s", p->drain_s,
+        "verdict", kb_qual_verdict_name(verdict), "reason", reason,
+        "criteria", json_object_get(plan, "criteria"),
+        "load", load ? json_incref(load) : json_null(), "rss_bytes", growth_json(&o->rss, o->have_rss),
+        "fds", growth_json(&o->fds, o->have_fds),
+        "stats", stats_json(&o->stats, p, nss ? ss[nss - 1].stats : NULL),
+        "identity_sha256", q->fx.identity ? kb_jstr(q->fx.identity, "sha256", "") : "",
+        "placement", "server_cpus", q->fx.server_cpus, "client_cpus", q->fx.client_cpus,
+        "unconstrained", q->fx.no_limits);
+    json_decref(plan);
+    rc = v ? kb_write_json_atomic(kb_path(path, sizeof(path), q->run, "verdict.json"), v, err,
+                                  errlen) : -1;
+    json_decref(v);
+    if (rc == 0) {
+        json_t *m = json_pack("{s:s}", "verdict", kb_qual_verdict_name(verdict));
+        rc = kb_write_json_atomic(kb_path(path, sizeof(path), q->run, "DONE"), m, err, errlen);
+        json_decref(m);
+    }
+    return rc < 0 ? -1 : (int)verdict;
+}
+
+int kb_qualrun_exec(struct kb_qualrun *q, const struct kb_qual_params *p, char *err,
+                    size_t errlen)
+{
+    char path[4300], *argv[64] = { 0 }, *env[16] = { 0 };
+    struct kb_qual_obs o;
+    struct kb_point_load lr;
+    struct rsamples *rs = calloc(1, sizeof(*rs));
+    json_t *load = NULL;
+    int rc = -1;
+    memset(&o, 0, sizeof(o));
+    memset(&lr, 0, sizeof(lr));
+    if (!rs) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    rs->q = q;
+    unlink(kb_path(path, sizeof(path), q->run, "DONE"));
+    start_all(q, p, argv, env, o.point.preflight_reason, sizeof(o.point.preflight_reason));
+    o.point.preflight_failed = o.point.preflight_reason[0] != '\0';
+    if ((q->fx.stop && *q->fx.stop) || write_preflight(q, &o.point, err, errlen) < 0 ||
+        write_command(q, p, argv, err, errlen) < 0)
+        goto out;
+    if (!o.point.preflight_failed && drive(q, p, rs, &o, &lr, &load, err, errlen) < 0)
+        goto out;
+    rc = finish(q, p, rs, &o, &lr, load, err, errlen);
+out:
+    json_decref(load);
+    kb_srv_spec_free(argv, env);
+    free(rs);
+    return rc;
+}
+
+void kb_qualrun_close(struct kb_qualrun *q)
+{
+    char err[512];
+    kb_srv_kill_load(&q->fx, SIGTERM);
+    kb_stats_sampler_free(q->sampler);
+    q->sampler = NULL;
+    kb_srv_close(&q->fx);
+    kb_pgrun_stop(&q->pg, err, sizeof(err));
+}
