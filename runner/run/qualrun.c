@@ -295,7 +295,7 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
         kb_srv_postflight(&q->fx, kb_contract_route(q->c, q->c->qual.route), &o->point);
         wait_for_rest(q, p);
     }
-    if (q->sampler && kb_stats_sampler_stop(q->sampler, err, errlen) < 0)
+    if (q->sampler && kb_stats_sampler_stop(q->sampler, rc == 0, err, errlen) < 0)
         rc = -1;
     if ((fsync(fileno(rs->csv)) != 0 || fclose(rs->csv) != 0 || rs->write_failed) && rc == 0) {
         snprintf(err, errlen, "%s: write failed", tmp);
@@ -320,11 +320,28 @@ static json_t *growth_json(const struct kb_growth *g, int have)
                      "window_s", g->window_s, "every_s", g->every_s);
 }
 
-static json_t *stats_json(const struct kb_stats_summary *s, const struct kb_qual_params *p,
-                          json_t *final)
+/* The measured interval on the samples' clock: the load generator's own (load.json's
+ * monotonic interval_start/end, the clock kb_srv_now_s() reads), else the nominal one. */
+static void measured_window(const struct kb_qual_params *p, double t0, json_t *load,
+                            double *from, double *to)
 {
-    return json_pack("{s:f,s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:I,s:I,s:b,s:b,s:s,s:O}",
-        "every_s", p->stats_every_s, "file", "stats.jsonl", "samples", (json_int_t)s->samples,
+    double a, b;
+    if (kb_jnum_opt(load, "interval_start_mono_s", NULL, &a) &&
+        kb_jnum_opt(load, "interval_end_mono_s", NULL, &b) && a > t0 && b > a) {
+        *from = a - t0;
+        *to = b - t0;
+    } else {
+        *from = p->warmup_s;
+        *to = p->warmup_s + p->duration_s;
+    }
+}
+
+static json_t *stats_json(const struct kb_stats_summary *s, const struct kb_qual_params *p,
+                          double t0, double from, double to, json_t *final)
+{
+    return json_pack("{s:f,s:s,s:f,s:f,s:f,s:I,s:I,s:I,s:f,s:f,s:f,s:I,s:I,s:b,s:b,s:s,s:O}",
+        "every_s", p->stats_every_s, "file", "stats.jsonl", "origin_mono_s", t0,
+        "measured_from_s", from, "measured_to_s", to, "samples", (json_int_t)s->samples,
         "ok", (json_int_t)s->ok, "ok_measured", (json_int_t)s->ok_measured, "measured_s",
         s->measured_s, "per_s", s->per_s, "max_gap_s", s->max_gap_s, "suspended_now_max",
         (json_int_t)s->suspended_now_max, "suspended_max_server",
@@ -344,13 +361,14 @@ static int finish(struct kb_qualrun *q, const struct kb_qual_params *p, struct r
     json_t *v, *plan = json_load_file(kb_path(path, sizeof(path), q->run,
                                                             "plan.json"), 0, NULL);
     enum kb_qual_verdict verdict;
+    double from, to;
     int rc;
     o->have_rss = kb_qual_growth(rs->t, rs->rss, rs->n, &o->rss) == 0;
     o->have_fds = kb_qual_growth(rs->t, rs->fds, rs->n, &o->fds) == 0;
     if (q->sampler)
         ss = kb_stats_sampler_series(q->sampler, &nss);
-    kb_qual_stats_summary(ss, nss, p->warmup_s, p->warmup_s + p->duration_s, g->v, g->n,
-                          &o->stats);
+    measured_window(p, rs->t0, load, &from, &to);
+    kb_qual_stats_summary(ss, nss, from, to, g->v, g->n, &o->stats);
     verdict = kb_qual_judge(lr, o, &p->crit, reason, sizeof(reason));
     v = json_pack("{s:s,s:s,s:I,s:f,s:f,s:f,s:f,s:s,s:s,s:O,s:o,s:o,s:o,s:o,s:s,"
                   "s:{s:s,s:s,s:b}}", "kind", "qualification", "route", q->c->qual.route,
@@ -360,7 +378,7 @@ static int finish(struct kb_qualrun *q, const struct kb_qual_params *p, struct r
         "criteria", json_object_get(plan, "criteria"),
         "load", load ? json_incref(load) : json_null(), "rss_bytes", growth_json(&o->rss, o->have_rss),
         "fds", growth_json(&o->fds, o->have_fds),
-        "stats", stats_json(&o->stats, p, nss ? ss[nss - 1].stats : NULL),
+        "stats", stats_json(&o->stats, p, rs->t0, from, to, nss ? ss[nss - 1].stats : NULL),
         "identity_sha256", q->fx.identity ? kb_jstr(q->fx.identity, "sha256", "") : "",
         "placement", "server_cpus", q->fx.server_cpus, "client_cpus", q->fx.client_cpus,
         "unconstrained", q->fx.no_limits);

@@ -3,7 +3,7 @@
  * cluster, /stats read densely by its own thread throughout, judged by runner/run/qualify.h.
  *
  * Owns the run's flow and its evidence layout in the run directory: plan.json, run.json,
- * pg/ (the cluster, removed when stopped), fixture/ (limits.json, identity.json,
+ * pg/ (the cluster, stopped at the end), fixture/ (limits.json, identity.json,
  * preflight.json, fixture.log), command.json, load.json and the histograms, samples.csv
  * (server RSS and descriptors every sample_every_s from warmup + settle to the end of the
  * measured interval), stats.jsonl (every /stats read from the load's start until the gauges

@@ -190,7 +190,7 @@ json_t *kb_stats_sampler_latest(struct kb_stats_sampler *s)
     return j;
 }
 
-int kb_stats_sampler_stop(struct kb_stats_sampler *s, char *err, size_t errlen)
+int kb_stats_sampler_stop(struct kb_stats_sampler *s, int keep, char *err, size_t errlen)
 {
     int rc = 0;
     if (s->stopped)
@@ -219,7 +219,7 @@ int kb_stats_sampler_stop(struct kb_stats_sampler *s, char *err, size_t errlen)
         rc = -1;
     }
     s->f = NULL;
-    if (rc == 0 && rename(s->tmp, s->out) != 0) {
+    if (rc == 0 && keep && rename(s->tmp, s->out) != 0) {
         snprintf(err, errlen, "rename %s: %s", s->tmp, strerror(errno));
         rc = -1;
     }
@@ -238,7 +238,7 @@ void kb_stats_sampler_free(struct kb_stats_sampler *s)
     char err[256];
     if (!s)
         return;
-    kb_stats_sampler_stop(s, err, sizeof(err));
+    kb_stats_sampler_stop(s, 0, err, sizeof(err));
     for (size_t i = 0; i < s->n; i++)
         json_decref(s->v[i].stats);
     free(s->v);

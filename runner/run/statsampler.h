@@ -31,9 +31,10 @@ struct kb_stats_sampler *kb_stats_sampler_start(const char *host, int port, cons
  * json_decref. */
 json_t *kb_stats_sampler_latest(struct kb_stats_sampler *s);
 
-/* Stop the thread, close the evidence file and give it its final name. 0, or -1 with err
- * when a line could not be written or the rename failed. The series stays readable. */
-int kb_stats_sampler_stop(struct kb_stats_sampler *s, char *err, size_t errlen);
+/* Stop the thread and close the evidence file; keep: give it its final name (else it stays
+ * PATH.tmp, a partial series). 0, or -1 with err when a line could not be written or the
+ * rename failed. The series stays readable. */
+int kb_stats_sampler_stop(struct kb_stats_sampler *s, int keep, char *err, size_t errlen);
 
 /* The series (after stop): n samples, oldest first; they belong to the sampler. */
 const struct kb_stats_sample *kb_stats_sampler_series(const struct kb_stats_sampler *s,
