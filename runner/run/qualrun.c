@@ -247,15 +247,18 @@ static void sample_server(void *arg, double t0, double now)
     }
 }
 
-/* After the load: the sampler goes on until the gauges read zero, or rest_timeout_s. */
-static void wait_for_rest(struct kb_qualrun *q, const struct kb_qual_params *p)
+/* After the load: the sampler goes on until a sample read after the load's end has every
+ * gauge at zero (at a low rate one taken between two requests may read zero too), or
+ * rest_timeout_s. */
+static void wait_for_rest(struct kb_qualrun *q, const struct kb_qual_params *p, double t0)
 {
     const struct kb_strlist *g = &q->c->qual.zero_gauges;
-    double until = kb_srv_now_s() + p->rest_timeout_s;
+    double ended = kb_srv_now_s() - t0, until = kb_srv_now_s() + p->rest_timeout_s;
     for (;;) {
         char why[256];
-        json_t *j = kb_stats_sampler_latest(q->sampler);
-        int zero = j && kb_qual_gauges_zero(j, g->v, g->n, why, sizeof(why));
+        double t = -1;
+        json_t *j = kb_stats_sampler_latest(q->sampler, &t);
+        int zero = j && t >= ended && kb_qual_gauges_zero(j, g->v, g->n, why, sizeof(why));
         json_decref(j);
         if (zero || kb_srv_now_s() >= until || (q->fx.stop && *q->fx.stop) ||
             !kb_srv_alive(&q->fx))
@@ -293,7 +296,7 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
     if (rc == 0) {
         kb_srv_read_load(q->run, &o->point, lr, load);
         kb_srv_postflight(&q->fx, kb_contract_route(q->c, q->c->qual.route), &o->point);
-        wait_for_rest(q, p);
+        wait_for_rest(q, p, rs->t0);
     }
     if (q->sampler && kb_stats_sampler_stop(q->sampler, rc == 0, err, errlen) < 0)
         rc = -1;
@@ -410,7 +413,9 @@ int kb_qualrun_exec(struct kb_qualrun *q, const struct kb_qual_params *p, char *
         return -1;
     }
     rs->q = q;
+    /* a re-run redoes the whole run: no marker or verdict of an earlier one may stand */
     unlink(kb_path(path, sizeof(path), q->run, "DONE"));
+    unlink(kb_path(path, sizeof(path), q->run, "verdict.json"));
     start_all(q, p, argv, env, o.point.preflight_reason, sizeof(o.point.preflight_reason));
     o.point.preflight_failed = o.point.preflight_reason[0] != '\0';
     if ((q->fx.stop && *q->fx.stop) || write_preflight(q, &o.point, err, errlen) < 0 ||

@@ -20,8 +20,8 @@
 #define READ_TIMEOUT_MS 1000
 
 struct kb_stats_sampler {
-    char host[256], path[256], out[4096], tmp[4200];
-    int has_host, port;
+    char path[256], out[4096], tmp[4200];
+    struct kb_http_conn conn;      /* the thread's own, kept open */
     double every_s, t0;
     FILE *f;
     pthread_t thread;
@@ -51,8 +51,7 @@ static json_t *read_stats(struct kb_stats_sampler *s, char *err, size_t errlen)
     struct kb_http_reply rep;
     json_error_t je;
     json_t *j;
-    if (kb_http_get_at(s->has_host ? s->host : NULL, s->port, s->path, READ_TIMEOUT_MS, &rep,
-                       err, errlen) < 0)
+    if (kb_http_conn_get(&s->conn, s->path, READ_TIMEOUT_MS, &rep, err, errlen) < 0)
         return NULL;
     if (rep.status != 200 || rep.body_truncated) {
         snprintf(err, errlen, "%.64s answered %d%s", s->path, rep.status,
@@ -77,8 +76,8 @@ static void write_line(struct kb_stats_sampler *s, const struct kb_stats_sample 
     if (s->write_failed)
         return;
     utc_ms(utc, sizeof(utc));
-    line = json_pack("{s:f,s:s,s:f,s:b}", "t_s", x->t_s, "utc", utc, "read_ms", read_ms,
-                     "ok", x->ok);
+    line = json_pack("{s:f,s:s,s:f,s:I,s:b}", "t_s", x->t_s, "utc", utc, "read_ms", read_ms,
+                     "conn", (json_int_t)s->conn.opened, "ok", x->ok);
     if (x->ok)
         json_object_set(line, "stats", x->stats);
     else
@@ -153,12 +152,10 @@ struct kb_stats_sampler *kb_stats_sampler_start(const char *host, int port, cons
         snprintf(err, errlen, "stats sampler: out of memory");
         return NULL;
     }
-    s->has_host = host && *host;
-    snprintf(s->host, sizeof(s->host), "%s", s->has_host ? host : "");
+    kb_http_conn_init(&s->conn, host && *host ? host : NULL, port);
     snprintf(s->path, sizeof(s->path), "%s", path);
     snprintf(s->out, sizeof(s->out), "%s", out);
     snprintf(s->tmp, sizeof(s->tmp), "%s.tmp", out);
-    s->port = port;
     s->every_s = every_s;
     s->t0 = t0;
     pthread_mutex_init(&s->mu, NULL);
@@ -180,12 +177,14 @@ struct kb_stats_sampler *kb_stats_sampler_start(const char *host, int port, cons
     return s;
 }
 
-json_t *kb_stats_sampler_latest(struct kb_stats_sampler *s)
+json_t *kb_stats_sampler_latest(struct kb_stats_sampler *s, double *t_s)
 {
     json_t *j = NULL;
     pthread_mutex_lock(&s->mu);
-    if (s->latest)
+    if (s->latest) {
         j = json_deep_copy(s->v[s->latest - 1].stats);
+        *t_s = s->v[s->latest - 1].t_s;
+    }
     pthread_mutex_unlock(&s->mu);
     return j;
 }
@@ -201,6 +200,7 @@ int kb_stats_sampler_stop(struct kb_stats_sampler *s, int keep, char *err, size_
         s->stop = 1;
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->thread, NULL);
+        kb_http_conn_close(&s->conn);
     }
     if (!s->f)
         return 0;

@@ -3,10 +3,12 @@
  *
  * Owns the thread and the series: every read_every_s on an absolute schedule (a read that
  * runs late skips the ticks it missed rather than bursting to catch up), each read on its
- * own connection (preflight.h's GET), kept in memory for the judgement and appended as one
- * JSON line to the evidence file as it is taken:
- *   {"t_s":1.250,"utc":"2026-12-02T13:45:01.250Z","read_ms":0.41,"ok":true,"stats":{...}}
- *   {"t_s":1.300,"utc":"...","read_ms":2000.1,"ok":false,"error":"..."}
+ * one connection of the thread's own, kept open (preflight.h's kb_http_conn: a connection
+ * per read would itself move the server's descriptor count that the run samples), kept in
+ * memory for the judgement and appended as one JSON line to the evidence file as it is taken
+ * (conn counts the connections opened so far: a reconnect shows):
+ *   {"t_s":1.250,"utc":"2026-12-02T13:45:01.250Z","read_ms":0.41,"conn":1,"ok":true,"stats":{...}}
+ *   {"t_s":1.300,"utc":"...","read_ms":1000.1,"conn":1,"ok":false,"error":"..."}
  * t_s is seconds after the origin the caller gives (the load's start, on kb_srv_now_s()'s
  * monotonic clock). The file is written as PATH.tmp and renamed to PATH when the sampler
  * stops, so a partial series never has the final name. The thread blocks every signal: the
@@ -28,8 +30,8 @@ struct kb_stats_sampler *kb_stats_sampler_start(const char *host, int port, cons
                                                 char *err, size_t errlen);
 
 /* A copy of the newest successful sample's object (NULL when none yet), for the caller to
- * json_decref. */
-json_t *kb_stats_sampler_latest(struct kb_stats_sampler *s);
+ * json_decref, and its t_s. */
+json_t *kb_stats_sampler_latest(struct kb_stats_sampler *s, double *t_s);
 
 /* Stop the thread and close the evidence file; keep: give it its final name (else it stays
  * PATH.tmp, a partial series). 0, or -1 with err when a line could not be written or the

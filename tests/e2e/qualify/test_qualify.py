@@ -119,6 +119,8 @@ def stats_sampled_densely_and_final_sample_at_zero():
     for x in lines:
         assert x["utc"].endswith("Z") and isinstance(x["ok"], bool), x
         assert ("stats" in x) == x["ok"], x
+        # one kept connection: the reader does not move the descriptor count it samples
+        assert x["conn"] == 1, x
     # the measured interval as the load generator timed it, on the samples' clock
     load = load_json(os.path.join(r["out"], "load.json"))
     st = load_json(os.path.join(r["out"], "verdict.json"))["stats"]
