@@ -163,8 +163,8 @@ static void md_body(FILE *f, json_t *r)
     fprintf(f, "## Samples\n\n");
     md_series(f, "server RSS", json_object_get(r, "rss_bytes"), 1024, " KiB");
     md_series(f, "server descriptors", json_object_get(r, "fds"), 1, "");
-    fprintf(f, "- /stats: every %.3f s by its own thread on one connection of its own, kept open; %.0f reads "
-            "(%.0f successful), %.0f in the measured %.1f s (%.2f/s, longest gap %.3f s); "
+    fprintf(f, "- /stats: every %.3f s by its own thread on one connection of its own, kept "
+            "open; %.0f reads (%.0f successful), %.0f in the measured %.1f s (%.2f/s, longest gap %.3f s); "
             "most handlers suspended at once in a sample %.0f, the server's own high-water "
             "mark %.0f; final sample: %s\n\n", kb_jnum(st, "every_s", NULL),
             kb_jnum(st, "samples", NULL), kb_jnum(st, "ok", NULL),
