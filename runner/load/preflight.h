@@ -2,8 +2,8 @@
  *
  * Used before a runtime's points (preflight), after each point (postflight) and by the soak and
  * the qualification to read /stats; waiting until a fixture accepts connections is spawn.h's.
- * One request per connection (kb_http_conn: many on one kept open), with a deadline. Responses are read by the load generator's own parser
- * (runner/load/http_resp.h: incremental, Content-Length, chunked or until close, any split) and
+ * One request per connection (kb_http_conn: many on one kept open), with a deadline.
+ * Responses are read by the load generator's own parser (runner/load/http_resp.h: incremental, Content-Length, chunked or until close, any split) and
  * judged by its checks (status, Content-Type compared case-insensitively, exact body or
  * body_regex), so preflight cannot fail a response the load generator would pass for how it
  * was framed or read. Beside those checks preflight holds the contract's required headers

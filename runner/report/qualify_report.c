@@ -62,12 +62,16 @@ static json_t *rows_json(json_t *v, const struct kb_qualification *q)
     row(rows, "duration", "s", json_real(p->duration_s), num_or_null(v, "duration_s", NULL));
     row(rows, "achieved", "req/s", json_real(p->achieved_rps),
         num_or_null(load, "achieved_rps", NULL));
-    row(rows, "delivery", "fraction", json_real(p->delivery), num_or_null(load, "delivery", NULL));
-    row(rows, "corrected p50", "us", json_real(p->p50_us), num_or_null(load, "corrected_us", "p50"));
-    row(rows, "corrected p99", "us", json_real(p->p99_us), num_or_null(load, "corrected_us", "p99"));
+    row(rows, "delivery", "fraction", json_real(p->delivery),
+        num_or_null(load, "delivery", NULL));
+    row(rows, "corrected p50", "us", json_real(p->p50_us),
+        num_or_null(load, "corrected_us", "p50"));
+    row(rows, "corrected p99", "us", json_real(p->p99_us),
+        num_or_null(load, "corrected_us", "p99"));
     row(rows, "corrected p99.9", "us", json_real(p->p999_us),
         num_or_null(load, "corrected_us", "p999"));
-    row(rows, "corrected max", "us", json_real(p->max_us), num_or_null(load, "corrected_us", "max"));
+    row(rows, "corrected max", "us", json_real(p->max_us),
+        num_or_null(load, "corrected_us", "max"));
     row(rows, "responses in the measured interval", "count", json_integer(p->responses),
         num_or_null(load, "completed_in_interval", NULL));
     row(rows, "successful /stats observations in it", "count",
@@ -164,9 +168,9 @@ static void md_body(FILE *f, json_t *r)
     md_series(f, "server RSS", json_object_get(r, "rss_bytes"), 1024, " KiB");
     md_series(f, "server descriptors", json_object_get(r, "fds"), 1, "");
     fprintf(f, "- /stats: every %.3f s by its own thread on one connection of its own, kept "
-            "open; %.0f reads (%.0f successful), %.0f in the measured %.1f s (%.2f/s, longest gap %.3f s); "
-            "most handlers suspended at once in a sample %.0f, the server's own high-water "
-            "mark %.0f; final sample: %s\n\n", kb_jnum(st, "every_s", NULL),
+            "open; %.0f reads (%.0f successful), %.0f in the measured %.1f s (%.2f/s, longest "
+            "gap %.3f s); most handlers suspended at once in a sample %.0f, the server's own "
+            "high-water mark %.0f; final sample: %s\n\n", kb_jnum(st, "every_s", NULL),
             kb_jnum(st, "samples", NULL), kb_jnum(st, "ok", NULL),
             kb_jnum(st, "ok_measured", NULL), kb_jnum(st, "measured_s", NULL),
             kb_jnum(st, "per_s", NULL), kb_jnum(st, "max_gap_s", NULL),

@@ -86,8 +86,8 @@ START_TEST(stats_summary_counts_the_measured_interval)
     s[n - 1].stats = json_pack("{s:i,s:i}", "suspended_now", 0, "queued", 2);
     kb_qual_stats_summary(s, n, 2.0, 7.0, gauges, 3, &m);
     ck_assert(m.final_ok && !m.final_zero);
-    ck_assert_msg(strstr(m.final_nonzero, "queued=2") && strstr(m.final_nonzero, "pool_busy=missing"),
-                  "%s", m.final_nonzero);
+    ck_assert_msg(strstr(m.final_nonzero, "queued=2") &&
+                  strstr(m.final_nonzero, "pool_busy=missing"), "%s", m.final_nonzero);
     s[n - 1].ok = 0;
     kb_qual_stats_summary(s, n, 2.0, 7.0, gauges, 3, &m);
     ck_assert(!m.final_ok && !m.final_zero);
