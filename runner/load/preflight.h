@@ -3,15 +3,14 @@
  * Used before a runtime's points (preflight), after each point (postflight) and by the soak and
  * the qualification to read /stats; waiting until a fixture accepts connections is spawn.h's.
  * One request per connection (kb_http_conn: many on one kept open), with a deadline.
- * Responses are read by the load generator's own parser (runner/load/http_resp.h: incremental, Content-Length, chunked or until close, any split) and
- * judged by its checks (status, Content-Type compared case-insensitively, exact body or
- * body_regex), so preflight cannot fail a response the load generator would pass for how it
- * was framed or read. Beside those checks preflight holds the contract's required headers
- * (Content-Length, Date, Server: headers.required in fixtures/contract.json), which the load
- * generator does not look at per request. kb_http_conn keeps one connection for repeated
-GETs. Never prints. The plain functions talk to
- * 127.0.0.1; the _at ones to an IPv4 host (the curve's --target with a remote fixture;
- * NULL = 127.0.0.1). */
+ * Responses are read by the load generator's own parser (runner/load/http_resp.h:
+ * incremental, Content-Length, chunked or until close, any split) and judged by its checks
+ * (status, Content-Type compared case-insensitively, exact body or body_regex), so preflight
+ * cannot fail a response the load generator would pass for how it was framed or read. Beside
+ * those checks preflight holds the contract's required headers (Content-Length, Date, Server:
+ * headers.required in fixtures/contract.json), which the load generator does not look at per
+ * request. Never prints. The plain functions talk to 127.0.0.1; the _at ones to an IPv4 host
+ * (the curve's --target with a remote fixture; NULL = 127.0.0.1). */
 #ifndef KB_PREFLIGHT_H
 #define KB_PREFLIGHT_H
 
