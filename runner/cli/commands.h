@@ -11,6 +11,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_serve_agent(int argc, char **argv);
 int cmd_soak(int argc, char **argv);
+int cmd_qualify(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 
 #endif

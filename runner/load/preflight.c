@@ -141,32 +141,79 @@ static int read_reply(int fd, struct kb_http_read *rd, int timeout_ms, const cha
     }
 }
 
-/* GET path and read the reply against route r (NULL: judged against nothing). */
-static int get(const char *host, int port, const char *path, const struct kb_route *r,
-               int timeout_ms, struct kb_http_reply *out, char *err, size_t errlen)
+/* Send GET path on fd and read the reply against route r (NULL: judged against nothing).
+ * MSG_NOSIGNAL: a peer that closed a kept connection is an error here, not a SIGPIPE. */
+static int exchange(int fd, const char *host, int port, const char *path,
+                    const struct kb_route *r, int timeout_ms, struct kb_http_reply *out,
+                    char *err, size_t errlen)
 {
     struct kb_http_read rd;
     char req[512];
-    int fd, n, rc;
+    int n, rc;
     if (kb_http_read_init(&rd, r, out, err, errlen) < 0)
         return -1;
-    if (!host)
-        host = "127.0.0.1";
-    if ((fd = connect_to(host, port)) < 0) {
-        snprintf(err, errlen, "connect %s:%d: %s", host, port, strerror(errno));
-        kb_http_read_free(&rd);
-        return -1;
-    }
-    n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s:%d\r\n\r\n", path, host, port);
-    if (n < 0 || (size_t)n >= sizeof(req) || write(fd, req, (size_t)n) != n) {
+    n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s:%d\r\n\r\n", path,
+                 host ? host : "127.0.0.1", port);
+    if (n < 0 || (size_t)n >= sizeof(req) || send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
         snprintf(err, errlen, "GET %s: the request could not be sent", path);
         rc = -1;
     } else {
         rc = read_reply(fd, &rd, timeout_ms, path, err, errlen);
     }
-    close(fd);
     kb_http_read_free(&rd);
     return rc;
+}
+
+/* GET path on a connection of its own and read the reply against route r. */
+static int get(const char *host, int port, const char *path, const struct kb_route *r,
+               int timeout_ms, struct kb_http_reply *out, char *err, size_t errlen)
+{
+    int fd, rc;
+    if ((fd = connect_to(host, port)) < 0) {
+        snprintf(err, errlen, "connect %s:%d: %s", host ? host : "127.0.0.1", port,
+                 strerror(errno));
+        return -1;
+    }
+    rc = exchange(fd, host, port, path, r, timeout_ms, out, err, errlen);
+    close(fd);
+    return rc;
+}
+
+void kb_http_conn_init(struct kb_http_conn *c, const char *host, int port)
+{
+    snprintf(c->host, sizeof(c->host), "%s", host ? host : "127.0.0.1");
+    c->port = port;
+    c->fd = -1;
+    c->opened = 0;
+}
+
+int kb_http_conn_get(struct kb_http_conn *c, const char *path, int timeout_ms,
+                     struct kb_http_reply *out, char *err, size_t errlen)
+{
+    /* a kept connection the server closed meanwhile gets one fresh try */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int reused = c->fd >= 0;
+        if (!reused) {
+            if ((c->fd = connect_to(c->host, c->port)) < 0) {
+                snprintf(err, errlen, "connect %s:%d: %s", c->host, c->port, strerror(errno));
+                return -1;
+            }
+            c->opened++;
+        }
+        if (exchange(c->fd, c->host, c->port, path, NULL, timeout_ms, out, err, errlen) == 0)
+            return 0;
+        kb_http_conn_close(c);
+        if (!reused)
+            return -1;
+    }
+    return -1;
+}
+
+void kb_http_conn_close(struct kb_http_conn *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
 }
 
 int kb_http_get(int port, const char *path, int timeout_ms, struct kb_http_reply *out,

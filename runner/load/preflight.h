@@ -1,16 +1,16 @@
 /* preflight.h -- a tiny blocking HTTP/1.1 client that checks one route against the contract.
  *
- * Used before a runtime's points (preflight), after each point (postflight) and by the soak to
- * read /stats; waiting until a fixture accepts connections is spawn.h's. One request per connection,
- * with a deadline. Responses are read by the load generator's own parser
- * (runner/load/http_resp.h: incremental, Content-Length, chunked or until close, any split) and
- * judged by its checks (status, Content-Type compared case-insensitively, exact body or
- * body_regex), so preflight cannot fail a response the load generator would pass for how it
- * was framed or read. Beside those checks preflight holds the contract's required headers
- * (Content-Length, Date, Server: headers.required in fixtures/contract.json), which the load
- * generator does not look at per request. Never prints. The plain functions talk to
- * 127.0.0.1; the _at ones to an IPv4 host (the curve's --target with a remote fixture;
- * NULL = 127.0.0.1). */
+ * Used before a runtime's points (preflight), after each point (postflight) and by the soak and
+ * the qualification to read /stats; waiting until a fixture accepts connections is spawn.h's.
+ * One request per connection (kb_http_conn: many on one kept open), with a deadline.
+ * Responses are read by the load generator's own parser (runner/load/http_resp.h:
+ * incremental, Content-Length, chunked or until close, any split) and judged by its checks
+ * (status, Content-Type compared case-insensitively, exact body or body_regex), so preflight
+ * cannot fail a response the load generator would pass for how it was framed or read. Beside
+ * those checks preflight holds the contract's required headers (Content-Length, Date, Server:
+ * headers.required in fixtures/contract.json), which the load generator does not look at per
+ * request. Never prints. The plain functions talk to 127.0.0.1; the _at ones to an IPv4 host
+ * (the curve's --target with a remote fixture; NULL = 127.0.0.1). */
 #ifndef KB_PREFLIGHT_H
 #define KB_PREFLIGHT_H
 
@@ -60,6 +60,22 @@ int kb_http_get(int port, const char *path, int timeout_ms, struct kb_http_reply
 
 int kb_http_get_at(const char *host, int port, const char *path, int timeout_ms,
                    struct kb_http_reply *out, char *err, size_t errlen);
+
+/* One connection kept open for repeated GETs (the qualification's /stats sampler: a reader
+ * that opened a connection per read would itself move the descriptor count it samples).
+ * Opened by the first get; any failure closes it and the next get opens a new one (opened
+ * counts them). A reused connection that fails is retried once on a fresh one: the server
+ * may close an idle connection. */
+struct kb_http_conn {
+    char host[64];
+    int port, fd;
+    long opened;
+};
+void kb_http_conn_init(struct kb_http_conn *c, const char *host, int port);
+/* GET path on the connection, the reply judged against nothing. 0, or -1 with err. */
+int kb_http_conn_get(struct kb_http_conn *c, const char *path, int timeout_ms,
+                     struct kb_http_reply *out, char *err, size_t errlen);
+void kb_http_conn_close(struct kb_http_conn *c);
 
 /* 0 when a reply read for route r matches it exactly (the parser's status, Content-Type
  * and body checks, then the required headers); -1 with what differs in reason (also for a

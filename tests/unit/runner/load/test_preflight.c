@@ -282,6 +282,65 @@ START_TEST(socket_closed_or_silent)
 }
 END_TEST
 
+/* Listens on 127.0.0.1 (port in *port) and answers up to per_conn requests on each of up
+ * to nconn connections, one after another, with a body naming its connection and request
+ * ("c1r2"), then closes that connection. */
+static pid_t serve_kept(int per_conn, int nconn, int *port)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(a);
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    pid_t pid;
+    ck_assert_int_ge(ls, 0);
+    ck_assert_int_eq(bind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(listen(ls, 4), 0);
+    ck_assert_int_eq(getsockname(ls, (struct sockaddr *)&a, &len), 0);
+    *port = ntohs(a.sin_port);
+    if ((pid = fork()) == 0) {
+        for (int k = 1; k <= nconn; k++) {
+            char req[1024], resp[256];
+            int c = accept(ls, NULL, NULL);
+            for (int r = 1; c >= 0 && r <= per_conn && read(c, req, sizeof(req)) > 0; r++) {
+                int n = snprintf(resp, sizeof(resp), HEAD "Content-Type: text/plain\r\n"
+                                 "Content-Length: 4\r\n\r\nc%dr%d", k, r);
+                if (write(c, resp, (size_t)n) != n)
+                    _exit(1);
+            }
+            close(c);
+        }
+        _exit(0);
+    }
+    close(ls);
+    ck_assert_int_gt(pid, 0);
+    return pid;
+}
+
+/* Many GETs on one kept connection; one the server closed is reopened and the GET retried
+ * once, so no read is lost; a fresh connection that fails is not retried. */
+START_TEST(kept_connection_reused_and_reopened)
+{
+    static const char *const want[] = { "c1r1", "c1r2", "c1r3", "c2r1", "c2r2" };
+    struct kb_http_conn c;
+    struct kb_http_reply rep;
+    int port;
+    pid_t pid = serve_kept(3, 2, &port);
+    kb_http_conn_init(&c, NULL, port);
+    for (size_t i = 0; i < 5; i++) {
+        ck_assert_msg(kb_http_conn_get(&c, "/stats", 1000, &rep, err, sizeof(err)) == 0,
+                      "%zu: %s", i, err);
+        ck_assert_int_eq(rep.status, 200);
+        ck_assert_str_eq(rep.body, want[i]);
+        ck_assert_int_eq(c.opened, i < 3 ? 1 : 2);
+    }
+    kb_http_conn_close(&c);
+    reap(pid);
+    kb_http_conn_init(&c, NULL, port);                 /* nothing listens there now */
+    ck_assert_int_eq(kb_http_conn_get(&c, "/stats", 200, &rep, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "connect 127.0.0.1:") != NULL, "%s", err);
+    ck_assert_int_eq(c.fd, -1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("preflight");
@@ -296,6 +355,7 @@ static Suite *suite(void)
     tcase_add_test(tc, any_reply_keeps_its_body);
     tcase_add_test(net, socket_reply_in_pieces);
     tcase_add_test(net, socket_closed_or_silent);
+    tcase_add_test(net, kept_connection_reused_and_reopened);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, net);
     return s;

@@ -1,0 +1,218 @@
+/* cmd_qualify.c -- `kneebench qualify`: seed 001's db qualification (docs/protocol.md, "The
+ * db qualification") on gray-static into a run directory, and its report.
+ *
+ * Only the options and what is printed live here: the parameters come from the contract's
+ * qualification section (runner/run/qualrun.h), the run is runner/run/qualrun.c's, the
+ * judgement runner/run/qualify.c's and the report runner/report/qualify_report.c's.
+ * SIGINT/SIGTERM only set the flag; every exit goes through kb_qualrun_close(), which stops
+ * the load child, the /stats sampler, the fixture (and so its cgroup) and the cluster. */
+#define _GNU_SOURCE
+#include "runner/cli/commands.h"
+#include "runner/report/qualify_report.h"
+#include "runner/run/qualrun.h"
+#include "runner/util/evidence.h"
+#include "runner/util/jfield.h"
+#include "runner/util/root.h"
+#include "fixtures/contract.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int usage(FILE *f)
+{
+    fprintf(f,
+        "usage: kneebench qualify --out DIR [options]\n"
+        "  The PostgreSQL paper's qualification of " KB_QUAL_RUNTIME "'s /db: one fixed rate for one\n"
+        "  duration with its pool (the contract's qualification section) against a\n"
+        "  throwaway PostgreSQL cluster, /stats read by its own thread throughout, server\n"
+        "  RSS and descriptors sampled after warmup + settle. Passes with delivery and\n"
+        "  corrected p99 within the contract's criteria, exact responses, no RSS or\n"
+        "  descriptor sample above the first, /stats read at least as often as the\n"
+        "  contract asks, and its final sample with every listed gauge at zero. DIR gets\n"
+        "  the evidence, verdict.json, report.md and report.json (the paper's figures,\n"
+        "  from the contract, beside this run's).\n"
+        "  --rate N --duration S   shorten it (default: the contract's)\n"
+        "  --warmup S --settle S --drain S --threads N --connections N --db-pool N\n"
+        "  --sample-every S        RSS and descriptor sampling interval\n"
+        "  --stats-every S         /stats reading interval\n"
+        "  --client-lag-max-us N   the client's send-lag bound (default: the contract's)\n"
+        "  --no-limits --server-cpus LIST --client-cpus LIST --build DIR --load-cmd PATH\n"
+        "  --contract FILE\n"
+        "Exit 0 when it passes, 1 when it fails or the client was the limit, 2 for bad\n"
+        "arguments or setup, 130 when interrupted (no DONE marker; re-run to redo it).\n");
+    return f == stdout ? 1 : 2;
+}
+
+enum { O_OUT = 256, O_RATE, O_DURATION, O_WARMUP, O_SETTLE, O_DRAIN, O_THREADS, O_CONNS,
+       O_DBPOOL, O_EVERY, O_STATS_EVERY, O_LAGMAX, O_NOLIMITS, O_SCPUS, O_CCPUS, O_BUILD,
+       O_LOADCMD, O_CONTRACT };
+
+static const struct option long_opts[] = {
+    { "out", 1, 0, O_OUT }, { "rate", 1, 0, O_RATE }, { "duration", 1, 0, O_DURATION },
+    { "warmup", 1, 0, O_WARMUP }, { "settle", 1, 0, O_SETTLE }, { "drain", 1, 0, O_DRAIN },
+    { "threads", 1, 0, O_THREADS }, { "connections", 1, 0, O_CONNS },
+    { "db-pool", 1, 0, O_DBPOOL }, { "sample-every", 1, 0, O_EVERY },
+    { "stats-every", 1, 0, O_STATS_EVERY }, { "client-lag-max-us", 1, 0, O_LAGMAX },
+    { "no-limits", 0, 0, O_NOLIMITS }, { "server-cpus", 1, 0, O_SCPUS },
+    { "client-cpus", 1, 0, O_CCPUS }, { "build", 1, 0, O_BUILD },
+    { "load-cmd", 1, 0, O_LOADCMD }, { "contract", 1, 0, O_CONTRACT },
+    { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+};
+
+/* An option's value: -1 (or NULL) when not given, so the contract's stands. */
+struct args {
+    const char *out, *scpus, *ccpus, *build, *load_cmd, *contract;
+    double v[O_CONTRACT + 1];
+    int no_limits;
+};
+
+/* The options that take a number, with their floor. */
+static int numeric(int o, double *lo)
+{
+    switch (o) {
+    case O_RATE: case O_THREADS: case O_CONNS: case O_DBPOOL: *lo = 1; return 1;
+    case O_DURATION: case O_EVERY: case O_STATS_EVERY: *lo = 0.001; return 1;
+    case O_WARMUP: case O_SETTLE: case O_DRAIN: case O_LAGMAX: *lo = 0; return 1;
+    default: return 0;
+    }
+}
+
+static const char *opt_name(int o)
+{
+    for (size_t i = 0; long_opts[i].name; i++)
+        if (long_opts[i].val == o)
+            return long_opts[i].name;
+    return "?";
+}
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+    int o, bad = 0;
+    memset(a, 0, sizeof(*a));
+    for (size_t i = 0; i < sizeof(a->v) / sizeof(a->v[0]); i++)
+        a->v[i] = -1;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+        double lo;
+        char *end;
+        if (o >= O_OUT && o <= O_CONTRACT && numeric(o, &lo)) {
+            double v = strtod(optarg, &end);
+            if (end == optarg || *end || !isfinite(v) || v < lo) {
+                fprintf(stderr, "kneebench qualify: --%s wants a number >= %g, not '%s'\n",
+                        opt_name(o), lo, optarg);
+                bad = 1;
+            }
+            a->v[o] = v;
+            continue;
+        }
+        switch (o) {
+        case O_OUT: a->out = optarg; break;
+        case O_NOLIMITS: a->no_limits = 1; break;
+        case O_SCPUS: a->scpus = optarg; break;
+        case O_CCPUS: a->ccpus = optarg; break;
+        case O_BUILD: a->build = optarg; break;
+        case O_LOADCMD: a->load_cmd = optarg; break;
+        case O_CONTRACT: a->contract = optarg; break;
+        case 'h': return usage(stdout);
+        default: return usage(stderr);
+        }
+    }
+    if (bad)
+        return 2;
+    if (!a->out || optind < argc) {
+        fprintf(stderr, "kneebench qualify: %s\n", a->out ? "unexpected argument"
+                                                          : "--out DIR is required");
+        return 2;
+    }
+    return 0;
+}
+
+/* The contract's parameters with the options given on top. */
+static void apply(const struct args *a, struct kb_qual_params *p)
+{
+    const double *v = a->v;
+    p->rate = v[O_RATE] >= 0 ? (long)v[O_RATE] : p->rate;
+    p->duration_s = v[O_DURATION] >= 0 ? v[O_DURATION] : p->duration_s;
+    p->warmup_s = v[O_WARMUP] >= 0 ? v[O_WARMUP] : p->warmup_s;
+    p->settle_s = v[O_SETTLE] >= 0 ? v[O_SETTLE] : p->settle_s;
+    p->drain_s = v[O_DRAIN] >= 0 ? v[O_DRAIN] : p->drain_s;
+    p->threads = v[O_THREADS] >= 0 ? (int)v[O_THREADS] : p->threads;
+    p->connections = v[O_CONNS] >= 0 ? (int)v[O_CONNS] : p->connections;
+    p->db_pool = v[O_DBPOOL] >= 0 ? (int)v[O_DBPOOL] : p->db_pool;
+    p->sample_every_s = v[O_EVERY] >= 0 ? v[O_EVERY] : p->sample_every_s;
+    p->stats_every_s = v[O_STATS_EVERY] >= 0 ? v[O_STATS_EVERY] : p->stats_every_s;
+    if (v[O_LAGMAX] >= 0)
+        p->crit.point.client_lag_p99_max_us = (long)v[O_LAGMAX];
+}
+
+/* The verdict's one-line summary, from verdict.json. */
+static void print_summary(const char *run)
+{
+    char path[4300];
+    json_t *v = json_load_file(kb_path(path, sizeof(path), run, "verdict.json"), 0, NULL);
+    json_t *load = json_object_get(v, "load"), *st = json_object_get(v, "stats");
+    printf("kneebench qualify: %.1f of %.0f req/s (%.3f %%), corrected p99 %.2f ms, /stats "
+           "%.1f/s, up to %.0f handlers suspended; %s: %s\nkneebench qualify: report %s/"
+           "report.md\n", kb_jnum(load, "achieved_rps", NULL), kb_jnum(v, "rate", NULL),
+           100 * kb_jnum(load, "delivery", NULL), kb_jnum(load, "corrected_us", "p99") / 1000,
+           kb_jnum(st, "per_s", NULL), kb_jnum(st, "suspended_now_max", NULL),
+           kb_jstr(v, "verdict", "?"), kb_jstr(v, "reason", ""), run);
+    json_decref(v);
+}
+
+static int run(struct args *a, int argc, char **argv)
+{
+    const struct kb_srv_opts fo = { "native", a->build ? a->build : kb_root_build(), a->scpus,
+                                   a->ccpus, a->load_cmd, a->no_limits, 0, NULL, NULL, NULL };
+    struct kb_qual_params p;
+    struct kb_qualrun q;
+    char err[1024];
+    int v;
+    const struct kb_contract *c = &q.r.c;
+    memset(&q, 0, sizeof(q));
+    if (kb_run_open(&q.r, "qualify", a->out, a->contract, err, sizeof(err)) < 0 ||
+        kb_qual_params_from(c, &p, err, sizeof(err)) < 0)
+        goto bad_setup;
+    apply(a, &p);
+    if (kb_qual_params_check(&p, err, sizeof(err)) < 0 ||
+        kb_qualrun_setup(&q, &fo, &p, argc, argv, err, sizeof(err)) < 0)
+        goto bad_setup;
+    if (!q.r.fx.no_limits)
+        kb_run_sweep(&q.r, NULL);
+    printf("kneebench qualify: " KB_QUAL_RUNTIME " %s at %ld req/s for %g s (+%g s warmup), "
+           "pool %d, /stats every %g s, into %s (server CPUs %s, client CPUs %s%s)\n",
+           c->qual.route, p.rate, p.duration_s, p.warmup_s, p.db_pool, p.stats_every_s, a->out,
+           q.r.fx.server_cpus, q.r.fx.client_cpus, q.r.fx.no_limits ? ", UNCONSTRAINED" : "");
+    fflush(stdout);
+    v = kb_qualrun_exec(&q, &p, err, sizeof(err));
+    if (v < 0 || kb_qual_report_write(a->out, c, err, sizeof(err)) < 0)
+        v = -1;
+    kb_qualrun_close(&q);
+    if (kb_run_interrupted()) {
+        fprintf(stderr, "kneebench qualify: interrupted; no verdict, re-run to redo it\n");
+        return 130;
+    }
+    if (v < 0) {
+        fprintf(stderr, "kneebench qualify: %s\n", err);
+        return 1;
+    }
+    print_summary(a->out);
+    return v == KB_QUAL_PASS ? 0 : 1;
+bad_setup:
+    fprintf(stderr, "kneebench qualify: %s\n", err);
+    kb_qualrun_close(&q);
+    return 2;
+}
+
+int cmd_qualify(int argc, char **argv)
+{
+    struct args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    kb_run_signals();
+    return run(&a, argc, argv);
+}

@@ -1,0 +1,236 @@
+/* qualify_report.c -- see qualify_report.h. report.json is built first and report.md is
+ * rendered from it alone, so the two can never disagree. */
+#define _GNU_SOURCE
+#include "runner/report/qualify_report.h"
+
+#include "runner/util/evidence.h"
+#include "runner/util/jfield.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A figure the run may lack: null rather than a 0 that would read as measured. */
+static json_t *num_or_null(const json_t *o, const char *a, const char *b)
+{
+    double v;
+    return kb_jnum_opt(o, a, b, &v) ? kb_json_figure(v) : json_null();
+}
+
+static json_t *strlist_json(const struct kb_strlist *l)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < l->n; i++)
+        json_array_append_new(a, json_string(l->v[i]));
+    return a;
+}
+
+/* One row of the side-by-side table. */
+static void row(json_t *rows, const char *figure, const char *unit, json_t *paper, json_t *run)
+{
+    json_array_append_new(rows, json_pack("{s:s,s:s,s:o,s:o}", "figure", figure, "unit", unit,
+                                          "paper", paper ? paper : json_null(),
+                                          "run", run ? run : json_null()));
+}
+
+/* The final zero state as one phrase: "a=0 b=0", or what was not at zero. */
+static json_t *zero_state(char *const *names, size_t n, json_t *final, int is_run)
+{
+    char buf[512] = "";
+    size_t off = 0;
+    for (size_t i = 0; i < n && off < sizeof(buf); i++) {
+        json_t *v = is_run ? json_object_get(final, names[i]) : NULL;
+        if (!is_run)
+            off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s=0", i ? " " : "", names[i]);
+        else if (json_is_integer(v))
+            off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s=%lld", i ? " " : "",
+                                    names[i], (long long)json_integer_value(v));
+        else
+            off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s=?", i ? " " : "", names[i]);
+    }
+    return json_string(buf);
+}
+
+static json_t *rows_json(json_t *v, const struct kb_qualification *q)
+{
+    const struct kb_qual_paper *p = &q->paper;
+    json_t *rows = json_array(), *load = json_object_get(v, "load");
+    json_t *st = json_object_get(v, "stats"), *final = json_object_get(st, "final");
+    row(rows, "requested", "req/s", json_real(p->requested_rps), num_or_null(v, "rate", NULL));
+    row(rows, "duration", "s", json_real(p->duration_s), num_or_null(v, "duration_s", NULL));
+    row(rows, "achieved", "req/s", json_real(p->achieved_rps),
+        num_or_null(load, "achieved_rps", NULL));
+    row(rows, "delivery", "fraction", json_real(p->delivery),
+        num_or_null(load, "delivery", NULL));
+    row(rows, "corrected p50", "us", json_real(p->p50_us),
+        num_or_null(load, "corrected_us", "p50"));
+    row(rows, "corrected p99", "us", json_real(p->p99_us),
+        num_or_null(load, "corrected_us", "p99"));
+    row(rows, "corrected p99.9", "us", json_real(p->p999_us),
+        num_or_null(load, "corrected_us", "p999"));
+    row(rows, "corrected max", "us", json_real(p->max_us),
+        num_or_null(load, "corrected_us", "max"));
+    row(rows, "responses in the measured interval", "count", json_integer(p->responses),
+        num_or_null(load, "completed_in_interval", NULL));
+    row(rows, "successful /stats observations in it", "count",
+        json_integer(p->stats_observations), num_or_null(st, "ok_measured", NULL));
+    row(rows, "/stats observations per second", "1/s",
+        json_real(p->duration_s > 0 ? p->stats_observations / p->duration_s : 0),
+        num_or_null(st, "per_s", NULL));
+    row(rows, "most handlers suspended at once (sampled)", "count",
+        json_integer(p->suspended_max), num_or_null(st, "suspended_now_max", NULL));
+    row(rows, "final zero state", "gauges",
+        zero_state(p->zero_after.v, p->zero_after.n, NULL, 0),
+        zero_state(q->zero_gauges.v, q->zero_gauges.n, final, 1));
+    return rows;
+}
+
+json_t *kb_qual_report_json(json_t *v, const struct kb_qualification *q)
+{
+    const struct kb_qual_paper *p = &q->paper;
+    json_t *st = json_object_get(v, "stats");
+    return json_pack("{s:i,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:O*,s:O*,s:O*,s:O*,s:O*}",
+        "schema_version", 1, "kind", "qualification",
+        "verdict", kb_jstr(v, "verdict", "?"), "reason", kb_jstr(v, "reason", ""),
+        "paper_label", "the paper's host: orientation, not a target",
+        "paper", json_pack("{s:s,s:s,s:o}", "host", p->host ? p->host : "",
+                           "source", p->source ? p->source : "",
+                           "zero_after", strlist_json(&p->zero_after)),
+        "rows", rows_json(v, q),
+        "zero_gauges", strlist_json(&q->zero_gauges),
+        "criteria", json_object_get(v, "criteria"), "rss_bytes", json_object_get(v, "rss_bytes"),
+        "fds", json_object_get(v, "fds"), "stats_summary", st,
+        "placement", json_object_get(v, "placement"));
+}
+
+/* A cell: the unit's way of printing a figure; "-" for a figure the run lacks. */
+static void cell(FILE *f, const char *unit, json_t *x)
+{
+    double d = json_number_value(x);
+    if (json_is_string(x))
+        fprintf(f, " `%s` |", json_string_value(x));
+    else if (!json_is_number(x))
+        fprintf(f, " - |");
+    else if (!strcmp(unit, "us"))
+        fprintf(f, " %.2f ms |", d / 1000);
+    else if (!strcmp(unit, "fraction"))
+        fprintf(f, " %.3f %% |", 100 * d);
+    else if (!strcmp(unit, "req/s") || !strcmp(unit, "1/s"))
+        fprintf(f, " %.2f |", d);
+    else
+        fprintf(f, " %.0f |", d);
+}
+
+static void md_series(FILE *f, const char *what, json_t *g, double scale, const char *unit)
+{
+    if (!json_is_object(g) || kb_jnum(g, "n", NULL) < 2) {
+        fprintf(f, "- %s: fewer than 2 samples, growth not judged\n", what);
+        return;
+    }
+    fprintf(f, "- %s: %.0f samples over %.1f s, at most %.2f s apart; first %.0f%s, last "
+            "%.0f%s, min %.0f, max %.0f: rise above the first sample **%.0f%s**\n", what,
+            kb_jnum(g, "n", NULL), kb_jnum(g, "window_s", NULL), kb_jnum(g, "every_s", NULL),
+            kb_jnum(g, "first", NULL) / scale, unit, kb_jnum(g, "last", NULL) / scale, unit,
+            kb_jnum(g, "min", NULL) / scale, kb_jnum(g, "max", NULL) / scale,
+            kb_jnum(g, "rise", NULL) / scale, unit);
+}
+
+static void md_body(FILE *f, json_t *r)
+{
+    json_t *rows = json_object_get(r, "rows"), *x, *c = json_object_get(r, "criteria");
+    json_t *st = json_object_get(r, "stats_summary");
+    size_t i;
+    fprintf(f, "| figure | %s | this run |\n|---|---:|---:|\n",
+            kb_jstr(r, "paper_label", ""));
+    json_array_foreach(rows, i, x) {
+        const char *unit = kb_jstr(x, "unit", "");
+        fprintf(f, "| %s |", kb_jstr(x, "figure", ""));
+        cell(f, unit, json_object_get(x, "paper"));
+        cell(f, unit, json_object_get(x, "run"));
+        fprintf(f, "\n");
+    }
+    fprintf(f, "\nThe paper's column: %s (%s). Its gauges are Gray's own; this run's are "
+            "gray-static's /stats fields. Another CPU, kernel, virtualisation layer or client "
+            "moves every figure: this run is judged by the criteria below, never against "
+            "that column.\n\n", kb_jstr(json_object_get(r, "paper"), "host", ""),
+            kb_jstr(json_object_get(r, "paper"), "source", ""));
+    fprintf(f, "## Criteria\n\n- delivery >= %.1f %% and corrected p99 < %.0f ms, exact "
+            "responses (no socket error, non-2xx or response unlike the contract), the fixture "
+            "alive throughout, the client trusted\n- zero growth: no RSS or descriptor sample "
+            "above the series' first one (sampled from warmup + settle to the end of the "
+            "measured interval)\n- /stats read at least %g times a second of measured load, "
+            "and its final sample (after the load) with every gauge at zero\n\n",
+            100 * kb_jnum(c, "min_delivery", NULL), kb_jnum(c, "max_p99_us", NULL) / 1000,
+            kb_jnum(c, "min_stats_per_s", NULL));
+    fprintf(f, "## Samples\n\n");
+    md_series(f, "server RSS", json_object_get(r, "rss_bytes"), 1024, " KiB");
+    md_series(f, "server descriptors", json_object_get(r, "fds"), 1, "");
+    fprintf(f, "- /stats: every %.3f s by its own thread on one connection of its own, kept "
+            "open; %.0f reads (%.0f successful), %.0f in the measured %.1f s (%.2f/s, longest "
+            "gap %.3f s); most handlers suspended at once in a sample %.0f, the server's own "
+            "high-water mark %.0f; final sample: %s\n\n", kb_jnum(st, "every_s", NULL),
+            kb_jnum(st, "samples", NULL), kb_jnum(st, "ok", NULL),
+            kb_jnum(st, "ok_measured", NULL), kb_jnum(st, "measured_s", NULL),
+            kb_jnum(st, "per_s", NULL), kb_jnum(st, "max_gap_s", NULL),
+            kb_jnum(st, "suspended_now_max", NULL), kb_jnum(st, "suspended_max_server", NULL),
+            json_is_true(json_object_get(st, "final_zero")) ? "every gauge at zero"
+                                                            : kb_jstr(st, "final_nonzero", "?"));
+    fprintf(f, "Evidence in this directory: plan.json, run.json, command.json, fixture/ "
+            "(limits.json read back, identity.json, preflight.json, fixture.log), load.json, "
+            "corrected/uncorrected .hgrm, samples.csv (RSS, descriptors), stats.jsonl (every "
+            "/stats read, timestamped), verdict.json, report.json, DONE.\n");
+}
+
+char *kb_qual_report_md(json_t *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    json_t *pl = json_object_get(r, "placement");
+    if (!f)
+        return NULL;
+    fprintf(f, "# kneebench qualify -- gray-static /db\n\n**%s**: %s\n\n",
+            kb_jstr(r, "verdict", "?"), kb_jstr(r, "reason", ""));
+    fprintf(f, "Seed 001's qualification (docs/protocol.md, \"The db qualification\"): server "
+            "CPUs %s, client CPUs %s%s.\n\n", kb_jstr(pl, "server_cpus", "?"),
+            kb_jstr(pl, "client_cpus", "?"),
+            json_is_true(json_object_get(pl, "unconstrained")) ? ", UNCONSTRAINED (no limits)"
+                                                              : "");
+    md_body(f, r);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+int kb_qual_report_write(const char *run, const struct kb_contract *c, char *err,
+                         size_t errlen)
+{
+    char path[4300];
+    json_error_t je;
+    json_t *v, *r;
+    char *md;
+    int rc = -1;
+    kb_path(path, sizeof(path), run, "verdict.json");
+    if (!(v = json_load_file(path, 0, &je))) {
+        snprintf(err, errlen, "%s: %s", path, je.text);
+        return -1;
+    }
+    r = kb_qual_report_json(v, &c->qual);
+    md = r ? kb_qual_report_md(r) : NULL;
+    if (!r || !md) {
+        snprintf(err, errlen, "report: out of memory");
+    } else if (kb_write_json_atomic(kb_path(path, sizeof(path), run, "report.json"), r, err,
+                                    errlen) == 0 &&
+               kb_write_atomic(kb_path(path, sizeof(path), run, "report.md"), md, strlen(md),
+                               err, errlen) == 0) {
+        rc = 0;
+    }
+    free(md);
+    json_decref(r);
+    json_decref(v);
+    return rc;
+}
