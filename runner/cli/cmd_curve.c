@@ -43,7 +43,6 @@
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
 #include "runner/run/calibrate.h"
-#include "runner/run/dbplace.h"
 #include "runner/util/clock.h"
 #include "runner/util/evidence.h"
 #include "runner/run/run.h"
@@ -82,8 +81,6 @@ struct curve {
     int harness_error;         /* the harness kept it from starting (preflight_reason says
                                 * how): its points are not judged but left to redo */
     char fixdir[4096], preflight_reason[512];
-    int db_on;                 /* the plan runs the db route: dbp holds its CPUs */
-    struct kb_dbplace dbp;
     /* progress */
     size_t finished, ran;
     double run_secs;
@@ -308,8 +305,8 @@ static json_t *plan_json(const struct curve *cv)
     if (plan && keys)
         json_object_update(plan, keys);
     json_decref(keys);
-    if (plan && cv->db_on)      /* PostgreSQL's CPUs are part of the placement */
-        json_object_update_new(plan, kb_dbplace_json(&cv->dbp));
+    if (plan && cv->r.db_on)    /* PostgreSQL's CPUs are part of the placement */
+        json_object_update_new(plan, kb_dbplace_json(&cv->r.dbp));
     return plan;
 }
 
@@ -327,7 +324,7 @@ static int write_run_identity(struct curve *cv, int argc, char **argv, char *err
 {
     return kb_run_identity(&cv->r, argc, argv, NULL,
                            kb_run_versions(&cv->r, cv->plan.runtimes.v, cv->plan.runtimes.n),
-                           cv->db_on ? kb_dbplace_json(&cv->dbp) : NULL, err, errlen);
+                           NULL, err, errlen);
 }
 
 /* ---- the fixture ---------------------------------------------------------------------- */
@@ -755,15 +752,7 @@ static int db_placement(struct curve *cv, const char *db_cpus, char *err, size_t
             snprintf(err, errlen, "--db-cpus is for the db route, which this plan does not run");
         return db_cpus ? -1 : 0;
     }
-    if (kb_dbplace_resolve(&cv->dbp, db_cpus, cv->r.fx.server_cpus, cv->r.fx.client_cpus, err,
-                           errlen) < 0)
-        return -1;
-    cv->db_on = 1;
-    snprintf(cv->r.pg.cpus, sizeof(cv->r.pg.cpus), "%s", cv->dbp.cpus);
-    if (cv->dbp.note[0])
-        fprintf(stderr, "kneebench curve: PostgreSQL on CPUs %s: %s\n", cv->dbp.cpus,
-                cv->dbp.note);
-    return 0;
+    return kb_run_db_place(&cv->r, db_cpus, err, errlen);
 }
 
 static int setup(struct curve *cv, const struct args *a, char *err, size_t errlen)
@@ -792,7 +781,6 @@ static void cleanup(struct curve *cv)
     cv->r.fx.rt = NULL;
     kb_run_close(&cv->r, SIGKILL);
     kb_plan_free(&cv->plan);
-    kb_dbplace_free(&cv->dbp);
     free(cv->cal);
 }
 

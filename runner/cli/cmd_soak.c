@@ -682,7 +682,12 @@ static int setup(struct soak *s, const struct args *a, char *err, size_t errlen)
     if (plan(s, a, err, errlen) < 0)
         return -1;
     s->r.fx.rt = s->rt;
-    return kb_run_setup(&s->r, &fo, err, errlen);
+    if (kb_run_setup(&s->r, &fo, err, errlen) < 0)
+        return -1;
+    for (size_t i = 0; i < s->nph; i++)     /* a db phase: PostgreSQL off the client's CPUs */
+        if (!strcmp(s->ph[i].route, "db"))
+            return kb_run_db_place(&s->r, NULL, err, errlen);
+    return 0;
 }
 
 /* Phases in order; one whose marker exists is kept (resume). */

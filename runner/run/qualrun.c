@@ -119,6 +119,7 @@ int kb_qualrun_setup(struct kb_qualrun *q, const struct kb_srv_opts *o,
         return -1;
     }
     if (kb_run_setup(&q->r, o, err, errlen) < 0 ||
+        kb_run_db_place(&q->r, NULL, err, errlen) < 0 ||
         kb_run_plan_file(q->r.dir, plan_json(q, p), "qualification plan", err, errlen) < 0)
         return -1;
     return run_identity(q, argc, argv, err, errlen);

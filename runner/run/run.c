@@ -81,6 +81,20 @@ void kb_run_close(struct kb_run *r, int load_sig)
     kb_run_stop_fixture(r);
     kb_srv_close(&r->fx);
     kb_contract_free(&r->c);
+    kb_dbplace_free(&r->dbp);
+}
+
+int kb_run_db_place(struct kb_run *r, const char *db_cpus, char *err, size_t errlen)
+{
+    if (kb_dbplace_resolve(&r->dbp, db_cpus, r->fx.server_cpus, r->fx.client_cpus, err,
+                           errlen) < 0)
+        return -1;
+    r->db_on = 1;
+    snprintf(r->pg.cpus, sizeof(r->pg.cpus), "%s", r->dbp.cpus);
+    if (r->dbp.note[0])
+        fprintf(stderr, "kneebench %s: PostgreSQL on CPUs %s: %s\n", r->cmd, r->dbp.cpus,
+                r->dbp.note);
+    return 0;
 }
 
 /* ---- plan.json and run.json --------------------------------------------------------------- */
@@ -191,6 +205,8 @@ int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,
     json_object_update(run, extra);
     if (more)
         json_object_update(run, more);
+    if (r->db_on)               /* PostgreSQL's CPUs are part of the placement */
+        json_object_update_new(run, kb_dbplace_json(&r->dbp));
     json_decref(body);
     json_decref(extra);
     json_decref(more);

@@ -14,6 +14,7 @@
 #define KB_RUN_H
 
 #include "runner/run/server.h"
+#include "runner/run/dbplace.h"
 #include "runner/sandbox/pgcluster.h"
 #include "fixtures/contract.h"
 
@@ -37,6 +38,8 @@ struct kb_run {
     struct kb_contract c;
     struct kb_srv fx;              /* the sandbox, placement, the fixture now running */
     struct kb_pgrun pg;            /* the db route's PostgreSQL, stopped with the fixture */
+    int db_on;                     /* the run starts PostgreSQL: dbp says on which CPUs */
+    struct kb_dbplace dbp;
     struct kb_run_evidence fixture_ev;   /* the running fixture's files (limits, identity,
                                           * preflight): every point it serves inherits it */
     int incomplete;                /* points left without complete evidence */
@@ -71,6 +74,11 @@ void kb_run_close(struct kb_run *r, int load_sig);
 void kb_run_stop_fixture(struct kb_run *r);
 
 /* ---- the run directory's files ------------------------------------------------------------ */
+
+/* After kb_run_setup, for a run that starts PostgreSQL: its CPUs beside the server's and the
+ * client's (db_cpus NULL: the default of runner/run/dbplace.h), which the cluster is pinned
+ * to and run.json records; roles that share are said on stderr. 0, or -1 with err. */
+int kb_run_db_place(struct kb_run *r, const char *db_cpus, char *err, size_t errlen);
 
 /* The run directory made and dir/plan.json in it: written when absent; when present it
  * must equal want, else -1 with err saying dir holds a different `what` (a re-run resumes

@@ -152,8 +152,14 @@ def stats_sampled_densely_and_final_sample_at_zero():
     measured = [x for x in lines if x["ok"] and t_from <= x["t_s"] <= t_to]
     per_s = len(measured) / (t_to - t_from)
     assert per_s >= QUAL["min_stats_per_s"] >= 10, (per_s, len(measured))
-    # sampled during the load, not only around it: handlers were seen suspended
-    assert max(x["stats"]["suspended_now"] for x in measured) >= 1
+    # sampled during the load, not only around it: the server's own count of suspended
+    # handlers moves at about the rate between the first and the last measured read (a
+    # light load of sub-millisecond queries seldom has one suspended at the instant of a read,
+    # so suspended_now alone cannot show it)
+    first, last = measured[0]["stats"], measured[-1]["stats"]
+    span = measured[-1]["t_s"] - measured[0]["t_s"]
+    moved = last["suspended_total"] - first["suspended_total"]
+    assert span > 0.8 * DURATION and moved >= 0.5 * RATE * span, (moved, span)
     final = lines[-1]
     assert final["ok"], final
     for g in QUAL["zero_gauges"]:
