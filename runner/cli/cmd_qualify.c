@@ -3,12 +3,12 @@
  *
  * Only the options and what is printed live here: the parameters come from the contract's
  * qualification section (runner/run/qualrun.h), the run is runner/run/qualrun.c's, the
- * judgement runner/run/qualify.c's and the report runner/report/qualify_report.c's.
+ * judgement runner/run/qualify.c's and the report runner/report/report_qualify.c's.
  * SIGINT/SIGTERM only set the flag; every exit goes through kb_qualrun_close(), which stops
  * the load child, the /stats sampler, the fixture (and so its cgroup) and the cluster. */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
-#include "runner/report/qualify_report.h"
+#include "runner/report/report_qualify.h"
 #include "runner/run/qualrun.h"
 #include "runner/util/evidence.h"
 #include "runner/util/jfield.h"

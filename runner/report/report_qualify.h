@@ -1,4 +1,4 @@
-/* qualify_report.h -- the db qualification's report (`kneebench qualify`): report.md and
+/* report_qualify.h -- the db qualification's report (`kneebench qualify`): report.md and
  * report.json in the run directory, from its verdict.json and the contract's paper figures.
  *
  * Owns the side-by-side table (docs/protocol.md, "The db qualification"): the paper's figures
@@ -7,8 +7,8 @@
  * p50/p99/p99.9/max, responses, /stats observations and their rate, the most handlers
  * suspended at once and the final zero state; then the criteria, the resource series and
  * where the evidence lies. Nothing is written when verdict.json is missing or unreadable. */
-#ifndef KB_QUALIFY_REPORT_H
-#define KB_QUALIFY_REPORT_H
+#ifndef KB_REPORT_QUALIFY_H
+#define KB_REPORT_QUALIFY_H
 
 #include "fixtures/contract.h"
 

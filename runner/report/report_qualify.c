@@ -1,7 +1,7 @@
-/* qualify_report.c -- see qualify_report.h. report.json is built first and report.md is
+/* report_qualify.c -- see report_qualify.h. report.json is built first and report.md is
  * rendered from it alone, so the two can never disagree. */
 #define _GNU_SOURCE
-#include "runner/report/qualify_report.h"
+#include "runner/report/report_qualify.h"
 
 #include "runner/util/evidence.h"
 #include "runner/util/jfield.h"

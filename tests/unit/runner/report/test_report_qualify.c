@@ -1,10 +1,10 @@
-/* test_qualify_report.c -- the qualification report from a synthetic verdict.json and the
+/* test_report_qualify.c -- the qualification report from a synthetic verdict.json and the
  * shipped contract: every paper figure in the table is the contract's (not the code's), the
  * column is labelled as the paper's host and not a target, this run's figures sit beside
  * them, a figure the run lacks prints "-" (never 0), and the final zero state names this
  * run's gauges with their values. */
 #define _GNU_SOURCE
-#include "runner/report/qualify_report.h"
+#include "runner/report/report_qualify.h"
 #include "runner/util/root.h"
 #include "tests/lib/kb_check.h"
 
@@ -103,7 +103,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-    Suite *s = suite_create("qualify_report");
+    Suite *s = suite_create("report_qualify");
     TCase *tc = tcase_create("report");
     tcase_add_checked_fixture(tc, load, unload);
     tcase_add_test(tc, paper_figures_come_from_the_contract);
@@ -114,5 +114,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    return kb_check_run(suite(), "qualify_report");
+    return kb_check_run(suite(), "report_qualify");
 }
