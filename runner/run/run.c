@@ -322,8 +322,12 @@ int kb_run_csv_close(struct kb_run_evidence *ev, FILE **f, const char *dir, cons
     if (!*f)
         return 0;
     lost = ferror(*f);
-    /* fclose flushes: a full disk shows here, not at the last fprintf */
-    closed = fclose(*f) == 0 ? 0 : errno;
+    /* flushed and synced before the rename, as kb_write_atomic() does for every other file:
+     * the final name never stands for bytes still buffered; a full disk shows here, not at
+     * the last fprintf */
+    closed = fflush(*f) == 0 && fsync(fileno(*f)) == 0 ? 0 : errno;
+    if (fclose(*f) != 0 && !closed)
+        closed = errno;
     *f = NULL;
     snprintf(name, sizeof(name), "%s.tmp", file);
     kb_path(tmp, sizeof(tmp), dir, name);

@@ -135,8 +135,8 @@ int kb_run_point_done(const char *dir);
 FILE *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, const char *file,
                       const char *header);
 
-/* Close *f (NULL: nothing to do) and give dir/file.tmp its final name; a write, close or
- * rename that failed is noted in ev. *f is NULL after. 0 or -1. */
+/* Close *f (NULL: nothing to do), flushed and synced, and give dir/file.tmp its final name;
+ * a write, sync, close or rename that failed is noted in ev. *f is NULL after. 0 or -1. */
 int kb_run_csv_close(struct kb_run_evidence *ev, FILE **f, const char *dir, const char *file);
 
 /* The point's last step: with nothing noted in ev or in r->fixture_ev (the fixture that
