@@ -6,11 +6,9 @@
 #define _GNU_SOURCE
 #include "runner/run/qualrun.h"
 
-#include "runner/load/preflight.h"
 #include "runner/sandbox/capture.h"
 #include "runner/sandbox/spawn.h"
 #include "runner/util/clock.h"
-#include "runner/util/digest.h"
 #include "runner/util/evidence.h"
 #include "runner/util/jfield.h"
 
@@ -129,14 +127,13 @@ int kb_qualrun_setup(struct kb_qualrun *q, const struct kb_srv_opts *o,
 
 /* Cluster, fixture, identity, the route answering exactly: the first failure into reason. */
 static void start_all(struct kb_qualrun *q, const struct kb_qual_params *p, char **argv,
-                      char **env, char *reason, size_t reasonlen)
+                      char *reason, size_t reasonlen)
 {
     char err[1024], path[4300], fixdir[4200], pgdir[4300];
     const struct kb_route *r = kb_contract_route(&q->r.c, q->r.c.qual.route);
     q->r.fx.port = kb_free_port(err, sizeof(err));
     kb_path(fixdir, sizeof(fixdir), q->r.dir, "fixture");
     kb_path(pgdir, sizeof(pgdir), q->r.dir, "pg");
-    (void)env;
     if (kb_run_launch(&q->r, fixdir, pgdir, p->db_pool, argv, reason, reasonlen) < 0)
         return;
     if (q->r.fixture_ev.file[0]) {      /* its limits.json, or its directory, not written */
@@ -192,7 +189,6 @@ struct rsamples {
     double t0;                 /* the load's start: the sampler's origin too */
     double t[1 << 16], rss[1 << 16], fds[1 << 16];
     size_t n;
-    int write_failed;
 };
 
 /* The drive loop's callback: server RSS and descriptors, into samples.csv and the series. */
@@ -203,9 +199,10 @@ static void sample_server(void *arg, double t0, double now)
     double t = now - s->t0;
     (void)t0;
     kb_srv_sample_server(&s->q->r.fx, &srv);
-    if (fprintf(s->csv, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
-                srv.pss_bytes, srv.fds, srv.threads, srv.nprocs) < 0 || fflush(s->csv) != 0)
-        s->write_failed = 1;
+    /* a failed write stays in the stream's error flag, which kb_run_csv_close() reads */
+    fprintf(s->csv, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
+            srv.pss_bytes, srv.fds, srv.threads, srv.nprocs);
+    fflush(s->csv);
     if (srv.nprocs > 0 && s->n < sizeof(s->t) / sizeof(s->t[0])) {
         s->t[s->n] = t;
         s->rss[s->n] = (double)srv.rss_bytes;
@@ -244,15 +241,15 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
     const struct kb_srv_sampling sp = { p->warmup_s + p->settle_s, p->sample_every_s,
                                        p->warmup_s + p->duration_s + 0.05, sample_server, rs,
                                        SIGTERM };
-    char path[4300], tmp[4300];
+    struct kb_run_evidence ev = { "", "" };
+    char path[4300];
     int rc;
-    kb_path(tmp, sizeof(tmp), q->r.dir, "samples.csv.tmp");
-    if (!(rs->csv = kb_fopen_tmp(tmp))) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+    if (!(rs->csv = kb_run_csv_open(&ev, q->r.dir, "samples.csv", "t_s,server_cpu_s,"
+                                    "server_rss_bytes,server_pss_bytes,server_fds,"
+                                    "server_threads,server_procs\n"))) {
+        snprintf(err, errlen, "%s: %s", ev.file, ev.reason);
         return -1;
     }
-    fprintf(rs->csv, "t_s,server_cpu_s,server_rss_bytes,server_pss_bytes,server_fds,"
-                     "server_threads,server_procs\n");
     rs->t0 = kb_srv_now_s();
     q->sampler = kb_stats_sampler_start(q->r.fx.target[0] ? q->r.fx.target : NULL, q->r.fx.port,
                                         "/stats", p->stats_every_s, rs->t0,
@@ -267,14 +264,13 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
     }
     if (q->sampler && kb_stats_sampler_stop(q->sampler, rc == 0, err, errlen) < 0)
         rc = -1;
-    if ((fsync(fileno(rs->csv)) != 0 || fclose(rs->csv) != 0 || rs->write_failed) && rc == 0) {
-        snprintf(err, errlen, "%s: write failed", tmp);
+    if (rc == 0 && kb_run_csv_close(&ev, &rs->csv, q->r.dir, "samples.csv") < 0) {
+        snprintf(err, errlen, "%s: %s", ev.file, ev.reason);
         rc = -1;
     }
-    rs->csv = NULL;
-    if (rc == 0 && rename(tmp, kb_path(path, sizeof(path), q->r.dir, "samples.csv")) != 0) {
-        snprintf(err, errlen, "rename %s: %s", tmp, strerror(errno));
-        rc = -1;
+    if (rs->csv) {              /* the run failed first: no samples.csv, its .tmp left */
+        fclose(rs->csv);
+        rs->csv = NULL;
     }
     return q->r.fx.stop && *q->r.fx.stop ? -1 : rc;
 }
@@ -368,7 +364,7 @@ static int finish(struct kb_qualrun *q, const struct kb_qual_params *p, struct r
 int kb_qualrun_exec(struct kb_qualrun *q, const struct kb_qual_params *p, char *err,
                     size_t errlen)
 {
-    char path[4300], *argv[64] = { 0 }, *env[16] = { 0 };
+    char path[4300], *argv[64] = { 0 };
     struct kb_qual_obs o;
     struct kb_point_load lr;
     struct rsamples *rs = calloc(1, sizeof(*rs));
@@ -384,7 +380,7 @@ int kb_qualrun_exec(struct kb_qualrun *q, const struct kb_qual_params *p, char *
     /* a re-run redoes the whole run: no marker or verdict of an earlier one may stand */
     unlink(kb_path(path, sizeof(path), q->r.dir, "DONE"));
     unlink(kb_path(path, sizeof(path), q->r.dir, "verdict.json"));
-    start_all(q, p, argv, env, o.point.preflight_reason, sizeof(o.point.preflight_reason));
+    start_all(q, p, argv, o.point.preflight_reason, sizeof(o.point.preflight_reason));
     o.point.preflight_failed = o.point.preflight_reason[0] != '\0';
     if ((q->r.fx.stop && *q->r.fx.stop) || write_preflight(q, &o.point, err, errlen) < 0 ||
         write_command(q, p, argv, err, errlen) < 0)
@@ -394,7 +390,7 @@ int kb_qualrun_exec(struct kb_qualrun *q, const struct kb_qual_params *p, char *
     rc = finish(q, p, rs, &o, &lr, load, err, errlen);
 out:
     json_decref(load);
-    kb_srv_spec_free(argv, env);
+    kb_tmpl_free(argv, 64);
     free(rs);
     return rc;
 }
