@@ -39,7 +39,7 @@ render() {
     sed -e "s|@DIR@|$(sed_escape "$dir")|g" \
         -e "s|@BIND@|$(sed_escape "$bind")|g" \
         -e "s|@PORT@|$(sed_escape "$port")|g" \
-        -e "s|@FPM_SOCK@|$(sed_escape "$dir/php-fpm.sock")|g" \
+        -e "s|@FPM_SOCK@|$(sed_escape "$sock")|g" \
         -e "s|@USER@|$(sed_escape "$user")|g" \
         -e "s|@GROUP@|$(sed_escape "$group")|g" \
         -e "s|@NGX_ROOT@|$ngx_root|g" \
@@ -97,13 +97,20 @@ else
     opcache_ext='zend_extension = opcache'
 fi
 
+# The FastCGI socket lives in a private directory of a short fixed prefix: a unix socket's
+# path is limited to 107 bytes, which a run directory under a deep checkout exceeds.
+sockdir=$(mktemp -d /tmp/kb-fpm.XXXXXX) || die "cannot make a socket directory under /tmp"
+sock=$sockdir/php-fpm.sock
+trap 'rm -rf "$sockdir"' EXIT
+# As root, the unprivileged workers must reach the socket inside it.
+if [ "$(id -u)" -eq 0 ]; then chmod 0711 "$sockdir"; fi
+
 rm -rf "$dir/www" && mkdir -p "$dir/www"
 cp "$here"/www/*.php "$dir/www/"
 chmod 0755 "$dir/www" && chmod 0644 "$dir/www"/*.php
 render "$here/nginx.conf.in" "$dir/nginx.conf"
 render "$here/php-fpm.conf.in" "$dir/php-fpm.conf"
 render "$here/php.ini.in" "$dir/php.ini"
-rm -f "$dir/php-fpm.sock"
 
 export PHP_INI_SCAN_DIR=
 "$fpm" -c "$dir/php.ini" -m | grep -x 'Zend OPcache' >/dev/null || die "opcache is not loaded"
@@ -161,11 +168,11 @@ fpm_pid=$!
 
 # nginx starts only once FPM listens, so no request of the run meets a 502.
 for _ in $(seq 100); do
-    [ -S "$dir/php-fpm.sock" ] && break
+    [ -S "$sock" ] && break
     kill -0 "$fpm_pid" 2>/dev/null || break
     sleep 0.05
 done
-if [ "$stopping" -eq 0 ] && [ ! -S "$dir/php-fpm.sock" ]; then
+if [ "$stopping" -eq 0 ] && [ ! -S "$sock" ]; then
     echo "php-fpm/run.sh: php-fpm did not open its socket" >&2
     show_logs; stop_all; reap_all; exit 1
 fi

@@ -868,6 +868,13 @@ static void limits_table(FILE *f, const struct kb_report *r)
             "pids.max | identity SHA-256 | preflight |\n|---|---|---|---|---|---:|---:|---:|---|---|\n");
     json_object_foreach(r->fixtures, rt, fx) {
         json_t *l = json_object_get(fx, "limits"), *p = json_object_get(fx, "preflight");
+        if (!json_is_object(l)) {
+            /* never started, so nothing was read back: no figure, never a 0 */
+            fprintf(f, "| %s | - | - | - | - | - | - | - | - | %s |\n", rt,
+                    !p ? "not run" : json_is_true(json_object_get(p, "failed")) ? js(p, "reason")
+                                                                                : "ok");
+            continue;
+        }
         fprintf(f, "| %s | %s | v%lld | %.2f (%lld/%lld) | %s | %lld | %lld | %lld | `%.16s...` | %s |\n",
                 rt, js(l, "backend"), json_integer_value(json_object_get(l, "cgroup_version")),
                 kb_jnum(l, "cpus", NULL),

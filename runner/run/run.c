@@ -46,8 +46,12 @@ int kb_run_open(struct kb_run *r, const char *cmd, const char *dir, const char *
 {
     memset(r, 0, sizeof(*r));
     r->cmd = cmd;
-    r->dir = dir;
+    r->dir = r->dirbuf;
     r->fx.stop = &g_stop;
+    /* A fixture runs in its own directory under this one (php-fpm/run.sh --dir {rundir}):
+     * a relative name would be read there again, one level deeper. */
+    if (kb_abspath(dir, r->dirbuf, sizeof(r->dirbuf), err, errlen) < 0)
+        return -1;
     return kb_contract_load(contract ? contract : kb_root_contract(), &r->c, err, errlen);
 }
 

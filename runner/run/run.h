@@ -33,7 +33,8 @@ struct kb_run_evidence {
 /* Zeroed by kb_run_open(); closed once with kb_run_close(). */
 struct kb_run {
     const char *cmd;               /* "curve", "soak": what messages start with */
-    const char *dir;               /* the run directory */
+    const char *dir;               /* the run directory, absolute (dirbuf) */
+    char dirbuf[4096];
     const char *backend;           /* --backend, as given */
     struct kb_contract c;
     struct kb_srv fx;              /* the sandbox, placement, the fixture now running */

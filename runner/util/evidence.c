@@ -20,6 +20,28 @@ char *kb_path(char *out, size_t outlen, const char *dir, const char *file)
     return out;
 }
 
+int kb_abspath(const char *path, char *out, size_t outlen, char *err, size_t errlen)
+{
+    char cwd[4096];
+    int n;
+    if (path[0] == '/') {
+        n = snprintf(out, outlen, "%s", path);
+    } else if (!getcwd(cwd, sizeof(cwd))) {
+        snprintf(err, errlen, "%s: cannot read the current directory: %s", path, strerror(errno));
+        return -1;
+    } else {
+        while (path[0] == '.' && path[1] == '/')
+            path += 2;
+        n = !strcmp(path, ".") || !path[0] ? snprintf(out, outlen, "%s", cwd)
+            : snprintf(out, outlen, "%s%s%s", cwd, cwd[1] ? "/" : "", path);
+    }
+    if (n < 0 || (size_t)n >= outlen) {
+        snprintf(err, errlen, "%.200s: path too long", path);
+        return -1;
+    }
+    return 0;
+}
+
 int kb_mkdirs(const char *path, char *err, size_t errlen)
 {
     char buf[4096];

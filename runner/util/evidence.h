@@ -14,6 +14,11 @@
 /* out = dir + "/" + file, truncated to outlen. Returns out. */
 char *kb_path(char *out, size_t outlen, const char *dir, const char *file);
 
+/* path made absolute against the current directory (nothing resolved, nothing need exist):
+ * a run directory given as "runs/x" must name the same place to a child that changes into
+ * a fixture's directory. 0, or -1 with err (no current directory, or too long). */
+int kb_abspath(const char *path, char *out, size_t outlen, char *err, size_t errlen);
+
 /* mkdir -p. 0 or -1 with err. */
 int kb_mkdirs(const char *path, char *err, size_t errlen);
 

@@ -179,6 +179,28 @@ START_TEST(temporary_files_never_follow_a_planted_symlink)
 }
 END_TEST
 
+START_TEST(relative_paths_become_absolute)
+{
+    /* a run directory named relative to where the runner started names the same place to
+     * a fixture that changes into its own directory */
+    char out[256], want[256], err[256], small[8];
+    ck_assert_int_eq(chdir(dir), 0);
+    ck_assert_int_eq(kb_abspath("runs/quick-x", out, sizeof(out), err, sizeof(err)), 0);
+    snprintf(want, sizeof(want), "%s/runs/quick-x", dir);
+    ck_assert_str_eq(out, want);
+    ck_assert_int_eq(kb_abspath("./runs", out, sizeof(out), err, sizeof(err)), 0);
+    snprintf(want, sizeof(want), "%s/runs", dir);
+    ck_assert_str_eq(out, want);
+    ck_assert_int_eq(kb_abspath(".", out, sizeof(out), err, sizeof(err)), 0);
+    ck_assert_str_eq(out, dir);
+    ck_assert_int_eq(kb_abspath("/srv/run", out, sizeof(out), err, sizeof(err)), 0);
+    ck_assert_str_eq(out, "/srv/run");
+    ck_assert_int_eq(kb_abspath("/srv/a-long-run", small, sizeof(small), err, sizeof(err)), -1);
+    ck_assert(strstr(err, "too long"));
+    ck_assert_int_eq(chdir("/"), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("evidence");
@@ -190,6 +212,7 @@ static Suite *suite(void)
     tcase_add_test(tc, which_takes_newest_versioned_name);
     tcase_add_test(tc, host_identity);
     tcase_add_test(tc, mhd_version_is_the_fixtures);
+    tcase_add_test(tc, relative_paths_become_absolute);
     suite_add_tcase(s, tc);
     return s;
 }
