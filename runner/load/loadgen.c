@@ -74,7 +74,8 @@ struct conn {
     int want_out;            /* EPOLLOUT currently registered */
     int measured;
     uint64_t n;
-    kb_mono_t intended, assigned, sent;
+    kb_mono_t intended, taken, assigned, sent;
+    kb_mono_t own;           /* the client's own delay of this request so far: its send lag */
     kb_mono_t avail;         /* when it could last take a request: connected, or its last response ended */
     size_t woff;
     kb_mono_t retry_at;      /* C_DOWN: when to reconnect */
@@ -84,6 +85,7 @@ struct conn {
 struct pending {
     uint64_t n;
     kb_mono_t intended;
+    kb_mono_t taken;         /* when the thread took it from the schedule (>= intended) */
 };
 
 struct thread {
@@ -104,7 +106,9 @@ struct thread {
     kb_mono_t real_offset;   /* CLOCK_REALTIME - CLOCK_MONOTONIC, refreshed every wake-up */
     struct kb_load_counts c;
     struct kb_hist corrected, uncorrected, lag, conn_wait, rx_delay;
+    struct kb_hist client_delay, less_client;
     int64_t bound_from_us;   /* smallest lower bound recorded in corrected */
+    int64_t less_bound_from_us;   /* ...and in less_client */
     kb_mono_t look_at;       /* when this wake-up meant to read the sockets: a lazy sleep's
                                 end, else 0 (at each response's arrival) */
     struct kb_hlog_recorder rec;  /* per-second series, when the run collects one */
@@ -274,25 +278,40 @@ static void request_done(struct thread *t, struct conn *c)
         t->measured_outstanding--;
 }
 
-/* A measured request given up unanswered at now: its latency is at least now - intended,
- * and that lower bound goes into corrected (runner/load/loadgen.h says why). */
-static void record_bound(struct thread *t, kb_mono_t intended, kb_mono_t now)
+/* A measured request's latency beside the client's own delay in it (own: send lag plus
+ * rx delay, ns), and that latency less the delay: what a punctual client would have
+ * measured at most (loadgen.h, "The client's own delay"). */
+static void record_own(struct thread *t, kb_mono_t latency, kb_mono_t own)
 {
-    int64_t us = now > intended ? (int64_t)((now - intended) / KB_NS_PER_US) : 0;
+    kb_hist_record(&t->client_delay, (int64_t)(own / KB_NS_PER_US));
+    kb_hist_record(&t->less_client, (int64_t)((latency > own ? latency - own : 0) / KB_NS_PER_US));
+}
+
+/* A measured request given up unanswered at now: its latency is at least now - intended,
+ * and that lower bound goes into corrected (runner/load/loadgen.h says why), and less the
+ * client's own delay (its send lag, when it was written) into less_client. */
+static void record_bound(struct thread *t, kb_mono_t intended, kb_mono_t own, kb_mono_t now)
+{
+    kb_mono_t lat = now > intended ? now - intended : 0;
+    int64_t us = (int64_t)(lat / KB_NS_PER_US), less = (int64_t)((lat > own ? lat - own : 0) / KB_NS_PER_US);
     kb_hist_record(&t->corrected, us);
+    record_own(t, lat, own);
     t->c.bounded++;
     if (us < t->bound_from_us)
         t->bound_from_us = us;
+    if (less < t->less_bound_from_us)
+        t->less_bound_from_us = less;
     if (t->recording)
         kb_hlog_recorder_bound(&t->rec, us, now);
 }
 
 /* A measured timeout is a lower bound on latency; other errors end the request there. */
-static void count_error(struct thread *t, enum kb_err_kind kind, kb_mono_t intended, kb_mono_t now)
+static void count_error(struct thread *t, enum kb_err_kind kind, kb_mono_t intended, kb_mono_t own,
+                        kb_mono_t now)
 {
     t->c.errors[kind]++;
     if (kind == KB_ERR_TIMEOUT)
-        record_bound(t, intended, now);
+        record_bound(t, intended, own, now);
     else if (t->recording)
         kb_hlog_recorder_error(&t->rec, now);
 }
@@ -300,23 +319,28 @@ static void count_error(struct thread *t, enum kb_err_kind kind, kb_mono_t inten
 static void request_failed(struct thread *t, struct conn *c, enum kb_err_kind kind, const char *detail)
 {
     if (c->measured) {
-        count_error(t, kind, c->intended, kb_mono_now());
+        count_error(t, kind, c->intended, c->written ? c->own : 0, kb_mono_now());
         log_request(t, c->intended, c->written ? c->sent : 0, 0, 0, (int)kind);
     }
     note_error(t, kb_err_kind_names[kind], detail);
     request_done(t, c);
 }
 
-static void record_response(struct thread *t, struct conn *c, kb_mono_t now)
+/* own: the client's own delay in this request (send lag plus rx delay, ns). */
+static void record_response(struct thread *t, struct conn *c, kb_mono_t now, kb_mono_t own)
 {
     const struct kb_resp *p = &c->parser;
     int mismatch = 0;
+    kb_mono_t punctual = now > own ? now - own : 0;
     /* What the server delivered while the interval ran, whichever phase the request was
      * scheduled in: an overloaded server spends the interval's start on the warmup's queue
      * and the drain on the interval's, and counting only measured requests would charge it
      * for the one and credit it with the other. */
     if (now >= t->measure_start && now < t->measure_end)
         t->c.window_completed++;
+    /* ...and what it would have delivered there had the client been punctual */
+    if (punctual >= t->measure_start && punctual < t->measure_end)
+        t->c.window_completed_less_client++;
     if (!c->measured)
         return;
     t->c.completed++;
@@ -346,6 +370,7 @@ static void record_response(struct thread *t, struct conn *c, kb_mono_t now)
         note_error(t, "response does not match the contract route", NULL);
     }
     kb_hist_record(&t->corrected, (int64_t)((now - c->intended) / KB_NS_PER_US));
+    record_own(t, now - c->intended, own);
     if (t->recording)
         kb_hlog_recorder_value(&t->rec, (int64_t)((now - c->intended) / KB_NS_PER_US), now);
     kb_hist_record(&t->uncorrected, (int64_t)((now - c->sent) / KB_NS_PER_US));
@@ -353,16 +378,23 @@ static void record_response(struct thread *t, struct conn *c, kb_mono_t now)
 
 /* ---- sending -------------------------------------------------------------------------- */
 
-/* Send lag is the client's own lateness: from the later of the intended time and the moment
- * a connection was there to carry the request, to the write. Waiting for a connection (all
- * of them busy with a slow server, or reconnecting after the server closed one) is the
- * server's doing and goes to conn_wait instead; both still count in corrected latency. Were
- * the wait charged to lag, every overloaded point would look client-limited. */
-static void record_send(struct thread *t, const struct conn *c, kb_mono_t now)
+/* Send lag is the client's own lateness in writing a request, in two parts: how late the
+ * thread took it from the schedule (it slept past the intended time, was held off its CPU,
+ * or was busy), and how long after both that take and a free connection it wrote it. In
+ * between, waiting for a connection -- all of them busy with a slow server, or reconnecting
+ * after the server closed one -- is the server's doing and goes to conn_wait instead; both
+ * still count in corrected latency. Were the wait charged to lag, every overloaded point
+ * would look client-limited; were a late take charged to the wait, a client that woke from
+ * a stall and sent its backlog at once would charge the server for the connections its own
+ * burst held. */
+static void record_send(struct thread *t, struct conn *c, kb_mono_t now)
 {
-    kb_mono_t ready = c->avail > c->intended ? c->avail : c->intended;
-    kb_hist_record(&t->lag, (int64_t)((now - ready) / KB_NS_PER_US));
-    kb_hist_record(&t->conn_wait, (int64_t)((ready - c->intended) / KB_NS_PER_US));
+    kb_mono_t free_at = c->avail > c->taken ? c->avail : c->taken;
+    c->own = (c->taken - c->intended) + (now > free_at ? now - free_at : 0);
+    if (!c->measured)
+        return;
+    kb_hist_record(&t->lag, (int64_t)(c->own / KB_NS_PER_US));
+    kb_hist_record(&t->conn_wait, (int64_t)((free_at - c->taken) / KB_NS_PER_US));
 }
 
 static void try_write(struct thread *t, int i, kb_mono_t now)
@@ -375,8 +407,7 @@ static void try_write(struct thread *t, int i, kb_mono_t now)
          * request's lag and uncorrected latency must start at its own write. */
         now = kb_mono_now();
         c->sent = now;
-        if (c->measured)
-            record_send(t, c, now);
+        record_send(t, c, now);
     }
     while (c->woff < len) {
         ssize_t w = send(c->fd, req + c->woff, len - c->woff, MSG_NOSIGNAL);
@@ -408,6 +439,7 @@ static void assign(struct thread *t, int i, const struct pending *p, kb_mono_t n
     c->woff = 0;
     c->n = p->n;
     c->intended = p->intended;
+    c->taken = p->taken;
     c->assigned = now;
     c->measured = kb_schedule_is_measured(&t->sched, p->n);
     kb_resp_init(&c->parser, t->cfg->expect);
@@ -415,7 +447,7 @@ static void assign(struct thread *t, int i, const struct pending *p, kb_mono_t n
         try_write(t, i, now);
 }
 
-static int fifo_push(struct thread *t, uint64_t n, kb_mono_t intended)
+static int fifo_push(struct thread *t, uint64_t n, kb_mono_t intended, kb_mono_t now)
 {
     if (t->fifo_len == t->fifo_cap) {
         size_t cap = t->fifo_cap * 2;
@@ -429,7 +461,7 @@ static int fifo_push(struct thread *t, uint64_t n, kb_mono_t intended)
         t->fifo_cap = cap;
         t->fifo_head = 0;
     }
-    t->fifo[(t->fifo_head + t->fifo_len) % t->fifo_cap] = (struct pending){ n, intended };
+    t->fifo[(t->fifo_head + t->fifo_len) % t->fifo_cap] = (struct pending){ n, intended, now > intended ? now : intended };
     t->fifo_len++;
     return 0;
 }
@@ -445,10 +477,12 @@ static kb_mono_t dispatch(struct thread *t, kb_mono_t now)
             t->c.scheduled++;
             t->measured_outstanding++;
         }
-        if (fifo_push(t, n, next) < 0) {
-            /* Out of memory: the request cannot wait, so it ends here, counted. */
+        if (fifo_push(t, n, next, now) < 0) {
+            /* Out of memory: the request cannot wait, so it ends here, counted, and the
+             * client, not the server, lost it. */
+            t->c.client_dropped++;
             if (kb_schedule_is_measured(&t->sched, n)) {
-                count_error(t, KB_ERR_TIMEOUT, next, now);
+                count_error(t, KB_ERR_TIMEOUT, next, 0, now);
                 log_request(t, next, 0, 0, 0, KB_ERR_TIMEOUT);
                 t->measured_outstanding--;
             }
@@ -496,7 +530,7 @@ static void on_closed(struct thread *t, int i, kb_mono_t now, int err)
 {
     struct conn *c = &t->conns[i];
     if (c->busy && c->written && !err && kb_resp_eof(&c->parser) == KB_RESP_DONE) {
-        record_response(t, c, now);
+        record_response(t, c, now, c->own);
         request_done(t, c);
         t->c.keepalive_breaks++;      /* a body delimited by the close */
     } else if (!c->busy && !err) {
@@ -543,16 +577,16 @@ static ssize_t recv_stamped(struct thread *t, int fd, kb_mono_t now, kb_mono_t *
 /* How late the client read a response that arrived at `at`: counted from the arrival, or
  * from the end of a lazy sleep the thread chose (a planned wait, not lateness). A busy or
  * starved client shows here and in its send lag, whatever its CPU reads. */
-static void record_rx_delay(struct thread *t, kb_mono_t at)
+static kb_mono_t rx_delay(const struct thread *t, kb_mono_t at)
 {
     kb_mono_t from = at > t->look_at ? at : t->look_at, now = kb_mono_now();
-    kb_hist_record(&t->rx_delay, now > from ? (int64_t)((now - from) / KB_NS_PER_US) : 0);
+    return now > from ? now - from : 0;
 }
 
 static void on_readable(struct thread *t, int i, kb_mono_t now)
 {
     struct conn *c = &t->conns[i];
-    kb_mono_t at;
+    kb_mono_t at, rx;
     ssize_t r = recv_stamped(t, c->fd, now, &at);
     size_t off = 0, used;
     if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
@@ -588,9 +622,10 @@ static void on_readable(struct thread *t, int i, kb_mono_t now)
             conn_recycle(t, i, now);
             return;
         }
+        rx = rx_delay(t, c->avail);
         if (c->measured)
-            record_rx_delay(t, c->avail);
-        record_response(t, c, c->avail);
+            kb_hist_record(&t->rx_delay, (int64_t)(rx / KB_NS_PER_US));
+        record_response(t, c, c->avail, c->own + rx);
         request_done(t, c);
         if (c->parser.conn_close) {
             t->c.keepalive_breaks++;
@@ -655,7 +690,7 @@ static void finish(struct thread *t)
     }
     for (; t->fifo_len > 0; t->fifo_len--, t->fifo_head = (t->fifo_head + 1) % t->fifo_cap)
         if (kb_schedule_is_measured(&t->sched, t->fifo[t->fifo_head].n)) {
-            count_error(t, KB_ERR_TIMEOUT, t->fifo[t->fifo_head].intended, now);
+            count_error(t, KB_ERR_TIMEOUT, t->fifo[t->fifo_head].intended, 0, now);
             t->c.unfinished++;
             log_request(t, t->fifo[t->fifo_head].intended, 0, 0, 0, KB_ERR_TIMEOUT);
             t->measured_outstanding--;
@@ -857,13 +892,15 @@ static void thread_free(struct thread *t)
     kb_hist_free(&t->lag);
     kb_hist_free(&t->conn_wait);
     kb_hist_free(&t->rx_delay);
+    kb_hist_free(&t->client_delay);
+    kb_hist_free(&t->less_client);
 }
 
-/* The five histograms a thread and the merged result both keep. */
+/* The seven histograms a thread and the merged result both keep. */
 static int hists_init(struct kb_hist *a, struct kb_hist *b, struct kb_hist *c, struct kb_hist *d,
-                      struct kb_hist *e)
+                      struct kb_hist *e, struct kb_hist *f, struct kb_hist *g)
 {
-    struct kb_hist *all[] = { a, b, c, d, e };
+    struct kb_hist *all[] = { a, b, c, d, e, f, g };
     int rc = 0;
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         rc |= kb_hist_init(all[i], 1, KB_LOAD_HIST_MAX_US, 3);
@@ -884,9 +921,11 @@ static int thread_setup(struct thread *t, const struct kb_load_config *cfg, unsi
     t->fifo_cap = 4096;
     t->fifo = malloc(t->fifo_cap * sizeof(*t->fifo));
     if (t->epfd < 0 || !t->conns || !t->free_ring || !t->fifo ||
-        hists_init(&t->corrected, &t->uncorrected, &t->lag, &t->conn_wait, &t->rx_delay))
+        hists_init(&t->corrected, &t->uncorrected, &t->lag, &t->conn_wait, &t->rx_delay,
+                   &t->client_delay, &t->less_client))
         return -1;
     t->bound_from_us = INT64_MAX;
+    t->less_bound_from_us = INT64_MAX;
     for (int i = 0; i < t->nconns; i++)
         t->conns[i].fd = -1;
     return 0;
@@ -913,18 +952,24 @@ static void merge(struct kb_load_result *res, struct thread *t)
     d->connect_failures += s->connect_failures;
     d->interval_completed += s->interval_completed;
     d->window_completed += s->window_completed;
+    d->window_completed_less_client += s->window_completed_less_client;
+    d->client_dropped += s->client_dropped;
     d->unfinished += s->unfinished;
     d->bounded += s->bounded;
     d->unsolicited += s->unsolicited;
     d->keepalive_breaks += s->keepalive_breaks;
     if (t->bound_from_us < res->bound_from_us)
         res->bound_from_us = t->bound_from_us;
+    if (t->less_bound_from_us < res->less_bound_from_us)
+        res->less_bound_from_us = t->less_bound_from_us;
     res->rt_threads += t->got_rt;
     kb_hist_add(&res->corrected, &t->corrected);
     kb_hist_add(&res->uncorrected, &t->uncorrected);
     kb_hist_add(&res->lag, &t->lag);
     kb_hist_add(&res->conn_wait, &t->conn_wait);
     kb_hist_add(&res->rx_delay, &t->rx_delay);
+    kb_hist_add(&res->client_delay, &t->client_delay);
+    kb_hist_add(&res->less_client, &t->less_client);
     if (!res->first_error[0] && t->first_error[0])
         memcpy(res->first_error, t->first_error, sizeof(res->first_error));
 }
@@ -1004,7 +1049,9 @@ int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, ch
         return -1;
     }
     res->bound_from_us = INT64_MAX;
-    if (hists_init(&res->corrected, &res->uncorrected, &res->lag, &res->conn_wait, &res->rx_delay) ||
+    res->less_bound_from_us = INT64_MAX;
+    if (hists_init(&res->corrected, &res->uncorrected, &res->lag, &res->conn_wait, &res->rx_delay,
+                   &res->client_delay, &res->less_client) ||
         !(ts = calloc((size_t)cfg->threads, sizeof(*ts)))) {
         snprintf(err, errlen, "out of memory");
         goto out;
@@ -1074,6 +1121,8 @@ void kb_load_result_free(struct kb_load_result *res)
     kb_hist_free(&res->lag);
     kb_hist_free(&res->conn_wait);
     kb_hist_free(&res->rx_delay);
+    kb_hist_free(&res->client_delay);
+    kb_hist_free(&res->less_client);
 }
 
 uint64_t kb_load_errors_total(const struct kb_load_counts *c)

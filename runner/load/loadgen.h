@@ -70,6 +70,9 @@ struct kb_load_counts {
     uint64_t connect_failures;             /* connection attempts that failed */
     uint64_t interval_completed;           /* completed by the end of the measured interval */
     uint64_t window_completed;             /* responses of ANY phase that ended inside the interval */
+    uint64_t window_completed_less_client; /* ...that would have, each moved earlier by the client's
+                                              own delay in it */
+    uint64_t client_dropped;               /* requests the client itself lost (its queue could not grow) */
     uint64_t unfinished;                   /* of errors[TIMEOUT]: still queued or in flight when the drain ended */
     uint64_t bounded;                      /* timeouts recorded in corrected at a lower bound (see below) */
     /* Protocol breaches that end no request (so outside errors[]), each failing a point:
@@ -96,6 +99,14 @@ struct kb_load_result {
     struct kb_hist rx_delay;       /* us, the client's lateness in reading a response: from the later
                                       of its kernel arrival and the moment the thread meant to look
                                       (a lazy sleep's end) to its parsing */
+    /* The client's own delay. Per measured request, own = its send lag + its response's rx
+     * delay (0 for what was never written): client_delay records own, less_client the
+     * corrected latency minus own (at least 0; for an unanswered request its lower bound
+     * minus own, the smallest such in less_bound_from_us). The client's lateness only ever
+     * adds to corrected latency, so less_client is what a punctual client would have
+     * measured at most, and a verdict that differs between the two is the client's. */
+    struct kb_hist client_delay, less_client;
+    int64_t less_bound_from_us;    /* INT64_MAX when nothing was bounded */
     double cpu_seconds;            /* process user+system CPU over the measured interval */
     double interval_s;             /* measured interval length actually observed */
     kb_mono_t interval_start, interval_end;   /* CLOCK_MONOTONIC, the same clock in every process */

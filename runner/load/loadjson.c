@@ -87,6 +87,26 @@ static void optional(json_t *load, struct kb_point_load *r)
     snprintf(r->first_error, sizeof(r->first_error), "%s", fe ? fe : "");
 }
 
+/* The client's own delay, which a load.json written before it lacks: then has_less_client
+ * stays 0 and its figures NAN; when it is there, every field of it is required. */
+static void less_client(struct parser *p, struct kb_point_load *r)
+{
+    json_t *lc = json_object_get(p->root, "corrected_less_client_us");
+    struct kb_latency none = { 0, NAN, NAN, NAN, NAN, NAN, NAN, NAN };
+    r->client_delay = r->less_client = none;
+    r->delivery_less_client = NAN;
+    if (!lc)
+        return;
+    r->has_less_client = 1;
+    latency(p, "client_delay_us", &r->client_delay);
+    latency(p, "corrected_less_client_us", &r->less_client);
+    r->less_client_p99_is_bound =
+        json_is_true(json_object_get(json_object_get(lc, "is_bound"), "p99"));
+    r->delivery_less_client = num(p, p->root, "delivery_less_client", "");
+    r->client_dropped = (long long)num(p, p->root, "client_dropped", "");
+    r->in_flight_at_end = (long long)num(p, p->root, "in_flight_at_end", "");
+}
+
 int kb_point_load_parse(json_t *load, struct kb_point_load *r, char *err, size_t errlen)
 {
     struct parser p = { load, err, errlen, 0 };
@@ -116,6 +136,7 @@ int kb_point_load_parse(json_t *load, struct kb_point_load *r, char *err, size_t
     else
         r->rx_delay.p99 = -1;
     optional(load, r);
+    less_client(&p, r);
     return p.failed ? -1 : 0;
 }
 

@@ -38,6 +38,14 @@ struct kb_point_load {
     struct kb_latency corrected, uncorrected, lag;
     struct kb_latency rx_delay;   /* p99 < 0 when the JSON predates it */
     int threads, threads_requested;   /* 0 and threads when absent */
+    /* The client's own delay (loadgen.h): has_less_client is 0 for a load.json that predates
+     * it, and the rest then reads 0 / NAN. */
+    int has_less_client;
+    struct kb_latency client_delay, less_client;   /* corrected less the client's own delay */
+    int less_client_p99_is_bound;
+    double delivery_less_client;
+    long long client_dropped;         /* requests the client itself lost */
+    long long in_flight_at_end;       /* scheduled but neither completed nor failed: lost */
     char first_error[256];
 };
 

@@ -25,6 +25,12 @@ double kb_loadout_delivery(const struct kb_load_meta *m, const struct kb_load_re
     return m->requested_rps > 0 ? kb_loadout_achieved_rps(m, r) / m->requested_rps : 0;
 }
 
+double kb_loadout_delivery_less_client(const struct kb_load_result *r)
+{
+    return r->c.scheduled > 0 ? (double)r->c.window_completed_less_client / (double)r->c.scheduled
+                              : 0;
+}
+
 double kb_loadout_cpu_fraction(const struct kb_load_meta *m, const struct kb_load_result *r)
 {
     double cpus = m->client_cpus > 0 ? m->client_cpus : 1;
@@ -64,18 +70,29 @@ static json_t *hist_json(const struct kb_hist *h)
 /* Corrected latency with its lower bounds (runner/load/loadgen.h): a figure at or above the
  * smallest bound may hide a larger true value, one below it is exact. The mean moves with
  * any bound. */
-static json_t *corrected_json(const struct kb_load_result *r)
+static json_t *bounded_json(const struct kb_hist *h, uint64_t n, int64_t bound_from_us)
 {
-    json_t *o = hist_json(&r->corrected), *is = json_object();
-    uint64_t n = r->c.bounded;
+    json_t *o = hist_json(h), *is = json_object();
     double v[NFIGS];
-    hist_figures(&r->corrected, v);
+    hist_figures(h, v);
     for (size_t k = 0; k < NFIGS; k++)
-        json_object_set_new(is, fig_names[k], json_boolean(n > 0 && (k == 1 || v[k] >= (double)r->bound_from_us)));
+        json_object_set_new(is, fig_names[k], json_boolean(n > 0 && (k == 1 || v[k] >= (double)bound_from_us)));
     json_object_set_new(o, "bounded", json_integer((json_int_t)n));
-    json_object_set_new(o, "bound_from_us", n ? json_integer((json_int_t)r->bound_from_us) : json_null());
+    json_object_set_new(o, "bound_from_us", n ? json_integer((json_int_t)bound_from_us) : json_null());
     json_object_set_new(o, "is_bound", is);
     return o;
+}
+
+static json_t *corrected_json(const struct kb_load_result *r)
+{
+    return bounded_json(&r->corrected, r->c.bounded, r->bound_from_us);
+}
+
+/* What a punctual client would have measured at most: the same requests, each less the
+ * client's own delay in it (loadgen.h). */
+static json_t *less_client_json(const struct kb_load_result *r)
+{
+    return bounded_json(&r->less_client, r->c.bounded, r->less_bound_from_us);
 }
 
 static json_t *errors_json(const struct kb_load_counts *c)
@@ -155,6 +172,12 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "lag_us", hist_json(&r->lag));
     json_object_set_new(o, "conn_wait_us", hist_json(&r->conn_wait));
     json_object_set_new(o, "rx_delay_us", hist_json(&r->rx_delay));
+    json_object_set_new(o, "client_delay_us", hist_json(&r->client_delay));
+    json_object_set_new(o, "corrected_less_client_us", less_client_json(r));
+    json_object_set_new(o, "completed_in_window_less_client",
+                        json_integer((json_int_t)c->window_completed_less_client));
+    json_object_set_new(o, "delivery_less_client", json_real(kb_loadout_delivery_less_client(r)));
+    json_object_set_new(o, "client_dropped", json_integer((json_int_t)c->client_dropped));
     json_object_set_new(o, "reconnects", json_integer((json_int_t)c->reconnects));
     json_object_set_new(o, "unsolicited", json_integer((json_int_t)c->unsolicited));
     json_object_set_new(o, "keepalive_breaks", json_integer((json_int_t)c->keepalive_breaks));
@@ -304,6 +327,8 @@ void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_l
     hist_line(f, "send lag", &r->lag, INT64_MAX);
     hist_line(f, "rx delay", &r->rx_delay, INT64_MAX);
     hist_line(f, "conn wait", &r->conn_wait, INT64_MAX);
+    hist_line(f, "client own", &r->client_delay, INT64_MAX);
+    hist_line(f, "less client", &r->less_client, r->c.bounded ? r->less_bound_from_us : INT64_MAX);
     if (c->bounded)
         fprintf(f, "  %llu unanswered requests are in corrected at their lower bound (>= %lld us)\n",
                 (unsigned long long)c->bounded, (long long)r->bound_from_us);

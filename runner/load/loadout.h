@@ -41,5 +41,7 @@ void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_l
 double kb_loadout_achieved_rps(const struct kb_load_meta *m, const struct kb_load_result *r);
 double kb_loadout_delivery(const struct kb_load_meta *m, const struct kb_load_result *r);
 double kb_loadout_cpu_fraction(const struct kb_load_meta *m, const struct kb_load_result *r);
+/* Delivery had every response come earlier by the client's own delay in it. */
+double kb_loadout_delivery_less_client(const struct kb_load_result *r);
 
 #endif
