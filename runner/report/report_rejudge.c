@@ -207,7 +207,7 @@ void kb_report_rederive_point(struct kb_report *r, const char *dir, const char *
         c.max_p99_us = (long)rd->max_p99_us;
         kb_judge_point(&lr, &o, &c, calibrated ? r->cal : NULL, (double)rate, &j);
         note_change(rd, id, v, &j);
-        kb_judgement_record(v, &j, &o, &c, calibrated);
+        kb_judgement_record(v, &j, &lr, &o, &c, calibrated);
     }
     /* the rows' figures from the raw file itself */
     json_object_set_new(v, "load", load ? load : json_null());

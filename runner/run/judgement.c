@@ -4,8 +4,11 @@
 #include "runner/run/judgement.h"
 #include "runner/run/calibrate.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "runner/util/evidence.h"
 
 void kb_judge_point(const struct kb_point_load *r, const struct kb_point_obs *o,
                     const struct kb_criteria *c, const struct kb_calibrate_result *cal,
@@ -16,6 +19,7 @@ void kb_judge_point(const struct kb_point_load *r, const struct kb_point_obs *o,
      * still says what its figures showed, marked unproven in the report. */
     j->server = kb_verdict_server(r, o, c, j->server_reason, sizeof(j->server_reason));
     j->trusted = kb_trust_judge(r, c, j->trust_reason, sizeof(j->trust_reason));
+    j->sides = kb_trust_sides(r, c, &j->as_measured, &j->less_client);
     if (j->trusted && cal && !kb_calibrate_covers(cal, rate)) {
         j->trusted = 0;
         snprintf(j->trust_reason, sizeof(j->trust_reason), "above the client's proven margin "
@@ -47,16 +51,36 @@ static json_t *observed_json(const struct kb_point_obs *o)
                      o->postflight_reason);
 }
 
+/* The client's trust and what it compared: the verdict as measured and without the
+ * client's own delay, that delay, and its share of the corrected p99. */
+static json_t *trust_json(const struct kb_judgement *j, const struct kb_point_load *r)
+{
+    json_t *t = json_pack("{s:b,s:s,s:s}", "ok", j->trusted, "reason", j->trust_reason, "rule",
+                          j->sides == 0 ? "could-decide" : "lateness-bounds");
+    double share = r->corrected.p99 > 0 ? 1 - r->less_client.p99 / r->corrected.p99 : NAN;
+    if (j->sides != 0)
+        return t;
+    json_object_set_new(t, "as_measured", json_string(j->as_measured ? "controlled"
+                                                                     : "uncontrolled"));
+    json_object_set_new(t, "without_client_delay", json_string(j->less_client ? "controlled"
+                                                                              : "uncontrolled"));
+    json_object_set_new(t, "client_delay_p99_us", kb_json_figure(r->client_delay.p99));
+    json_object_set_new(t, "client_delay_max_us", kb_json_figure(r->client_delay.max));
+    json_object_set_new(t, "p99_less_client_us", kb_json_figure(r->less_client.p99));
+    json_object_set_new(t, "delivery_less_client", kb_json_figure(r->delivery_less_client));
+    json_object_set_new(t, "client_share_of_p99", kb_json_figure(share));
+    return t;
+}
+
 void kb_judgement_record(json_t *verdict, const struct kb_judgement *j,
-                         const struct kb_point_obs *o, const struct kb_criteria *c,
-                         int calibrated)
+                         const struct kb_point_load *r, const struct kb_point_obs *o,
+                         const struct kb_criteria *c, int calibrated)
 {
     json_object_set_new(verdict, "verdict", json_string(kb_verdict_name(j->verdict)));
     json_object_set_new(verdict, "reason", json_string(j->reason));
     json_object_set_new(verdict, "server_verdict", json_string(kb_verdict_name(j->server)));
     json_object_set_new(verdict, "server_reason", json_string(j->server_reason));
-    json_object_set_new(verdict, "client_trust", json_pack("{s:b,s:s}", "ok", j->trusted,
-                                                           "reason", j->trust_reason));
+    json_object_set_new(verdict, "client_trust", trust_json(j, r));
     json_object_set_new(verdict, "judged_by", json_pack("{s:o,s:b,s:o}", "criteria",
                         criteria_json(c), "calibrated", calibrated, "observed", observed_json(o)));
 }

@@ -21,6 +21,9 @@ struct kb_judgement {
     enum kb_verdict verdict;     /* what the point is: failed, client-limited or the server's */
     enum kb_verdict server;      /* what its own figures give, the client's trust aside */
     int trusted;                 /* the client kept up (and the calibration covers the rate) */
+    int sides;                   /* 0: as_measured/less_client hold the two judgements the
+                                    trust compared; -1: the load predates them */
+    int as_measured, less_client;   /* held as measured / without the client's own delay */
     char reason[768];            /* the verdict's: the trust's when client-limited */
     char server_reason[768];
     char trust_reason[256];
@@ -33,10 +36,12 @@ void kb_judge_point(const struct kb_point_load *r, const struct kb_point_obs *o,
                     double rate, struct kb_judgement *j);
 
 /* Sets in verdict (a verdict.json object): verdict, reason, server_verdict, server_reason,
- * client_trust, and "judged_by": {criteria, calibrated, observed}. */
+ * client_trust (ok, reason, rule, and with the rule "could-decide" the two judgements and
+ * the client's share of the corrected p99 from r), and "judged_by": {criteria, calibrated,
+ * observed}. */
 void kb_judgement_record(json_t *verdict, const struct kb_judgement *j,
-                         const struct kb_point_obs *o, const struct kb_criteria *c,
-                         int calibrated);
+                         const struct kb_point_load *r, const struct kb_point_obs *o,
+                         const struct kb_criteria *c, int calibrated);
 
 /* verdict.json's judged_by back: 0, or -1 when it has none (evidence written before it),
  * leaving the outputs untouched. A field absent from it reads as 0 or "". */

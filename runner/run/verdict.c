@@ -95,21 +95,98 @@ static int over(double figure, double bound)
     return bound > 0 && figure > bound;
 }
 
+static int held(const struct kb_point_load *r, const struct kb_criteria *c)
+{
+    return r->delivery >= c->min_delivery && r->corrected.p99 < (double)c->max_p99_us &&
+           !unanswered_past_p99(r);
+}
+
+/* The same point as a punctual client would have measured it at most: every request's
+ * latency and completion less the client's own delay in it (loadjson.h). */
+static struct kb_point_load less_client(const struct kb_point_load *r)
+{
+    struct kb_point_load b = *r;
+    b.corrected = r->less_client;
+    b.corrected_p99_is_bound = r->less_client_p99_is_bound;
+    b.delivery = r->delivery_less_client;
+    return b;
+}
+
+static void figures(char *buf, size_t len, const struct kb_point_load *r, const char *verdict)
+{
+    snprintf(buf, len, "%s (p99 %s%.2f ms, delivery %.1f %%)", verdict,
+             r->corrected_p99_is_bound ? ">= " : "", r->corrected.p99 / 1000.0,
+             100 * r->delivery);
+}
+
+/* Evidence written before the client's own delay was kept: the lateness bounds decide. */
+static void trust_by_lateness(const struct kb_point_load *r, const struct kb_criteria *c,
+                              char *reason, size_t len, size_t *n)
+{
+    if (over(r->lag.p99, (double)c->client_lag_p99_max_us))
+        cause(reason, len, n, "client send lag p99 %.0f us > %.0f us", r->lag.p99,
+              (double)c->client_lag_p99_max_us);
+    if (over(r->rx_delay.p99, (double)c->client_rx_delay_p99_max_us))
+        cause(reason, len, n, "client rx delay p99 %.0f us > %.0f us", r->rx_delay.p99,
+              (double)c->client_rx_delay_p99_max_us);
+}
+
+/* Whether the client's own delay could have decided the verdict: judged on the point as
+ * measured and again with that delay taken out; they must agree. */
+static void trust_by_could_decide(const struct kb_point_load *r, const struct kb_criteria *c,
+                                  char *reason, size_t len, size_t *n)
+{
+    struct kb_point_load b = less_client(r);
+    int a_held = held(r, c), b_held = held(&b, c);
+    char as[160], bs[160];
+    if (a_held != b_held) {
+        figures(as, sizeof(as), r, a_held ? "controlled" : "uncontrolled");
+        figures(bs, sizeof(bs), &b, b_held ? "controlled" : "uncontrolled");
+        if (*n < len)
+            *n += (size_t)snprintf(reason + *n, len - *n, "%sthe client's own delay (p99 %.2f "
+                                   "ms, max %.2f ms) decides the verdict: as measured %s, "
+                                   "without it %s", *n ? "; " : "", r->client_delay.p99 / 1000.0,
+                                   r->client_delay.max / 1000.0, as, bs);
+    }
+    if (r->client_dropped > 0 || r->in_flight_at_end > 0)
+        cause(reason, len, n, "the client lost %.0f scheduled request(s) (%.0f unaccounted)",
+              (double)r->client_dropped, (double)r->in_flight_at_end);
+}
+
+int kb_verdict_held(const struct kb_point_load *r, const struct kb_criteria *c)
+{
+    return held(r, c);
+}
+
+int kb_trust_sides(const struct kb_point_load *r, const struct kb_criteria *c, int *as_measured,
+                   int *less)
+{
+    struct kb_point_load b = less_client(r);
+    if (!r->has_less_client)
+        return -1;
+    *as_measured = held(r, c);
+    *less = held(&b, c);
+    return 0;
+}
+
 int kb_trust_judge(const struct kb_point_load *r, const struct kb_criteria *c, char *reason,
                    size_t reasonlen)
 {
     size_t n = 0;
     reason[0] = '\0';
-    if (over(r->lag.p99, (double)c->client_lag_p99_max_us))
-        cause(reason, reasonlen, &n, "client send lag p99 %.0f us > %.0f us", r->lag.p99,
-              (double)c->client_lag_p99_max_us);
-    if (over(r->rx_delay.p99, (double)c->client_rx_delay_p99_max_us))
-        cause(reason, reasonlen, &n, "client rx delay p99 %.0f us > %.0f us", r->rx_delay.p99,
-              (double)c->client_rx_delay_p99_max_us);
+    if (r->has_less_client)
+        trust_by_could_decide(r, c, reason, reasonlen, &n);
+    else
+        trust_by_lateness(r, c, reason, reasonlen, &n);
     if (over(r->client_cpu_fraction, c->client_cpu_max_fraction))
         cause(reason, reasonlen, &n, "client CPU %.0f %% > %.0f %% of what it was given",
               100 * r->client_cpu_fraction, 100 * c->client_cpu_max_fraction);
-    if (n == 0)
+    if (n == 0 && r->has_less_client)
+        snprintf(reason, reasonlen, "the client's own delay (p99 %.2f ms, max %.2f ms) cannot "
+                 "change the verdict: %s either way; client CPU %.0f %%",
+                 r->client_delay.p99 / 1000.0, r->client_delay.max / 1000.0,
+                 held(r, c) ? "controlled" : "uncontrolled", 100 * r->client_cpu_fraction);
+    else if (n == 0)
         snprintf(reason, reasonlen, "client send lag p99 %.0f us, rx delay p99 %.0f us, CPU %.0f %%",
                  r->lag.p99, r->rx_delay.p99, 100 * r->client_cpu_fraction);
     return n == 0;
@@ -135,6 +212,11 @@ int kb_trust_rung(const struct kb_point_load *r, const struct kb_criteria *c,
         rung_cause(reason, reasonlen, &n, buf);
     if (failure(r, &seen_nothing_wrong, buf, sizeof(buf)))
         rung_cause(reason, reasonlen, &n, buf);
+    if (r->has_less_client && !(r->corrected.p99 < (double)c->max_p99_us)) {
+        snprintf(buf, sizeof(buf), "corrected p99 %.2f ms: the harness itself is past the "
+                 "criterion here", r->corrected.p99 / 1000.0);
+        rung_cause(reason, reasonlen, &n, buf);
+    }
     if (!(in_time >= min_delivery)) {
         snprintf(buf, sizeof(buf), "delivery in time %.4f < %.3f", in_time, min_delivery);
         rung_cause(reason, reasonlen, &n, buf);
@@ -167,8 +249,5 @@ enum kb_verdict kb_verdict_server(const struct kb_point_load *r, const struct kb
              "unanswered at drain end %lld (<= 1 %%?)", 100 * r->delivery, 100 * c->min_delivery,
              r->corrected_p99_is_bound ? ">= " : "", r->corrected.p99 / 1000.0,
              c->max_p99_us / 1000.0, r->unfinished);
-    if (r->delivery >= c->min_delivery && r->corrected.p99 < (double)c->max_p99_us &&
-        !unanswered_past_p99(r))
-        return KB_CONTROLLED;
-    return KB_UNCONTROLLED;
+    return held(r, c) ? KB_CONTROLLED : KB_UNCONTROLLED;
 }

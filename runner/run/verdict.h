@@ -9,19 +9,22 @@
  *
  * The edges, all of them here and nowhere else (the contract's wording: a maximum is
  * inclusive, "exceeds" is strictly above, "at least" is inclusive):
- *   trust      send lag p99 <= client_lag_p99_max_us, rx delay p99 <=
- *              client_rx_delay_p99_max_us, client CPU fraction <= client_cpu_max_fraction
- *              ("a p99 that exceeds its bound is client-limited"; the CPU guard "at 90 %"
- *              passes 0.90 itself). A bound <= 0 is not set and checks nothing. A figure
- *              that is NAN (an empty histogram: nothing sent or read in the interval) or < 0
- *              (a load.json that predates it) is no evidence against the client; the point's
- *              own figures then judge it.
+ *   trust      the client's own delay could not have decided the verdict: the point judged
+ *              on its corrected latency and delivery as measured, and again with every
+ *              request's own client delay (send lag + rx delay) taken out, gives the same
+ *              answer (docs/protocol.md, "Trusting the client"); the client lost no
+ *              request; and its CPU fraction <= client_cpu_max_fraction (the guard "at 90 %"
+ *              passes 0.90 itself; a bound <= 0 is not set). A load.json written before the
+ *              client's own delay was kept is judged by the lateness bounds instead (send
+ *              lag p99 <= client_lag_p99_max_us, rx delay p99 <= client_rx_delay_p99_max_us;
+ *              NAN or < 0: no evidence against the client).
  *   failed     any socket error (kb_point_load_socket_errors > 0: unanswered at the drain's
  *              end are not socket errors), non-2xx, mismatch, unsolicited bytes, broken
  *              keep-alive, or what the runner observed (exit, identity, pre/postflight).
  *   controlled delivery >= min_delivery (inclusive), corrected p99 < max_p99_us (strict: the
  *              protocol says "p99 < 100 ms"), unanswered at drain end <= 1 % of scheduled.
- *   rung       (calibrate) trusted as above, none of the load's own failure causes, in-time
+ *   rung       (calibrate) trusted as above and controlled as measured (the harness's own
+ *              p99 under the criterion), none of the load's own failure causes, in-time
  *              delivery (kb_point_load_in_time) >= the rung's minimum (inclusive), and no
  *              request unanswered at the drain's end: the control server is known to be
  *              fast, so any request it left unanswered is the client's or the host's. */
@@ -66,12 +69,23 @@ struct kb_criteria {
 struct kb_contract;
 struct kb_criteria kb_criteria_of(const struct kb_contract *c);
 
-/* The client's trust: 1 when the client kept up, 0 when it was the limit, with the causes
- * in reason (every cause named, "; "-separated). The direct evidence decides first -- send
- * lag and rx delay, the client's own lateness, which a busy or starved client cannot hide --
- * and CPU is a guard beside them. Edges in the comment at the top. */
+/* The client's trust: 1 when the client could not have decided the point's verdict, 0 when
+ * it could, with the causes in reason (every cause named, "; "-separated). The direct
+ * evidence decides -- the verdict with and without the client's own delay in each request,
+ * which a busy or starved client cannot hide -- and CPU is a guard beside it. Edges in the
+ * comment at the top. */
 int kb_trust_judge(const struct kb_point_load *r, const struct kb_criteria *c, char *reason,
                    size_t reasonlen);
+
+/* The controlled criteria alone on the point's figures (failures aside): 1 when delivery,
+ * corrected p99 and the unanswered share all hold. */
+int kb_verdict_held(const struct kb_point_load *r, const struct kb_criteria *c);
+
+/* The two judgements the trust compares, on the figures alone (failures aside): *as_measured
+ * and *less_client are 1 where the point held (controlled) as measured and without the
+ * client's own delay. -1 when the load predates that delay (has_less_client 0), 0 else. */
+int kb_trust_sides(const struct kb_point_load *r, const struct kb_criteria *c, int *as_measured,
+                   int *less_client);
 
 /* A calibration rung against the control server: 1 when it held, 0 with every cause in
  * reason ("" when held). The trust above, the load's own failure causes as a curve point

@@ -104,7 +104,7 @@ START_TEST(record_reads_back)
     snprintf(o.postflight_reason, sizeof(o.postflight_reason), "body differs");
     ck_assert_int_eq(kb_judgement_read(v, &o2, &c2, &cal), -1);
     kb_judge_point(&r, &o, &crit, NULL, 1000, &j);
-    kb_judgement_record(v, &j, &o, &crit, 1);
+    kb_judgement_record(v, &j, &r, &o, &crit, 1);
     ck_assert_str_eq(json_string_value(json_object_get(v, "verdict")), "failed");
     ck_assert_str_eq(json_string_value(json_object_get(v, "server_verdict")), "failed");
     ck_assert(json_is_true(json_object_get(json_object_get(v, "client_trust"), "ok")));
@@ -173,7 +173,7 @@ static void write_point(long rate, double p99, int record)
     v = json_pack("{s:s,s:s,s:s,s:I,s:{s:f,s:I},s:O}", "point", id, "runtime", "go", "route",
                   "plaintext", "rate", (json_int_t)rate, "server", "cpu_mean_fraction", 0.5,
                   "rss_max_bytes", (json_int_t)1000, "load", load);
-    kb_judgement_record(v, &j, &o, &crit, 0);
+    kb_judgement_record(v, &j, &r, &o, &crit, 0);
     if (!record)
         json_object_del(v, "judged_by");
     kb_write_json_atomic(kb_path(path, sizeof(path), pdir, "verdict.json"), v, err, sizeof(err));

@@ -286,6 +286,92 @@ START_TEST(rung_edges)
 }
 END_TEST
 
+/* A load with the client's own delay kept (loadjson.h): as measured and without that delay. */
+static struct kb_point_load with_delay(double p99, double less_p99, double delivery,
+                                       double delivery_less)
+{
+    struct kb_point_load r = good();
+    r.has_less_client = 1;
+    r.corrected.p99 = p99;
+    r.less_client.p99 = less_p99;
+    r.delivery = delivery;
+    r.delivery_less_client = delivery_less;
+    r.client_delay.p99 = p99 - less_p99;
+    r.client_delay.max = 2 * (p99 - less_p99);
+    r.lag.p99 = 6000;              /* past the old 1 ms bound: no longer decides alone */
+    r.rx_delay.p99 = 3000;
+    return r;
+}
+
+/* The rule: trusted exactly when the verdict as measured and without the client's own
+ * delay agree (each criterion at its own edge), the client lost nothing, and its CPU is
+ * within the guard. */
+START_TEST(trust_by_could_decide)
+{
+    struct kb_point_load r = with_delay(8000, 2000, 1.0, 1.0);
+    char t[512];
+    int a, b;
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, t, sizeof(t)), 1);
+    ck_assert_ptr_nonnull(strstr(t, "cannot change the verdict: controlled either way"));
+    ck_assert_int_eq(kb_trust_sides(&r, &crit, &a, &b), 0);
+    ck_assert(a && b);
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CONTROLLED);
+    /* uncontrolled either way: a seconds-long tail is the server's */
+    r = with_delay(2.5e6, 2.49e6, 0.7, 0.7);
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, t, sizeof(t)), 1);
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_UNCONTROLLED);
+    /* p99: the client's delay takes it under the bound (strict) -- the client decided */
+    r = with_delay(150000, 99999, 1.0, 1.0);
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, t, sizeof(t)), 0);
+    ck_assert_ptr_nonnull(strstr(t, "decides the verdict: as measured uncontrolled (p99 150.00 ms"));
+    ck_assert_ptr_nonnull(strstr(t, "without it controlled (p99 100.00 ms"));
+    ck_assert_int_eq(kb_trust_sides(&r, &crit, &a, &b), 0);
+    ck_assert(!a && b);
+    ck_assert_int_eq(kb_verdict_judge(&r, &ok_obs, &crit, why, sizeof(why)), KB_CLIENT_LIMITED);
+    ck_assert_int_eq(kb_verdict_server(&r, &ok_obs, &crit, why, sizeof(why)), KB_UNCONTROLLED);
+    r = with_delay(150000, 100000, 1.0, 1.0);
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, t, sizeof(t)), 1);
+    /* delivery: at least the minimum without the client's delay (inclusive) */
+    r = with_delay(5000, 4000, 0.94, 0.95);
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, t, sizeof(t)), 0);
+    r.delivery_less_client = nextafter(0.95, 0);
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, t, sizeof(t)), 1);
+    /* a client that lost a request is never trusted, nor one past its CPU guard */
+    r = with_delay(5000, 4000, 1.0, 1.0);
+    r.client_dropped = 1;
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, t, sizeof(t)), 0);
+    ck_assert_ptr_nonnull(strstr(t, "the client lost 1 scheduled request"));
+    r.client_dropped = 0;
+    r.in_flight_at_end = 2;
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, t, sizeof(t)), 0);
+    r.in_flight_at_end = 0;
+    r.client_cpu_fraction = nextafter(0.80, 1);
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, t, sizeof(t)), 0);
+    ck_assert_ptr_nonnull(strstr(t, "client CPU 80 % > 80 %"));
+    /* evidence without the client's own delay is judged by the lateness bounds */
+    r = good();
+    ck_assert_int_eq(kb_trust_sides(&r, &crit, &a, &b), -1);
+    r.lag.p99 = 6000;
+    ck_assert_int_eq(kb_trust_judge(&r, &crit, t, sizeof(t)), 0);
+}
+END_TEST
+
+/* A rung under the rule: its own p99 must be under the criterion (the harness's floor), and
+ * a late client that cannot decide still holds it. */
+START_TEST(rung_by_could_decide)
+{
+    struct kb_point_load r = with_delay(6000, 500, 1.0, 1.0);
+    char w[512];
+    r.scheduled = 10000;
+    r.completed_in_interval = 10000;
+    ck_assert_int_eq(kb_trust_rung(&r, &crit, 0.995, w, sizeof(w)), 1);
+    r = with_delay(100000, 100000, 1.0, 1.0);
+    r.scheduled = r.completed_in_interval = 10000;
+    ck_assert_int_eq(kb_trust_rung(&r, &crit, 0.995, w, sizeof(w)), 0);
+    ck_assert_ptr_nonnull(strstr(w, "the harness itself is past the criterion"));
+}
+END_TEST
+
 START_TEST(names_round_trip)
 {
     for (int v = KB_CONTROLLED; v <= KB_CLIENT_LIMITED; v++)
@@ -308,6 +394,8 @@ static Suite *suite(void)
     tcase_add_test(tc, unanswered_at_drain_end_is_uncontrolled_not_failed);
     tcase_add_test(tc, trust_edges);
     tcase_add_test(tc, rung_edges);
+    tcase_add_test(tc, trust_by_could_decide);
+    tcase_add_test(tc, rung_by_could_decide);
     tcase_add_test(tc, names_round_trip);
     suite_add_tcase(s, tc);
     return s;
