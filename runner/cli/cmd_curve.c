@@ -49,6 +49,7 @@
 #include "runner/run/server.h"
 #include "runner/run/judgement.h"
 #include "runner/run/hostclock.h"
+#include "runner/run/steal.h"
 #include "runner/run/matrix.h"
 #include "runner/sandbox/pgcluster.h"
 #include "runner/load/preflight.h"
@@ -58,6 +59,7 @@
 #include "runner/sandbox/spawn.h"
 #include "runner/util/units.h"
 #include "runner/run/verdict.h"
+#include "runner/report/report.h"
 #include "fixtures/contract.h"
 
 #include <errno.h>
@@ -81,8 +83,9 @@ struct curve {
     int harness_error;         /* the harness kept it from starting (preflight_reason says
                                 * how): its points are not judged but left to redo */
     char fixdir[4096], preflight_reason[512];
-    /* progress */
-    size_t finished, ran;
+    /* progress: finished of total, in the matrix or (confirming) in a confirmation round */
+    size_t finished, ran, total;
+    int confirming;
     double run_secs;
     struct kb_calibrate_result *cal;   /* --calibrate: the client's proven margin, or NULL */
 };
@@ -102,6 +105,10 @@ static int usage(FILE *f)
         "  --duration D --warmup D --drain D --threads N --connections N   override\n"
         "                          (durations: 30, 30s, 500ms, 2m)\n"
         "  --repeats N             repeat the matrix, runtime order rotated per repeat\n"
+        "  --confirm N             after the matrix, sample each runtime-route's boundary (its\n"
+        "                          highest controlled rate and the next) until it has N\n"
+        "                          samples, judged by their median (default: the profile's;\n"
+        "                          quick 3, paper 1 = off)\n"
         "  --backend native|docker|remote  sandbox backend (default native)\n"
         "  --agent HOST:PORT       remote: the fixture host's `kneebench serve-agent`\n"
         "  --target IPV4           remote: the fixture host's address for the load, the\n"
@@ -133,7 +140,7 @@ static int usage(FILE *f)
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
        O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET,
-       O_DBCPUS };
+       O_DBCPUS, O_CONFIRM };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -147,7 +154,7 @@ static const struct option long_opts[] = {
     { "contract", 1, 0, O_CONTRACT }, { "run", 1, 0, O_RUN }, { "image", 1, 0, O_IMAGE },
     { "calibrate", 0, 0, O_CALIBRATE }, { "force", 0, 0, O_FORCE },
     { "client-sched", 1, 0, O_CSCHED }, { "agent", 1, 0, O_AGENT }, { "target", 1, 0, O_TARGET },
-    { "db-cpus", 1, 0, O_DBCPUS },
+    { "db-cpus", 1, 0, O_DBCPUS }, { "confirm", 1, 0, O_CONFIRM },
     { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
 };
@@ -199,6 +206,7 @@ static int number_opt(int o, struct args *a)
     case O_DRAIN: return dur_arg("drain", optarg, 0, 0, 600, &a->plan.drain_s);
     case O_THREADS: return int_arg("threads", optarg, 1, 256, &a->plan.threads);
     case O_CONNS: return int_arg("connections", optarg, 1, 60000, &a->plan.connections);
+    case O_CONFIRM: return int_arg("confirm", optarg, 1, KB_CONFIRM_MAX, &a->plan.confirm);
     default: return int_arg("repeats", optarg, 1, 1000, &a->plan.repeats);
     }
 }
@@ -217,7 +225,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         case O_ROUTES: a->plan.routes = optarg; break;
         case O_RATES: a->plan.rates = optarg; break;
         case O_DURATION: case O_WARMUP: case O_DRAIN: case O_THREADS: case O_CONNS:
-        case O_REPEATS:
+        case O_REPEATS: case O_CONFIRM:
             if (number_opt(o, a) < 0)
                 return 2;
             break;
@@ -289,11 +297,11 @@ static json_t *plan_json(const struct curve *cv)
         json_array_append_new(rts, json_string(p->runtimes.v[i]));
     for (size_t i = 0; i < p->routes.n; i++)
         json_array_append_new(rts2, json_string(p->routes.v[i]));
-    json_t *plan = json_pack("{s:s,s:f,s:f,s:f,s:i,s:i,s:i,s:o,s:o,s:o,s:s,s:b,s:s,s:s,"
+    json_t *plan = json_pack("{s:s,s:f,s:f,s:f,s:i,s:i,s:i,s:i,s:o,s:o,s:o,s:s,s:b,s:s,s:s,"
                      "s:{s:f,s:I,s:f,s:I},s:o}",
         "profile", p->profile, "duration_s", p->duration_s, "warmup_s", p->warmup_s,
         "drain_s", p->drain_s, "threads", p->threads, "connections", p->connections,
-        "repeats", p->repeats, "runtimes", rts, "routes", rts2, "rates", rates,
+        "repeats", p->repeats, "confirm_samples", p->confirm_samples, "runtimes", rts, "routes", rts2, "rates", rates,
         "backend", cv->r.backend, "unconstrained", cv->r.fx.no_limits,
         "server_cpus", cv->r.fx.server_cpus, "client_cpus", cv->r.fx.client_cpus,
         "criteria", "min_delivery", cv->r.c.min_delivery,
@@ -429,6 +437,10 @@ static void ensure_fixture(struct curve *cv, const struct kb_point *pt)
 
 #define CPU_SAMPLES_MAX 1024
 
+/* The server CPUs are read here only when the fixture runs on this host. */
+#define HOSTCLOCK_CPUS(cv) !kb_sandbox_on_this_host((cv)->r.fx.sandbox) ? NULL \
+                           : (cv)->r.fx.server_cpus, (cv)->r.fx.client_cpus
+
 struct sampler {
     const struct curve *cv;
     FILE *csv;
@@ -439,11 +451,32 @@ struct sampler {
     double cpu_t[CPU_SAMPLES_MAX], cpu_s[CPU_SAMPLES_MAX];   /* monotonic s, server CPU s */
     size_t ncpu;
     struct kb_hostclock clock;   /* the server and client CPUs' clocks and governors */
+    int steal_ready;
+    struct kb_steal_track steal_srv, steal_cli;   /* what the host withheld from each role */
 };
 
-/* The server CPUs are read here only when the fixture runs on this host. */
-#define HOSTCLOCK_CPUS(cv) !kb_sandbox_on_this_host((cv)->r.fx.sandbox) ? NULL \
-                           : (cv)->r.fx.server_cpus, (cv)->r.fx.client_cpus
+/* The host's theft from both roles' CPUs (the server's only where it runs on this host). */
+static void sample_steal(struct sampler *s, double t)
+{
+    if (!s->steal_ready) {
+        kb_steal_track_init(&s->steal_srv, kb_sandbox_on_this_host(s->cv->r.fx.sandbox)
+                                           ? s->cv->r.fx.server_cpus : NULL);
+        kb_steal_track_init(&s->steal_cli, s->cv->r.fx.client_cpus);
+        s->steal_ready = 1;
+    }
+    kb_steal_track_sample(&s->steal_srv, KB_STEAL_PROCSTAT, t);
+    kb_steal_track_sample(&s->steal_cli, KB_STEAL_PROCSTAT, t);
+}
+
+
+/* A fraction with its separator; empty where it is not known (never a 0). */
+static void csv_fraction(FILE *f, double v, char sep)
+{
+    if (isfinite(v))
+        fprintf(f, "%.4f%c", v, sep);
+    else
+        fputc(sep, f);
+}
 
 /* Server and load child, once a second from the load's start (kb_srv_drive's callback). */
 static void sample_once(void *arg, double t0, double t)
@@ -455,9 +488,12 @@ static void sample_once(void *arg, double t0, double t)
     kb_srv_sample_server(&s->cv->r.fx, &srv);
     kb_procs_sample(&s->cv->r.fx.load_pid, 1, &cli);
     frac = s->n > 0 || s->last_t > 0 ? (srv.cpu_seconds - s->last_cpu) / (t - s->last_t) : 0;
-    fprintf(s->csv, "%.3f,%.2f,%.3f,%lld,%lld,%ld,%ld,%zu,%.2f,%lld\n", t - s->t0,
+    sample_steal(s, t);
+    fprintf(s->csv, "%.3f,%.2f,%.3f,%lld,%lld,%ld,%ld,%zu,%.2f,%lld,", t - s->t0,
             srv.cpu_seconds, frac, srv.rss_bytes, srv.pss_bytes, srv.fds, srv.threads,
             srv.nprocs, cli.cpu_seconds, cli.rss_bytes);
+    csv_fraction(s->csv, s->steal_srv.last_fraction, ',');
+    csv_fraction(s->csv, s->steal_cli.last_fraction, '\n');
     if (s->last_t > 0) {
         s->cpu_sum_frac += frac;
         s->n++;
@@ -602,7 +638,7 @@ static json_t *verdict_json(const struct curve *cv, const struct kb_point *pt,
 static void progress(struct curve *cv, const struct kb_point *pt, const char *verdict,
                      json_t *load, int kept)
 {
-    double left = (double)(cv->plan.npoints - cv->finished);
+    double left = (double)(cv->total - cv->finished);
     double per = cv->ran ? cv->run_secs / (double)cv->ran
                          : cv->plan.warmup_s + cv->plan.duration_s + cv->plan.drain_s + 1;
     double eta = left * per;
@@ -616,8 +652,9 @@ static void progress(struct curve *cv, const struct kb_point *pt, const char *ve
         snprintf(p99s, sizeof(p99s), "%s%.2f",
                  json_is_true(json_object_get(json_object_get(lat, "is_bound"), "p99")) ? ">=" : "",
                  json_number_value(p99) / 1000.0);
-    printf("[%*zu/%zu] %-12s %-10s %6ld/s  achieved %8.0f/s  p99 %11s ms  %-14s %s eta %dm%02ds\n",
-           cv->plan.npoints >= 100 ? 3 : 2, cv->finished, cv->plan.npoints, pt->runtime,
+    printf("[%s%*zu/%zu] %-12s %-10s %6ld/s  achieved %8.0f/s  p99 %11s ms  %-14s %s eta %dm%02ds\n",
+           cv->confirming ? "confirm " : "", cv->total >= 100 ? 3 : 2, cv->finished, cv->total,
+           pt->runtime,
            pt->route, pt->rate, json_number_value(json_object_get(load, "achieved_rps")),
            p99s, verdict, kept ? "(kept)" : "", (int)eta / 60, (int)eta % 60);
     fflush(stdout);
@@ -636,7 +673,8 @@ static void show_kept(struct curve *cv, const struct kb_point *pt, const char *d
 }
 
 #define SAMPLES_HEADER "t_s,server_cpu_s,server_cpu_fraction,server_rss_bytes,server_pss_bytes," \
-                       "server_fds,server_threads,server_procs,client_cpu_s,client_rss_bytes\n"
+                       "server_fds,server_threads,server_procs,client_cpu_s,client_rss_bytes," \
+                       "server_steal_fraction,client_steal_fraction\n"
 
 /* Why a point could not be measured, or 0 when it can be: interrupted, or a harness error
  * (not the fixture's doing: no verdict charged to it, no marker, redone later). */
@@ -653,19 +691,32 @@ static int not_measured(const struct curve *cv, const struct kb_point *pt, char 
 }
 
 /* The verdict, with the settling before the point, into verdict.json (noted in ev). */
+/* What the host withheld from both roles during the point, and whether it could have
+ * decided the server's verdict (a failed point: no). */
+static json_t *host_json(const struct sampler *s, const struct kb_point_load *lr,
+                         const struct kb_criteria *crit, const struct kb_judgement *jd)
+{
+    char why[256] = "not judged: the point failed";
+    int could = jd->server != KB_FAILED &&
+                kb_steal_could_decide(lr, crit, &s->steal_srv, why, sizeof(why));
+    return kb_steal_json(&s->steal_srv, &s->steal_cli, could, why);
+}
+
 static void write_verdict(struct curve *cv, const struct kb_point *pt, const char *dir,
-                          const struct kb_judgement *jd, json_t *load, const struct sampler *s,
+                          const struct kb_judgement *jd, const struct kb_point_load *lr,
+                          json_t *load, const struct sampler *s,
                           const struct settled *st, const struct kb_point_obs *obs,
                           double wall, struct kb_run_evidence *ev)
 {
     struct kb_criteria crit = kb_criteria_of(&cv->r.c);
     json_t *j = verdict_json(cv, pt, jd->verdict, jd->reason, load, s, wall);
     /* judged_by keeps what the judgement read beside load.json: the report re-derives it */
-    kb_judgement_record(j, jd, obs, &crit, cv->cal != NULL);
+    kb_judgement_record(j, jd, lr, obs, &crit, cv->cal != NULL);
     json_object_set_new(j, "settle_s", json_real(st->seconds));
     json_object_set_new(j, "settle_server_cpu", st->server_cpu < 0 ? json_null()
                                                                    : json_real(st->server_cpu));
     json_object_set_new(j, "settle_quiet", json_boolean(st->quiet));
+    json_object_set_new(j, "host", host_json(s, lr, &crit, jd));
     kb_run_write_json(ev, dir, "verdict.json", j);
     json_decref(j);
 }
@@ -717,7 +768,7 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     kb_judge_point(&lr, &obs, &crit, cv->cal, (double)pt->rate, &jd);
     if (kb_hostclock_write_point(&s.clock, HOSTCLOCK_CPUS(cv), dir, why, sizeof(why)) < 0)
         kb_run_note(&ev, "hostclock.json", why);
-    write_verdict(cv, pt, dir, &jd, load, &s, &st, &obs, kb_srv_now_s() - t0, &ev);
+    write_verdict(cv, pt, dir, &jd, &lr, load, &s, &st, &obs, kb_srv_now_s() - t0, &ev);
     rc = kb_run_point_finish(&cv->r, &ev, dir, json_pack("{s:s,s:s}", "point", pt->id,
                              "verdict", kb_verdict_name(jd.verdict)), err, errlen);
     cv->finished++;
@@ -829,12 +880,15 @@ static int calibrate_gate(struct curve *cv, const struct args *a, char *err, siz
     return 0;
 }
 
-static int run_all(struct curve *cv)
+/* Each point of pts in order, a complete one kept; the count that could not be run. */
+static int run_points(struct curve *cv, const struct kb_point *pts, size_t n)
 {
     char dir[4200], err[1400];
     int failures = 0;
-    for (size_t i = 0; i < cv->plan.npoints && !kb_run_interrupted(); i++) {
-        const struct kb_point *pt = &cv->plan.points[i];
+    cv->finished = 0;
+    cv->total = n;
+    for (size_t i = 0; i < n && !kb_run_interrupted(); i++) {
+        const struct kb_point *pt = &pts[i];
         snprintf(dir, sizeof(dir), "%s/points/%s", cv->r.dir, pt->id);
         if (kb_run_point_done(dir)) {
             show_kept(cv, pt, dir);
@@ -844,6 +898,145 @@ static int run_all(struct curve *cv)
         }
     }
     return failures;
+}
+
+/* ---- confirming each cell's boundary -------------------------------------------------- */
+/* After the matrix, each runtime-route's boundary -- its highest controlled rate and the
+ * next one up, read from the aggregated rows as the report reads them -- is sampled again
+ * until each has plan.confirm_samples samples, and the rows' medians decide (docs/protocol.md,
+ * "Confirming the answer"). Where that moves the boundary, the new one is confirmed in the
+ * next round, at most CONFIRM_ROUNDS rounds. The added points are listed in RUN/confirm.json
+ * (written before they run, so a resumed run and the report find them) and kept like the
+ * matrix's: points/<rt>-<route>-<rate>-c<k>/, k the sample's number at that rate. */
+#define CONFIRM_ROUNDS 4
+#define CONFIRM_MAX 512
+
+struct confirm {
+    json_t *points;                     /* confirm.json's points, in the order added */
+    struct kb_point pts[CONFIRM_MAX];   /* this round's, to run */
+    size_t n;
+};
+
+/* The plan's own copy of name (point strings must outlive the round), its index in *at. */
+static const char *plan_name(const struct kb_strlist *l, const char *name, size_t *at)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i], name)) {
+            *at = i;
+            return l->v[i];
+        }
+    return NULL;
+}
+
+static int listed(json_t *points, const char *id)
+{
+    size_t i;
+    json_t *p;
+    json_array_foreach(points, i, p)
+        if (!strcmp(json_string_value(json_object_get(p, "id")), id))
+            return 1;
+    return 0;
+}
+
+/* The samples b's runtime and route still want at side's rate, numbered from its n + 1. */
+static void want_samples(struct curve *cv, struct confirm *cf, const struct kb_boundary *b,
+                         const struct kb_boundary_rate *side)
+{
+    long rate = side->rps;
+    int have = side->n, k = kb_boundary_wants(side, cv->plan.confirm_samples);
+    for (int j = 0; j < k && cf->n < CONFIRM_MAX; j++) {
+        struct kb_point *pt = &cf->pts[cf->n];
+        size_t rt, ro;
+        memset(pt, 0, sizeof(*pt));
+        pt->repeat = 1;
+        pt->runtime = plan_name(&cv->plan.runtimes, b->runtime, &rt);
+        pt->route = plan_name(&cv->plan.routes, b->route, &ro);
+        pt->rate = rate;
+        if (!pt->runtime || !pt->route)
+            return;
+        snprintf(pt->id, sizeof(pt->id), "%s-%s-%ld-c%d", pt->runtime, pt->route, rate,
+                 have + 1 + j);
+        /* the run order's key (by_key): runtime, then the sample's number, then as added */
+        pt->index = (rt << 24) | ((size_t)(have + 1 + j) << 16) | cf->n++;
+        if (!listed(cf->points, pt->id))
+            json_array_append_new(cf->points, json_pack("{s:s,s:s,s:s,s:I,s:i}", "id", pt->id,
+                                  "runtime", pt->runtime, "route", pt->route,
+                                  "rate", (json_int_t)rate, "sample", have + 1 + j));
+    }
+}
+
+/* Runtime by runtime in the plan's order (one fixture start each), the boundary's rates
+ * alternating within it (sample 2 of each, then sample 3 of each), so that no rate's
+ * samples fall in one stretch of time. */
+static int by_key(const void *a, const void *b)
+{
+    const struct kb_point *x = a, *y = b;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* One round: the boundaries as they stand, and the samples they still want. 0 when none
+ * is wanted, -1 when the rows cannot be read. */
+static int confirm_plan(struct curve *cv, struct confirm *cf, char *err, size_t errlen)
+{
+    struct kb_report rep;
+    struct kb_boundary b[256];
+    size_t nb;
+    cf->n = 0;
+    if (kb_report_load(cv->r.dir, &rep, err, errlen) < 0)
+        return -1;
+    nb = kb_report_boundaries(&rep, b, sizeof(b) / sizeof(b[0]));
+    for (size_t i = 0; i < nb; i++) {
+        want_samples(cv, cf, &b[i], &b[i].held);
+        want_samples(cv, cf, &b[i], &b[i].next);
+    }
+    kb_report_free(&rep);
+    qsort(cf->pts, cf->n, sizeof(cf->pts[0]), by_key);
+    for (size_t i = 0; i < cf->n; i++)
+        cf->pts[i].index = i;
+    return cf->n > 0;
+}
+
+static int write_confirm(struct curve *cv, const struct confirm *cf, char *err, size_t errlen)
+{
+    char path[4200];
+    json_t *doc = json_pack("{s:i,s:i,s:O}", "schema_version", 1, "samples",
+                            cv->plan.confirm_samples, "points", cf->points);
+    int rc = kb_write_json_atomic(kb_path(path, sizeof(path), cv->r.dir, "confirm.json"), doc,
+                                  err, errlen);
+    json_decref(doc);
+    return rc;
+}
+
+/* The confirmation rounds; the count of points that could not be run, or -1 when the
+ * boundaries could not be read or confirm.json written (said on stderr). */
+static int confirm_all(struct curve *cv)
+{
+    struct confirm *cf = calloc(1, sizeof(*cf));
+    char err[1024], path[4200];
+    json_t *old;
+    int failures = 0, rc = 0;
+    if (!cf)
+        return -1;
+    old = json_load_file(kb_path(path, sizeof(path), cv->r.dir, "confirm.json"), 0, NULL);
+    cf->points = json_is_array(json_object_get(old, "points"))
+                 ? json_incref(json_object_get(old, "points")) : json_array();
+    json_decref(old);
+    cv->confirming = 1;
+    for (int round = 0; round < CONFIRM_ROUNDS && !kb_run_interrupted(); round++) {
+        if ((rc = confirm_plan(cv, cf, err, sizeof(err))) <= 0 ||
+            (rc = write_confirm(cv, cf, err, sizeof(err))) < 0)
+            break;
+        printf("kneebench curve: confirming the boundaries, round %d: %zu more sample(s)\n",
+               round + 1, cf->n);
+        fflush(stdout);
+        failures += run_points(cv, cf->pts, cf->n);
+    }
+    cv->confirming = 0;
+    if (rc < 0)
+        fprintf(stderr, "kneebench curve: cannot confirm the boundaries: %s\n", err);
+    json_decref(cf->points);
+    free(cf);
+    return rc < 0 ? -1 : failures;
 }
 
 int cmd_curve(int argc, char **argv)
@@ -876,7 +1069,11 @@ int cmd_curve(int argc, char **argv)
            "client CPUs %s)\n", cv.plan.npoints, cv.r.dir, cv.plan.profile, cv.r.backend, where,
            cv.r.fx.no_limits ? ", UNCONSTRAINED" : "", cv.r.fx.server_cpus, cv.r.fx.client_cpus);
     fflush(stdout);
-    failures = run_all(&cv);
+    failures = run_points(&cv, cv.plan.points, cv.plan.npoints);
+    if (!kb_run_interrupted() && cv.plan.confirm_samples > 1) {
+        int cf = confirm_all(&cv);
+        failures += cf < 0 ? 1 : cf;
+    }
     cleanup(&cv);
     if (kb_run_interrupted()) {
         fprintf(stderr, "kneebench curve: interrupted; complete points are kept, re-run to "

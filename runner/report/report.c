@@ -169,6 +169,19 @@ static void add_bounds(struct kb_report_row *row, json_t *corrected)
         row->bound_from_us = from;
 }
 
+/* The host's theft from both roles, the largest over the repeats. */
+static void add_host(struct kb_report_row *row, json_t *host)
+{
+    double x;
+    if (kb_jnum_opt(json_object_get(host, "server_cpus"), "steal_max_fraction", NULL, &x) &&
+        x > row->steal_server_max)
+        row->steal_server_max = x;
+    if (kb_jnum_opt(json_object_get(host, "client_cpus"), "steal_max_fraction", NULL, &x) &&
+        x > row->steal_client_max)
+        row->steal_client_max = x;
+    row->host_could_decide |= json_is_true(json_object_get(host, "could_decide"));
+}
+
 static void add_server(struct kb_report_row *row, struct acc *a, json_t *v)
 {
     const char *sreason, *sv = server_verdict_of(v, &sreason);
@@ -213,6 +226,7 @@ static void accumulate(struct kb_report_row *row, struct acc *a, json_t *v)
     add_bounds(row, json_object_get(load, "corrected_us"));
     add_client(row, load);
     add_server(row, a, v);
+    add_host(row, json_object_get(v, "host"));
     row->errors += (long long)kb_jnum(load, "errors", "total");
     row->non2xx += (long long)kb_jnum(load, "non2xx", NULL);
     row->mismatches += (long long)kb_jnum(load, "mismatches", "total");
@@ -244,6 +258,7 @@ static void finish_row(struct kb_report *r, struct kb_report_row *row, struct ac
                                        &row->p99, &row->p999, &row->max, NULL,
                                        &row->cpu_interval_s, &row->cpu_us_per_response };
     row->n = a->n;
+    row->controlled_n = a->verdicts[0];
     for (int k = 0; k < F_N; k++)
         if (dst[k])
             *dst[k] = stat_of(&a->f[k]);
@@ -277,6 +292,33 @@ static void add_missing(struct kb_report *r, const char *id)
     r->missing[r->nmissing++] = strdup(id);
 }
 
+/* One point of the plan or of the confirmation samples into its row; missing when it has
+ * no complete evidence. */
+static void add_point(struct kb_report *r, const char *dir, struct acc *acc, json_t *pt)
+{
+    const char *id = json_string_value(json_object_get(pt, "id"));
+    long rate = (long)json_integer_value(json_object_get(pt, "rate"));
+    json_t *v = id ? load_point(r, dir, id, rate) : NULL;
+    const struct kb_report_row *row = kb_report_row(r,
+        json_string_value(json_object_get(pt, "runtime")),
+        json_string_value(json_object_get(pt, "route")), rate);
+    if (row)
+        r->rows[row - r->rows].planned = 1;
+    if (!v || !row) {
+        add_missing(r, id ? id : "(a point without an id)");
+    } else if (acc[row - r->rows].n < MAX_REPEATS) {
+        struct kb_report_row *w = &r->rows[row - r->rows];
+        const char *sreason, *sv = server_verdict_of(v, &sreason);
+        if (!w->first_id[0])
+            snprintf(w->first_id, sizeof(w->first_id), "%s", id);
+        if (!w->unc_id[0] && sv && !strcmp(sv, "uncontrolled"))
+            snprintf(w->unc_id, sizeof(w->unc_id), "%s", id);
+        json_array_append_new(w->point_ids, json_string(id));
+        accumulate(w, &acc[row - r->rows], v);
+    }
+    json_decref(v);
+}
+
 static void build_rows(struct kb_report *r, const char *dir)
 {
     json_t *pts = json_object_get(r->plan, "points"), *pt;
@@ -296,32 +338,15 @@ static void build_rows(struct kb_report *r, const char *dir)
                 row->rate = kb_report_rate(r, c);
                 snprintf(row->id, sizeof(row->id), "%s-%s-%ld", row->runtime, row->route, row->rate);
                 row->bound_from_us = row->lag_p99_max_us = row->rx_p99_max_us = -1;
+                row->steal_server_max = row->steal_client_max = -1;
                 row->trust_ok = 1;
                 row->point_ids = json_array();
             }
-    json_array_foreach(pts, i, pt) {
-        const char *id = json_string_value(json_object_get(pt, "id"));
-        json_t *v = load_point(r, dir, id, (long)json_integer_value(json_object_get(pt, "rate")));
-        const struct kb_report_row *row = kb_report_row(r,
-            json_string_value(json_object_get(pt, "runtime")),
-            json_string_value(json_object_get(pt, "route")),
-            (long)json_integer_value(json_object_get(pt, "rate")));
-        if (row)
-            r->rows[row - r->rows].planned = 1;
-        if (!v || !row) {
-            add_missing(r, id);
-        } else if (acc[row - r->rows].n < MAX_REPEATS) {
-            struct kb_report_row *w = &r->rows[row - r->rows];
-            const char *sreason, *sv = server_verdict_of(v, &sreason);
-            if (!w->first_id[0])
-                snprintf(w->first_id, sizeof(w->first_id), "%s", id);
-            if (!w->unc_id[0] && sv && !strcmp(sv, "uncontrolled"))
-                snprintf(w->unc_id, sizeof(w->unc_id), "%s", id);
-            json_array_append_new(w->point_ids, json_string(id));
-            accumulate(w, &acc[row - r->rows], v);
-        }
-        json_decref(v);
-    }
+    json_array_foreach(pts, i, pt)
+        add_point(r, dir, acc, pt);
+    /* the samples the curve added to confirm each cell's boundary (runner/report/report.h) */
+    json_array_foreach(json_object_get(r->confirm, "points"), i, pt)
+        add_point(r, dir, acc, pt);
     for (i = 0; i < r->nrows; i++)
         finish_row(r, &r->rows[i], &acc[i]);
     free(acc);
@@ -407,6 +432,7 @@ static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd
     r->max_p99_us = rd && rd->rejudge ? rd->max_p99_us : kb_jnum(crit, "max_p99_us", NULL);
     r->repeats = (int)json_integer_value(json_object_get(r->plan, "repeats"));
     r->unconstrained = json_is_true(json_object_get(r->plan, "unconstrained"));
+    r->confirm = json_load_file(kb_path(path, sizeof(path), dir, "confirm.json"), 0, NULL);
     kb_report_load_calibration(r, dir);
     build_rows(r, dir);
     load_fixtures(r, dir);
@@ -442,6 +468,7 @@ void kb_report_free(struct kb_report *r)
     json_decref(r->published);
     json_decref(r->published_curve);
     json_decref(r->hostclock);
+    json_decref(r->confirm);
     memset(r, 0, sizeof(*r));
 }
 

@@ -42,7 +42,8 @@ struct kb_report_row {
     char unc_id[128];            /* the first repeat whose own or server verdict is uncontrolled */
     long rate;
     int planned;                 /* the plan has points here (db: gray-static only) */
-    int n;                       /* repeats found */
+    int n;                       /* repeats found (the matrix's and the confirmation samples) */
+    int controlled_n;            /* of them, those whose own verdict was controlled */
     char verdict[16];            /* aggregated verdict */
     char reason[512];            /* first failure/client-limit reason, or the last point's */
     /* What the figures alone give, trusted client or not (verdict.json's server_verdict;
@@ -63,6 +64,11 @@ struct kb_report_row {
     struct kb_stat cpu_interval_s;           /* server CPU seconds over the measured interval */
     struct kb_stat cpu_us_per_response;      /* that over the responses completed in it */
     long long rss_max;
+    /* What the host withheld (verdict.json's host): the largest per-second steal share of
+     * the server's and the client's CPUs over the repeats, -1 where none was read; and
+     * whether in some repeat it was enough to explain the verdict. */
+    double steal_server_max, steal_client_max;
+    int host_could_decide;
     json_t *point_ids;                       /* array of the repeats' ids; owned */
 };
 
@@ -96,6 +102,10 @@ struct kb_report {
     json_t *published_curve;     /* owned */
     struct kb_rederive *rd;      /* the re-derivation the rows came from, or NULL (not owned) */
     json_t *hostclock;           /* the points' CPU clocks (kb_hostclock_summary); owned */
+    /* confirm.json: the samples the curve added at each cell's boundary, {samples, points:
+     * [{id, runtime, route, rate, sample}]}, rows' repeats beside the plan's; NULL when the
+     * run added none. Owned. */
+    json_t *confirm;
 };
 
 /* Re-derivation (report_rejudge.c): every complete point's verdict derived again from the
@@ -148,6 +158,35 @@ struct kb_report_answer {
 };
 void kb_report_answer_of(const struct kb_report *r, const char *runtime, const char *route,
                          struct kb_report_answer *a);
+/* ---- a cell's boundary and its confirmation (report_confirm.c) ---- */
+
+#define KB_CONFIRM_MAX 9         /* most samples a boundary rate may ask for */
+
+/* Where a runtime's curve on a route changes: the highest rate whose row is controlled
+ * (held) and the next planned rate above it (next; the lowest rate when none is controlled).
+ * A rate of 0 is none; strings are the report's own. */
+struct kb_boundary_rate {
+    long rps;
+    int n, controlled_n;         /* samples, and those controlled on their own figures */
+    int settled;                 /* its samples agree so plainly that more cannot move the
+                                    median: all controlled, or none and every one past the
+                                    same criterion */
+    const char *verdict;         /* the row's ("" where rps is 0) */
+};
+struct kb_boundary {
+    const char *runtime, *route;
+    struct kb_boundary_rate held, next;
+};
+
+/* Every planned runtime x route's boundary, in plan order; the count (at most max). */
+size_t kb_report_boundaries(const struct kb_report *r, struct kb_boundary *out, size_t max);
+
+/* How many more samples a boundary rate needs for its median over `samples` to be decided:
+ * none once more than half of them are in and settled (the rest cannot move a median
+ * that all of those agree on), none for a failed, client-limited or missing row (more samples
+ * cannot change what it is), else samples less those it has. */
+int kb_boundary_wants(const struct kb_boundary_rate *b, int samples);
+
 /* Writers: 0 or -1 with err. Each writes atomically into dir. */
 int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, size_t errlen);
 int kb_report_write_csv(const struct kb_report *r, const char *dir, char *err, size_t errlen);

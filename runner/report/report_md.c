@@ -411,6 +411,51 @@ static void readiness_section(FILE *f, const struct kb_report *r)
          js(r->published_curve, "source"));
 }
 
+/* One boundary rate: "60000 held 3/3 (median p99 8.26 ms)"; its samples that were
+ * controlled of all it had. */
+static void boundary_rate(FILE *f, const struct kb_report *r, const struct kb_boundary *b,
+                          const struct kb_boundary_rate *side, const char *sep)
+{
+    const struct kb_report_row *w = kb_report_row(r, b->runtime, b->route, side->rps);
+    char p99[32];
+    if (!side->rps || !w)
+        return;
+    fprintf(f, "%s%ld %s %d/%d (median p99 %s%s)", sep, side->rps,
+            !strcmp(w->verdict, "controlled") ? "held" : w->verdict, w->controlled_n, w->n,
+            w->p99.bound ? ">= " : "", w->p99.n ? fmt_us(p99, sizeof(p99), w->p99.med) : "-");
+}
+
+/* How each cell of the answer was confirmed: its boundary's samples, judged by their
+ * medians (docs/protocol.md, "Confirming the answer"); or why one sample is all it has. */
+static void confirmation(FILE *f, const struct kb_report *r)
+{
+    struct kb_boundary b[64];
+    size_t n = kb_report_boundaries(r, b, 64);
+    int samples = (int)json_integer_value(json_object_get(r->plan, "confirm_samples"));
+    if (samples <= 1 && r->repeats <= 1) {
+        para(f, "**One sample per point.** Each cell rests on one measurement at each rate: on a "
+             "shared or virtual host a stall during one point can move a cell by a rate step, "
+             "so one run alone cannot rank runtimes whose cells are a step apart. `--confirm 3` "
+             "samples each cell's boundary until the median of three is decided; `--repeats N` "
+             "repeats the whole matrix.");
+        return;
+    }
+    if (samples > 1)
+        para(f, "**How each cell was confirmed**: its highest controlled rate and the next one "
+             "up were sampled until the median of %d samples was decided (two that agree "
+             "plainly decide it) and judged by their medians. \"held 2/3\" means two of three "
+             "samples were controlled on their own: a rate close to the knee.", samples);
+    else
+        para(f, "**How each cell was confirmed**: by the medians of its %d repeats.", r->repeats);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "- %s %s: %s", b[i].runtime, b[i].route, b[i].held.rps ? "" : "none held; ");
+        boundary_rate(f, r, &b[i], &b[i].held, "");
+        boundary_rate(f, r, &b[i], &b[i].next, b[i].held.rps ? "; " : "");
+        fprintf(f, "%s\n", b[i].next.rps ? "" : "; the top rate");
+    }
+    fprintf(f, "\n");
+}
+
 /* The first table: the runtimes in order, the highest controlled point per route (proven,
  * bound or indicative), ratios to gray-static, and the efficiency that orders ties. */
 static void answer_table(FILE *f, const struct kb_report *r)
@@ -432,6 +477,7 @@ static void answer_table(FILE *f, const struct kb_report *r)
          "run, then by server CPU per response (lower first; see Efficiency). Ratios are to "
          "gray-static on the same route%s.", 100 * r->min_delivery, r->max_p99_us / 1000,
          soft ? "; * marks a ratio that involves a lower bound or an unproven point" : "");
+    confirmation(f, r);
     orientation(f, r);
     if (bounded(r))
         para(f, "**Knees not located** where a cell reads \">= N\": the load generator, not the "
@@ -457,6 +503,24 @@ static void client_threads(const struct kb_report *r, int *lo, int *hi, int *req
     }
 }
 
+/* What the host withheld from the server's and the client's CPUs over the whole run. */
+static void host_line(FILE *f, const struct kb_report *r)
+{
+    double srv = -1, cli = -1;
+    int could = 0;
+    for (size_t i = 0; i < r->nrows; i++) {
+        srv = r->rows[i].steal_server_max > srv ? r->rows[i].steal_server_max : srv;
+        cli = r->rows[i].steal_client_max > cli ? r->rows[i].steal_client_max : cli;
+        could += r->rows[i].host_could_decide;
+    }
+    if (srv < 0 && cli < 0)
+        return;
+    para(f, "The host withheld (steal, per second) up to %.1f %% of the server's CPUs and %.1f %% "
+         "of the client's during any point%s.", 100 * (srv < 0 ? 0 : srv),
+         100 * (cli < 0 ? 0 : cli), could ? "; where that was enough to explain a point's "
+         "verdict, its row says so" : ", never enough to explain a verdict");
+}
+
 static void run_summary(FILE *f, const struct kb_report *r)
 {
     json_t *p = r->plan;
@@ -479,6 +543,7 @@ static void run_summary(FILE *f, const struct kb_report *r)
              "what verdict.json records the judgement read, the calibration) with the run's "
              "criteria: %zu of %zu point(s) re-derived, each as stored.", r->rd->nchecked,
              r->rd->nchecked + r->rd->nunchecked);
+    host_line(f, r);
     client_threads(r, &lo, &hi, &req, &cpus);
     if (hi <= 0 || req <= 0)
         return;
@@ -743,6 +808,9 @@ static const char *note_text(const struct kb_report *r, const struct kb_report_r
     char buf[128];
     if (w->n == 0 || !strcmp(w->verdict, "controlled"))
         return NULL;
+    if (w->host_could_decide && !strcmp(w->verdict, "uncontrolled"))
+        return "the host withheld enough of the server's CPU (steal) during this point to "
+               "explain its verdict (verdict.json: host)";
     if (!strcmp(w->verdict, "uncontrolled") && missed(buf, sizeof(buf), r, w)[0])
         return NULL;
     return w->reason[0] ? w->reason : NULL;

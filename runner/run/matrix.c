@@ -129,6 +129,8 @@ static int set_params(const struct kb_contract *c, const struct kb_plan_opts *o,
     p->connections = o->connections > 0 ? o->connections
                      : pr->connections > 0 ? pr->connections : c->connections;
     p->repeats = o->repeats > 0 ? o->repeats : 1;
+    p->confirm_samples = o->confirm > 0 ? o->confirm
+                         : pr->confirm_samples > 0 ? pr->confirm_samples : 1;
     if (p->duration_s <= 0) {
         snprintf(err, errlen, "duration must be positive");
         return -1;

@@ -19,6 +19,7 @@ struct kb_plan_opts {
     double duration_s, warmup_s, drain_s;   /* < 0 = from the profile */
     int threads, connections;  /* <= 0 = from the contract */
     int repeats;               /* <= 0 = 1 */
+    int confirm;               /* samples at each cell's boundary; <= 0 = the profile's */
 };
 
 struct kb_point {
@@ -34,6 +35,7 @@ struct kb_plan {
     char profile[32];
     double duration_s, warmup_s, drain_s;
     int threads, connections, repeats;
+    int confirm_samples;       /* >= 1; 1: no boundary confirmation */
     struct kb_strlist runtimes, routes;     /* owned copies, contract order */
     long *rates;
     size_t nrates;

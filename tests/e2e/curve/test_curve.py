@@ -325,7 +325,8 @@ def report_from_complete_run():
 @test
 def report_shows_margin_and_queue():
     """The report on a copy of the run given a calibrate.json (margin between the two rates,
-    not proven) and one point made uncontrolled (its delivery halved in load.json and in
+    not proven) and one point made uncontrolled (its delivery, with and without the client's
+    own delay, halved in load.json and in
     verdict.json's copy, so that the verdict the report re-derives from the raw files is the
     one stored), since this small run's rates seldom form a queue: the Client margin
     section, and the latency-over-time chart drawn from that point's real series.csv."""
@@ -350,6 +351,7 @@ def report_shows_margin_and_queue():
     vpath, lpath = (f"{run}/points/{pt['id']}/{f}" for f in ("verdict.json", "load.json"))
     v, lj = load(vpath), load(lpath)
     lj["delivery"] /= 2
+    lj["delivery_less_client"] /= 2      # the server's doing: with or without the client
     v["load"] = lj
     v["verdict"] = "uncontrolled" if v["client_trust"]["ok"] else v["verdict"]
     v["server_verdict"] = "uncontrolled"
@@ -563,6 +565,44 @@ def repeats_rotate_and_report_ranges():
         a = x["achieved_rps"]
         assert a["min"] <= a["median"] <= a["max"], a
     assert "(runtime order rotated" in open(f"{run}/report.md").read()
+
+
+@test
+def confirmation_samples_each_boundary_and_the_report_counts_them():
+    """--confirm 3: after the matrix, the boundary of go's plaintext curve (its highest
+    controlled rate and the next) gets samples until the median of three is decided at each
+    rate (two samples that agree decide it), listed in confirm.json, kept as ordinary points
+    and aggregated into their rows; a re-run keeps them and adds none."""
+    need_root()
+    run = os.path.join(TMP, "confirm")
+    args = ["--runtimes", "go", "--routes", "plaintext", "--rates", "100,200", "--confirm", "3"]
+    r = curve(run, *args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "confirming the boundaries, round 1" in r.stdout, r.stdout
+    cf = load(f"{run}/confirm.json")
+    assert cf["samples"] == 3 and cf["schema_version"] == 1, cf
+    ids = [p["id"] for p in cf["points"]]
+    assert ids and all(re.fullmatch(r"go-plaintext-(100|200)-c[23]", i) for i in ids), ids
+    for p in cf["points"]:
+        assert os.path.exists(f"{run}/points/{p['id']}/DONE"), p
+        assert load(f"{run}/points/{p['id']}/verdict.json")["rate"] == p["rate"]
+    assert load(f"{run}/plan.json")["confirm_samples"] == 3
+    rep = report(run)
+    assert rep.returncode == 0, rep.stderr
+    rows = {w["requested_rps"]: w for w in load(f"{run}/report.json")["rows"]}
+    for rate in (100, 200):
+        want = 1 + sum(1 for p in cf["points"] if p["rate"] == rate)
+        assert rows[rate]["repeats_count"] == want, (rate, rows[rate]["repeats_count"], want)
+    # each rate of the boundary as it now stands has two samples that agree, or three
+    md = open(f"{run}/report.md").read()
+    assert "How each cell was confirmed" in md, md
+    line = re.search(r"^- go plaintext: (.*)$", md, re.M).group(1)
+    for held, n in re.findall(r"(\d)/(\d) \(median p99", line):
+        assert n in "23" and (n == "3" or held in "02"), line
+    again = curve(run, *args)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "confirming" not in again.stdout, again.stdout
+    assert load(f"{run}/confirm.json")["points"] == cf["points"]
 
 
 @test

@@ -468,7 +468,7 @@ def test_db_point_with_docker_backend():
     try:
         before, vols = ours(), volumes()
         p = sh([KNEEBENCH, "curve", "--run", run, "--backend", "docker", "--image", img,
-                "--profile", "quick", "--runtimes", "gray-static", "--routes", "db",
+                "--profile", "quick", "--confirm", "1", "--runtimes", "gray-static", "--routes", "db",
                 "--rates", "500", "--duration", "2", "--warmup", "1", "--drain", "1",
                 "--threads", "1", "--connections", "16", "--free-ports"], timeout=300)
         print(p.stdout[-800:])
@@ -547,7 +547,7 @@ def test_small_curve_with_docker_backend():
         env.pop("KB_DOCKER_IMAGE", None)        # --image alone names it
         before = ours()
         p = sh([KNEEBENCH, "curve", "--run", run, "--backend", "docker", "--image", img,
-                "--profile", "quick",
+                "--profile", "quick", "--confirm", "1",
                 "--runtimes", ",".join(rts), "--routes", ",".join(CONTRACT["comparison"]["routes"]),
                 "--rates", ",".join(rates), "--duration", "1", "--warmup", "1", "--drain", "1",
                 "--threads", "1", "--connections", "16", "--free-ports"], timeout=600, env=env)
@@ -623,7 +623,7 @@ def test_docker_identity_is_the_image_not_host_builds():
 
     def curve():
         return sh([KNEEBENCH, "curve", "--run", run, "--backend", "docker", "--image", tag,
-                   "--profile", "quick", "--runtimes", rt, "--routes", "plaintext", "--rates", "500",
+                   "--profile", "quick", "--confirm", "1", "--runtimes", rt, "--routes", "plaintext", "--rates", "500",
                    "--duration", "1", "--warmup", "1", "--drain", "1", "--threads", "1",
                    "--connections", "8", "--free-ports", "--build", build], timeout=300)
 

@@ -103,7 +103,8 @@ def files_naming(top, needle):
 def copied_tree_runs_curve_and_report_without_the_original():
     copy_tree()
     run = os.path.join(TMP, "run")
-    curve = [KB_COPY, "curve", "--run", run, "--profile", "quick", "--runtimes", "gray-static",
+    curve = [KB_COPY, "curve", "--run", run, "--profile", "quick", "--confirm", "1",
+             "--runtimes", "gray-static",
              "--routes", "plaintext", "--rates", "100", "--duration", "1", "--warmup", "0.5",
              "--drain", "0.5", "--free-ports", *limits_args()]
     wrapped = hidden(curve)

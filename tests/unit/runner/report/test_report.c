@@ -134,6 +134,55 @@ START_TEST(repeats_aggregate)
 }
 END_TEST
 
+/* Each cell's boundary from the rows, what more samples it wants, and the samples a curve
+ * added (confirm.json) aggregated into their rows beside the matrix's, a listed one without
+ * its evidence missing. */
+START_TEST(boundaries_and_confirmation_samples)
+{
+    struct kb_boundary b[8];
+    char err[256], path[128];
+    json_t *cf;
+    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
+    ck_assert_uint_eq(kb_report_boundaries(&R, b, 8), 2);
+    ck_assert_str_eq(b[0].runtime, "go");
+    ck_assert_int_eq(b[0].held.rps, 100);
+    ck_assert_int_eq(b[0].next.rps, 200);
+    ck_assert_int_eq(b[0].held.n, 3);
+    ck_assert_int_eq(b[0].held.controlled_n, 3);
+    ck_assert_str_eq(b[0].next.verdict, "uncontrolled");
+    ck_assert(b[0].held.settled && b[0].next.settled);      /* 3 of 3 held / 3 of 3 at 500 ms */
+    ck_assert_int_eq(kb_boundary_wants(&b[0].held, 3), 0);
+    ck_assert_int_eq(kb_boundary_wants(&b[0].held, 5), 0);  /* 3 agreeing of 5 decide it */
+    ck_assert_int_eq(kb_boundary_wants(&b[0].held, 6), 1);  /* of 6 they do not */
+    b[0].held.settled = 0;                                  /* samples that disagree */
+    ck_assert_int_eq(kb_boundary_wants(&b[0].held, 5), 2);
+    b[0].held.n = 1;
+    b[0].held.settled = 1;                                  /* one sample: one more to agree */
+    ck_assert_int_eq(kb_boundary_wants(&b[0].held, 3), 1);
+    /* gray-static's next rate failed: more samples cannot change that */
+    ck_assert_str_eq(b[1].next.verdict, "failed");
+    ck_assert_int_eq(kb_boundary_wants(&b[1].next, 5), 0);
+    ck_assert_int_eq(kb_boundary_wants(&b[1].held, 7), 1);
+    kb_report_free(&R);
+
+    write_point("go-plaintext-200-c4", "controlled", 100, 1000, 0);
+    cf = json_pack("{s:i,s:i,s:[{s:s,s:s,s:s,s:i,s:i},{s:s,s:s,s:s,s:i,s:i}]}",
+                   "schema_version", 1, "samples", 5, "points",
+                   "id", "go-plaintext-200-c4", "runtime", "go", "route", "plaintext",
+                   "rate", 200, "sample", 4,
+                   "id", "go-plaintext-200-c5", "runtime", "go", "route", "plaintext",
+                   "rate", 200, "sample", 5);
+    kb_write_json_atomic(kb_path(path, sizeof(path), dir, "confirm.json"), cf, err, sizeof(err));
+    json_decref(cf);
+    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
+    ck_assert_int_eq(kb_report_row(&R, "go", "plaintext", 200)->n, 4);
+    ck_assert_int_eq(kb_report_row(&R, "go", "plaintext", 200)->controlled_n, 1);
+    ck_assert_str_eq(kb_report_row(&R, "go", "plaintext", 200)->verdict, "uncontrolled");
+    ck_assert_uint_eq(R.nmissing, 2);
+    ck_assert_str_eq(R.missing[1], "go-plaintext-200-c5");
+}
+END_TEST
+
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -1006,6 +1055,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, missing_named);
     tcase_add_test(tc, repeats_aggregate);
+    tcase_add_test(tc, boundaries_and_confirmation_samples);
     tcase_add_test(tc, writers);
     tcase_add_test(tc, client_limited_next_point_is_a_lower_bound);
     tcase_add_test(tc, not_a_run_dir);
