@@ -3,7 +3,8 @@
 set -euo pipefail
 need=(build-essential pkg-config libmicrohttpd-dev libjansson-dev libpq-dev check
       wrk nginx-light php-fpm postgresql debootstrap librsvg2-bin curl
-      procps iproute2 python3 libssl-dev zlib1g-dev util-linux libhdrhistogram-java
+      procps iproute2 python3 libssl-dev zlib1g-dev util-linux libhdrhistogram-java chromium
+      fonts-dejavu-core
       help2man man-db)
 missing=()
 for p in "${need[@]}"; do
