@@ -39,6 +39,7 @@ struct load_args {
     int eager_rx;
     int rt;
     int exact_threads;
+    enum kb_load_timer timer;
     long requests_log_max;
     int have_requests_log_max;
     int have_rate, have_duration, have_warmup, have_drain;
@@ -73,6 +74,8 @@ static void usage(FILE *f)
         "                           since threads sharing a CPU multiply its wake-ups\n"
         "      --rt                 load threads SCHED_FIFO\n"
         "      --send-quantum-us N --spin-us N --timer-slack-us N --eager-rx   client tuning\n"
+        "      --timer auto|epoll_pwait2|timerfd   how a thread sleeps to its next send\n"
+        "                           (auto: epoll_pwait2 where the kernel has it, Linux 5.11+)\n"
         "      --contract FILE      (the tree's fixtures/contract.json)\n"
         "      --quiet              no summary\n"
         "exit: 0 the run completed (server errors are data); 1 the run itself or its output\n"
@@ -141,7 +144,7 @@ static int parse_url(const char *url, struct sockaddr_in *addr, char *host, size
  * accident: wrk2's -H and -L mean a header and --latency, not ours. */
 enum { O_URL = 256, O_ROUTE, O_WARMUP, O_DRAIN, O_JSON, O_HGRM, O_UHGRM, O_CONTRACT,
        O_TIMEOUT_MS, O_CPUS, O_QUIET, O_HLOG, O_SERIES, O_REQLOG, O_REQLOG_MAX, O_SPIN,
-       O_SLACK, O_QUANTUM, O_EAGER, O_RT, O_EXACT };
+       O_SLACK, O_QUANTUM, O_EAGER, O_RT, O_EXACT, O_TIMER };
 
 /* Numbers with units: rate, durations, the timeout. 0, or bad()'s 2. */
 static int unit_opt(int o, const char *v, struct load_args *a)
@@ -204,7 +207,8 @@ static int int_opt(int o, const char *v, struct load_args *a)
     }
 }
 
-/* Options that name a file or a list, and flags. 0, or -1 for an option this is not. */
+/* Options that name a file or a list, and flags. 0; 1 when the value was refused (said on
+ * stderr); -1 for an option this is not. */
 static int text_opt(int o, const char *v, struct load_args *a)
 {
     switch (o) {
@@ -222,6 +226,14 @@ static int text_opt(int o, const char *v, struct load_args *a)
     case O_EAGER: a->eager_rx = 1; return 0;
     case O_RT: a->rt = 1; return 0;
     case O_EXACT: a->exact_threads = 1; return 0;
+    case O_TIMER:
+        for (int k = 0; k < 3; k++)
+            if (!strcmp(v, kb_load_timer_names[k]) || (k == 0 && !strcmp(v, "auto"))) {
+                a->timer = (enum kb_load_timer)k;
+                return 0;
+            }
+        bad("--timer is auto, epoll_pwait2 or timerfd, not '%s'", v);
+        return 1;
     case 'L': return 0;        /* wrk2's --latency: the summary always prints percentiles */
     default: return -1;
     }
@@ -263,6 +275,7 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         { "spin-us", 1, 0, O_SPIN }, { "timer-slack-us", 1, 0, O_SLACK },
         { "send-quantum-us", 1, 0, O_QUANTUM }, { "eager-rx", 0, 0, O_EAGER }, { "rt", 0, 0, O_RT },
         { "exact-threads", 0, 0, O_EXACT }, { "latency", 0, 0, 'L' },
+        { "timer", 1, 0, O_TIMER },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
     };
     int o, rc;
@@ -279,8 +292,8 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         else if (o == 't' || o == 'c' || o == O_TIMEOUT_MS || o == O_SLACK || o == O_QUANTUM ||
                  o == O_SPIN || o == O_REQLOG_MAX)
             rc = int_opt(o, optarg, a);
-        else if (text_opt(o, optarg, a) == 0)
-            rc = 0;
+        else if ((rc = text_opt(o, optarg, a)) >= 0)
+            rc = rc ? 2 : 0;
         else
             return bad("unknown or incomplete option '%s'", argv[optind - 1]);
         if (rc)
@@ -468,6 +481,7 @@ static int run(struct load_args *a, const struct kb_contract *ct)
     cfg.series_tag = a->hlog || a->series_csv ? "" : NULL;
     cfg.cpus = a->cpus ? &cpus : NULL;
     cfg.requests_log_max = a->requests_log ? (uint64_t)a->requests_log_max : 0;
+    cfg.timer = a->timer;
     if (!cfg.cpus)
         sched_getaffinity(0, sizeof(cpus), &cpus);
     quota = cgroup_cpu_quota();

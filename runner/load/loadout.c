@@ -160,6 +160,8 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "client_cpu_fraction", json_real(kb_loadout_cpu_fraction(m, r)));
     json_object_set_new(o, "client_sched", json_string(!m->rt_asked ? "other" :
                         r->rt_threads == m->threads ? "fifo" : "other (SCHED_FIFO refused)"));
+    json_object_set_new(o, "timer", json_string(kb_load_timer_names[r->timer]));
+    json_object_set_new(o, "threads_unpinned", json_integer(r->unpinned_threads));
     json_object_set_new(o, "send_quantum_us", json_integer(m->send_quantum_us));
     json_object_set_new(o, "send_quantum_active", json_boolean(r->send_quantum_ns > 0));
     json_object_set_new(o, "client_cpu_us_per_request",

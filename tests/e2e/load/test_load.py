@@ -364,6 +364,30 @@ def eager_and_timestamped_receive_agree_on_counts():
 
 
 @test
+def the_timerfd_fallback_delivers_its_rate():
+    """Where the kernel has no epoll_pwait2 (before Linux 5.11) the threads sleep on a timerfd:
+    forced here, it must deliver the rate on time, say which it used, and auto must pick
+    epoll_pwait2 where the kernel has it (this one, 5.11+) or the timerfd where not."""
+    need(KB)
+    need(CONTROL)
+    s = Proc([CONTROL, "--port", "0"])
+    try:
+        j, _ = load(s.port, "--timer", "timerfd", rate=3000, duration=2, threads=2,
+                    connections=16)
+        check_identity(j)
+        assert j["timer"] == "timerfd", j["timer"]
+        assert j["completed"] == 6000 and j["errors"]["total"] == 0, j
+        assert j["completed_in_interval"] >= 0.99 * 6000, j["completed_in_interval"]
+        # on time: a millisecond-rounded wait would put the send lag's median past 1 ms
+        assert j["lag_us"]["p50"] < 1000, j["lag_us"]
+        j, _ = load(s.port, rate=1000, duration=1, threads=1, connections=4)
+        major, minor = (int(x) for x in os.uname().release.split(".")[:2])
+        assert j["timer"] == ("epoll_pwait2" if (major, minor) >= (5, 11) else "timerfd"), j["timer"]
+    finally:
+        s.stop()
+
+
+@test
 def cgroup_cpu_quota_is_what_the_client_was_given():
     need(KB)
     need(CONTROL)
