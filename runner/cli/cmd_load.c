@@ -73,7 +73,8 @@ static void usage(FILE *f)
         "                           since threads sharing a CPU multiply its wake-ups\n"
         "      --rt                 load threads SCHED_FIFO\n"
         "      --send-quantum-us N --spin-us N --timer-slack-us N --eager-rx   client tuning\n"
-        "      --contract FILE      (the tree's fixtures/contract.json)\n"
+        "      --contract FILE      (the tree's fixtures/contract.json, else the installed\n"
+        "                           BIN/../share/kneebench/contract.json)\n"
         "      --quiet              no summary\n"
         "exit: 0 the run completed (server errors are data); 1 the run itself or its output\n"
         "      failed; 2 bad arguments (nothing sent); 3 the target is unreachable.\n");
