@@ -677,13 +677,13 @@ START_TEST(bounds_shown_as_bounds)
     ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.md")),
                                  "| >= 1.90 s (1.90-1.90) | >= 2.28 s (2.28-2.28) | >= 2.85 s (2.85-2.85) |"));
     ck_assert_ptr_null(strstr(slurp(path), "| 1900.00 ms"));
-    csv_field("2,go-plaintext-200,", "p99_us", v, sizeof(v));
+    csv_field("3,go-plaintext-200,", "p99_us", v, sizeof(v));
     ck_assert_str_eq(v, "1900000.0");
-    csv_field("2,go-plaintext-200,", "p99_is_bound", v, sizeof(v));
+    csv_field("3,go-plaintext-200,", "p99_is_bound", v, sizeof(v));
     ck_assert_str_eq(v, "1");
-    csv_field("2,go-plaintext-200,", "p50_is_bound", v, sizeof(v));
+    csv_field("3,go-plaintext-200,", "p50_is_bound", v, sizeof(v));
     ck_assert_str_eq(v, "0");
-    csv_field("2,gray-static-plaintext-200,", "p99_is_bound", v, sizeof(v));
+    csv_field("3,gray-static-plaintext-200,", "p99_is_bound", v, sizeof(v));
     ck_assert_str_eq(v, "0");
     doc = json_load_file(kb_path(path, sizeof(path), dir, "report.json"), 0, NULL);
     p99 = json_object_get(json_row(doc, "go-plaintext-200"), "p99_us");
@@ -744,9 +744,9 @@ START_TEST(empty_histogram_is_no_figure)
     ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.md")),
                                  "| go | 200 | 10 (10-10) | 10.0 % (10.0 %-10.0 %) | - | - | - | - | - |"));
     ck_assert_ptr_null(strstr(slurp(path), "| go | 200 | 10 (10-10) | 10.0 % (10.0 %-10.0 %) | 0.00"));
-    csv_field("2,go-plaintext-200,", "p99_us", v, sizeof(v));
+    csv_field("3,go-plaintext-200,", "p99_us", v, sizeof(v));
     ck_assert_str_eq(v, "");
-    csv_field("2,go-plaintext-200,", "max_us", v, sizeof(v));
+    csv_field("3,go-plaintext-200,", "max_us", v, sizeof(v));
     ck_assert_str_eq(v, "");
     doc = json_load_file(kb_path(path, sizeof(path), dir, "report.json"), 0, NULL);
     p99 = json_object_get(json_row(doc, "go-plaintext-200"), "p99_us");
@@ -912,7 +912,7 @@ START_TEST(csv_schema_and_ids)
                                        "repeats_count,verdict,server_verdict,client_trust_ok,"
                                        "achieved_rps,achieved_min_rps,achieved_max_rps,"
                                        "delivery_fraction,"));
-    ck_assert_ptr_nonnull(strstr(text, "\n2,gray-static-plaintext-200,gray-static,plaintext,200,3,"
+    ck_assert_ptr_nonnull(strstr(text, "\n3,gray-static-plaintext-200,gray-static,plaintext,200,3,"
                                        "controlled,controlled,1,"));
     for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         int n = 1, quoted = 0;
