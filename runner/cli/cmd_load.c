@@ -76,7 +76,8 @@ static void usage(FILE *f)
         "      --send-quantum-us N --spin-us N --timer-slack-us N --eager-rx   client tuning\n"
         "      --timer auto|epoll_pwait2|timerfd   how a thread sleeps to its next send\n"
         "                           (auto: epoll_pwait2 where the kernel has it, Linux 5.11+)\n"
-        "      --contract FILE      (the tree's fixtures/contract.json)\n"
+        "      --contract FILE      (the tree's fixtures/contract.json, else the installed\n"
+        "                           BIN/../share/kneebench/contract.json)\n"
         "      --quiet              no summary\n"
         "exit: 0 the run completed (server errors are data); 1 the run itself or its output\n"
         "      failed; 2 bad arguments (nothing sent); 3 the target is unreachable.\n");

@@ -329,7 +329,7 @@ static void record_bound(struct thread *t, kb_mono_t intended, kb_mono_t own, kb
     if (less < t->less_bound_from_us)
         t->less_bound_from_us = less;
     if (t->recording)
-        kb_hlog_recorder_bound(&t->rec, us, now);
+        kb_hlog_recorder_bound(&t->rec, (int64_t)lat, now);     /* the series is in ns */
 }
 
 /* A measured timeout is a lower bound on latency; other errors end the request there. */
@@ -399,7 +399,7 @@ static void record_response(struct thread *t, struct conn *c, kb_mono_t now, kb_
     kb_hist_record(&t->corrected, (int64_t)((now - c->intended) / KB_NS_PER_US));
     record_own(t, now - c->intended, own);
     if (t->recording)
-        kb_hlog_recorder_value(&t->rec, (int64_t)((now - c->intended) / KB_NS_PER_US), now);
+        kb_hlog_recorder_value(&t->rec, (int64_t)(now - c->intended), now);
     kb_hist_record(&t->uncorrected, (int64_t)((now - c->sent) / KB_NS_PER_US));
 }
 
@@ -1098,7 +1098,7 @@ static void time_interval(const struct kb_load_config *cfg, struct shared *sh, s
         double base = kb_hlog_epoch_now() +
                       (double)(kb_schedule_time(&s, s.warmup_n) - kb_mono_now()) / (double)KB_NS_PER_S;
         sh->series = res->series = kb_hlog_collector_new(cfg->series_tag, base, 1.0, cfg->threads,
-                                                         KB_LOAD_HIST_MAX_US, 3);
+                                                         KB_HLOG_HIGHEST_NS, 3);
     }
     atomic_store(&sh->t0, t0);
     pthread_barrier_wait(&sh->started);

@@ -277,8 +277,12 @@ int kb_loadout_write_hgrm(const char *path, const struct kb_hist *h, char *err, 
     FILE *f;
     if (open_tmp(path, tmp, sizeof(tmp), &f, err, errlen))
         return -1;
-    /* Values in microseconds (value scale 1), 5 ticks per half distance as wrk2 prints. */
-    return close_rename(f, kb_hist_print_hgrm(h, f, 5, 1.0) != 0, tmp, path, err, errlen);
+    /* Milliseconds (the us histogram at value scale 1000, 3 decimals: nothing lost), 5 ticks
+     * per half distance: what wrk2 and HistogramLogProcessor print, so their .hgrm files read
+     * side by side with ours. The first line names the unit: the format itself has no place
+     * for it, and files from before it held microseconds without saying so. */
+    return close_rename(f, fprintf(f, "%s\n", KB_LOADOUT_HGRM_UNIT_LINE) < 0 ||
+                        kb_hist_print_hgrm(h, f, 5, 1000.0) != 0, tmp, path, err, errlen);
 }
 
 /* A figure at or above bound_from is a lower bound and printed as ">=N"; none: "-". */

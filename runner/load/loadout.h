@@ -34,6 +34,9 @@ int kb_loadout_write_json(const char *path, const struct kb_load_meta *m,
                           const struct kb_load_result *r, char *err, size_t errlen);
 /* The --requests-log file: a '#' header, then one line per record (runner/README-load.md). */
 int kb_loadout_write_requests(const char *path, const struct kb_load_result *r, char *err, size_t errlen);
+/* h (microseconds) as a classic .hgrm in milliseconds, its first line
+ * KB_LOADOUT_HGRM_UNIT_LINE. */
+#define KB_LOADOUT_HGRM_UNIT_LINE "#[Value unit: milliseconds]"
 int kb_loadout_write_hgrm(const char *path, const struct kb_hist *h, char *err, size_t errlen);
 void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_load_result *r);
 

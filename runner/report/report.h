@@ -23,7 +23,9 @@
 /* report.csv's and report.json's schema (docs/report-format.md). 2: latency in us with
  * _is_bound flags, a point id per row, units in every name. 3: ratios to the run's baseline
  * (report.json "baseline", "vs_baseline_ratio"), "cost" per runtime at its own highest held
- * rate in place of "efficiency", no per-row capacity estimate. */
+ * rate in place of "efficiency", no per-row capacity estimate; the units reach report.json's
+ * copies of the run's criteria, host_clock's count and the readiness curve's points, and a
+ * fixture's limits is null, not absent, where none were read back. */
 #define KB_REPORT_SCHEMA_VERSION 3
 
 /* One figure over a row's repeats. Latency is in microseconds throughout the model, as in

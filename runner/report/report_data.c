@@ -1,8 +1,11 @@
 /* report_data.c -- report.csv (one row per runtime x route x rate) and report.json (the same
- * rows, the answer, the efficiency table, the missing list and the run identity). Both are
+ * rows, the answer, the cost table, the missing list and the run identity). Both are
  * documented column by column in docs/report-format.md: latency in us everywhere (as in
  * load.json and series.csv), a unit in every numeric name, a figure that is only a lower
- * bound flagged as such, a figure that does not exist empty (CSV) or null (JSON), never 0. */
+ * bound flagged as such, a figure that does not exist empty (CSV) or null (JSON), never 0.
+ * Evidence the run wrote under older names (plan.json's and calibrate.json's criteria) is
+ * given here under names with their units; plan, run and the fixtures' files are also
+ * copied whole, as written, under their own names. */
 #define _GNU_SOURCE
 #include "runner/report/report.h"
 #include "runner/report/report_int.h"
@@ -170,6 +173,27 @@ static json_t *cal_step_json(const struct kb_calibrate_step *s)
                      s->attempts, "missed_before", s->missed_before);
 }
 
+/* A criteria object of the run's evidence (plan.json's, calibrate.json's) under report.json's
+ * names: the two that predate the unit suffixes get theirs, the rest already carry one. */
+static json_t *criteria_named(json_t *crit)
+{
+    static const char *const renamed[][2] = { { "min_delivery", "min_delivery_fraction" },
+                                              { "errors_max", "errors_max_count" } };
+    const char *key;
+    json_t *v, *o;
+    if (!json_is_object(crit))
+        return json_null();
+    o = json_object();
+    json_object_foreach(crit, key, v) {
+        const char *name = key;
+        for (size_t i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
+            if (!strcmp(key, renamed[i][0]))
+                name = renamed[i][1];
+        json_object_set(o, name, v);
+    }
+    return o;
+}
+
 /* The client's proof: what report.md's "Client margin" says, as data. */
 static json_t *calibration_json(const struct kb_report *r)
 {
@@ -191,7 +215,7 @@ static json_t *calibration_json(const struct kb_report *r)
                   "required_rps", c->required_rps, "up_to_rps", c->up_to_rps, "factor_ratio",
                   c->factor, "covers_up_to_rps", c->margin_rps / c->factor, "rates_covered_rps",
                   yes, "rates_not_covered_rps", no, "steps", steps);
-    json_object_set(o, "criteria", json_object_get(r->cal_json, "criteria"));
+    json_object_set_new(o, "criteria", criteria_named(json_object_get(r->cal_json, "criteria")));
     json_object_set(o, "route", json_object_get(r->cal_json, "route"));
     json_object_set(o, "client_cpus", json_object_get(r->cal_json, "client_cpus"));
     json_object_set(o, "server_cpus", json_object_get(r->cal_json, "server_cpus"));
@@ -241,7 +265,7 @@ static json_t *answer_cell(const struct kb_report *r, const char *rt, const char
 #undef RATE
 }
 
-/* The runtimes in rank order, each with its answer per route and its efficiency. */
+/* The runtimes in rank order, each with its answer per route and its cost ratio. */
 static json_t *answer_json(const struct kb_report *r)
 {
     size_t order[64];
@@ -306,10 +330,41 @@ static json_t *highest_json(const struct kb_report *r)
 /* The criterion the rows were judged by, and whether it is the run's own. */
 static json_t *criteria_json(const struct kb_report *r)
 {
-    json_t *run = json_object_get(r->plan, "criteria");
-    return json_pack("{s:f,s:f,s:b,s:O}", "min_delivery_fraction", r->min_delivery,
+    return json_pack("{s:f,s:f,s:b,s:o}", "min_delivery_fraction", r->min_delivery,
                      "max_p99_us", r->max_p99_us, "rejudged", r->rd && r->rd->rejudge,
-                     "run", run ? run : json_null());
+                     "run", criteria_named(json_object_get(r->plan, "criteria")));
+}
+
+/* Per runtime {limits, preflight, identity_sha256}, each key present: null where the fixture
+ * left no such file (one that never started has no limits read back). */
+static json_t *fixtures_json(const struct kb_report *r)
+{
+    static const char *const keys[] = { "limits", "preflight", "identity_sha256" };
+    json_t *o = json_object(), *fx;
+    const char *rt;
+    json_object_foreach(r->fixtures, rt, fx) {
+        json_t *f = json_object();
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+            json_t *v = json_object_get(fx, keys[i]);
+            json_object_set(f, keys[i], v ? v : json_null());
+        }
+        json_object_set_new(o, rt, f);
+    }
+    return o;
+}
+
+/* The CPU clocks' summary with its count named as one (runner/run/hostclock.h: "points"). */
+static json_t *host_clock_json(const struct kb_report *r)
+{
+    json_t *o, *n;
+    if (!r->hostclock)
+        return json_null();
+    o = json_copy(r->hostclock);
+    if ((n = json_object_get(o, "points"))) {
+        json_object_set(o, "points_count", n);
+        json_object_del(o, "points");
+    }
+    return o;
 }
 
 /* How the verdicts were checked against the raw files; null when they were not. */
@@ -337,19 +392,19 @@ int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, 
             json_array_append_new(rows, row_json(&r->rows[i]));
     for (size_t i = 0; i < r->nmissing; i++)
         json_array_append_new(missing, json_string(r->missing[i]));
-    doc = json_pack("{s:i,s:b,s:b,s:o,s:o,s:o,s:s,s:o,s:o,s:O,s:O,s:O}", "schema_version",
+    doc = json_pack("{s:i,s:b,s:b,s:o,s:o,s:o,s:s,s:o,s:o,s:O,s:O,s:o}", "schema_version",
                     KB_REPORT_SCHEMA_VERSION, "partial", r->partial, "unconstrained",
-                    r->unconstrained, "missing", missing, "highest_controlled", highest_json(r),
-                    "answer", answer_json(r), "baseline", kb_report_baseline(r),
+                    r->unconstrained, "missing", missing, "highest_controlled_rps",
+                    highest_json(r), "answer", answer_json(r), "baseline", kb_report_baseline(r),
                     "cost", cost_json(r), "rows", rows, "plan", r->plan, "run", r->run,
-                    "fixtures", r->fixtures);
+                    "fixtures", fixtures_json(r));
     json_object_set_new(doc, "criteria", criteria_json(r));
     json_object_set_new(doc, "rederived", rederived_json(r));
     json_object_set(doc, "published", r->published ? r->published : json_null());
     json_object_set_new(doc, "readiness_curve", kb_report_readiness_json(r));
     json_object_set_new(doc, "calibration", calibration_json(r));
     json_object_set_new(doc, "first_uncontrolled_series", series_json(r));
-    json_object_set(doc, "host_clock", r->hostclock ? r->hostclock : json_null());
+    json_object_set_new(doc, "host_clock", host_clock_json(r));
     /* the backend, and in a container the image that ran (run.json has its full identity) */
     json_object_set(doc, "backend", json_object_get(r->run, "backend"));
     if ((im = json_object_get(r->run, "image")))

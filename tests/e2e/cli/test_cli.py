@@ -12,6 +12,7 @@ made slower on purpose: its drop is reported and the others show no change beyon
 import csv
 import io
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -338,6 +339,17 @@ def compare_reports_the_slowed_runtime():
     for rt in RUNTIMES:
         if rt != SLOWED:
             assert f"- {rt}: no change beyond noise at {n} points" in md, md
+    # what moved comes first: the slowed runtime's p99 moves, largest first, then the noise
+    moved = md.split("## What moved (B against A)", 1)[1].split("\n## ", 1)[0]
+    assert md.index("## What moved") < md.index("## Highest controlled point"), md
+    moves = [ln for ln in moved.splitlines() if re.search(r" \d+ and \d+ samples$", ln)]
+    assert moves and all(ln.startswith(f"- {SLOWED}-") for ln in moves), moved
+    assert ": p99 " in moves[0] and "(+" in moves[0] and "worse; 3 and 3 samples" in moves[0], moves
+    for run in ("A", "B"):
+        line = [ln for ln in moved.splitlines() if ln.startswith(f"- {run}: achieved rate ")]
+        assert line and f"; {len(RUNTIMES) * n} of {len(RUNTIMES) * n} points have 2 or more" \
+            in line[0], moved
+    assert "-0.0 %" not in md and "+0.0 %" not in md
     # the slowed runtime no longer holds a point: its highest controlled point drops
     for route in ROUTES:
         assert f"| {SLOWED} | {route} | 200 | below 100 | - |" in md, md
@@ -369,8 +381,11 @@ def compare_one_repeat_unjudged():
     a, b = synth_pair(1)
     p = kb("compare", a, b)
     assert p.returncode == 0, p.stderr
-    assert "unjudged (1 repeat)" in p.stdout
+    assert "unjudged (too few samples)" in p.stdout
     assert "worse, beyond noise" not in p.stdout and "within noise |" not in p.stdout, p.stdout
+    moved = p.stdout.split("## What moved (B against A)", 1)[1].split("\n## ", 1)[0]
+    assert "- none: no figure moved beyond noise (none could be judged" in moved, moved
+    assert "- A: one sample per point: no spread to judge against" in moved, moved
 
 
 @test

@@ -287,7 +287,7 @@ def report_from_complete_run():
     check_rows_follow_evidence(run, plan, rep, md)
     # one line on the CPU clocks, exposed or explicitly not, and the same in report.json
     hc = rep["host_clock"]
-    assert hc["points"] == len(plan["points"]) and hc["line"] in flat(md), hc
+    assert hc["points_count"] == len(plan["points"]) and hc["line"] in flat(md), hc
     assert hc["line"].startswith("CPU clocks: " if hc["exposed"] else
                                  "CPU clocks: not exposed by this host"), hc
     assert ("WARNING" in hc["line"]) is hc["governor_changed"], hc
@@ -301,7 +301,7 @@ def report_from_complete_run():
         for route in plan["routes"]:
             ctl = [p["rate"] for p in plan["points"] if p["runtime"] == rt and p["route"] == route
                    and load(f"{run}/points/{p['id']}/verdict.json")["verdict"] == "controlled"]
-            assert rep["highest_controlled"][rt][route] == (max(ctl) if ctl else None)
+            assert rep["highest_controlled_rps"][rt][route] == (max(ctl) if ctl else None)
     for route in plan["routes"]:
         for kind in ("achieved", "p99", "cpu"):
             svg = open(f"{run}/charts/{kind}-{route}.svg").read()
@@ -377,6 +377,9 @@ def report_shows_margin_and_queue():
     assert cal["present"] and cal["rates_covered_rps"] == [lo]
     assert cal["rates_not_covered_rps"] == [hi]
     assert len(cal["steps"]) == 2 and cal["margin_rps"] == hi
+    # calibrate.json's criteria under report.json's names, each with its unit
+    assert cal["criteria"] == {"client_cpu_max_fraction": 0.8, "lag_p99_max_us": 1000.0,
+                               "min_delivery_fraction": 0.995, "errors_max_count": 0}, cal
     s = [x for x in rep["first_uncontrolled_series"] if x["runtime"] == "go" and
          x["route"] == "plaintext"]
     assert len(s) == 1 and s[0]["point"] == pt["id"] and s[0]["seconds_count"] == len(rows) - 1, s

@@ -237,11 +237,12 @@ def report_shows_the_paper_s_curve_beside_this_run_s():
     assert js["paper_knee"]["last_held_rps"] == last
     assert js["paper_knee"]["first_missed_rps"] == first
     # this run's knee follows from its own points' server verdicts
-    held = [p["rate"] for p in js["points"] if p["run"] and p["run"]["held"]]
+    held = [p["requested_rps"] for p in js["points"] if p["run"] and p["run"]["held"]]
     runs = [p for p in js["points"] if p["run"]]
-    assert [p["rate"] for p in runs] == [500, 1000]
+    assert [p["requested_rps"] for p in runs] == [500, 1000]
     for p in runs:
-        v = load(r, "points", f"gray-static-db-{p['rate']}", "verdict.json")
+        assert 0 <= p["run"]["delivery_fraction"] <= 1.5, p
+        v = load(r, "points", f"gray-static-db-{p['requested_rps']}", "verdict.json")
         own = v.get("server_verdict") or v["verdict"]
         assert p["run"]["held"] is (own == "controlled"), (p, own)
     k = js["run_knee"]

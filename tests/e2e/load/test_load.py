@@ -86,8 +86,11 @@ def stall_shows_in_corrected_not_uncorrected():
     assert lag["p99"] < w["p99"] / 10, (lag, w)
     with open(hgrm) as f:
         text = f.read()
-    assert text.startswith("       Value   Percentile   TotalCount 1/(1-Percentile)\n\n")
+    # milliseconds, as wrk2 prints them, and a first line that says so
+    assert text.startswith("#[Value unit: milliseconds]\n"
+                           "       Value   Percentile   TotalCount 1/(1-Percentile)\n\n"), text[:120]
     assert f"Total count    = {j['completed']:12d}]" in text
+    assert f"#[Max     = {c['max'] / 1000:12.3f}," in text, (c["max"], text[-200:])
 
 
 def hostile_case(mode, every, timeout_ms=1000, connections=4):
