@@ -36,11 +36,13 @@ OBJ        := $(BUILD)/obj
 
 # Compile flags for every library any program uses; link flags per library, for the
 # module.mk files to pick from (LIBS_<pkg-config name>).
+# PKG_CONFIG: another architecture's (tests/cross/module.mk builds for aarch64 with one).
+PKG_CONFIG ?= pkg-config
 PKGS       := libmicrohttpd jansson libpq
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-$(foreach p,$(PKGS),$(eval LIBS_$(p) := $(shell pkg-config --libs $(p) 2>/dev/null)))
-CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+$(foreach p,$(PKGS),$(eval LIBS_$(p) := $(shell $(PKG_CONFIG) --libs $(p) 2>/dev/null)))
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 WARN       := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS     ?= -O2 -g
