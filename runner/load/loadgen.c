@@ -392,9 +392,13 @@ static void record_response(struct thread *t, struct conn *c, kb_mono_t now, kb_
         t->c.mm_body++;
         mismatch = 1;
     }
+    if (!kb_resp_header_ok(p)) {
+        t->c.mm_header++;
+        mismatch = 1;
+    }
     if (mismatch) {
         t->c.mm_total++;
-        note_error(t, "response does not match the contract route", NULL);
+        note_error(t, "response not as expected (the contract route's, or --expect-*)", NULL);
     }
     kb_hist_record(&t->corrected, (int64_t)((now - c->intended) / KB_NS_PER_US));
     record_own(t, now - c->intended, own);
@@ -1023,6 +1027,7 @@ static void merge(struct kb_load_result *res, struct thread *t)
     d->mm_status += s->mm_status;
     d->mm_content_type += s->mm_content_type;
     d->mm_body += s->mm_body;
+    d->mm_header += s->mm_header;
     d->mm_total += s->mm_total;
     d->reconnects += s->reconnects;
     d->connect_failures += s->connect_failures;

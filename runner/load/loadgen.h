@@ -72,7 +72,7 @@ struct kb_load_counts {
     uint64_t status[KB_LOAD_STATUS_MAX];   /* by status code; codes >= 600 land in status_other */
     uint64_t status_other;
     uint64_t non2xx;
-    uint64_t mm_status, mm_content_type, mm_body, mm_total;
+    uint64_t mm_status, mm_content_type, mm_body, mm_header, mm_total;
     uint64_t reconnects;                   /* connections re-opened after a close, any cause */
     uint64_t connect_failures;             /* connection attempts that failed */
     uint64_t interval_completed;           /* completed by the end of the measured interval */

@@ -32,6 +32,7 @@
 #include "runner/util/evidence.h"
 #include "runner/util/jfield.h"
 #include "runner/util/root.h"
+#include "runner/load/loadout.h"
 #include "runner/sandbox/spawn.h"
 #include "runner/run/verdict.h"
 
@@ -226,7 +227,9 @@ static int run_step(struct cal *c, size_t i, int attempt, struct kb_calibrate_st
             return -1;
         status = wait_bounded(pid, c->warmup + c->duration + 60.0);
     }
-    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    /* responses counted wrong are the rung's to judge (kb_trust_rung fails them) */
+    if (status == -1 || !WIFEXITED(status) ||
+        (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != KB_LOAD_EXIT_NOT_RIGHT)) {
         snprintf(err, errlen, "load step at %s req/s failed (%s; see %s)", rate,
                  status == -1 ? "killed after its time bound" : "non-zero exit", log);
         return -1;

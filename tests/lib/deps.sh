@@ -9,13 +9,16 @@ need=(build-essential pkg-config libmicrohttpd-dev libjansson-dev libpq-dev chec
       fonts-dejavu-core
       help2man man-db)
 # The aarch64 build and its unit tests under qemu-user (tests/cross), from an amd64 host:
-# a cross compiler, qemu and the arm64 -dev packages of every library the C parts link.
+# a cross compiler, qemu and the arm64 -dev packages of every library the C parts link --
+# but libpq's runtime only: Debian 12's libpq-dev is not co-installable across
+# architectures, and its arm64 package would remove the native one the build needs
+# (tests/cross/module.mk points the cross build at the runtime and the native headers).
 arm64=0
 if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
     arm64=1
     need+=(gcc-aarch64-linux-gnu qemu-user-static file libjansson-dev:arm64 libssl-dev:arm64
            zlib1g-dev:arm64 check:arm64 libsubunit-dev:arm64 libmicrohttpd-dev:arm64
-           libpq-dev:arm64)
+           libpq5:arm64)
 fi
 missing=()
 for p in "${need[@]}"; do

@@ -117,7 +117,7 @@ def load_bad_values_exit_2():
         ["-d-1s"], ["-d0ms"], ["-d1e3"], ["-d10sec"], ["-d25h"], ["-d"],
         ["-t0"], ["-t4x"], ["-c0"], ["-c1k"], ["-T0"], ["-T2d"],
         ["--warmup", "2h"], ["--drain", "11m"], ["--duration", "5 s"],
-        ["-H", "X: y"],                       # wrk2's header flag: not ours, refused
+        ["-H", "X y"], ["-H", "Connection: close"],   # not a header; the client's own
     ]
     for extra in cases:
         p = kb("load", *good, *extra, url)
@@ -125,9 +125,12 @@ def load_bad_values_exit_2():
         assert p.stderr.startswith("kneebench load: "), (extra, p.stderr)
     for argv in (good, good + [url, url], good + ["--url", url, url],
                  ["-t1", "-c2", "-d1s", url], ["-t1", "-c2", "-R100", url],
-                 good + ["http://127.0.0.1:9/nosuch"], good + ["ftp://127.0.0.1/plaintext"]):
+                 good + ["--route", "nosuch", url], good + ["ftp://127.0.0.1/plaintext"]):
         p = kb("load", *argv)
         assert p.returncode == 2, (argv, p.returncode, p.stderr)
+    # a path outside the contract is a server of the user's own, loaded (here: unreachable)
+    p = kb("load", *good, "http://127.0.0.1:9/nosuch")
+    assert p.returncode == 3 and "unreachable" in p.stderr, (p.returncode, p.stderr)
 
 
 @test
