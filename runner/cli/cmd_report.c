@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runner/cli/commands.h"
 #include "runner/util/evidence.h"
+#include "runner/report/knee_report.h"
 #include "runner/report/report.h"
 
 #include <getopt.h>
@@ -92,6 +93,26 @@ static double plan_criterion(const char *dir, const char *key)
     return v;
 }
 
+/* A knee search's report (runner/report/knee_report.h), its headline first. */
+static int knee_report(const char *dir)
+{
+    struct kb_knee_doc d;
+    char err[1024], line[512];
+    int rc = 0;
+    if (kb_knee_doc_load(dir, &d, err, sizeof(err)) < 0) {
+        fprintf(stderr, "kneebench report: %s\n", err);
+        return 1;
+    }
+    kb_knee_headline(&d, line, sizeof(line));
+    printf("%s\n", line);
+    if (kb_knee_report_write(dir, &d, err, sizeof(err)) < 0) {
+        fprintf(stderr, "kneebench report: %s\n", err);
+        rc = 1;
+    }
+    kb_knee_doc_free(&d);
+    return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = { { "partial", 0, 0, 'p' }, { "help", 0, 0, 'h' },
@@ -119,6 +140,10 @@ int cmd_report(int argc, char **argv)
     }
     if (optind != argc - 1)
         return usage(stderr);
+    if (kb_knee_report_is_knee(argv[optind]))
+        return rd.rejudge ? fprintf(stderr, "kneebench report: a knee search is judged by its "
+                                    "own criteria: search again with them\n"), 2
+                          : knee_report(argv[optind]);
     snprintf(out, sizeof(out), "%s", argv[optind]);
     if (rd.rejudge) {
         /* the judgement compares whole microseconds */

@@ -5,6 +5,7 @@
 #define KB_COMMANDS_H
 
 int cmd_load(int argc, char **argv);
+int cmd_knee(int argc, char **argv);
 int cmd_curve(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

@@ -16,6 +16,7 @@ static const struct {
     int tree;                       /* runs the tree's fixtures or control server */
 } commands[] = {
     { "load", cmd_load, "drive one route open-loop at a fixed rate and measure it", 0 },
+    { "knee", cmd_knee, "locate the knee of any HTTP server you run, to a stated resolution", 0 },
     { "curve", cmd_curve, "run the runtime x route x rate comparison into a run directory", 1 },
     { "report", cmd_report, "write report.md, CSV, JSON and SVG charts from a run directory", 0 },
     { "compare", cmd_compare, "what moved between two runs, and whether beyond their repeats' spread", 0 },

@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include "runner/report/report.h"
 #include "runner/report/report_int.h"
+#include "runner/report/svgkit.h"
 #include "runner/util/evidence.h"
 #include "runner/util/jfield.h"
 
@@ -34,43 +35,12 @@
 #define LX (W - MR + 14)       /* the legend column's left edge */
 #define BAND "#95a5a6"         /* the delivery band, far from every runtime's colour */
 #define LIMIT "#e74c3c"        /* the criteria's lines */
-#define MAX_TICKS 40
-#define KB_SVG_MAX_DECADES 9
+#define MAX_TICKS KB_SVG_MAX_TICKS
 
 enum stat { S_ACHIEVED, S_P99, S_CPU };
 
-struct axis {
-    double lo, hi;
-    int log;
-};
-
-static double map(const struct axis *a, double v, double p0, double p1)
-{
-    double t = a->log ? (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo))
-                      : (v - a->lo) / (a->hi - a->lo);
-    return p0 + t * (p1 - p0);
-}
-static double px(const struct axis *a, double v) { return map(a, v, ML, W - MR); }
-static double py(const struct axis *a, double v) { return map(a, v, H - MB, MT); }
-
-/* A log axis from lo to hi in whole decades, finite and at most KB_SVG_MAX_DECADES wide
- * (kept from the bottom: the criteria and the fast points live there). */
-static struct axis log_axis(double lo, double hi)
-{
-    struct axis a;
-    if (!isfinite(lo) || lo <= 0)
-        lo = 1e-3;
-    if (!isfinite(hi) || hi < lo)
-        hi = lo;
-    a.lo = pow(10, floor(log10(lo)));
-    a.hi = pow(10, ceil(log10(hi * 1.2)));
-    if (a.hi <= a.lo)
-        a.hi = a.lo * 10;
-    if (log10(a.hi / a.lo) > KB_SVG_MAX_DECADES)
-        a.hi = a.lo * pow(10, KB_SVG_MAX_DECADES);
-    a.log = 1;
-    return a;
-}
+static double px(const struct kb_svg_axis *a, double v) { return kb_svg_map(a, v, ML, W - MR); }
+static double py(const struct kb_svg_axis *a, double v) { return kb_svg_map(a, v, H - MB, MT); }
 
 /* Eight colours that stay apart on a screen and a projector; the four fixtures keep theirs
  * in every report, any other runtime takes the next unused one in plan order. */
@@ -118,56 +88,15 @@ static double mark_scale(const struct kb_report *r, size_t i)
     return s < 3.0 ? s : 3.0;
 }
 
-/* A 1-2-5 step giving about six ticks; never zero, so tick loops end. */
-static double nice_step(double span)
-{
-    double raw = (span > 0 && isfinite(span) ? span : 1) / 6, mag = pow(10, floor(log10(raw)));
-    double f = raw / mag;
-    return mag * (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10);
-}
-
-/* ms: the value is milliseconds; us: microseconds (CPU per response). */
-static void tick_label(char *buf, size_t len, double v, int unit)
-{
-    if (unit == 1)
-        snprintf(buf, len, v >= 1000 ? "%.0f s" : v >= 1 ? "%.0f ms" : "%g ms",
-                 v >= 1000 ? v / 1000 : v);
-    else if (unit == 2)
-        snprintf(buf, len, v >= 1000 ? "%.0f ms" : "%g us", v >= 1000 ? v / 1000 : v);
-    else
-        snprintf(buf, len, v >= 1000 ? "%gk" : "%g", v >= 1000 ? v / 1000 : v);
-}
-
-/* Text for SVG: runtime and route names come from the contract, so escape them. */
-static void xml(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-}
-
-/* <title>text</title>: what a screen reader says and a hover shows. */
-static void title_el(FILE *f, const char *text)
-{
-    fputs("<title>", f);
-    xml(f, text);
-    fputs("</title>", f);
-}
-
 static void frame(FILE *f, const char *title, const char *xl, const char *yl)
 {
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
             "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n",
             W, H, W, H);
-    title_el(f, title);
+    kb_svg_title(f, title);
     fprintf(f, "\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
             "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">", ML);
-    xml(f, title);
+    kb_svg_xml(f, title);
     fprintf(f, "</text>\n<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n"
             "<text transform=\"translate(18 %d) rotate(-90)\" text-anchor=\"middle\">%s</text>\n"
             "<rect class=\"plot\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
@@ -175,34 +104,34 @@ static void frame(FILE *f, const char *title, const char *xl, const char *yl)
             ML, MT, W - MR - ML, H - MB - MT);
 }
 
-static void xticks(FILE *f, const struct axis *x)
+static void xticks(FILE *f, const struct kb_svg_axis *x)
 {
     char lab[32];
-    double st = nice_step(x->hi - x->lo), v = x->lo;
+    double st = kb_svg_nice_step(x->hi - x->lo), v = x->lo;
     for (int n = 0; n < MAX_TICKS && v <= x->hi + st / 1e6; n++, v = x->lo + n * st) {
-        tick_label(lab, sizeof(lab), v, 0);
+        kb_svg_tick_label(lab, sizeof(lab), v, 0);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>"
                 "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
                 px(x, v), MT, px(x, v), H - MB, px(x, v), H - MB + 16, lab);
     }
 }
 
-static void yticks(FILE *f, const struct axis *y, int unit)
+static void yticks(FILE *f, const struct kb_svg_axis *y, int unit)
 {
     char lab[32];
     if (y->log) {
         double v = y->lo;
         for (int n = 0; n < MAX_TICKS && v <= y->hi * 1.0001; n++, v *= 10) {
-            tick_label(lab, sizeof(lab), v, unit);
+            kb_svg_tick_label(lab, sizeof(lab), v, unit);
             fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                     "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
                     ML, py(y, v), W - MR, py(y, v), ML - 6, py(y, v) + 4, lab);
         }
         return;
     }
-    double st = nice_step(y->hi - y->lo), v = y->lo;
+    double st = kb_svg_nice_step(y->hi - y->lo), v = y->lo;
     for (int n = 0; n < MAX_TICKS && v <= y->hi + st / 1e6; n++, v = y->lo + n * st) {
-        tick_label(lab, sizeof(lab), v, unit);
+        kb_svg_tick_label(lab, sizeof(lab), v, unit);
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                 "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
                 ML, py(y, v), W - MR, py(y, v), ML - 6, py(y, v) + 4, lab);
@@ -216,28 +145,6 @@ static const char *fmt_us(char *b, size_t len, double us)
     return b;
 }
 
-/* One verdict shape (kind: controlled circle, uncontrolled square, failed cross, else a
- * diamond) centred on x, y, s times its base size. */
-static void shape(FILE *f, const char *kind, double x, double y, double s, const char *fill,
-                  const char *stroke, double width)
-{
-    if (!strcmp(kind, "failed"))
-        fprintf(f, "<path d=\"M%.1f %.1fl%.1f %.1fm0 %.1fl%.1f %.1f\" fill=\"none\" stroke=\"%s\" "
-                "stroke-width=\"%.1f\"/>", x - 5 * s, y - 5 * s, 10 * s, 10 * s, -10 * s,
-                -10 * s, 10 * s, stroke, width + 0.5);
-    else if (!strcmp(kind, "uncontrolled"))
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" "
-                "stroke=\"%s\" stroke-width=\"%.1f\"/>", x - 4.5 * s, y - 4.5 * s, 9 * s, 9 * s,
-                fill, stroke, width);
-    else if (!strcmp(kind, "controlled"))
-        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\" stroke=\"%s\" "
-                "stroke-width=\"%.1f\"/>", x, y, 4.5 * s, fill, stroke, width);
-    else
-        fprintf(f, "<path d=\"M%.1f %.1fl%.1f %.1fl%.1f %.1fl%.1f %.1fz\" fill=\"%s\" "
-                "stroke=\"%s\" stroke-width=\"%.1f\"/>", x, y - 5.5 * s, 5.5 * s, 5.5 * s,
-                -5.5 * s, 5.5 * s, -5.5 * s, -5.5 * s, fill, stroke, width);
-}
-
 /* A verdict mark: shape from the figures' own verdict ("" unknown), hollow when the client
  * was not trusted; class names say both, and data-x the true x, for readers and tests. A
  * white halo under it keeps it apart from its own line and from a larger mark under it. */
@@ -248,9 +155,9 @@ static void marker(FILE *f, double x, double y, double s, const char *own, int t
     fprintf(f, "<g class=\"mark %s %s\" data-x=\"%.1f\" data-y=\"%.1f\">", kind,
             trusted ? "trusted" : "client-limited", x, y);
     if (title)
-        title_el(f, title);
-    shape(f, kind, x, y, s, "white", "white", 3);
-    shape(f, kind, x, y, s, trusted ? c : "white", c, 2);
+        kb_svg_title(f, title);
+    kb_svg_shape(f, kind, x, y, s, "white", "white", 3);
+    kb_svg_shape(f, kind, x, y, s, trusted ? c : "white", c, 2);
     fprintf(f, "</g>\n");
 }
 
@@ -259,7 +166,7 @@ static void marker(FILE *f, double x, double y, double s, const char *own, int t
 static void bound_arrow(FILE *f, double x, double y, const char *c, const char *title)
 {
     fprintf(f, "<g class=\"bound\">");
-    title_el(f, title ? title : "lower bound: the true value is at least this (requests "
+    kb_svg_title(f, title ? title : "lower bound: the true value is at least this (requests "
              "unanswered when the drain ended, recorded at what they had waited by then)");
     fprintf(f, "<path d=\"M%.1f %.1fv-14m-4 5l4 -5l4 5\" fill=\"none\" stroke=\"%s\" "
             "stroke-width=\"1.8\"/></g>\n", x, y - 6, c);
@@ -275,7 +182,7 @@ struct legend {
 static void legend_text(struct legend *l, const char *text, int dy)
 {
     fprintf(l->f, "<text class=\"label\" x=\"%d\" y=\"%d\" font-size=\"11\">", LX + 32, l->y + 4);
-    xml(l->f, text);
+    kb_svg_xml(l->f, text);
     fprintf(l->f, "</text>\n");
     l->y += dy;
 }
@@ -351,7 +258,7 @@ static void context(FILE *f, const struct kb_report *r, const char *route)
     long long cs = json_integer_value(json_object_get(p, "confirm_samples"));
     fprintf(f, "<g class=\"context\"><text x=\"%d\" y=\"%d\" font-size=\"10.5\" fill=\"#555\">",
             ML, H - 24);
-    xml(f, route);
+    kb_svg_xml(f, route);
     fprintf(f, " | profile %s: %g s measured after %g s warmup | %d repeat(s)",
             kb_jstr(p, "profile", "?"), json_number_value(json_object_get(p, "duration_s")),
             json_number_value(json_object_get(p, "warmup_s")), r->repeats);
@@ -359,7 +266,7 @@ static void context(FILE *f, const struct kb_report *r, const char *route)
         fprintf(f, ", each boundary confirmed by the median of %lld", cs);
     fprintf(f, "</text><text x=\"%d\" y=\"%d\" font-size=\"10.5\" fill=\"#555\">client trusted "
             "at %d of %d points | run started ", ML, H - 8, ok, all);
-    xml(f, kb_jstr(r->run, "started", "?"));
+    kb_svg_xml(f, kb_jstr(r->run, "started", "?"));
     fprintf(f, " | same host, compare runtimes within it%s</text></g>\n",
             r->partial ? " | PARTIAL" : r->unconstrained ? " | UNCONSTRAINED" : "");
 }
@@ -380,7 +287,7 @@ static const struct kb_report_row *charted(const struct kb_report *r, const char
 }
 
 /* The charted value's y: p99 in us on a ms axis, the others as they are. */
-static double yval(const struct axis *y, double v, enum stat st)
+static double yval(const struct kb_svg_axis *y, double v, enum stat st)
 {
     return py(y, fmax(st == S_P99 ? v / 1000 : v, y->lo));
 }
@@ -409,7 +316,7 @@ static void mark_title(char *b, size_t len, const struct kb_report_row *w, struc
 /* Segments between consecutive drawn points: solid when both are exact, dashed when either
  * is only a lower bound (the line would otherwise claim a value). */
 static void segments(FILE *f, const struct kb_report *r, size_t i, const char *route,
-                     const struct axis *x, const struct axis *y, enum stat st)
+                     const struct kb_svg_axis *x, const struct kb_svg_axis *y, enum stat st)
 {
     const char *rt = kb_report_runtime(r, i);
     const struct kb_report_row *w, *prev = NULL;
@@ -433,7 +340,7 @@ static void segments(FILE *f, const struct kb_report *r, size_t i, const char *r
 static void group_open(FILE *f, const char *kind, const char *rt)
 {
     fprintf(f, "<g class=\"%s\" data-runtime=\"", kind);
-    xml(f, rt);
+    kb_svg_xml(f, rt);
     fprintf(f, "\">");
 }
 
@@ -445,13 +352,13 @@ static const char *stat_name(enum stat st)
 
 /* One runtime's line, in a group whose <title> names it. */
 static void series_line_of(FILE *f, const struct kb_report *r, size_t i, const char *route,
-                           const struct axis *x, const struct axis *y, enum stat st)
+                           const struct kb_svg_axis *x, const struct kb_svg_axis *y, enum stat st)
 {
     const char *rt = kb_report_runtime(r, i);
     char title[160];
     snprintf(title, sizeof(title), "%s: %s against the requested rate", rt, stat_name(st));
     group_open(f, "series", rt);
-    title_el(f, title);
+    kb_svg_title(f, title);
     fputc('\n', f);
     segments(f, r, i, route, x, y, st);
     fprintf(f, "</g>\n");
@@ -459,7 +366,7 @@ static void series_line_of(FILE *f, const struct kb_report *r, size_t i, const c
 
 /* A row's range bar over its samples, with its <title>. */
 static void range_bar(FILE *f, const struct kb_report_row *w, struct kb_stat s, double cx,
-                      const struct axis *y, enum stat st, const char *c)
+                      const struct kb_svg_axis *y, enum stat st, const char *c)
 {
     char title[256], lo[32], hi[32];
     if (st == S_P99) {
@@ -473,13 +380,13 @@ static void range_bar(FILE *f, const struct kb_report_row *w, struct kb_stat s, 
             "stroke=\"%s\">", cx, yval(y, s.min, st), cx, yval(y, s.max, st), c);
     snprintf(title, sizeof(title), "range over %d samples of %s %ld req/s: %s%s-%s", w->n,
              w->runtime, w->rate, st == S_P99 && s.bound ? ">= " : "", lo, hi);
-    title_el(f, title);
+    kb_svg_title(f, title);
     fprintf(f, "</line>\n");
 }
 
 /* One runtime's range bars, markers and bound arrows; 1 when it drew anything. */
 static int series_marks(FILE *f, const struct kb_report *r, size_t i, const char *route,
-                        const struct axis *x, const struct axis *y, enum stat st)
+                        const struct kb_svg_axis *x, const struct kb_svg_axis *y, enum stat st)
 {
     const char *rt = kb_report_runtime(r, i), *c = color(r, i);
     const struct kb_report_row *w;
@@ -510,7 +417,7 @@ static int series_marks(FILE *f, const struct kb_report *r, size_t i, const char
 /* Every runtime's line first, then every runtime's marks, so no line covers a mark; which
  * runtimes drew anything in drawn[]. */
 static void all_series(FILE *f, const struct kb_report *r, const char *route,
-                       const struct axis *x, const struct axis *y, enum stat st, int *drawn)
+                       const struct kb_svg_axis *x, const struct kb_svg_axis *y, enum stat st, int *drawn)
 {
     for (size_t i = 0; i < kb_report_nruntimes(r); i++)
         series_line_of(f, r, i, route, x, y, st);
@@ -528,14 +435,14 @@ static double max_rate(const struct kb_report *r)
 
 /* The delivery criterion as a band: between achieved = requested and min_delivery x
  * requested. A point inside it delivered enough; below it, it missed. */
-static void band(FILE *f, const struct kb_report *r, const struct axis *x, const struct axis *y)
+static void band(FILE *f, const struct kb_report *r, const struct kb_svg_axis *x, const struct kb_svg_axis *y)
 {
     char t[200];
     double md = r->min_delivery > 0 ? r->min_delivery : 1;
     snprintf(t, sizeof(t), "delivery >= %.0f %%: between achieved = requested and %g x "
              "requested; a point below the band missed the delivery criterion", 100 * md, md);
     fprintf(f, "<g class=\"delivery-band\">");
-    title_el(f, t);
+    kb_svg_title(f, t);
     fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\" fill-opacity=\"0.25\" "
             "stroke=\"none\"/></g>\n", px(x, 0), py(y, 0), px(x, x->hi),
             py(y, fmin(x->hi, y->hi)), px(x, x->hi), py(y, md * fmin(x->hi, y->hi)), BAND);
@@ -550,7 +457,7 @@ static void chart_achieved(FILE *f, const struct kb_report *r, const char *route
     for (size_t i = 0; i < r->nrows; i++)
         if (isfinite(r->rows[i].achieved.max))
             top = fmax(top, r->rows[i].achieved.max);
-    struct axis x = { 0, max_rate(r) * 1.05, 0 }, y = { 0, top * 1.05, 0 };
+    struct kb_svg_axis x = { 0, max_rate(r) * 1.05, 0 }, y = { 0, top * 1.05, 0 };
     snprintf(title, sizeof(title), "%s: achieved vs requested rate", route);
     frame(f, title, "requested rate (req/s)", "achieved rate (req/s)");
     xticks(f, &x);
@@ -592,7 +499,7 @@ static void chart_p99(FILE *f, const struct kb_report *r, const char *route)
     int drawn[64] = { 0 };
     struct legend l = { f, MT + 10 };
     stat_range(r, route, S_P99, &lo, &hi);
-    struct axis x = { 0, max_rate(r) * 1.05, 0 }, y = log_axis(fmax(lo, 1e-3), hi);
+    struct kb_svg_axis x = { 0, max_rate(r) * 1.05, 0 }, y = kb_svg_log_axis(fmax(lo, 1e-3), hi);
     snprintf(title, sizeof(title), "%s: corrected p99 latency vs requested rate", route);
     frame(f, title, "requested rate (req/s)", "corrected p99 (log scale)");
     xticks(f, &x);
@@ -618,7 +525,7 @@ static void chart_cpu(FILE *f, const struct kb_report *r, const char *route)
     stat_range(r, route, S_CPU, &lo, &hi);
     if (hi <= 0)
         lo = hi = 1;
-    struct axis x = { 0, max_rate(r) * 1.05, 0 }, y = log_axis(lo, hi);
+    struct kb_svg_axis x = { 0, max_rate(r) * 1.05, 0 }, y = kb_svg_log_axis(lo, hi);
     snprintf(title, sizeof(title), "%s: server CPU per response vs requested rate", route);
     frame(f, title, "requested rate (req/s)", "server CPU per response (log scale)");
     xticks(f, &x);
@@ -649,15 +556,15 @@ static double sec_fig(const struct kb_report_sec *v, int which, int *bound)
     return which == 0 ? v->p50_us : which == 1 ? v->p99_us : v->max_us;
 }
 
-static double sec_x(const struct axis *x, const struct kb_report_sec *v)
+static double sec_x(const struct kb_svg_axis *x, const struct kb_report_sec *v)
 {
     return px(x, v->start_s + v->length_s / 2);
 }
 
 /* One statistic of a series as a path through its exact seconds, broken where a second has
  * no figure or only a lower bound (those are drawn apart, by bound_marks). */
-static void series_line(FILE *f, const struct kb_report_series *s, const struct axis *x,
-                        const struct axis *y, int which, const char *style)
+static void series_line(FILE *f, const struct kb_report_series *s, const struct kb_svg_axis *x,
+                        const struct kb_svg_axis *y, int which, const char *style)
 {
     static const char *const names[] = { "p50", "p99", "max" };
     char t[96];
@@ -675,13 +582,13 @@ static void series_line(FILE *f, const struct kb_report_series *s, const struct 
     }
     snprintf(t, sizeof(t), "corrected %s in each second", names[which]);
     fprintf(f, "\">");
-    title_el(f, t);
+    kb_svg_title(f, t);
     fprintf(f, "</path>\n");
 }
 
 /* Each second whose figure is only a lower bound: the same upward arrow as the curves'. */
-static void bound_marks(FILE *f, const struct kb_report_series *s, const struct axis *x,
-                        const struct axis *y, int which, const char *c)
+static void bound_marks(FILE *f, const struct kb_report_series *s, const struct kb_svg_axis *x,
+                        const struct kb_svg_axis *y, int which, const char *c)
 {
     static const char *const names[] = { "p50", "p99", "max" };
     char title[96], v[32];
@@ -717,7 +624,7 @@ static void series_legend(struct legend *l, const char *const *styles, double li
 }
 
 /* The y range of a series in ms: its smallest exact p50 and largest figure, and the limit. */
-static struct axis series_y(const struct kb_report *r, const struct kb_report_series *s)
+static struct kb_svg_axis series_y(const struct kb_report *r, const struct kb_report_series *s)
 {
     double lo = r->max_p99_us / 1000, hi = r->max_p99_us / 1000;
     for (size_t i = 0; i < s->n; i++) {
@@ -726,7 +633,7 @@ static struct axis series_y(const struct kb_report *r, const struct kb_report_se
         hi = fmax(hi, fmax(s->v[i].max_us, s->v[i].p99_us) / 1000);
     }
     lo = fmin(lo, r->max_p99_us / 2000);   /* the limit line never on the bottom edge */
-    return log_axis(fmax(lo, 1e-3), hi);
+    return kb_svg_log_axis(fmax(lo, 1e-3), hi);
 }
 
 /* A plan's figure in seconds, or 0 when it does not say. */
@@ -739,12 +646,12 @@ static double plan_s(const struct kb_report *r, const char *key)
 /* The drain after the measured interval, shaded from its start to its planned end, as wide
  * in every chart: its seconds hold late responses of the measured requests, and no new
  * request was sent in it. */
-static void drain_shade(FILE *f, const struct axis *x, double dur, double drain)
+static void drain_shade(FILE *f, const struct kb_svg_axis *x, double dur, double drain)
 {
     if (dur <= 0 || drain <= 0)
         return;
     fprintf(f, "<g class=\"drain\">");
-    title_el(f, "drain: after the measured interval no request is sent; the responses that "
+    kb_svg_title(f, "drain: after the measured interval no request is sent; the responses that "
              "end here are late answers to measured requests");
     fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#ececec\"/>"
             "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#777\" "
@@ -773,8 +680,8 @@ static void series_totals(const struct kb_report_series *s, double dur, double *
     }
 }
 
-static void second_dots(FILE *f, const struct kb_report_series *s, const struct axis *x,
-                        const struct axis *y, const char *c)
+static void second_dots(FILE *f, const struct kb_report_series *s, const struct kb_svg_axis *x,
+                        const struct kb_svg_axis *y, const char *c)
 {
     char title[96], v[32];
     for (size_t i = 0; i < s->n; i++)
@@ -782,7 +689,7 @@ static void second_dots(FILE *f, const struct kb_report_series *s, const struct 
             snprintf(title, sizeof(title), "second %.0f: p99 %s", s->v[i].start_s,
                      fmt_us(v, sizeof(v), s->v[i].p99_us));
             fprintf(f, "<g class=\"second\">");
-            title_el(f, title);
+            kb_svg_title(f, title);
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/></g>\n",
                     sec_x(x, &s->v[i]), py(y, fmax(s->v[i].p99_us / 1000, y->lo)), c);
         }
@@ -799,7 +706,7 @@ static void chart_series(FILE *f, const struct kb_report *r, const struct kb_rep
     long long errors, bounded;
     struct legend l = { f, MT + 10 };
     series_totals(s, dur, &amin, &amax, &errors, &bounded, &end);
-    struct axis x = { 0, fmax(end, dur + drain), 0 }, y = series_y(r, s);
+    struct kb_svg_axis x = { 0, fmax(end, dur + drain), 0 }, y = series_y(r, s);
     snprintf(st[0], sizeof(st[0]), "stroke=\"%s\" stroke-width=\"1.5\" stroke-dasharray=\"2 3\"", c);
     snprintf(st[1], sizeof(st[1]), "stroke=\"%s\" stroke-width=\"2.5\"", c);
     snprintf(st[2], sizeof(st[2]), "stroke=\"#555\" stroke-width=\"1.5\"");
@@ -824,7 +731,7 @@ static void chart_series(FILE *f, const struct kb_report *r, const struct kb_rep
         bound_marks(f, s, &x, &y, k, k == 2 ? "#555" : c);
     series_legend(&l, styles, lim, dur > 0 && drain > 0);
     fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#777\" font-size=\"11\">point ", ML, H - MB + 52);
-    xml(f, s->point);
+    kb_svg_xml(f, s->point);
     fprintf(f, ": %.0f-%.0f req/s per whole measured second, %lld error(s), %lld lower "
             "bound(s); gaps: no latency</text>\n", amin < 0 ? 0 : amin, amax, errors, bounded);
 }
@@ -897,7 +804,7 @@ static int write_chart(const struct kb_report *r, const char *dir, const char *k
 void kb_report_svg_small_series(FILE *f, const struct kb_report *r,
                                 const struct kb_report_series *s, double lo_ms, double hi_ms)
 {
-    struct axis y = log_axis(lo_ms, hi_ms);
+    struct kb_svg_axis y = kb_svg_log_axis(lo_ms, hi_ms);
     double dur = plan_s(r, "duration_s"), drain = plan_s(r, "drain_s"), end = dur + drain;
     double lim = r->max_p99_us / 1000;
     char title[160];
@@ -910,14 +817,14 @@ void kb_report_svg_small_series(FILE *f, const struct kb_report *r,
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"small\" width=\"%d\" "
             "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"9\">",
             SW, SH, SW, SH);
-    title_el(f, title);
+    kb_svg_title(f, title);
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>");
     if (dur > 0 && drain > 0)
         fprintf(f, "<rect x=\"%.1f\" y=\"6\" width=\"%.1f\" height=\"%d\" fill=\"#ececec\"/>",
                 SX(dur), SX(dur + drain) - SX(dur), SH - SB - 6);
     for (double v = y.lo; v <= y.hi * 1.0001; v *= 10) {
         char lab[24];
-        tick_label(lab, sizeof(lab), v, 1);
+        kb_svg_tick_label(lab, sizeof(lab), v, 1);
         fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>"
                 "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#777\">%s</text>",
                 SL, SY(v), SW - 4, SY(v), SL - 2, SY(v) + 3, lab);

@@ -1,0 +1,178 @@
+/* kneerun.c -- the knee search carried out and recorded (kneerun.h). */
+#define _GNU_SOURCE
+#include "runner/run/kneerun.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "runner/run/run.h"
+#include "runner/sandbox/cgfile.h"
+#include "runner/sandbox/procs.h"
+#include "runner/util/clock.h"
+#include "runner/util/evidence.h"
+
+#define SETTLE_MAX_S 5.0         /* the longest wait for a server to come to rest */
+#define SETTLE_QUIET 0.10        /* at rest: under a tenth of a CPU over SETTLE_STEP_S */
+#define SETTLE_STEP_S 0.2
+
+int kb_kneerun_plan(const char *dir, json_t *want, char *err, size_t errlen)
+{
+    return kb_run_plan_file(dir, want, "knee search", err, errlen);
+}
+
+const char *kb_kneerun_end_name(enum kb_kneerun_end e)
+{
+    static const char *const names[] = { "search", "max-time", "max-steps", "interrupted",
+                                         "error" };
+    return names[e];
+}
+
+static double now_s(void)
+{
+    return (double)kb_mono_now() / (double)KB_NS_PER_S;
+}
+
+static json_t *step_json(const struct kb_kneerun_step *st)
+{
+    char dir[64];
+    snprintf(dir, sizeof(dir), "points/%ld-s%d", st->s.rate, st->sample);
+    return json_pack("{s:I,s:i,s:s,s:s,s:s,s:o,s:o,s:b}", "rate", (json_int_t)st->s.rate,
+                     "sample", st->sample, "dir", dir, "why", st->why, "verdict",
+                     kb_verdict_name(st->s.verdict), "delivery", kb_json_figure(st->s.delivery),
+                     "p99_us", kb_json_figure(st->s.p99_us), "resumed", st->resumed);
+}
+
+/* knee.json: the plan, the steps so far, and the outcome once there is one. */
+static int record(const struct kb_kneerun *k, int ended, char *err, size_t errlen)
+{
+    char path[4300];
+    json_t *steps = json_array(), *doc, *out = json_null();
+    int rc;
+    for (size_t i = 0; i < k->nsteps; i++)
+        json_array_append_new(steps, step_json(&k->steps[i]));
+    if (ended)
+        out = json_pack("{s:s,s:s,s:I,s:I,s:s}", "end", kb_kneerun_end_name(k->end), "step",
+                        kb_knee_step_name(k->next.step), "lo", (json_int_t)k->next.lo, "hi",
+                        (json_int_t)k->next.hi, "why", k->next.why ? k->next.why : "");
+    doc = json_pack("{s:i,s:s,s:O,s:o,s:o,s:f}", "schema_version", 1, "kind", "knee", "plan",
+                    k->plan, "steps", steps, "outcome", out, "elapsed_s", k->elapsed_s);
+    rc = kb_write_json_atomic(kb_path(path, sizeof(path), k->dir, "knee.json"), doc, err, errlen);
+    json_decref(doc);
+    return rc;
+}
+
+/* Wait, at most SETTLE_MAX_S, until the server works no more (a load past its knee leaves a
+ * queue it goes on answering): the next sample starts from rest. Without a server to watch,
+ * a fixed second. */
+static void settle(const struct kb_kneepoint_cfg *c)
+{
+    pid_t pids[4096];
+    struct kb_proc_sample a, b;
+    double t0 = now_s();
+    size_t n;
+    if (c->watch.pid <= 0 && !c->watch.cgroup) {
+        kb_sleep_ms(1000);
+        return;
+    }
+    do {
+        n = c->watch.pid > 0 ? kb_procs_tree(c->watch.pid, pids, 4096)
+                             : kb_cgfile_procs(c->watch.cgroup, pids, 4096);
+        kb_procs_sample(pids, n, &a);
+        kb_sleep_ms((long)(SETTLE_STEP_S * 1000));
+        kb_procs_sample(pids, n, &b);
+    } while (b.cpu_seconds - a.cpu_seconds > SETTLE_QUIET * SETTLE_STEP_S &&
+             now_s() - t0 < SETTLE_MAX_S);
+}
+
+/* The next sample of rate: read back when an earlier run finished it, else measured. */
+static int take(struct kb_kneerun *k, long rate, const char *why, char *err, size_t errlen)
+{
+    struct kb_kneerun_step *st = &k->steps[k->nsteps];
+    char dir[4300], name[64];
+    double t0;
+    int got;
+    memset(st, 0, sizeof(*st));
+    for (size_t i = 0; i < k->nsteps; i++)
+        st->sample += k->steps[i].s.rate == rate;
+    st->sample++;
+    snprintf(st->why, sizeof(st->why), "%s", why);
+    snprintf(name, sizeof(name), "points/%ld-s%d", rate, st->sample);
+    kb_path(dir, sizeof(dir), k->dir, name);
+    if ((got = kb_kneepoint_read(dir, &st->s, err, errlen)) < 0)
+        return -1;
+    if (got) {
+        st->resumed = 1;
+    } else {
+        t0 = now_s();
+        settle(&k->point);
+        if (kb_kneepoint_run(&k->point, rate, st->sample, dir, &st->s, err, errlen))
+            return -1;
+        k->elapsed_s += now_s() - t0;
+    }
+    k->nsteps++;
+    return 0;
+}
+
+/* The samples so far, for the decision. */
+static size_t samples(const struct kb_kneerun *k, struct kb_knee_sample *s)
+{
+    for (size_t i = 0; i < k->nsteps; i++)
+        s[i] = k->steps[i].s;
+    return k->nsteps;
+}
+
+/* 1 when the search must stop before measuring rate (k->end set). */
+static int bounded(struct kb_kneerun *k, long rate)
+{
+    struct kb_knee_sample probe;
+    char dir[4300], name[64], err[64];
+    double per = k->point.warmup_s + k->point.duration_s + k->point.drain_s + 1.5;
+    int sample = 1;
+    if (k->stopped && k->stopped()) {
+        k->end = KB_KNEERUN_INTERRUPTED;
+        return 1;
+    }
+    if (k->nsteps == KB_KNEE_STEPS_MAX) {
+        k->end = KB_KNEERUN_MAX_STEPS;
+        return 1;
+    }
+    for (size_t i = 0; i < k->nsteps; i++)
+        sample += k->steps[i].s.rate == rate;
+    snprintf(name, sizeof(name), "points/%ld-s%d", rate, sample);
+    /* a sample already on disk costs no time */
+    if (kb_kneepoint_read(kb_path(dir, sizeof(dir), k->dir, name), &probe, err, sizeof(err)) == 1)
+        return 0;
+    if (k->max_time_s > 0 && k->elapsed_s + per > k->max_time_s) {
+        k->end = KB_KNEERUN_MAX_TIME;
+        return 1;
+    }
+    return 0;
+}
+
+int kb_kneerun_search(struct kb_kneerun *k, char *err, size_t errlen)
+{
+    struct kb_knee_sample s[KB_KNEE_STEPS_MAX];
+    k->nsteps = 0;
+    k->elapsed_s = 0;
+    k->end = KB_KNEERUN_SEARCH;
+    for (;;) {
+        kb_knee_decide(s, samples(k, s), &k->opts, &k->next);
+        if (k->next.step != KB_KNEE_MEASURE || bounded(k, k->next.rate))
+            break;
+        if (take(k, k->next.rate, k->next.why, err, errlen)) {
+            char ignored[256];
+            k->end = KB_KNEERUN_ERROR;
+            record(k, 1, ignored, sizeof(ignored));     /* keep what was measured; err says why */
+            return -1;
+        }
+        if (record(k, 0, err, errlen)) {
+            k->end = KB_KNEERUN_ERROR;
+            return -1;
+        }
+        if (k->progress)
+            k->progress(k->arg, &k->steps[k->nsteps - 1], &k->next);
+    }
+    return record(k, 1, err, errlen);
+}
