@@ -96,7 +96,7 @@ def a_new_folders_module_is_found_without_a_list():
             os.symlink(os.path.join(ROOT, name), os.path.join(tree, name))
     os.mkdir(os.path.join(tree, "ghost"))
     with open(os.path.join(tree, "ghost", "server.sh"), "w") as f:
-        f.write("#!/bin/sh\nexec python3 \"$(dirname \"$0\")/../" + FOLDER + "/server.py\" \"$@\"\n")
+        f.write(f'#!/bin/sh\nexec python3 "$(dirname "$0")/../{FOLDER}/server.py" "$@"\n')
     with open(os.path.join(tree, "ghost", "module.mk"), "w") as f:
         f.write("$(BUILD)/ghost-server: ghost/server.sh\n"
                 "\t@mkdir -p $(dir $@) && install -m 755 $< $@\n"
