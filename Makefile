@@ -62,11 +62,34 @@ $(OBJ)/%.o: %.c
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
 
-include fixtures/module.mk
-include $(wildcard gray-static/module.mk runner/module.mk control/module.mk go/module.mk \
-                   node/module.mk php-fpm/module.mk tests/module.mk docker/module.mk)
+# Every part of the tree that builds something is a folder with a module.mk, found here by
+# name: a runtime's folder joins the build by being there (docs/adding-a-runtime.md).
+# fixtures/ and runner/ come first (the others link their objects, named in prerequisites),
+# tests/ last (its suites name every program), then docker/ (its suite, the slowest, runs
+# last in `make test`). The image's build stage has no runner/ or tests/, hence wildcards.
+KB_MODULES_FIRST := fixtures/module.mk runner/module.mk
+KB_MODULES_LAST  := tests/module.mk docker/module.mk
+include $(wildcard $(KB_MODULES_FIRST))
+include $(filter-out $(KB_MODULES_FIRST) $(KB_MODULES_LAST),$(sort $(wildcard */module.mk)))
+include $(wildcard $(KB_MODULES_LAST))
 
-all: $(PROGRAMS)
+all: $(PROGRAMS) check-runtimes
+
+# Every runtime of the contract has its folder, and what it runs from {build}/ a module
+# builds: a forgotten module.mk stops the build with the runtime's name, never leaves a
+# silent gap. KB_CONTRACT= checks another contract (a user's, as `--contract` takes).
+KB_CONTRACT ?= fixtures/contract.json
+.PHONY: check-runtimes gen-runtimes
+check-runtimes:
+	@if command -v python3 >/dev/null; then \
+	   python3 fixtures/runtimes.py --contract '$(KB_CONTRACT)' check --build '$(BUILD)' \
+	     --programs '$(PROGRAMS)'; \
+	 else echo "check-runtimes: no python3 (make deps installs it): the contract's runtimes were NOT checked"; fi
+
+# The bash completion's runtime, route and profile words and README.md's table of runtimes,
+# regenerated from the contract (make test-cli fails while they differ from it).
+gen-runtimes:
+	@python3 fixtures/runtimes.py --contract '$(KB_CONTRACT)' generate
 
 deps:
 	@tests/lib/deps.sh
@@ -118,6 +141,8 @@ help:
 	@echo "  soak            the one-hour qualification (DURATION=)"
 	@echo "  bench-loadgen   the load generator's own cost, beside wrk"
 	@echo "  image-auto      the Docker image (image, base-image, pin-base)"
+	@echo "  check-runtimes  every runtime of the contract has its folder and module (part of all)"
+	@echo "  gen-runtimes    the bash completion's words and README's runtime table, from the contract"
 	@echo "  man             $(BUILD)/kneebench.1 from the help texts (help2man)"
 	@echo "  install         PREFIX=$(PREFIX) DESTDIR=: binaries, contract, man page, bash completion"
 	@echo "  uninstall       what install put there"

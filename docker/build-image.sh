@@ -7,8 +7,13 @@
 #
 # The build context is packed here from the working tree (only what the Dockerfile copies),
 # in a canonical order with fixed mtimes/owners, and hashed together with the base image's ID
-# and the build targets. The hash is stored as a label on the image: when TAG already carries
-# the same hash nothing is rebuilt, so repeated `make image` / test runs cost seconds.
+# and the build targets. What it holds of each runtime comes from the contract
+# (fixtures/runtimes.py image-plan): the plan itself as docker/image-plan.sh, the runtime
+# folders with a module.mk under build-tree/ with the Makefile and fixtures/, every runtime
+# folder under image-tree/ with the contract and the entrypoint. A runtime whose folder is
+# missing stops the build, naming it. The hash is stored as a label on the image: when TAG
+# already carries the same hash nothing is rebuilt, so repeated `make image` / test runs
+# cost seconds.
 # Builds use the host network so apt inside reaches the same mirror the host uses.
 set -euo pipefail
 
@@ -39,16 +44,24 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/kneebench-image.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 # Only what the Dockerfile copies: editing docs or tests must not invalidate the image.
-paths=(Makefile fixtures gray-static go node php-fpm
-       docker/Dockerfile docker/packages.sh docker/entrypoint.py docker/image-json.py)
-for p in "${paths[@]}"; do [ -e "$root/$p" ] || mkdir -p "$work/empty/$p"; done
-# Missing fixture directories (work in progress) become empty ones so COPY does not fail.
-tar -C "$root" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
-    --exclude='*.o' --exclude='*.d' --exclude=node_modules --exclude=__pycache__ \
-    -cf "$work/context.tar" $(for p in "${paths[@]}"; do [ -e "$root/$p" ] && echo "$p"; done)
-if [ -d "$work/empty" ]; then
-    tar -C "$work/empty" --sort=name --mtime=@0 --owner=0 --group=0 -rf "$work/context.tar" .
-fi
+mkdir -p "$work/plan/docker"
+python3 "$root/fixtures/runtimes.py" --contract "$root/fixtures/contract.json" image-plan \
+    >"$work/plan/docker/image-plan.sh" || die "the contract's runtimes cannot be packed (above)"
+# shellcheck source=/dev/null
+. "$work/plan/docker/image-plan.sh"
+# shellcheck disable=SC2206 # the plan's lists are words (folder names)
+build_paths=(Makefile fixtures $KB_IMAGE_BUILD_DIRS)
+# shellcheck disable=SC2206
+image_paths=(fixtures/contract.json docker/entrypoint.py docker/image-json.py $KB_IMAGE_DIRS)
+pack() {   # tar's arguments, from the tree, in a canonical order and ownership
+    tar -C "$root" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
+        --exclude='*.o' --exclude='*.d' --exclude=node_modules --exclude=__pycache__ "$@"
+}
+pack -cf "$work/context.tar" docker/Dockerfile docker/packages.sh
+pack --transform 's,^,build-tree/,SH' -rf "$work/context.tar" "${build_paths[@]}"
+pack --transform 's,^,image-tree/,SH' -rf "$work/context.tar" "${image_paths[@]}"
+tar -C "$work/plan" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
+    -rf "$work/context.tar" docker/image-plan.sh
 hash=$( { sha256sum <"$work/context.tar" | cut -d' ' -f1; echo "$base $base_id"; echo "$targets"; } \
         | sha256sum | cut -d' ' -f1)
 

@@ -7,6 +7,7 @@ line, so a run's identity can name exactly what it measured. Stdlib only.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -47,9 +48,12 @@ def main():
     for rt in contract["runtimes"]:
         argv = [a.replace("{root}", ROOT).replace("{build}", ROOT + "/build")
                 for a in rt.get("version", [])]
-        # The go toolchain stays in the build stage: its version is the one that compiled.
-        if argv and argv[0] == "go":
-            versions[rt["name"]] = toolchain.get("go", "unknown")
+        # A version command whose program stayed in the build stage (the go toolchain): the
+        # line the build stage recorded under that program's name (its contract entry's
+        # image.toolchain), the version that compiled it.
+        if argv and "/" not in argv[0] and not shutil.which(argv[0]):
+            versions[rt["name"]] = toolchain.get(argv[0], f"unknown ({argv[0]} is not in the "
+                                                 "image and image.toolchain records none)")
         elif argv:
             versions[rt["name"]] = version_text(argv)
     versions["nginx"] = version_text(["nginx", "-v"])

@@ -388,8 +388,8 @@ static void load_fixtures(struct kb_report *r, const char *dir)
     }
 }
 
-/* The papers' figures from the contract, for orientation: absent or unreadable, the report
- * says so and goes on. */
+/* The papers' figures from the contract, for orientation, and its runtimes' order (the
+ * charts' colours): absent or unreadable, the report says so and goes on. */
 static void load_published(struct kb_report *r)
 {
     struct kb_contract c;
@@ -404,6 +404,9 @@ static void load_published(struct kb_report *r)
         snprintf(r->published_note, sizeof(r->published_note), "%s", err);
         return;
     }
+    r->contract_runtimes = json_array();
+    for (size_t i = 0; i < c.nruntimes; i++)
+        json_array_append_new(r->contract_runtimes, json_string(c.runtimes[i].name));
     if (c.npublished == 0) {
         snprintf(r->published_note, sizeof(r->published_note), "the contract %s publishes "
                  "no figures", c.path);
@@ -488,6 +491,7 @@ void kb_report_free(struct kb_report *r)
     json_decref(r->published_curve);
     json_decref(r->hostclock);
     json_decref(r->confirm);
+    json_decref(r->contract_runtimes);
     memset(r, 0, sizeof(*r));
 }
 

@@ -117,6 +117,10 @@ struct kb_report {
      * [{id, runtime, route, rate, sample}]}, rows' repeats beside the plan's; NULL when the
      * run added none. Owned. */
     json_t *confirm;
+    /* The contract's runtime names in its order, or NULL where it could not be read: a
+     * runtime's colour in the charts follows its place there, so it keeps its colour in
+     * every report whichever runtimes a run had. Owned. */
+    json_t *contract_runtimes;
 };
 
 /* Re-derivation (report_rejudge.c): every complete point's verdict derived again from the

@@ -109,7 +109,13 @@ const char *kb_report_answer_text(char *b, size_t len, const struct kb_report *r
 const char *kb_report_baseline(const struct kb_report *r)
 {
     const char *b = json_string_value(json_object_get(r->plan, "baseline"));
-    return b && *b ? b : "gray-static";
+    return b && *b ? b : NULL;
+}
+
+const char *kb_report_baseline_label(const struct kb_report *r)
+{
+    const char *b = kb_report_baseline(r);
+    return b ? b : "the baseline";
 }
 
 void kb_report_cost_of(const struct kb_report *r, const char *runtime, const char *route,
@@ -140,6 +146,8 @@ double kb_report_efficiency_ratio(const struct kb_report *r, const char *runtime
 {
     double logsum = 0;
     int n = 0;
+    if (!kb_report_baseline(r))
+        return 0;
     for (size_t j = 0; j < kb_report_nroutes(r); j++) {
         struct kb_report_cost a, b;
         kb_report_cost_of(r, runtime, kb_report_route(r, j), &a);
@@ -188,7 +196,7 @@ struct key {
 };
 
 /* -1 when x ranks before y, 1 after, 0 tied: the higher score first, then the lower CPU
- * per response relative to gray-static (a runtime without the figure does not win on
+ * per response relative to the baseline's (a runtime without the figure does not win on
  * it), then the higher delivery at the lowest rate. */
 static int compare(const struct key *x, const struct key *y)
 {
@@ -230,6 +238,9 @@ double kb_report_answer_ratio(const struct kb_report *r, const char *runtime, co
                               int *soft)
 {
     struct kb_report_answer a, g;
+    *soft = 0;
+    if (!kb_report_baseline(r))
+        return 0;
     kb_report_answer_of(r, runtime, route, &a);
     kb_report_answer_of(r, kb_report_baseline(r), route, &g);
     *soft = a.client_from || a.indicative || g.client_from || g.indicative;

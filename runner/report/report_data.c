@@ -392,7 +392,7 @@ int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, 
             json_array_append_new(rows, row_json(&r->rows[i]));
     for (size_t i = 0; i < r->nmissing; i++)
         json_array_append_new(missing, json_string(r->missing[i]));
-    doc = json_pack("{s:i,s:b,s:b,s:o,s:o,s:o,s:s,s:o,s:o,s:O,s:O,s:o}", "schema_version",
+    doc = json_pack("{s:i,s:b,s:b,s:o,s:o,s:o,s:s?,s:o,s:o,s:O,s:O,s:o}", "schema_version",
                     KB_REPORT_SCHEMA_VERSION, "partial", r->partial, "unconstrained",
                     r->unconstrained, "missing", missing, "highest_controlled_rps",
                     highest_json(r), "answer", answer_json(r), "baseline", kb_report_baseline(r),

@@ -111,7 +111,7 @@ static void answer(FILE *f, const struct kb_report *r)
         fprintf(f, "</th>");
     }
     fprintf(f, "<th>cost vs ");
-    esc(f, kb_report_baseline(r));
+    esc(f, kb_report_baseline_label(r));
     fprintf(f, "</th></tr></thead><tbody>\n");
     for (size_t i = 0; i < n; i++) {
         const char *rt = kb_report_runtime(r, order[i]);
@@ -135,7 +135,8 @@ static void answer(FILE *f, const struct kb_report *r)
     if (u.below)
         fprintf(f, "&lt; R: the lowest rate was already uncontrolled. ");
     fprintf(f, "Cost: the server's CPU per response at the runtime's own highest held rate, as "
-            "a ratio to %s's. report.md says more of each.</p>\n", kb_report_baseline(r));
+            "a ratio to %s's%s. report.md says more of each.</p>\n", kb_report_baseline_label(r),
+            kb_report_baseline(r) ? "" : " (this run's plan names none: no ratio is given)");
 }
 
 /* A boundary rate and its samples controlled of all; "-" where there is none. */

@@ -38,8 +38,9 @@ struct kb_report_series {
 /* The highest rate whose aggregated verdict is controlled; 0 when none. */
 long kb_report_highest(const struct kb_report *r, const char *runtime, const char *route);
 
-/* runtime's level over gray-static's on route; 0 when either has none. *soft: either side
- * is a lower bound (client-limited above it) or indicative, so the ratio is too. */
+/* runtime's level over the baseline's on route; 0 when either has none, or the plan names
+ * no baseline. *soft: either side is a lower bound (client-limited above it) or indicative,
+ * so the ratio is too. */
 double kb_report_answer_ratio(const struct kb_report *r, const char *runtime, const char *route,
                               int *soft);
 
@@ -57,8 +58,12 @@ const char *kb_report_answer_text(char *b, size_t len, const struct kb_report *r
                                   const char *rt, const char *route, struct kb_answer_used *u);
 
 /* The runtime every ratio is taken to: plan.json's "baseline" (the contract's
- * comparison.baseline), "gray-static" for a plan written before it. */
+ * comparison.baseline); NULL for a plan written before plans recorded one, where no ratio
+ * is taken (the run's contract is not kept, and a guess would name a runtime). */
 const char *kb_report_baseline(const struct kb_report *r);
+/* The same for a column head or a sentence: the name, or "the baseline" where there is
+ * none (the writers then say that the plan names none). */
+const char *kb_report_baseline_label(const struct kb_report *r);
 
 /* A runtime's cost on a route where it means something: at its own highest held rate (the
  * highest whose own figures were controlled, trusted client or not), where a server's CPU

@@ -134,7 +134,7 @@ static void answer_header(FILE *f, const struct kb_report *r)
     fprintf(f, "| rank | runtime |");
     for (size_t j = 0; j < kb_report_nroutes(r); j++)
         fprintf(f, " %s |", kb_report_route(r, j));
-    fprintf(f, " cost vs %s |%s\n|---:|---|", kb_report_baseline(r),
+    fprintf(f, " cost vs %s |%s\n|---:|---|", kb_report_baseline_label(r),
             r->published ? " paper's host |" : "");
     for (size_t j = 0; j < kb_report_nroutes(r) + 1; j++)
         fprintf(f, "---:|");
@@ -188,7 +188,10 @@ static void ranking_note(FILE *f, const struct kb_report *r)
     para(f, "Ranked by the sum of each runtime's highest rate (proven, or * where higher) over "
          "the routes all ran, then by cost: the server's CPU per response at its own highest "
          "held rate, as a ratio to %s's (lower is cheaper; see Cost per response).",
-         kb_report_baseline(r));
+         kb_report_baseline_label(r));
+    if (!kb_report_baseline(r))
+        para(f, "This run's plan names no baseline (it was written before plans recorded the "
+             "contract's comparison.baseline), so no cost ratio is given.");
 }
 
 /* One boundary rate: "60000 held 3/3 (median p99 8.26 ms)"; its samples that were
@@ -321,11 +324,12 @@ static void cost(FILE *f, const struct kb_report *r)
          "The ratio is to %s's, lower is cheaper. Capacity is one CPU over that cost, an "
          "estimate of what one CPU would serve if nothing but CPU limited it; \"~\" marks it "
          "an estimate, since queueing raises the tail before the CPU is full. The charts show "
-         "the cost at every rate.", kb_report_baseline(r));
+         "the cost at every rate.", kb_report_baseline_label(r));
     for (size_t j = 0; j < kb_report_nroutes(r); j++) {
         const char *route = kb_report_route(r, j);
         fprintf(f, "### %s\n\n| runtime | held at req/s | CPU per response | vs %s | "
-                "capacity req/s |\n|---|---:|---:|---:|---:|\n", route, kb_report_baseline(r));
+                "capacity req/s |\n|---|---:|---:|---:|---:|\n", route,
+                kb_report_baseline_label(r));
         for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
             struct kb_report_cost c;
             const char *rt = kb_report_runtime(r, i);
@@ -618,14 +622,14 @@ static void image_lines(FILE *f, const struct kb_report *r)
     fprintf(f, "- runtime versions below are the image's own\n");
 }
 
-/* The fixture's libmicrohttpd (gray-static's, from its version line); runs recorded before
- * it have the runner's own under host. */
+/* The fixtures' libmicrohttpd (from the version line of a runtime that names one); runs
+ * recorded before it have the runner's own under host. */
 static const char *mhd_version(const struct kb_report *r)
 {
     json_t *m = json_object_get(r->run, "libmicrohttpd");
     if (json_is_string(m))
         return json_string_value(m);
-    return m ? "none recorded (gray-static is not in this run)"
+    return m ? "none recorded (no runtime in this run names one)"
              : js(json_object_get(r->run, "host"), "libmicrohttpd");
 }
 

@@ -42,29 +42,33 @@ enum stat { S_ACHIEVED, S_P99, S_CPU };
 static double px(const struct kb_svg_axis *a, double v) { return kb_svg_map(a, v, ML, W - MR); }
 static double py(const struct kb_svg_axis *a, double v) { return kb_svg_map(a, v, H - MB, MT); }
 
-/* Eight colours that stay apart on a screen and a projector; the four fixtures keep theirs
- * in every report, any other runtime takes the next unused one in plan order. */
+/* Eight colours that stay apart on a screen and a projector. A runtime of the contract takes
+ * the one at its place there, so it keeps its colour in every report whichever runtimes a
+ * run had; any other runtime takes the next one after the contract's, in plan order. */
 static const char *const PALETTE[] = { "#8e44ad", "#27ae60", "#2980b9", "#c0392b",
                                        "#e67e22", "#1b1b1b", "#d81b9b", "#7f6000" };
 #define NPALETTE (sizeof(PALETTE) / sizeof(PALETTE[0]))
-static const char *const NAMED[] = { "php-fpm", "node", "go", "gray-static" };
 
-static int named_index(const char *runtime)
+/* runtime's place in the contract's runtimes[], or -1 */
+static int contract_index(const struct kb_report *r, const char *runtime)
 {
-    for (size_t k = 0; k < 4; k++)
-        if (!strcmp(runtime, NAMED[k]))
+    size_t k;
+    json_t *v;
+    json_array_foreach(r->contract_runtimes, k, v)
+        if (json_is_string(v) && !strcmp(json_string_value(v), runtime))
             return (int)k;
     return -1;
 }
 
 static const char *color(const struct kb_report *r, size_t i)
 {
-    int k = named_index(kb_report_runtime(r, i)), spare = 4;
+    int k = contract_index(r, kb_report_runtime(r, i));
+    size_t spare = json_array_size(r->contract_runtimes);
     if (k >= 0)
-        return PALETTE[k];
+        return PALETTE[(size_t)k % NPALETTE];
     for (size_t j = 0; j < i; j++)
-        spare += named_index(kb_report_runtime(r, j)) < 0;
-    return PALETTE[(size_t)spare % NPALETTE];
+        spare += contract_index(r, kb_report_runtime(r, j)) < 0;
+    return PALETTE[spare % NPALETTE];
 }
 
 static const char *color_of(const struct kb_report *r, const char *runtime)

@@ -336,12 +336,13 @@ json_t *kb_host_identity(void)
 json_t *kb_fixture_mhd_version(json_t *runtime_versions)
 {
     static const char tag[] = "libmicrohttpd ";
-    const char *line = json_string_value(json_object_get(runtime_versions, "gray-static"));
-    const char *at = line ? strstr(line, tag) : NULL;
-    size_t n;
-    if (!at)
-        return json_null();
-    at += sizeof(tag) - 1;
-    n = strcspn(at, ",) \t");
-    return n ? json_stringn(at, n) : json_null();
+    const char *name;
+    json_t *line;
+    json_object_foreach(runtime_versions, name, line) {
+        const char *at = json_is_string(line) ? strstr(json_string_value(line), tag) : NULL;
+        size_t n = at ? strcspn(at + sizeof(tag) - 1, ",) \t") : 0;
+        if (n)
+            return json_stringn(at + sizeof(tag) - 1, n);
+    }
+    return json_null();
 }

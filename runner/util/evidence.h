@@ -62,10 +62,10 @@ void kb_cpu_model(char *out, size_t outlen);
 /* Host facts: kernel (uname -srvm), CPU model, online CPUs. */
 json_t *kb_host_identity(void);
 
-/* The libmicrohttpd version the fixture runs with, read from gray-static's line in a run's
- * runtime_versions ("gray-static 1.0 (libmicrohttpd 0.9.75, jansson 2.14)"): the host build's
- * or, under docker, the image's own -- not the runner's, which links no libmicrohttpd. A new
- * string, or null where gray-static is not in the run or its line names no version. */
+/* The libmicrohttpd version the fixtures run with, read from the first line in a run's
+ * runtime_versions that names one ("gray-static 1.0 (libmicrohttpd 0.9.75, jansson 2.14)"):
+ * the host build's or, under docker, the image's own -- not the runner's, which links no
+ * libmicrohttpd. A new string, or null where no runtime of the run names a version. */
 json_t *kb_fixture_mhd_version(json_t *runtime_versions);
 
 #endif

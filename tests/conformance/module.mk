@@ -1,14 +1,13 @@
 # tests/conformance/: every fixture of fixtures/contract.json started for real and checked
 # byte for byte (test_conformance.py); the ASan+UBSan build of gray-static under the same
 # suite, which must also stop cleanly on SIGTERM with no sanitizer report.
+# Every program the modules build (tests/ is included after them), so each runtime's is
+# there; and check-runtimes, so a runtime whose module is missing fails here by name rather
+# than being skipped as not built.
 CONFORMANCE       := tests/conformance/test_conformance.py
-CONFORMANCE_NEEDS := $(BUILD)/go-server
-ifneq ($(wildcard gray-static/module.mk),)
-CONFORMANCE_NEEDS += $(BUILD)/gray-static
-endif
 
 .PHONY: test-conformance test-conformance-asan
-test-conformance: $(CONFORMANCE_NEEDS)
+test-conformance: $(PROGRAMS) check-runtimes
 	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) python3 $(CONFORMANCE) \
 	   --build $(abspath $(BUILD)) --name conformance
 

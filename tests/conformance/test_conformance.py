@@ -15,6 +15,11 @@ sanitizer report).
 
 Stdlib only. Usage:
   test_conformance.py --build DIR [--runtime NAME ...] [--asan] [--name RESULTS_NAME]
+                      [--contract FILE]
+
+A fixture that knowingly answers one of these otherwise (a runtime's parser this suite does
+not own) names the test in its contract entry's conformance_skips, with what it does: the
+test is skipped with that reason.
 """
 import argparse
 import calendar
@@ -785,36 +790,29 @@ HOSTILE = [
 
 # Request framing (RFC 9112 6.1, 6.3; RFC 9110 5.5, 7.2): each must be refused with a 4xx (or
 # 501 for a transfer coding the server lacks) and the connection closed, since the bytes that
-# follow cannot be framed; with GET, so that no 405 hides the answer. The "skip" map names the
-# fixtures that do otherwise (probed by hand against Go 1.26, node 20, nginx 1.22), each with
-# what it does, so their runs say so instead of failing on a runtime this suite does not own.
-NODE_200 = "node's llhttp answers 200 and keeps the connection"
+# follow cannot be framed; with GET, so that no 405 hides the answer. A fixture that does
+# otherwise says so in its contract entry (conformance_skips: test -> what it does), probed by
+# hand (node 20's llhttp, Go's net/http), so its run skips with that reason instead of
+# failing on a runtime this suite does not own.
 FRAMING = [
-    # (name, payload, refusal statuses, {runtime: why skipped})
+    # (name, payload, refusal statuses)
     ("conflicting_content_length", b"GET /plaintext HTTP/1.1\r\n" + H
      + b"Content-Length: 0\r\nContent-Length: 44\r\n\r\nGET /json HTTP/1.1\r\n" + H + b"\r\n",
-     (400,), {}),
-    ("duplicate_host", b"GET /plaintext HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", (400,),
-     {"node": NODE_200}),
-    ("invalid_host", b"GET /plaintext HTTP/1.1\r\nHost: a b/c@d\r\n\r\n", (400,),
-     {"node": NODE_200}),
-    ("bare_cr_in_value", b"GET /plaintext HTTP/1.1\r\n" + H + b"X-A: a\rb\r\n\r\n", (400,), {}),
+     (400,)),
+    ("duplicate_host", b"GET /plaintext HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", (400,)),
+    ("invalid_host", b"GET /plaintext HTTP/1.1\r\nHost: a b/c@d\r\n\r\n", (400,)),
+    ("bare_cr_in_value", b"GET /plaintext HTTP/1.1\r\n" + H + b"X-A: a\rb\r\n\r\n", (400,)),
     ("transfer_encoding_identity", b"GET /plaintext HTTP/1.1\r\n" + H
-     + b"Transfer-Encoding: identity\r\n\r\n", (400, 501),
-     {"node": "node reads an unknown coding to the close, then answers 200"}),
+     + b"Transfer-Encoding: identity\r\n\r\n", (400, 501)),
     ("transfer_encoding_xchunked", b"GET /plaintext HTTP/1.1\r\n" + H
-     + b"Transfer-Encoding: xchunked\r\n\r\n", (400, 501),
-     {"node": "node reads an unknown coding to the close, then answers 200"}),
+     + b"Transfer-Encoding: xchunked\r\n\r\n", (400, 501)),
     ("transfer_encoding_chunked_gzip", b"GET /plaintext HTTP/1.1\r\n" + H
-     + b"Transfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n", (400, 501), {}),
+     + b"Transfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n", (400, 501)),
 ]
 
 
-def check_framing(fx, kind, payload, statuses, skips):
+def check_framing(fx, kind, payload, statuses):
     """Refused with one of statuses, and then closed, while the witness is served."""
-    if fx.name in skips:
-        kbtest.skip(f"{fx.name}: {skips[fx.name]}")
-
     def act(witness):
         c = Client(fx.port)
         try:
@@ -835,9 +833,6 @@ def check_framing(fx, kind, payload, statuses, skips):
 def check_length_with_chunked(fx):
     """Content-Length beside Transfer-Encoding: chunked may be refused or served by the chunked
     framing alone, but the connection must close after the answer (RFC 9112 6.1)."""
-    if fx.name == "go":
-        kbtest.skip("go: net/http serves it by the chunked framing and keeps the connection")
-
     def act(witness):
         c = Client(fx.port)
         try:
@@ -937,37 +932,51 @@ def check_stop(fx):
 # Registration: per runtime, in the contract's order; the fixture starts at its first test
 # and is stopped by its last.
 
+def cases(routes):
+    """(label, check, args) of every test of a fixture serving routes, in the order run."""
+    out = [("starts", lambda f: None, ())]
+    out += [(f"route_{route['name']}", check_routes, (route,)) for route in routes]
+    out += [("keepalive_100", check_keepalive_100, ()), ("date_changes", check_date_changes, ()),
+            ("split_writes", check_split_writes, ()), ("pipelined_10", check_pipelined, ()),
+            ("connections_and_limits", check_connections_and_limits, ()),
+            ("not_found_404", check_not_found, ()),
+            ("method_not_allowed_405", check_method_not_allowed, ())]
+    out += [(f"hostile_{name}", one_shot, (name, payload, also_ok, http09))
+            for name, payload, also_ok, http09 in HOSTILE]
+    out += [(f"framing_{name}", check_framing, (name, payload, statuses))
+            for name, payload, statuses in FRAMING]
+    out += [("framing_length_with_chunked", check_length_with_chunked, ()),
+            ("hostile_slow_trickle", check_slow_trickle, ()),
+            ("hostile_rst_mid_request", check_rst_mid_request, ()),
+            ("hostile_rst_after_request", check_rst_after_request, ()),
+            ("hostile_connect_and_close", check_connect_and_close, ()),
+            ("stops_on_sigterm", check_stop, ())]
+    return out
+
+
+def labels():
+    return [label for label, _, _ in cases(CONTRACT["routes"])]
+
+
 def register(fx):
-    def add(label, fn, *args):
+    """The fixture's tests, each skipped with its reason where the fixture cannot run here
+    or where its contract entry's conformance_skips names it."""
+    known = fx.rt.get("conformance_skips", {})
+
+    def add(label, fn, args):
         def case():
             reason = fx.missing()
             if reason:
                 kbtest.skip(reason)
+            if label in known:
+                kbtest.skip(f"{fx.name}: {known[label]} (its contract entry's conformance_skips)")
             fx.ensure_started()
             fn(fx, *args)
         case.__name__ = f"{fx.name}.{label}"
         kbtest.test(case)
 
-    add("starts", lambda f: None)
-    for route in routes_for(fx.name):
-        add(f"route_{route['name']}", check_routes, route)
-    add("keepalive_100", check_keepalive_100)
-    add("date_changes", check_date_changes)
-    add("split_writes", check_split_writes)
-    add("pipelined_10", check_pipelined)
-    add("connections_and_limits", check_connections_and_limits)
-    add("not_found_404", check_not_found)
-    add("method_not_allowed_405", check_method_not_allowed)
-    for name, payload, also_ok, http09 in HOSTILE:
-        add(f"hostile_{name}", one_shot, name, payload, also_ok, http09)
-    for name, payload, statuses, skips in FRAMING:
-        add(f"framing_{name}", check_framing, name, payload, statuses, skips)
-    add("framing_length_with_chunked", check_length_with_chunked)
-    add("hostile_slow_trickle", check_slow_trickle)
-    add("hostile_rst_mid_request", check_rst_mid_request)
-    add("hostile_rst_after_request", check_rst_after_request)
-    add("hostile_connect_and_close", check_connect_and_close)
-    add("stops_on_sigterm", check_stop)
+    for label, fn, args in cases(routes_for(fx.name)):
+        add(label, fn, args)
 
 
 def main():
@@ -978,8 +987,18 @@ def main():
                     help="sanitizer build: also require no ASan/UBSan report on stderr")
     ap.add_argument("--name", default="conformance", help="name the counts are recorded under")
     ap.add_argument("--only", action="append", help="only tests whose name contains this")
+    ap.add_argument("--contract", help="another contract (a runtime added in a copy of it)")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
+    if args.contract:
+        global CONTRACT
+        with open(args.contract) as f:
+            CONTRACT = json.load(f)
+    unknown = {k for rt in CONTRACT["runtimes"] for k in rt.get("conformance_skips", {})} - \
+        set(labels())
+    if unknown:
+        print(f"conformance_skips names no test of this suite: {sorted(unknown)}", file=sys.stderr)
+        return 2
     fixtures = []
     for rt in CONTRACT["runtimes"]:
         if args.runtime and rt["name"] not in args.runtime:

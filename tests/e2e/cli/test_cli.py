@@ -211,6 +211,33 @@ def completion_agrees_with_help():
 
 
 @test
+def runtime_words_and_table_are_the_contracts():
+    """The completion's runtimes, routes and profiles and README's table of runtimes are
+    what the contract gives (fixtures/runtimes.py; `make gen-runtimes` rewrites them), and
+    the check sees a contract that no longer matches them."""
+    gen = os.path.join(ROOT, "fixtures", "runtimes.py")
+    p = subprocess.run([sys.executable, gen, "generate", "--check"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert complete("kneebench", "curve", "--runtimes", "") == \
+        {rt["name"] for rt in CONTRACT["runtimes"]}
+    assert complete("kneebench", "curve", "--routes", "") == {r["name"] for r in CONTRACT["routes"]}
+    assert complete("kneebench", "curve", "--profile", "") == set(CONTRACT["profiles"])
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    for rt in CONTRACT["runtimes"]:
+        assert f"| `{rt['name']}` | {rt['about']} |" in readme, rt["name"]
+    other = json.loads(json.dumps(CONTRACT))
+    other["runtimes"][0]["about"] = "something else"
+    other["profiles"]["extra"] = {"duration_s": 1, "warmup_s": 1, "drain_s": 1}
+    path = os.path.join(TMP, "other-contract.json")
+    json.dump(other, open(path, "w"))
+    p = subprocess.run([sys.executable, gen, "--contract", path, "generate", "--check"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and "README.md" in p.stderr and "bash-completion" in p.stderr, p
+    assert "make gen-runtimes" in p.stderr, p.stderr
+
+
+@test
 def make_install_and_help():
     need_kb()
     prefix = os.path.join(TMP, "prefix")

@@ -50,10 +50,9 @@ RUNTIMES = [rt["name"] for rt in CONTRACT["runtimes"]]
 ROUTES = {r["name"]: r for r in CONTRACT["routes"]}
 LABEL = "org.kneebench.runner-pid"
 
-# Each runtime needs its sources in the tree before the image can hold it.
-NEEDS = {"gray-static": "gray-static/module.mk", "go": "go/module.mk",
-         "node": "node/server.js", "php-fpm": "php-fpm/run.sh"}
-BUILD_TARGETS = {"gray-static": "build/gray-static", "go": "build/go-server"}
+# Each runtime needs its folder (its contract entry's sources) before the image can hold it.
+FOLDERS = {rt["name"]: [s for s in rt["sources"] if not os.path.isabs(s)]
+           for rt in CONTRACT["runtimes"]}
 
 state = {}
 
@@ -79,7 +78,8 @@ def engine():
 
 
 def present():
-    return [rt for rt in RUNTIMES if os.path.exists(os.path.join(ROOT, NEEDS[rt]))]
+    return [rt for rt in RUNTIMES
+            if all(os.path.exists(os.path.join(ROOT, d)) for d in FOLDERS[rt])]
 
 
 def image():
@@ -228,7 +228,7 @@ def check_limits(st):
 def each_runtime(runtime):
     engine()
     if runtime not in present():
-        skip(f"{runtime} is not in the tree yet ({NEEDS[runtime]} missing)")
+        skip(f"{runtime} is not in the tree yet (its folder {FOLDERS[runtime]} is missing)")
     if not os.access(PROBE, os.X_OK):
         raise AssertionError(f"{PROBE} not built (make test-docker builds it)")
     before = ours()
@@ -255,12 +255,9 @@ def each_runtime(runtime):
 
 
 def targets():
-    """The Dockerfile's own default ("") when every fixture is in the tree, so the suite and
-    `make image` share one cache; else only the targets whose sources exist."""
-    have = [rt for rt in present() if rt in BUILD_TARGETS]
-    if len(have) == len(BUILD_TARGETS):
-        return ""
-    return " ".join(BUILD_TARGETS[rt] for rt in have)
+    """The image's own targets (every {build}/ program of the contract's runtimes), so the
+    suite and `make image` share one cache."""
+    return ""
 
 
 @test

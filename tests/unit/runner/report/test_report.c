@@ -37,13 +37,13 @@ static void write_plan(void)
                     "runtime", rts[i], "route", "plaintext", "rate", (json_int_t)rates[k], "repeat", r));
             }
     plan = json_pack("{s:s,s:f,s:f,s:f,s:i,s:i,s:i,s:[s,s],s:[s],s:[i,i],s:s,s:b,s:s,s:s,"
-                     "s:{s:f,s:i,s:f,s:i},s:O}", "profile", "quick", "duration_s", 1.0,
+                     "s:{s:f,s:i,s:f,s:i},s:O,s:s}", "profile", "quick", "duration_s", 1.0,
                      "warmup_s", 0.5, "drain_s", 0.5, "threads", 4, "connections", 256,
                      "repeats", 3, "runtimes", "go", "gray-static", "routes", "plaintext",
                      "rates", 100, 200, "backend", "native", "unconstrained", 0,
                      "server_cpus", "0", "client_cpus", "1", "criteria", "min_delivery", 0.95,
                      "max_p99_us", 100000, "client_cpu_max_fraction", 0.8,
-                     "client_lag_p99_max_us", 1000, "points", pts);
+                     "client_lag_p99_max_us", 1000, "points", pts, "baseline", "gray-static");
     ck_assert_ptr_nonnull(plan);
     kb_write_json_atomic(kb_path(path, sizeof(path), dir, "plan.json"), plan, err, sizeof(err));
     run = json_pack("{s:s,s:[s],s:{}}", "started", "now", "command_line", "curve", "host");
@@ -893,6 +893,66 @@ START_TEST(cost_at_each_runtimes_own_highest_held_rate)
 }
 END_TEST
 
+/* A plan written before plans named the contract's baseline: no ratio is taken, none is
+ * guessed (no runtime is assumed to be the baseline), and the report says why. */
+START_TEST(plan_without_baseline_gives_no_ratio)
+{
+    char path[200], err[256];
+    json_t *plan, *doc, *rows;
+    int soft = 1;
+    kb_path(path, sizeof(path), dir, "plan.json");
+    plan = json_load_file(path, 0, NULL);
+    json_object_del(plan, "baseline");
+    ck_assert_int_eq(kb_write_json_atomic(path, plan, err, sizeof(err)), 0);
+    json_decref(plan);
+    write_pts("go", 100, &(struct pt){ "controlled", NULL, 100, 900, 900, 0, 26, NULL });
+    write_pts("go", 200, &(struct pt){ "controlled", NULL, 200, 900, 900, 0, 30, NULL });
+    write_pts("gray-static", 100, &(struct pt){ "controlled", NULL, 100, 900, 900, 0, 13, NULL });
+    write_pts("gray-static", 200, &(struct pt){ "controlled", NULL, 200, 900, 900, 0, 10, NULL });
+    load_and_write();
+    ck_assert_ptr_null(kb_report_baseline(&R));
+    ck_assert_double_eq(kb_report_efficiency_ratio(&R, "go"), 0);
+    ck_assert_double_eq(kb_report_answer_ratio(&R, "go", "plaintext", &soft), 0);
+    ck_assert_int_eq(soft, 0);
+    slurp(kb_path(path, sizeof(path), dir, "report.md"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "| go | 200 | 30.0 us | - | ~33333 |"));
+    ck_assert_ptr_nonnull(strstr(slurp(path), "| gray-static | 200 | 10.0 us | - | ~100000 |"));
+    ck_assert_ptr_nonnull(strstr(flat(path), "This run's plan names no baseline"));
+    ck_assert_ptr_null(strstr(slurp(path), "vs gray-static"));
+    doc = json_load_file(kb_path(path, sizeof(path), dir, "report.json"), 0, NULL);
+    ck_assert_ptr_nonnull(doc);
+    ck_assert(json_is_null(json_object_get(doc, "baseline")));
+    rows = json_object_get(json_object_get(doc, "cost"), "plaintext");
+    ck_assert(json_is_null(json_object_get(json_array_get(rows, 0), "vs_baseline_ratio")));
+    json_decref(doc);
+}
+END_TEST
+
+/* A runtime's colour is its place in the contract's runtimes, whichever runtimes the run
+ * had; one the contract lacks takes the next colour after the contract's. */
+START_TEST(colours_follow_the_contract)
+{
+    char path[200];
+    const char *svg;
+    ck_assert_int_eq(kb_report_load(dir, &R, (char[256]){ 0 }, 256), 0);
+    json_decref(R.contract_runtimes);
+    R.contract_runtimes = json_pack("[s,s]", "node", "go");
+    write_all();
+    svg = slurp(kb_path(path, sizeof(path), dir, "charts/achieved-plaintext.svg"));
+    /* go second in the contract: the palette's second; gray-static not in it: the third */
+    ck_assert_ptr_nonnull(strstr(strstr(svg, "data-runtime=\"go\""), "stroke=\"#27ae60\""));
+    ck_assert_ptr_nonnull(strstr(strstr(svg, "data-runtime=\"gray-static\""),
+                                 "stroke=\"#2980b9\""));
+    json_decref(R.contract_runtimes);
+    R.contract_runtimes = json_pack("[s,s,s,s]", "gray-static", "a", "b", "go");
+    write_all();
+    svg = slurp(kb_path(path, sizeof(path), dir, "charts/achieved-plaintext.svg"));
+    ck_assert_ptr_nonnull(strstr(strstr(svg, "data-runtime=\"go\""), "stroke=\"#c0392b\""));
+    ck_assert_ptr_nonnull(strstr(strstr(svg, "data-runtime=\"gray-static\""),
+                                 "stroke=\"#8e44ad\""));
+}
+END_TEST
+
 /* A capacity estimate never stands below the rate the runtime held: there the held rate
  * stands, marked. And a runtime that held nothing has no cost, said so. */
 START_TEST(cost_never_below_what_was_held)
@@ -1102,6 +1162,8 @@ static Suite *suite(void)
     tcase_add_test(tc, client_limited_keeps_server_verdict);
     tcase_add_test(tc, below_lowest_rate_is_definite);
     tcase_add_test(tc, cost_at_each_runtimes_own_highest_held_rate);
+    tcase_add_test(tc, plan_without_baseline_gives_no_ratio);
+    tcase_add_test(tc, colours_follow_the_contract);
     tcase_add_test(tc, cost_never_below_what_was_held);
     tcase_add_test(tc, csv_schema_and_ids);
     tcase_add_test(tc, series_bounds_read_and_drawn);

@@ -127,6 +127,11 @@ START_TEST(mhd_version_is_the_fixtures)
     json_object_del(v, "gray-static");
     ck_assert(json_is_null(none = kb_fixture_mhd_version(v)));
     json_decref(none);
+    /* whichever runtime's line names it: no runtime is assumed to be the one */
+    json_object_set_new(v, "mine", json_string("mine 2.1 (libmicrohttpd 1.0.1)"));
+    m = kb_fixture_mhd_version(v);
+    ck_assert_str_eq(json_string_value(m), "1.0.1");
+    json_decref(m);
     json_decref(v);
 }
 END_TEST
