@@ -18,7 +18,6 @@
  * of DONE. Starting the fixture, its limits and identity, the load child and the server
  * samples are runner/run/server.c's. */
 #define _GNU_SOURCE
-#include "runner/sandbox/capture.h"
 #include "runner/util/clock.h"
 #include "runner/cli/commands.h"
 #include "runner/util/evidence.h"
@@ -299,12 +298,9 @@ static int write_or_check_plan(struct soak *s, char *err, size_t errlen)
 static int write_run_identity(struct soak *s, int argc, char **argv, char *err, size_t errlen)
 {
     char *const names[] = { RUNTIME };
-    char *pgv[] = { "sh", "-c", "d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | "
-                    "tail -n 1) && \"$d/postgres\" --version", NULL };
     char pg[512];
     json_t *v = kb_run_versions(&s->r, names, 1);
-    if (kb_capture_line(pgv, pg, sizeof(pg)) < 0 && !pg[0])
-        snprintf(pg, sizeof(pg), "unavailable");
+    kb_run_pg_version(&s->r, pg, sizeof(pg));
     json_object_set_new(v, "postgresql", json_string(pg));
     return kb_run_identity(&s->r, argc, argv, "soak", v, NULL, err, errlen);
 }

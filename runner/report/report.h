@@ -96,8 +96,9 @@ struct kb_report {
      * For orientation beside this run's: measured on the papers' host, never a target. */
     json_t *published;           /* owned */
     char published_note[256];
-    /* The papers' curve for the plan's profile (published.curves; db-readiness): {profile,
-     * source, host, runtime, route, points: [{rate, achieved_rps, delivery, p99_us}]}, or
+    /* The papers' curve for the plan's profile (published.curves; db-readiness, db-baseline):
+     * {profile, title, source, host, runtime, route, points: [{rate, achieved_rps, delivery,
+     * p99_us}]}, or
      * NULL when that profile has none. Paper's host, beside this run's: never a target. */
     json_t *published_curve;     /* owned */
     struct kb_rederive *rd;      /* the re-derivation the rows came from, or NULL (not owned) */

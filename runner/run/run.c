@@ -170,6 +170,15 @@ json_t *kb_run_versions(const struct kb_run *r, char *const *names, size_t n)
     return v;
 }
 
+void kb_run_pg_version(const struct kb_run *r, char *out, size_t outlen)
+{
+    const char *known = kb_sandbox_runtime_version(r->fx.sandbox, "postgresql");
+    if (known)
+        snprintf(out, outlen, "%s", known);
+    else
+        kb_pgcluster_version(out, outlen);
+}
+
 static json_t *command_line(int argc, char **argv)
 {
     json_t *args = json_array();
