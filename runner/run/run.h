@@ -101,7 +101,8 @@ json_t *kb_run_versions(const struct kb_run *r, char *const *names, size_t n);
 void kb_run_pg_version(const struct kb_run *r, char *out, size_t outlen);
 
 /* run.json for this invocation: kind (NULL: none), started, command line, runner and
- * contract SHA-256, host, versions (taken), backend, limits requested and placement, what
+ * contract SHA-256, host, versions (taken), backend, limits requested and placement (the
+ * runner's own CPUs among them: controller_cpus), what
  * the sandbox adds, the command's own fields (more, taken; NULL: none), and the fixture's
  * own libmicrohttpd from gray-static's version line. 0, or -1 with err. */
 int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,

@@ -56,6 +56,22 @@ static int placement(struct kb_srv *fx, const struct kb_srv_opts *o, char *err, 
     return 0;
 }
 
+/* The runner on the client's CPUs: what it does while a point runs (sampling, the /stats
+ * reader) then competes with the load generator, which the client's verdicts account for,
+ * and never with the server, whose CPU is the one being measured. */
+static int pin_controller(struct kb_srv *fx, char *err, size_t errlen)
+{
+    cpu_set_t got;
+    if (sched_setaffinity(0, sizeof(fx->client_set), &fx->client_set) < 0 ||
+        sched_getaffinity(0, sizeof(got), &got) < 0) {
+        snprintf(err, errlen, "pinning the runner to the client CPUs %s: %s", fx->client_cpus,
+                 strerror(errno));
+        return -1;
+    }
+    kb_cpulist_format(&got, fx->controller_cpus, sizeof(fx->controller_cpus));
+    return 0;
+}
+
 int kb_srv_setup(struct kb_srv *fx, const struct kb_contract *c, const struct kb_srv_opts *o,
                 char *err, size_t errlen)
 {
@@ -71,7 +87,7 @@ int kb_srv_setup(struct kb_srv *fx, const struct kb_contract *c, const struct kb
     /* the backend may decide (an agent on another host applies limits or not) */
     fx->no_limits = kb_sandbox_no_limits(fx->sandbox);
     snprintf(fx->target, sizeof(fx->target), "%s", kb_sandbox_target(fx->sandbox));
-    if (placement(fx, o, err, errlen) < 0)
+    if (placement(fx, o, err, errlen) < 0 || pin_controller(fx, err, errlen) < 0)
         return -1;
     /* our own binary by default: the very image whose hash the run records */
     fx->self_exec = !o->load_cmd;

@@ -55,6 +55,7 @@ struct kb_srv {
     int no_limits;
     int client_rt;                 /* pass --rt to the load generator (kneebench load) */
     char server_cpus[64], client_cpus[64];   /* canonical */
+    char controller_cpus[64];      /* where the runner itself runs, read back after pinning */
     cpu_set_t client_set;
     char load_cmd[4096];
     int self_exec;                 /* exec /proc/self/exe: the image the run hashed */
@@ -72,8 +73,12 @@ struct kb_srv {
 };
 
 /* The sandbox opened (and checked available unless no_limits; its backend may then decide
- * that limits do not apply), its target, placement and load command. 0, or -1; call
- * kb_srv_close() either way. */
+ * that limits do not apply), its target, placement and load command; and the runner itself
+ * -- the controller: its samplers, preflights, readiness waits and /stats reader, every thread
+ * it starts after this -- pinned to the client CPUs, off the server's (controller_cpus is the
+ * kernel's read-back). What it starts for the server's side is placed explicitly (the
+ * fixture's cgroup or affinity, PostgreSQL's pinning). 0, or -1; call kb_srv_close() either
+ * way. */
 int kb_srv_setup(struct kb_srv *fx, const struct kb_contract *c, const struct kb_srv_opts *o,
                 char *err, size_t errlen);
 
