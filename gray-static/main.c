@@ -42,7 +42,8 @@ static void usage(FILE *f)
             "  --db-pool N       database connections (default 64; readiness only)\n"
             "  --test-routes     also serve GET /db-sleep?ms=N (pg_sleep; tests only)\n"
             "GET /stats always serves the runtime counters as JSON.\n"
-            "On start it prints \"gray-static: listening on ADDR:PORT loop=KIND\" to stdout.\n"
+            "On start it prints \"gray-static: listening on ADDR:PORT loop=KIND\" to stdout,\n"
+            "with \" db=MODE\" after it when --db is given.\n"
             "SIGTERM or SIGINT stops it; it exits 0 after a clean stop.\n");
 }
 
@@ -196,8 +197,9 @@ int main(int argc, char **argv)
         gs_server_catch_signals(s, err, sizeof(err)) < 0 ||
         gs_server_start(s, err, sizeof(err)) < 0)
         goto out;
-    printf("gray-static: listening on %s:%d loop=%s\n", cfg.bind, gs_server_port(s),
-           gs_loop_kind_name(cfg.loop));
+    printf("gray-static: listening on %s:%d loop=%s%s%s\n", cfg.bind, gs_server_port(s),
+           gs_loop_kind_name(cfg.loop), dcfg.conninfo ? " db=" : "",
+           dcfg.conninfo ? gs_db_mode_name(dcfg.mode) : "");
     fflush(stdout);
     if (gs_server_run(s, err, sizeof(err)) == 0)
         rc = 0;

@@ -436,7 +436,7 @@ static int drive(struct soak *s, const struct kb_soak_planned *p, struct samples
                  struct kb_soak_obs *o)
 {
     const struct kb_srv_load ld = { s->duration_s, s->warmup_s, s->drain_s, s->threads,
-                                   s->connections };
+                                   s->connections, 0 };
     const struct kb_srv_sampling sp = { s->warmup_s + s->settle_s, s->every_s,
                                        s->warmup_s + s->duration_s + 0.05, sample_once, sm,
                                        SIGTERM };

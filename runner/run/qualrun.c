@@ -229,7 +229,7 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
                  size_t errlen)
 {
     const struct kb_srv_load ld = { p->duration_s, p->warmup_s, p->drain_s, p->threads,
-                                   p->connections };
+                                   p->connections, 0 };
     const struct kb_srv_sampling sp = { p->warmup_s + p->settle_s, p->sample_every_s,
                                        p->warmup_s + p->duration_s + 0.05, sample_server, rs,
                                        SIGTERM };

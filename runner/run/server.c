@@ -320,7 +320,7 @@ static pid_t spawn_load(struct kb_srv *fx, const struct kb_srv_load *ld, const c
 {
     const struct kb_route *r = kb_contract_route(fx->c, route);
     char url[256], rt[32], dur[32], wu[32], dr[32], th[16], co[16], js[4200], hg[4200],
-        uh[4200], log[4200], hl[4200], sc[4200];
+        uh[4200], log[4200], hl[4200], sc[4200], rl[4200], rmax[24];
     pid_t pid, parent = getpid();
     snprintf(url, sizeof(url), "http://%s:%d%s", fx->target[0] ? fx->target : "127.0.0.1",
              fx->port, r->path);
@@ -336,12 +336,24 @@ static pid_t spawn_load(struct kb_srv *fx, const struct kb_srv_load *ld, const c
     kb_path(log, sizeof(log), dir, "load.log");
     kb_path(hl, sizeof(hl), dir, "series.hlog");       /* per-second time series */
     kb_path(sc, sizeof(sc), dir, "series.csv");
+    kb_path(rl, sizeof(rl), dir, "requests.log");
     char *argv[] = { fx->load_cmd, "load", "--url", url, "--route", (char *)route,
                      "--rate", rt, "--duration", dur, "--warmup", wu, "--drain", dr,
                      "--threads", th, "--connections", co, "--json", js, "--hgrm", hg,
                      "--uncorrected-hgrm", uh, "--hlog", hl, "--series-csv", sc,
-                     "--contract", (char *)fx->c->path, fx->client_rt ? "--rt" : NULL, NULL };
+                     "--contract", (char *)fx->c->path, NULL, NULL, NULL, NULL, NULL, NULL };
+    size_t n = sizeof(argv) / sizeof(argv[0]) - 6;
+    if (fx->client_rt)
+        argv[n++] = "--rt";
+    if (ld->requests_log) {
+        snprintf(rmax, sizeof(rmax), "%d", KB_SRV_REQUESTS_LOG_MAX);
+        argv[n++] = "--requests-log";
+        argv[n++] = rl;
+        argv[n++] = "--requests-log-max";
+        argv[n++] = rmax;
+    }
     unlink(js);
+    unlink(rl);    /* a redone point's log is its own or none */
     if ((pid = fork()) == 0) {
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
         /* An orphaned load would go on driving the port into the point a resumed run

@@ -40,10 +40,17 @@ struct kb_srv_opts {
     const char *image, *agent, *target;   /* the backend's, NULL when not given (sandbox.h) */
 };
 
+/* The most records a point's requests.log holds (kneebench load --requests-log-max): at
+ * about 30 bytes a line, tens of MiB for a point of tens of thousands of requests a second;
+ * its load.json says when the bound cut it (requests_log_truncated). */
+#define KB_SRV_REQUESTS_LOG_MAX 1000000
+
 /* The load generator's parameters, the same for every point / phase of a run. */
 struct kb_srv_load {
     double duration_s, warmup_s, drain_s;
     int threads, connections;
+    int requests_log;              /* keep dir/requests.log: one line per measured request,
+                                    * up to the load generator's bound (runner/README-load.md) */
 };
 
 /* Zeroed by the caller, then kb_srv_setup(); one fixture at a time. */
@@ -145,7 +152,7 @@ struct kb_srv_sampling {
 };
 
 /* Run `load` for route at rate into dir (load.json, corrected.hgrm, uncorrected.hgrm,
- * load.log) as a child pinned to the client CPUs, to its end, sampling and watching the
+ * load.log, series.hlog, series.csv, and with ld->requests_log requests.log) as a child pinned to the client CPUs, to its end, sampling and watching the
  * fixture. 0 with obs->load_exit; -1 when it could not start or *stop interrupted it. */
 int kb_srv_drive(struct kb_srv *fx, const struct kb_srv_load *ld, const char *route, long rate,
                 const char *dir, const struct kb_srv_sampling *sp, struct kb_point_obs *obs);
