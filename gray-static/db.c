@@ -1,16 +1,21 @@
 /* db.c -- see db.h.
  *
- * Design. Each /db request takes a slot (struct db_req, allocated once and reused, so its
+ * Design (readiness, the default). Each /db request takes a slot (struct db_req, allocated once and reused, so its
  * address is stable for the loop's callbacks) and submits its query with the token
  * (generation << 32 | slot). A slot is WAITING while its request is parked, then ANSWERED
  * (response built, connection resumed, the handler's second call queues it) or GONE (the
  * client left: query cancelled, connection resumed so MHD can close it). MHD's completion
  * notice frees the slot and bumps its generation; an answer whose token names an older
- * generation or a slot no longer WAITING is dropped. */
+ * generation or a slot no longer WAITING is dropped.
+ *
+ * Blocking (--db-mode blocking): the handler runs the query on the loop (dbblock.h) and
+ * answers in the same call; nothing is parked, so the slots stay unused. */
 #define _POSIX_C_SOURCE 200809L
 #include "gray-static/db.h"
 
+#include "gray-static/dbblock.h"
 #include "gray-static/pgpool.h"
+#include "gray-static/pqdl.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +29,12 @@
 
 enum req_state { R_FREE, R_WAITING, R_ANSWERED, R_GONE };
 
+struct answer {
+    unsigned status;
+    char body[DB_BODY_MAX];
+    size_t len;
+};
+
 struct db_req {
     struct gs_db *db;
     uint32_t slot, gen, next_free;   /* next_free: slot + 1, 0 = none */
@@ -32,15 +43,14 @@ struct db_req {
     struct pg_ticket ticket;
     int fd;                          /* client socket watched for EPOLLRDHUP; -1 none */
     int sleep_route;                 /* answer shape: /db-sleep rather than /db */
-    unsigned status;
-    char body[DB_BODY_MAX];
-    size_t len;
+    struct answer ans;
 };
 
 struct gs_db {
     struct gs_server *srv;
     struct gs_loop *loop;
-    struct pg_pool *pool;            /* NULL without a conninfo */
+    struct pg_pool *pool;            /* readiness: NULL without a conninfo */
+    struct gs_dbblock *block;        /* blocking: NULL otherwise */
     struct gs_stats st;
     long world_rows;
     uint64_t rng;
@@ -49,6 +59,8 @@ struct gs_db {
     uint32_t nreqs, free_head;
 };
 
+/* Both designs send the same SQL: the readiness pool prepares it once per connection, the
+ * blocking route sends its text with the parameter on every request. */
 static const struct pg_stmt db_stmts[] = {
     { "world", "SELECT id, randomnumber FROM world WHERE id = $1", 1 },
     { "sleep", "SELECT pg_sleep($1::float8 / 1000)", 1 },
@@ -75,8 +87,8 @@ static struct db_req *slot_alloc(struct gs_db *d)
     r = d->reqs[d->free_head - 1];
     d->free_head = r->next_free;
     r->fd = -1;
-    r->status = 0;
-    r->len = 0;
+    r->ans.status = 0;
+    r->ans.len = 0;
     return r;
 }
 
@@ -160,11 +172,11 @@ static void client_gone(void *arg, uint32_t events)
 
 /* ---- answers ---------------------------------------------------------------------- */
 
-static void set_answer(struct db_req *r, unsigned status, const char *body)
+static void set_answer(struct answer *a, unsigned status, const char *body)
 {
-    r->status = status;
-    snprintf(r->body, sizeof(r->body), "%s", body);
-    r->len = strlen(r->body);
+    a->status = status;
+    snprintf(a->body, sizeof(a->body), "%s", body);
+    a->len = strlen(a->body);
 }
 
 static int all_digits(const char *s)
@@ -177,22 +189,36 @@ static int all_digits(const char *s)
     return 1;
 }
 
-static void answer_row(struct db_req *r, const PGresult *res)
+static void answer_row(struct answer *a, const PGresult *res)
 {
     const char *id, *num;
 
     if (PQntuples(res) != 1 || PQnfields(res) != 2) {
-        set_answer(r, 500, "{\"error\":\"no such row\"}");
+        set_answer(a, 500, "{\"error\":\"no such row\"}");
         return;
     }
     id = PQgetvalue(res, 0, 0);
     num = PQgetvalue(res, 0, 1);
     if (!all_digits(id) || !all_digits(num) || strlen(id) + strlen(num) > 40) {
-        set_answer(r, 500, "{\"error\":\"unexpected row\"}");
+        set_answer(a, 500, "{\"error\":\"unexpected row\"}");
         return;
     }
-    r->status = 200;
-    r->len = (size_t)snprintf(r->body, sizeof(r->body), "{\"id\":%s,\"randomNumber\":%s}", id, num);
+    a->status = 200;
+    a->len = (size_t)snprintf(a->body, sizeof(a->body), "{\"id\":%s,\"randomNumber\":%s}", id, num);
+}
+
+/* What a query's outcome answers, in either design. */
+static void fill_answer(struct answer *a, enum pg_outcome o, const PGresult *res,
+                        int sleep_route)
+{
+    if (o == PG_UNAVAILABLE)
+        set_answer(a, 503, "{\"error\":\"database unavailable\"}");
+    else if (o == PG_ERROR)
+        set_answer(a, 500, "{\"error\":\"database error\"}");
+    else if (sleep_route)
+        set_answer(a, 200, "{\"slept\":true}");
+    else
+        answer_row(a, res);
 }
 
 static void on_result(uint64_t token, enum pg_outcome o, const PGresult *res, const char *msg,
@@ -203,14 +229,7 @@ static void on_result(uint64_t token, enum pg_outcome o, const PGresult *res, co
     (void)msg;
     if (!r)
         return;                                  /* stale: that request is gone */
-    if (o == PG_UNAVAILABLE)
-        set_answer(r, 503, "{\"error\":\"database unavailable\"}");
-    else if (o == PG_ERROR)
-        set_answer(r, 500, "{\"error\":\"database error\"}");
-    else if (r->sleep_route)
-        set_answer(r, 200, "{\"slept\":true}");
-    else
-        answer_row(r, res);
+    fill_answer(&r->ans, o, res, r->sleep_route);
     wake(r, R_ANSWERED);
 }
 
@@ -251,7 +270,7 @@ static enum MHD_Result answer(struct gs_request *req)
     }
     if (r->state != R_ANSWERED)
         return MHD_YES;                          /* spurious call while waiting */
-    return respond_json(req, r->status, r->body, r->len);
+    return respond_json(req, r->ans.status, r->ans.body, r->ans.len);
 }
 
 static uint64_t next_rand(struct gs_db *d)
@@ -302,22 +321,64 @@ static enum MHD_Result db_route(struct gs_request *req)
     return start_query(req, "world", id, 0);
 }
 
+/* /db-sleep's ms argument when it is a whole number in 0..DB_SLEEP_MAX_MS, else NULL. */
+static const char *sleep_ms(struct gs_request *req)
+{
+    const char *ms = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "ms");
+    char *end;
+    long v = ms ? strtol(ms, &end, 10) : -1;
+
+    return ms && !*end && v >= 0 && v <= DB_SLEEP_MAX_MS ? ms : NULL;
+}
+
 static enum MHD_Result db_sleep_route(struct gs_request *req)
 {
     const char *ms;
-    char *end;
-    long v;
 
     if (req->ctx)
         return answer(req);
     req->on_done = on_done;
-    ms = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "ms");
-    v = ms ? strtol(ms, &end, 10) : -1;
-    if (!ms || *end || v < 0 || v > DB_SLEEP_MAX_MS) {
+    if (!(ms = sleep_ms(req))) {
         static const char bad[] = "{\"error\":\"ms must be 0..10000\"}";
         return respond_json(req, 400, bad, sizeof(bad) - 1);
     }
     return start_query(req, "sleep", ms, 1);
+}
+
+/* ---- the blocking design's handlers: the query runs here, on the loop ---------------- */
+
+static enum MHD_Result block_query(struct gs_request *req, const char *sql, const char *param,
+                                   int sleep_route)
+{
+    struct gs_db *d = req->route->arg;
+    struct answer a;
+    PGresult *res;
+    enum pg_outcome o = gs_dbblock_exec(d->block, sql, param, &res);
+
+    fill_answer(&a, o, res, sleep_route);
+    if (res)
+        PQclear(res);
+    return respond_json(req, a.status, a.body, a.len);
+}
+
+static enum MHD_Result db_block_route(struct gs_request *req)
+{
+    struct gs_db *d = req->route->arg;
+    char id[24];
+
+    snprintf(id, sizeof(id), "%ld", (long)(next_rand(d) % (uint64_t)d->world_rows) + 1);
+    return block_query(req, db_stmts[0].sql, id, 0);
+}
+
+static enum MHD_Result db_block_sleep_route(struct gs_request *req)
+{
+    const char *ms = sleep_ms(req);
+
+    if (!ms) {
+        static const char bad[] = "{\"error\":\"ms must be 0..10000\"}";
+        return respond_json(req, 400, bad, sizeof(bad) - 1);
+    }
+    return block_query(req, db_stmts[1].sql, ms, 1);
 }
 
 static enum MHD_Result stats_route(struct gs_request *req)
@@ -349,12 +410,38 @@ static void on_stop(void *arg)
     }
 }
 
+int gs_db_mode_parse(const char *s, enum gs_db_mode *m)
+{
+    if (!strcmp(s, "readiness"))
+        *m = GS_DB_READINESS;
+    else if (!strcmp(s, "blocking"))
+        *m = GS_DB_BLOCKING;
+    else
+        return -1;
+    return 0;
+}
+
+const char *gs_db_mode_name(enum gs_db_mode m)
+{
+    return m == GS_DB_BLOCKING ? "blocking" : "readiness";
+}
+
 static int add_route(struct gs_db *d, const char *path, gs_handler h, unsigned flags, char *err,
                      size_t errlen)
 {
     struct gs_route r = { .method = "GET", .path = path, .handler = h, .arg = d, .flags = flags };
 
     return gs_server_add_route(d->srv, &r, err, errlen);
+}
+
+/* --db-mode blocking: one connection, queried on the loop, routes answered in one call. */
+static int open_blocking(struct gs_db *d, const struct gs_db_config *c, char *err, size_t errlen)
+{
+    if (!(d->block = gs_dbblock_new(c->conninfo, &d->st, c->log, err, errlen)))
+        return -1;
+    if (add_route(d, "/db", db_block_route, 0, err, errlen) != 0)
+        return -1;
+    return c->test_routes ? add_route(d, "/db-sleep", db_block_sleep_route, 0, err, errlen) : 0;
 }
 
 static int open_pool(struct gs_db *d, const struct gs_db_config *c, char *err, size_t errlen)
@@ -390,8 +477,11 @@ struct gs_db *gs_db_new(struct gs_server *srv, const struct gs_db_config *c, cha
     d->log = c->log;
     d->world_rows = c->world_rows > 0 ? c->world_rows : GS_DB_WORLD_ROWS;
     d->rng = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)getpid() ^ 0x9e3779b97f4a7c15ull;
+    if (c->conninfo)
+        d->st.db_mode = gs_db_mode_name(c->mode);
     if (add_route(d, "/stats", stats_route, 0, err, errlen) != 0
-        || (c->conninfo && open_pool(d, c, err, errlen) != 0)) {
+        || (c->conninfo && (c->mode == GS_DB_BLOCKING ? open_blocking(d, c, err, errlen)
+                                                       : open_pool(d, c, err, errlen)) != 0)) {
         gs_db_free(d);
         return NULL;
     }
@@ -403,6 +493,7 @@ void gs_db_free(struct gs_db *d)
     if (!d)
         return;
     pg_pool_free(d->pool);
+    gs_dbblock_free(d->block);
     for (uint32_t i = 0; i < d->nreqs; i++) {
         unwatch_client(d->reqs[i]);
         free(d->reqs[i]);

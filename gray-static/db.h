@@ -1,15 +1,23 @@
 /* db.h -- gray-static's PostgreSQL routes: GET /db on parked (suspended) handlers, GET /stats,
  * and with test routes on, GET /db-sleep?ms=N (pg_sleep, for the overlap test).
  *
- * GET /db picks a random id in 1..world_rows and reads {"id":N,"randomNumber":M} through the
- * readiness-driven pool (pgpool.h) with a prepared, parameterised query. The request is
- * suspended while the query runs and resumed with its answer; the loop thread never waits.
+ * GET /db picks a random id in 1..world_rows and reads {"id":N,"randomNumber":M} in one of two
+ * designs (docs/protocol.md, "The PostgreSQL route" and "The blocking baseline"):
+ *
+ * - readiness (the default): through the readiness-driven pool (pgpool.h) with a prepared,
+ *   parameterised query. The request is suspended while the query runs and resumed with its
+ *   answer; the loop thread never waits.
+ * - blocking: the first paper's original route, the baseline the readiness design fixed: one
+ *   connection, one synchronous query per request on the loop (dbblock.h), its text and
+ *   parameter sent each time; every other connection waits while it runs.
+ *
+ * The rest of this comment is the readiness design's.
  * Because MHD does not watch a suspended connection, this module watches the client's socket
  * itself (EPOLLRDHUP): a client that leaves mid-query has its query cancelled, which retires
  * that database connection. Requests are named by (slot, generation) tokens so that a late
  * answer can never resume the wrong request.
  *
- * Without a conninfo the module registers /stats only and never calls libpq.
+ * Without a conninfo the module registers /stats only and never loads libpq (pqdl.h).
  * gs_db_new registers the routes on the server (before gs_server_start); gs_db_free must run
  * after gs_server_run returns and before gs_server_free (the pool still uses the loop). */
 #ifndef GS_DB_H
@@ -23,15 +31,22 @@
 #define GS_DB_POOL_DEFAULT 64      /* = fixtures/contract.json db.pool_size (a test checks) */
 #define GS_DB_WORLD_ROWS 10000     /* = contract db.world_rows (a test checks) */
 
+enum gs_db_mode { GS_DB_READINESS, GS_DB_BLOCKING };
+
 struct gs_db_config {
     const char *conninfo;     /* NULL: no database (plaintext/json runs) */
-    int pool_size;            /* 0: GS_DB_POOL_DEFAULT */
+    enum gs_db_mode mode;     /* readiness unless --db-mode blocking */
+    int pool_size;            /* 0: GS_DB_POOL_DEFAULT; readiness only */
     long world_rows;          /* 0: GS_DB_WORLD_ROWS */
     int test_routes;          /* also serve /db-sleep */
     FILE *log;                /* database state changes and errors, or NULL */
 };
 
 struct gs_db;
+
+/* "readiness", "blocking" -> mode. 0, or -1 when unknown. */
+int gs_db_mode_parse(const char *s, enum gs_db_mode *m);
+const char *gs_db_mode_name(enum gs_db_mode m);
 
 /* NULL with the reason in err. Opens the pool (asynchronously) when conninfo is set. */
 struct gs_db *gs_db_new(struct gs_server *srv, const struct gs_db_config *c, char *err,

@@ -20,7 +20,7 @@ static void usage(FILE *f)
             "usage: gray-static [--port N] [--bind ADDR] [--loop KIND] [--turbo]\n"
             "                   [--conn-limit N] [--idle-timeout S] [--head-timeout S]\n"
             "                   [--version] [--help]\n"
-            "                   [--db CONNINFO] [--db-pool N] [--test-routes]\n"
+            "                   [--db CONNINFO] [--db-mode MODE] [--db-pool N] [--test-routes]\n"
             "  --port N          TCP port (default 8084; 0 picks a free one)\n"
             "  --bind ADDR       numeric IPv4/IPv6 address (default 127.0.0.1)\n"
             "  --loop KIND       epoll (default: our epoll loop drives MHD), mhd-epoll,\n"
@@ -33,12 +33,17 @@ static void usage(FILE *f)
             "  --head-timeout S  close a connection whose request is not whole S seconds\n"
             "                    after its request line, however it trickles (0: never;\n"
             "                    default 10)\n"
-            "  --db CONNINFO     serve GET /db from PostgreSQL (libpq conninfo; without it\n"
-            "                    libpq is never used)\n"
-            "  --db-pool N       database connections (default 64)\n"
+            "  --db CONNINFO     serve GET /db from PostgreSQL (libpq conninfo); libpq is\n"
+            "                    loaded then, and without --db never\n"
+            "  --db-mode MODE    readiness (default): queries on a pool driven by socket\n"
+            "                    readiness, requests parked meanwhile; blocking: the first\n"
+            "                    paper's original route, one connection, one synchronous\n"
+            "                    query per request on the loop (the baseline)\n"
+            "  --db-pool N       database connections (default 64; readiness only)\n"
             "  --test-routes     also serve GET /db-sleep?ms=N (pg_sleep; tests only)\n"
             "GET /stats always serves the runtime counters as JSON.\n"
-            "On start it prints \"gray-static: listening on ADDR:PORT loop=KIND\" to stdout.\n"
+            "On start it prints \"gray-static: listening on ADDR:PORT loop=KIND\" to stdout,\n"
+            "with \" db=MODE\" after it when --db is given.\n"
             "SIGTERM or SIGINT stops it; it exits 0 after a clean stop.\n");
 }
 
@@ -66,11 +71,24 @@ static void raise_nofile(unsigned conn_limit)
     }
 }
 
+/* The db flags that mean nothing together: a mode without a database, a pool for the
+ * blocking design's one connection. 0, or 2 said on stderr. */
+static int check_db_flags(const struct gs_db_config *dc, int mode_given)
+{
+    if (mode_given && !dc->conninfo)
+        return fprintf(stderr, "gray-static: --db-mode needs --db CONNINFO\n"), 2;
+    if (dc->mode == GS_DB_BLOCKING && dc->pool_size)
+        return fprintf(stderr, "gray-static: --db-pool is the readiness design's; "
+                       "--db-mode blocking has one connection\n"), 2;
+    return 0;
+}
+
 /* 0: parsed; 1: done (help/version printed); 2: bad usage. */
 static int parse_flags(int argc, char **argv, struct gs_config *c, struct gs_db_config *dc)
 {
     enum { O_PORT = 'p', O_BIND = 'b', O_LOOP = 'l', O_TURBO = 't', O_VERSION = 'V',
-           O_HELP = 'h', O_CONNS = 1000, O_IDLE, O_HEAD, O_DB, O_DB_POOL, O_TEST_ROUTES };
+           O_HELP = 'h', O_CONNS = 1000, O_IDLE, O_HEAD, O_DB, O_DB_POOL, O_TEST_ROUTES,
+           O_DB_MODE };
     static const struct option opts[] = {
         { "port", required_argument, NULL, O_PORT },
         { "bind", required_argument, NULL, O_BIND },
@@ -83,11 +101,12 @@ static int parse_flags(int argc, char **argv, struct gs_config *c, struct gs_db_
         { "help", no_argument, NULL, O_HELP },
         { "db", required_argument, NULL, O_DB },
         { "db-pool", required_argument, NULL, O_DB_POOL },
+        { "db-mode", required_argument, NULL, O_DB_MODE },
         { "test-routes", no_argument, NULL, O_TEST_ROUTES },
         { NULL, 0, NULL, 0 },
     };
     long v;
-    int o;
+    int o, mode_given = 0;
 
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -129,6 +148,12 @@ static int parse_flags(int argc, char **argv, struct gs_config *c, struct gs_db_
                 return fprintf(stderr, "gray-static: bad --db-pool '%s'\n", optarg), 2;
             dc->pool_size = (int)v;
             break;
+        case O_DB_MODE:
+            if (gs_db_mode_parse(optarg, &dc->mode) < 0)
+                return fprintf(stderr, "gray-static: --db-mode is readiness or blocking, not "
+                               "'%s'\n", optarg), 2;
+            mode_given = 1;
+            break;
         case O_TEST_ROUTES:
             dc->test_routes = 1;
             break;
@@ -148,7 +173,7 @@ static int parse_flags(int argc, char **argv, struct gs_config *c, struct gs_db_
         fprintf(stderr, "gray-static: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    return 0;
+    return check_db_flags(dc, mode_given);
 }
 
 int main(int argc, char **argv)
@@ -172,8 +197,9 @@ int main(int argc, char **argv)
         gs_server_catch_signals(s, err, sizeof(err)) < 0 ||
         gs_server_start(s, err, sizeof(err)) < 0)
         goto out;
-    printf("gray-static: listening on %s:%d loop=%s\n", cfg.bind, gs_server_port(s),
-           gs_loop_kind_name(cfg.loop));
+    printf("gray-static: listening on %s:%d loop=%s%s%s\n", cfg.bind, gs_server_port(s),
+           gs_loop_kind_name(cfg.loop), dcfg.conninfo ? " db=" : "",
+           dcfg.conninfo ? gs_db_mode_name(dcfg.mode) : "");
     fflush(stdout);
     if (gs_server_run(s, err, sizeof(err)) == 0)
         rc = 0;

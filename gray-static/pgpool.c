@@ -14,6 +14,7 @@
  * unreachable is deferred to a zero-delay timer for the same reason. */
 #define _POSIX_C_SOURCE 200809L
 #include "gray-static/pgpool.h"
+#include "gray-static/pqdl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -811,6 +812,8 @@ struct pg_pool *pg_pool_new(struct gs_loop *loop, const struct pg_pool_config *c
         snprintf(err, errlen, "pool needs a conninfo and a size > 0");
         return NULL;
     }
+    if (gs_pq_load(err, errlen) < 0)
+        return NULL;
     if (!(p = calloc(1, sizeof(*p))) || copy_config(p, cfg) != 0) {
         snprintf(err, errlen, "out of memory");
         pg_pool_free(p);

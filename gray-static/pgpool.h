@@ -13,6 +13,9 @@
  * and a fresh one replaces it. Without PQcancelStart (libpq < 17) a cancel would block,
  * so the connection is just closed.
  *
+ * libpq is loaded at run time (pqdl.h): pg_pool_new() loads it, and fails saying why when it
+ * cannot be.
+ *
  * Callers never hold pool memory: a job is named by a struct pg_ticket whose generation
  * makes a stale ticket harmless. Single-threaded: call only from the loop's thread. */
 #ifndef GS_PGPOOL_H

@@ -17,6 +17,7 @@ static int put_gauges(json_t *o, const struct gs_stats *s)
          | put(o, "pool_busy", s->pool_busy) | put(o, "pool_connecting", s->pool_connecting)
          | put(o, "pool_down", s->pool_down) | put(o, "pool_size", s->pool_size)
          | json_object_set_new(o, "db_enabled", json_boolean(s->db_enabled))
+         | json_object_set_new(o, "db_mode", s->db_mode ? json_string(s->db_mode) : json_null())
          | json_object_set_new(o, "db_reachable", json_boolean(s->db_reachable));
 }
 

@@ -21,6 +21,7 @@ struct gs_stats {
     long pool_down;          /* closed, waiting for a reconnect (backoff) */
     long pool_size;
     int db_enabled;          /* 0 when the server runs without --db */
+    const char *db_mode;     /* "readiness" or "blocking" with --db, else NULL (JSON null) */
     int db_reachable;        /* 0 while the database is unreachable (503s) */
     /* totals */
     long suspended_max;      /* high-water mark of suspended_now */

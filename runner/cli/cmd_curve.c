@@ -32,13 +32,15 @@
  *                               preflight.json, fixture.log, pg/ (db route's cluster)
  *   RUN/points/<rt>-<route>-<rate>[-r<k>]/
  *                               command.json (the point's contract), load.json,
- *                               corrected.hgrm, uncorrected.hgrm, load.log, samples.csv
+ *                               corrected.hgrm, uncorrected.hgrm, load.log, requests.log
+ *                               (where --requests-log keeps it), samples.csv
  *                               (server CPU/RSS/PSS/fds/threads/procs + client CPU, 1/s),
  *                               hostclock.json (the server and client CPUs' clock min-max
  *                               and governor at start and end, or "exposed": false),
  *                               verdict.json (verdict, reason, load figures, server summary),
  *                               DONE (the completion marker, last; only when every file
  *                               was written, else incomplete.json: {"file", "reason"})
+ *   RUN/requests-logs.json      which points kept their requests.log, which did not, sizes
  *   RUN/report.md, report.csv, report.json, charts/{achieved,p99}-<route>.svg (report) */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
@@ -57,11 +59,13 @@
 #include "runner/util/root.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/sandbox/spawn.h"
+#include "runner/util/jfield.h"
 #include "runner/util/units.h"
 #include "runner/run/verdict.h"
 #include "runner/report/report.h"
 #include "fixtures/contract.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -70,6 +74,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct curve {
@@ -88,7 +93,12 @@ struct curve {
     int confirming;
     double run_secs;
     struct kb_calibrate_result *cal;   /* --calibrate: the client's proven margin, or NULL */
+    int requests_log;          /* --requests-log: enum reqlog */
 };
+
+/* --requests-log: every point's requests kept (all), kept only at each runtime-route's final
+ * boundary (knee, the default), or not recorded (none). */
+enum reqlog { RL_KNEE, RL_ALL, RL_NONE };
 
 /* ---- options -------------------------------------------------------------------------- */
 
@@ -97,13 +107,26 @@ static int usage(FILE *f)
     fprintf(f,
         "usage: kneebench curve --run DIR [options]\n"
         "  --profile paper|quick   durations from the contract's profile (default paper)\n"
+        "                          (paper: the papers' 30 s points; its 5 s warmup and 2 s\n"
+        "                          drain are this suite's own)\n"
         "  --profile db-readiness  the PostgreSQL paper's readiness curve: gray-static on /db at\n"
         "                          4k,8k,12k,16k,20k req/s, 15 s points after 3 s warmup, 4\n"
         "                          threads, 256 connections; its report locates the knee\n"
         "                          beside the paper's curve (options below still override)\n"
+        "  --profile db-baseline   the first paper's blocking /db route beside the readiness\n"
+        "                          design: gray-static-blocking and gray-static on /db at\n"
+        "                          4k req/s, 30 s points; its report sets the blocking point\n"
+        "                          beside the paper's one-hour db phase\n"
         "  --runtimes a,b --routes a,b --rates r1,r2   narrow the matrix\n"
         "  --duration D --warmup D --drain D --threads N --connections N   override\n"
         "                          (durations: 30, 30s, 500ms, 2m)\n"
+        "  --db-mode M             the /db designs the db route's points run: readiness,\n"
+        "                          blocking (gray-static-blocking) or both (default: the\n"
+        "                          runtimes picked: readiness, both with db-baseline)\n"
+        "  --requests-log M        knee (default): record every point's requests (bounded,\n"
+        "                          requests.log), keep them at each runtime-route's final\n"
+        "                          boundary only (its highest controlled rate and the next);\n"
+        "                          all: keep every point's; none: record nothing\n"
         "  --repeats N             repeat the matrix, runtime order rotated per repeat\n"
         "  --confirm N             after the matrix, sample each runtime-route's boundary (its\n"
         "                          highest controlled rate and the next) until it has N\n"
@@ -140,7 +163,7 @@ static int usage(FILE *f)
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
        O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET,
-       O_DBCPUS, O_CONFIRM };
+       O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -155,6 +178,7 @@ static const struct option long_opts[] = {
     { "calibrate", 0, 0, O_CALIBRATE }, { "force", 0, 0, O_FORCE },
     { "client-sched", 1, 0, O_CSCHED }, { "agent", 1, 0, O_AGENT }, { "target", 1, 0, O_TARGET },
     { "db-cpus", 1, 0, O_DBCPUS }, { "confirm", 1, 0, O_CONFIRM },
+    { "db-mode", 1, 0, O_DBMODE }, { "requests-log", 1, 0, O_REQLOG },
     { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
 };
@@ -163,7 +187,7 @@ struct args {
     struct kb_plan_opts plan;
     const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus, *image;
     const char *agent, *target, *db_cpus;
-    int no_limits, free_ports, client_other, calibrate, force;
+    int no_limits, free_ports, client_other, calibrate, force, requests_log;
 };
 
 /* A duration option (runner/util/units.h: 30, 30s, 500ms, 2m), in seconds within [lo, hi] (lo
@@ -211,6 +235,18 @@ static int number_opt(int o, struct args *a)
     }
 }
 
+static int reqlog_mode(const char *s)
+{
+    if (!strcmp(s, "knee"))
+        return RL_KNEE;
+    if (!strcmp(s, "all"))
+        return RL_ALL;
+    if (!strcmp(s, "none"))
+        return RL_NONE;
+    fprintf(stderr, "kneebench curve: --requests-log is knee, all or none, not '%s'\n", s);
+    return -1;
+}
+
 static int parse_args(int argc, char **argv, struct args *a)
 {
     int o;
@@ -234,6 +270,11 @@ static int parse_args(int argc, char **argv, struct args *a)
         case O_SCPUS: a->scpus = optarg; break;
         case O_CCPUS: a->ccpus = optarg; break;
         case O_DBCPUS: a->db_cpus = optarg; break;
+        case O_DBMODE: a->plan.db_mode = optarg; break;   /* checked by the plan */
+        case O_REQLOG:
+            if ((a->requests_log = reqlog_mode(optarg)) < 0)
+                return 2;
+            break;
         case O_FREE: a->free_ports = 1; break;
         case O_BUILD: a->build = optarg; break;
         case O_LOADCMD: a->load_cmd = optarg; break;
@@ -329,12 +370,19 @@ static int write_or_check_plan(struct curve *cv, char *err, size_t errlen)
 
 /* ---- identity ------------------------------------------------------------------------- */
 
-/* run.json: the skeleton's identity, with every planned runtime's version. */
+static int db_planned(const struct curve *cv);
+
+/* run.json: the skeleton's identity, with every planned runtime's version and, where the
+ * db route runs, PostgreSQL's: its figures depend on it as much as on the server. */
 static int write_run_identity(struct curve *cv, int argc, char **argv, char *err, size_t errlen)
 {
-    return kb_run_identity(&cv->r, argc, argv, NULL,
-                           kb_run_versions(&cv->r, cv->plan.runtimes.v, cv->plan.runtimes.n),
-                           NULL, err, errlen);
+    json_t *v = kb_run_versions(&cv->r, cv->plan.runtimes.v, cv->plan.runtimes.n);
+    char pg[512];
+    if (db_planned(cv)) {
+        kb_run_pg_version(&cv->r, pg, sizeof(pg));
+        json_object_set_new(v, "postgresql", json_string(pg));
+    }
+    return kb_run_identity(&cv->r, argc, argv, NULL, v, NULL, err, errlen);
 }
 
 /* ---- the fixture ---------------------------------------------------------------------- */
@@ -345,14 +393,25 @@ static void stop_fixture(struct curve *cv)
     cv->r.fx.rt = NULL;
 }
 
-/* Preflight every planned route this runtime serves; the first failure is the reason. */
+/* 1 when the plan has points of runtime on route (a variant, or a design --db-mode left
+ * out, has none on some routes its runtime serves). */
+static int plan_has(const struct curve *cv, const char *runtime, const char *route)
+{
+    for (size_t i = 0; i < cv->plan.npoints; i++)
+        if (!strcmp(cv->plan.points[i].runtime, runtime) &&
+            !strcmp(cv->plan.points[i].route, route))
+            return 1;
+    return 0;
+}
+
+/* Preflight every route the plan runs this runtime on; the first failure is the reason. */
 static void preflight_all(struct curve *cv, json_t *out)
 {
     for (size_t i = 0; i < cv->plan.routes.n; i++) {
         const struct kb_route *r = kb_contract_route(&cv->r.c, cv->plan.routes.v[i]);
         char reason[512] = "";
-        if (!kb_route_served_by(r, cv->r.fx.rt->name))
-            continue;   /* the plan has no points for it */
+        if (!plan_has(cv, cv->r.fx.rt->name, r->name))
+            continue;
         /* the db pool connects after the port opens: give that route time to answer */
         int ok = (cv->r.pg.running && !strcmp(r->name, "db")
                       ? kb_pgrun_wait_route(cv->r.fx.port, r, 15000, kb_srv_alive, &cv->r.fx,
@@ -406,7 +465,7 @@ static void start_fixture(struct curve *cv, const struct kb_runtime *rt, int rep
              : "%s/fixtures/%s", cv->r.dir, rt->name, repeat);
     kb_path(pgdir, sizeof(pgdir), cv->fixdir, "pg");
     rc = kb_run_launch(&cv->r, cv->fixdir,
-                       kb_pgrun_wanted(rt, cv->plan.routes.v, cv->plan.routes.n) ? pgdir : NULL,
+                       rt->db_command_extra.n && plan_has(cv, rt->name, "db") ? pgdir : NULL,
                        cv->r.c.db_pool_size, argv, cv->preflight_reason,
                        sizeof(cv->preflight_reason));
     cv->harness_error = rc == KB_FX_HARNESS;
@@ -536,7 +595,8 @@ static int drive(struct curve *cv, const struct kb_point *pt, const char *dir,
                  struct sampler *s, struct kb_point_obs *obs)
 {
     const struct kb_srv_load ld = { cv->plan.duration_s, cv->plan.warmup_s, cv->plan.drain_s,
-                                   cv->plan.threads, cv->plan.connections };
+                                   cv->plan.threads, cv->plan.connections,
+                                   cv->requests_log != RL_NONE };
     /* killed outright on interrupt: its figures are discarded anyway */
     const struct kb_srv_sampling sp = { 0, 1.0, INFINITY, sample_once, s, SIGKILL };
     s->cv = cv;
@@ -790,7 +850,7 @@ static int db_planned(const struct curve *cv)
 {
     for (size_t i = 0; i < cv->plan.runtimes.n; i++) {
         const struct kb_runtime *rt = kb_contract_runtime(&cv->r.c, cv->plan.runtimes.v[i]);
-        if (rt && kb_pgrun_wanted(rt, cv->plan.routes.v, cv->plan.routes.n))
+        if (rt && rt->db_command_extra.n && plan_has(cv, rt->name, "db"))
             return 1;
     }
     return 0;
@@ -814,6 +874,7 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
                                    a->ccpus, a->load_cmd, a->no_limits, a->client_other,
                                    a->image, a->agent, a->target };
     cv->free_ports = a->free_ports;
+    cv->requests_log = a->requests_log;
     if (kb_run_open(&cv->r, "curve", a->run, a->contract, err, errlen) < 0)
         return -1;
     if (kb_matrix_plan(&cv->r.c, &a->plan, &cv->plan, err, errlen) < 0)
@@ -1041,6 +1102,113 @@ static int confirm_all(struct curve *cv)
     return rc < 0 ? -1 : failures;
 }
 
+/* ---- raw request events, kept where they decide --------------------------------------- */
+/* Every point records its measured requests while it runs (requests.log, bounded), because which points will decide the answer is
+ * known only once the run is complete: each runtime-route's final boundary, its highest
+ * controlled rate and the next (report_confirm.c). The bound is KB_SRV_REQUESTS_LOG_MAX. With knee, the logs of every sample at
+ * those two rates (the matrix's repeats and the confirmation samples) are kept and the rest
+ * removed; RUN/requests-logs.json says which, with their sizes (docs/protocol.md, "Raw
+ * request events"). */
+
+/* {id: true} for every sample at a boundary rate, as the report's rows aggregate them; NULL
+ * with err when the run cannot be read. */
+static json_t *boundary_points(const struct curve *cv, char *err, size_t errlen)
+{
+    struct kb_report rep;
+    struct kb_boundary b[256];
+    json_t *ids = json_object(), *id;
+    size_t nb, k;
+    if (kb_report_load(cv->r.dir, &rep, err, errlen) < 0) {
+        json_decref(ids);
+        return NULL;
+    }
+    nb = kb_report_boundaries(&rep, b, sizeof(b) / sizeof(b[0]));
+    for (size_t i = 0; i < nb; i++) {
+        long rates[2] = { b[i].held.rps, b[i].next.rps };
+        for (size_t j = 0; j < 2; j++) {
+            const struct kb_report_row *w = rates[j]
+                ? kb_report_row(&rep, b[i].runtime, b[i].route, rates[j]) : NULL;
+            json_array_foreach(w ? w->point_ids : NULL, k, id)
+                json_object_set_new(ids, json_string_value(id), json_true());
+        }
+    }
+    kb_report_free(&rep);
+    return ids;
+}
+
+/* One point's requests.log kept (into kept) or removed (into removed); its size either way. */
+static void settle_one_log(const char *dir, const char *id, int keep, json_t *kept,
+                           json_t *removed, long long *bytes)
+{
+    char path[4400];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/points/%s/requests.log", dir, id);
+    if (stat(path, &st) < 0)
+        return;
+    if (!keep && unlink(path) == 0) {
+        json_array_append_new(removed, json_pack("{s:s,s:I}", "point", id,
+                                                 "bytes", (json_int_t)st.st_size));
+        return;
+    }
+    json_array_append_new(kept, json_pack("{s:s,s:I}", "point", id, "bytes",
+                                          (json_int_t)st.st_size));
+    bytes[0] += st.st_size;
+}
+
+/* What an earlier pass removed and is still gone: a resumed run's record stays whole. */
+static void removed_before(const char *dir, json_t *removed)
+{
+    char path[4400];
+    size_t i;
+    json_t *old = json_load_file(kb_path(path, sizeof(path), dir, "requests-logs.json"), 0,
+                                 NULL), *e;
+    json_array_foreach(json_object_get(old, "removed"), i, e) {
+        snprintf(path, sizeof(path), "%s/points/%s/requests.log", dir,
+                 kb_jstr(e, "point", ""));
+        if (kb_jstr(e, "point", "")[0] && !kb_file_exists(path))
+            json_array_append(removed, e);
+    }
+    json_decref(old);
+}
+
+/* The complete run's logs settled by its mode and requests-logs.json written. -1 said on
+ * stderr when the boundaries could not be read or the record written. */
+static int settle_requests_logs(struct curve *cv)
+{
+    char err[1024], pdir[4200], path[4300];
+    json_t *keep = cv->requests_log == RL_KNEE ? boundary_points(cv, err, sizeof(err))
+                                               : json_object();
+    json_t *kept = json_array(), *removed = json_array(), *doc;
+    long long bytes = 0;
+    struct dirent *e;
+    DIR *d;
+    int rc = -1;
+    if (keep && (d = opendir(kb_path(pdir, sizeof(pdir), cv->r.dir, "points")))) {
+        removed_before(cv->r.dir, removed);
+        while ((e = readdir(d)))
+            if (e->d_name[0] != '.')
+                settle_one_log(cv->r.dir, e->d_name, cv->requests_log == RL_ALL ||
+                               json_object_get(keep, e->d_name), kept, removed, &bytes);
+        closedir(d);
+        doc = json_pack("{s:i,s:s,s:s,s:I,s:I,s:o,s:o}", "schema_version", 1, "mode",
+                        cv->requests_log == RL_ALL ? "all" : "knee", "file", "requests.log",
+                        "records_max_per_point", (json_int_t)KB_SRV_REQUESTS_LOG_MAX,
+                        "bytes_kept", (json_int_t)bytes, "kept", kept, "removed", removed);
+        rc = kb_write_json_atomic(kb_path(path, sizeof(path), cv->r.dir, "requests-logs.json"),
+                                  doc, err, sizeof(err));
+        json_decref(doc);
+        kept = removed = NULL;
+    } else if (keep) {
+        snprintf(err, sizeof(err), "%.900s: %s", pdir, strerror(errno));
+    }
+    if (rc < 0)
+        fprintf(stderr, "kneebench curve: requests logs: %s\n", err);
+    json_decref(keep);
+    json_decref(kept);
+    json_decref(removed);
+    return rc;
+}
+
 int cmd_curve(int argc, char **argv)
 {
     struct curve cv;
@@ -1076,6 +1244,9 @@ int cmd_curve(int argc, char **argv)
         int cf = confirm_all(&cv);
         failures += cf < 0 ? 1 : cf;
     }
+    /* only a complete run knows its final boundaries; a resumed one settles them later */
+    if (!kb_run_interrupted() && !failures && !cv.r.incomplete && cv.requests_log != RL_NONE)
+        failures += settle_requests_logs(&cv) < 0;
     cleanup(&cv);
     if (kb_run_interrupted()) {
         fprintf(stderr, "kneebench curve: interrupted; complete points are kept, re-run to "

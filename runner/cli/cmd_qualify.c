@@ -33,7 +33,9 @@ static int usage(FILE *f)
         "  descriptor sample above the first, /stats read at least as often as the\n"
         "  contract asks, and its final sample with every listed gauge at zero. DIR gets\n"
         "  the evidence, verdict.json, report.md and report.json (the paper's figures,\n"
-        "  from the contract, beside this run's).\n"
+        "  from the contract, beside this run's). It reproduces the paper's readiness\n"
+        "  qualification, whose criteria these are, on gray-static's readiness design; the\n"
+        "  report shows the paper's later continuation run beside it.\n"
         "  --rate N --duration S   shorten it (default: the contract's)\n"
         "  --warmup S --settle S --drain S --threads N --connections N --db-pool N\n"
         "  --sample-every S        RSS and descriptor sampling interval\n"
@@ -182,6 +184,9 @@ static int run(struct args *a, int argc, char **argv)
         goto bad_setup;
     if (!q.r.fx.no_limits)
         kb_run_sweep(&q.r, NULL);
+    printf("kneebench qualify: reproducing the PostgreSQL paper's %s (%s design); its report "
+           "also shows the paper's other runs of it\n", c->qual.reproduces->label,
+           q.r.fx.rt->db_mode);
     printf("kneebench qualify: " KB_QUAL_RUNTIME " %s at %ld req/s for %g s (+%g s warmup), "
            "pool %d, /stats every %g s, into %s (server CPUs %s, client CPUs %s%s)\n",
            c->qual.route, p.rate, p.duration_s, p.warmup_s, p.db_pool, p.stats_every_s, a->out,

@@ -2,14 +2,16 @@
  * one-hour qualification") on gray-static, into a run directory.
  *
  * Flow per phase (contract.soak, in order): for the db phase start a throwaway cluster in
- * the phase's directory (gray-static/pgcluster.sh via runner/sandbox/pgcluster.c) and add the
- * runtime's db_command_extra; the other phases run gray-static without --db, as the paper
- * did. Start the fixture in the sandbox (the curve's limits and CPU split), read the limits
+ * the phase's directory (gray-static/pgcluster.sh via runner/sandbox/pgcluster.c) and start
+ * the runtime of the phase's /db design (soak.db_mode or --db-mode: gray-static-blocking for
+ * the paper's blocking route, gray-static for the readiness design) with its db_command_extra;
+ * the other phases run gray-static without --db, as the paper did. Start the fixture in the sandbox (the curve's limits and CPU split), read the limits
  * back, hash it, preflight the route; then the load generator as a child pinned to the
  * client CPUs for warmup + duration; after warmup + settle, server RSS and descriptors (and
  * /stats in the db phase) every sample_every seconds until the measured interval ends.
- * Postflight, identity again, /stats back at rest (db), fits and verdict (runner/run/soak.c),
- * completion marker last. Then report.md from the phases' evidence (runner/report/
+ * Postflight, identity again, /stats back at rest (db: the contract's zero gauges), the
+ * phase's windows read back from its own series (runner/run/soakwin.c), fits and verdict
+ * (runner/run/soak.c), completion marker last. Then report.md from the phases' evidence (runner/report/
  * report_soak.c), and the run's marker. The run's skeleton is runner/run/run.c's, shared
  * with `kneebench curve`: the run directory, plan.json and run.json, the interrupt flag
  * (SIGINT/SIGTERM only set it; every exit goes through kb_run_close(), which stops the load
@@ -18,7 +20,6 @@
  * of DONE. Starting the fixture, its limits and identity, the load child and the server
  * samples are runner/run/server.c's. */
 #define _GNU_SOURCE
-#include "runner/sandbox/capture.h"
 #include "runner/util/clock.h"
 #include "runner/cli/commands.h"
 #include "runner/util/evidence.h"
@@ -54,6 +55,8 @@ struct soak {
                                 * sandbox, the fixture now running, the load child), the db
                                 * phase's cluster, the interrupt flag */
     const struct kb_runtime *rt;
+    const struct kb_runtime *db_rt;    /* the db phase's: the /db design db_mode names */
+    const char *db_mode;               /* NULL when no phase is the db route's */
     struct kb_soak_planned ph[MAX_PHASES];
     size_t nph;
     double duration_s, warmup_s, settle_s, every_s, drain_s;
@@ -77,9 +80,21 @@ static int usage(FILE *f)
         "  --rss-growth-pct P --rss-floor BYTES    RSS growth rule (default 1 %%/h of the mean,\n"
         "                          and a fitted rise over 64 KiB in the window)\n"
         "  --fd-growth-pct P --fd-floor N          descriptors (default 1 %%/h and 1)\n"
+        "  --db-mode MODE          the db phase's /db design: blocking (the paper's original\n"
+        "                          route, gray-static-blocking) or readiness (default: the\n"
+        "                          contract's soak.db_mode, blocking, as the paper ran it)\n"
+        "  --window-max S          decay windows of S seconds, or a tenth of the phase when\n"
+        "                          shorter (default: the contract's, 300)\n"
+        "  --max-rate-drop F       the last window's achieved may fall by this fraction of the\n"
+        "                          first's (default: the contract's, 0.005)\n"
+        "  --p99-growth X --p99-growth-floor-ms N   the last window's corrected p99 may not\n"
+        "                          exceed X times the first's by more than N ms (default:\n"
+        "                          the contract's, 2 and 10)\n"
         "  --client-cpu-max F --client-lag-max-us N   client trust (default: the contract's)\n"
         "  --backend native|docker --no-limits --server-cpus LIST --client-cpus LIST\n"
         "  --build DIR --load-cmd PATH --contract FILE\n"
+        "A phase fails its decay gate when throughput fell or the tail grew beyond those from its\n"
+        "first window to its last.\n"
         "Exit 0 when every phase passes, 1 when one does not or its evidence could not be\n"
         "written completely (its incomplete.json says which file; re-run to redo it), 2 for\n"
         "bad arguments/setup.\n");
@@ -89,7 +104,7 @@ static int usage(FILE *f)
 enum { O_OUT = 256, O_PHASES, O_RATES, O_DURATION, O_WARMUP, O_SETTLE, O_EVERY, O_DRAIN,
        O_THREADS, O_CONNS, O_DBPOOL, O_MINDEL, O_RSSPCT, O_RSSFLOOR, O_FDPCT, O_FDFLOOR,
        O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_BUILD, O_LOADCMD, O_CONTRACT, O_CCPUMAX,
-       O_LAGMAX };
+       O_LAGMAX, O_DBMODE, O_WINMAX, O_RATEDROP, O_P99GROWTH, O_P99FLOOR };
 
 static const struct option long_opts[] = {
     { "out", 1, 0, O_OUT }, { "run", 1, 0, O_OUT }, { "phases", 1, 0, O_PHASES },
@@ -104,14 +119,18 @@ static const struct option long_opts[] = {
     { "backend", 1, 0, O_BACKEND }, { "no-limits", 0, 0, O_NOLIMITS },
     { "server-cpus", 1, 0, O_SCPUS }, { "client-cpus", 1, 0, O_CCPUS },
     { "build", 1, 0, O_BUILD }, { "load-cmd", 1, 0, O_LOADCMD },
-    { "contract", 1, 0, O_CONTRACT }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+    { "contract", 1, 0, O_CONTRACT }, { "db-mode", 1, 0, O_DBMODE },
+    { "window-max", 1, 0, O_WINMAX }, { "max-rate-drop", 1, 0, O_RATEDROP },
+    { "p99-growth", 1, 0, O_P99GROWTH }, { "p99-growth-floor-ms", 1, 0, O_P99FLOOR },
+    { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 };
 
 struct args {
     const char *out, *phases, *rates, *backend, *scpus, *ccpus, *build, *load_cmd, *contract;
-    const char *image;
+    const char *image, *db_mode;
     double duration, warmup, settle, every, drain, min_delivery;
     double rss_pct, rss_floor, fd_pct, fd_floor, client_cpu_max, client_lag_max_us;
+    double window_max, max_rate_drop, p99_growth, p99_floor_ms;     /* < 0: the contract's */
     int threads, connections, db_pool, no_limits;
 };
 
@@ -135,6 +154,7 @@ static int parse_args(int argc, char **argv, struct args *a)
     memset(a, 0, sizeof(*a));
     a->duration = a->warmup = a->settle = a->every = a->drain = -1;
     a->client_cpu_max = a->client_lag_max_us = -1;
+    a->window_max = a->max_rate_drop = a->p99_growth = a->p99_floor_ms = -1;
     a->min_delivery = 0.995;
     a->rss_pct = 1.0;
     a->rss_floor = 65536;
@@ -162,6 +182,18 @@ static int parse_args(int argc, char **argv, struct args *a)
         case O_FDFLOOR: bad |= num_opt("fd-floor", optarg, 0, &a->fd_floor); break;
         case O_CCPUMAX: bad |= num_opt("client-cpu-max", optarg, 0, &a->client_cpu_max); break;
         case O_LAGMAX: bad |= num_opt("client-lag-max-us", optarg, 0, &a->client_lag_max_us); break;
+        case O_DBMODE:
+            if (strcmp(optarg, "blocking") && strcmp(optarg, "readiness")) {
+                fprintf(stderr, "kneebench soak: --db-mode is blocking or readiness, not "
+                        "'%s'\n", optarg);
+                bad = 1;
+            }
+            a->db_mode = optarg;
+            break;
+        case O_WINMAX: bad |= num_opt("window-max", optarg, 1, &a->window_max); break;
+        case O_RATEDROP: bad |= num_opt("max-rate-drop", optarg, 0, &a->max_rate_drop); break;
+        case O_P99GROWTH: bad |= num_opt("p99-growth", optarg, 1, &a->p99_growth); break;
+        case O_P99FLOOR: bad |= num_opt("p99-growth-floor-ms", optarg, 0, &a->p99_floor_ms); break;
         case O_BACKEND: a->backend = optarg; break;
         case O_NOLIMITS: a->no_limits = 1; break;
         case O_SCPUS: a->scpus = optarg; break;
@@ -266,13 +298,58 @@ static int plan(struct soak *s, const struct args *a, char *err, size_t errlen)
     return 0;
 }
 
+/* The db phase's /db design and its runtime (--db-mode, else the contract's soak.db_mode,
+ * which is the paper's), and the gauges its /stats must bring back to zero: the contract's,
+ * the same the db qualification checks. */
+static int plan_db(struct soak *s, const struct args *a, char *err, size_t errlen)
+{
+    const struct kb_contract *c = &s->r.c;
+    int db = 0;
+    for (size_t i = 0; i < s->nph; i++)
+        db |= !strcmp(s->ph[i].route, "db");
+    if (!db) {
+        if (a->db_mode)
+            snprintf(err, errlen, "--db-mode is for the db phase, which this plan does not run");
+        return a->db_mode ? -1 : 0;
+    }
+    s->db_mode = a->db_mode ? a->db_mode : c->soak_db_mode ? c->soak_db_mode : "readiness";
+    if (!(s->db_rt = kb_contract_db_runtime(c, RUNTIME, s->db_mode))) {
+        snprintf(err, errlen, "the contract has no runtime for " RUNTIME "'s %s /db design "
+                 "(runtimes[].db_mode)", s->db_mode);
+        return -1;
+    }
+    if (!c->qual.zero_gauges.n) {
+        snprintf(err, errlen, "the contract names no gauges for /stats at rest "
+                 "(qualification.zero_gauges)");
+        return -1;
+    }
+    return 0;
+}
+
+/* The decay gate's tolerances: the options', else the contract's soak.windows. */
+static int plan_decay(struct soak *s, const struct args *a, char *err, size_t errlen)
+{
+    const struct kb_soak_windows *w = &s->r.c.soak_windows;
+    struct kb_decay_rule *d = &s->crit.decay;
+    d->max_s = a->window_max > 0 ? a->window_max : w->max_s;
+    d->max_rate_drop = a->max_rate_drop >= 0 ? a->max_rate_drop : w->max_rate_drop;
+    d->p99_factor = a->p99_growth >= 1 ? a->p99_growth : w->p99_growth_factor;
+    d->p99_floor_us = a->p99_floor_ms >= 0 ? a->p99_floor_ms * 1000 : w->p99_growth_floor_us;
+    if (d->max_s < 1 || d->max_rate_drop >= 1 || d->p99_factor <= 1 || !w->max_s) {
+        snprintf(err, errlen, "the decay gate needs windows of at least 1 s, a rate drop under "
+                 "1, a p99 growth factor above 1 and the contract's soak.windows");
+        return -1;
+    }
+    return 0;
+}
+
 static json_t *plan_json(const struct soak *s)
 {
-    json_t *ph = json_array();
+    json_t *ph = json_array(), *plan;
     for (size_t i = 0; i < s->nph; i++)
         json_array_append_new(ph, json_pack("{s:s,s:I,s:s}", "route", s->ph[i].route, "rate",
                                             (json_int_t)s->ph[i].rate, "dir", s->ph[i].dir));
-    return json_pack("{s:s,s:o,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:i,s:s,s:b,s:s,s:s,"
+    plan = json_pack("{s:s,s:o,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:i,s:s,s:b,s:s,s:s,"
                      "s:{s:f,s:f,s:I,s:I,s:{s:f,s:f},s:{s:f,s:f}}}",
         "runtime", RUNTIME, "phases", ph, "duration_s", s->duration_s, "warmup_s", s->warmup_s,
         "settle_s", s->settle_s, "sample_every_s", s->every_s, "drain_s", s->drain_s,
@@ -285,6 +362,13 @@ static json_t *plan_json(const struct soak *s)
         "rss_growth", "pct_of_mean_per_hour", s->crit.rss.pct_per_hour, "floor_bytes",
         s->crit.rss.floor, "fd_growth", "pct_of_mean_per_hour", s->crit.fds.pct_per_hour,
         "floor_descriptors", s->crit.fds.floor);
+    json_object_set_new(json_object_get(plan, "criteria"), "decay", json_pack(
+        "{s:f,s:I,s:f,s:f,s:f}", "window_max_s", s->crit.decay.max_s, "windows",
+        (json_int_t)kb_soakwin_count(s->duration_s, s->crit.decay.max_s), "max_rate_drop",
+        s->crit.decay.max_rate_drop, "p99_growth_factor", s->crit.decay.p99_factor,
+        "p99_growth_floor_us", s->crit.decay.p99_floor_us));
+    json_object_set_new(plan, "db_mode", s->db_mode ? json_string(s->db_mode) : json_null());
+    return plan;
 }
 
 /* A run directory holds one plan: a re-run must ask for the same one to resume it. */
@@ -299,12 +383,9 @@ static int write_or_check_plan(struct soak *s, char *err, size_t errlen)
 static int write_run_identity(struct soak *s, int argc, char **argv, char *err, size_t errlen)
 {
     char *const names[] = { RUNTIME };
-    char *pgv[] = { "sh", "-c", "d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | "
-                    "tail -n 1) && \"$d/postgres\" --version", NULL };
     char pg[512];
     json_t *v = kb_run_versions(&s->r, names, 1);
-    if (kb_capture_line(pgv, pg, sizeof(pg)) < 0 && !pg[0])
-        snprintf(pg, sizeof(pg), "unavailable");
+    kb_run_pg_version(&s->r, pg, sizeof(pg));
     json_object_set_new(v, "postgresql", json_string(pg));
     return kb_run_identity(&s->r, argc, argv, "soak", v, NULL, err, errlen);
 }
@@ -322,13 +403,14 @@ static void start_phase(struct soak *s, const struct kb_soak_planned *p, struct 
     int db = !strcmp(p->route, "db");
     json_t *pre = json_object();
 
+    s->r.fx.rt = db ? s->db_rt : s->rt;       /* the db phase: its /db design's runtime */
     s->r.fx.port = kb_free_port(err, sizeof(err));
     snprintf(fixdir, sizeof(fixdir), "%s/fixture", p->dir);
     kb_path(pgdir, sizeof(pgdir), p->dir, "pg");
-    if (db && !s->rt->db_command_extra.n) {
+    if (db && !s->db_rt->db_command_extra.n) {
         kb_run_fixture_begin(&s->r, fixdir);
-        snprintf(reason, sizeof(reason), "cluster: " RUNTIME " has no db_command_extra in "
-                 "the contract");
+        snprintf(reason, sizeof(reason), "cluster: %s has no db_command_extra in the contract",
+                 s->db_rt->name);
     } else if (kb_run_launch(&s->r, fixdir, db ? pgdir : NULL, s->db_pool, argvs, reason,
                              sizeof(reason)) == 0) {
         kb_run_write_json(&s->r.fixture_ev, fixdir, "identity.json", s->r.fx.identity);
@@ -440,7 +522,7 @@ static int drive(struct soak *s, const struct kb_soak_planned *p, struct samples
                  struct kb_soak_obs *o)
 {
     const struct kb_srv_load ld = { s->duration_s, s->warmup_s, s->drain_s, s->threads,
-                                   s->connections };
+                                   s->connections, 0 };
     const struct kb_srv_sampling sp = { s->warmup_s + s->settle_s, s->every_s,
                                        s->warmup_s + s->duration_s + 0.05, sample_once, sm,
                                        SIGTERM };
@@ -448,11 +530,12 @@ static int drive(struct soak *s, const struct kb_soak_planned *p, struct samples
 }
 
 /* The db phase's gauges must come back to zero once the load stops (docs/protocol.md, "The
- * PostgreSQL route": readable under load, back at zero after it). Polled for up to 10 s. */
+ * PostgreSQL route": readable under load, back at zero after it): the contract's
+ * qualification.zero_gauges, the db qualification's own list. Polled for up to 10 s. */
 static json_t *stats_at_rest(struct soak *s, struct kb_soak_obs *o)
 {
-    static const char *const gauges[] = { "suspended_now", "queries_in_flight", "queued",
-                                          "pool_busy" };
+    char *const *gauges = s->r.c.qual.zero_gauges.v;
+    size_t ngauges = s->r.c.qual.zero_gauges.n;
     double until = kb_srv_now_s() + 10.0;
     json_t *j = NULL;
     o->stats_checked = 1;
@@ -465,7 +548,7 @@ static json_t *stats_at_rest(struct soak *s, struct kb_soak_obs *o)
         o->stats_reason[0] = '\0';
         if (!j)
             snprintf(o->stats_reason, sizeof(o->stats_reason), "%.200s", err);
-        for (size_t i = 0; j && i < sizeof(gauges) / sizeof(gauges[0]); i++) {
+        for (size_t i = 0; j && i < ngauges; i++) {
             json_int_t v = json_integer_value(json_object_get(j, gauges[i]));
             if (!json_is_integer(json_object_get(j, gauges[i])) || v != 0) {
                 o->stats_at_rest = 0;
@@ -512,6 +595,36 @@ static json_t *command_json(const struct soak *s, const struct kb_soak_planned *
         r->body_regex, "load_generator", s->r.fx.load_cmd);
 }
 
+/* The windows as verdict.json keeps them: each window's figures, first against last, the
+ * rule and what it found. */
+static json_t *windows_json(const struct soak *s, const struct kb_soakwin *w, const char *werr)
+{
+    struct kb_decay d;
+    char why[512];
+    json_t *rows = json_array();
+    int rc;
+    if (!w)
+        return json_pack("{s:s,s:s}", "verdict", "unjudged", "reason", werr);
+    rc = kb_soakwin_judge(w, &s->crit.decay, &d, why, sizeof(why));
+    for (size_t k = 0; k < w->n; k++) {
+        const struct kb_soak_window *x = &w->w[k];
+        json_array_append_new(rows, json_pack("{s:f,s:f,s:f,s:I,s:I,s:f,s:o,s:b}", "start_s",
+            x->start_s, "end_s", x->end_s, "seconds", x->seconds, "completed",
+            (json_int_t)x->completed, "bounded", (json_int_t)x->bounded, "achieved_rps",
+            x->achieved_rps, "p99_us", isnan(x->p99_us) ? json_null() : json_real(x->p99_us),
+            "p99_is_bound", x->p99_bound));
+    }
+    return json_pack("{s:f,s:I,s:o,s:s,s:s,s:o,s:o,s:o,s:{s:f,s:f,s:f}}", "window_s",
+        w->window_s, "n", (json_int_t)w->n, "windows", rows, "verdict",
+        rc > 0 ? (d.rate_decays ? "throughput-decayed" : "tail-grew") : rc < 0 ? "unjudged"
+                                                                        : "flat",
+        "reason", why, "rate_drop", rc < 0 ? json_null() : json_real(d.rate_drop),
+        "p99_ratio", rc < 0 || !isfinite(d.p99_ratio) ? json_null() : json_real(d.p99_ratio),
+        "p99_growth_us", rc < 0 ? json_null() : json_real(d.p99_growth_us), "rule",
+        "max_rate_drop", s->crit.decay.max_rate_drop, "p99_growth_factor",
+        s->crit.decay.p99_factor, "p99_growth_floor_us", s->crit.decay.p99_floor_us);
+}
+
 /* Fits, verdict, then the marker: written in this order, and the marker only when every
  * file before it was, so a DONE phase is whole. 0 pass, 1 not a pass, -1 with err when the
  * phase's evidence is incomplete. */
@@ -522,10 +635,16 @@ static int finish_phase(struct soak *s, const struct kb_soak_planned *p, struct 
 {
     char reason[768];
     enum kb_soak_verdict v;
+    struct kb_soakwin *w = calloc(1, sizeof(*w));
     json_t *j;
     int rc;
     o->have_rss = kb_soak_fit(sm->t, sm->rss, sm->n, &o->rss) == 0;
     o->have_fds = kb_soak_fit(sm->t, sm->fds, sm->n, &o->fds) == 0;
+    if (!w)
+        snprintf(o->windows_err, sizeof(o->windows_err), "out of memory");
+    else if (kb_soakwin_read(p->dir, s->duration_s, s->crit.decay.max_s, w, o->windows_err,
+                             sizeof(o->windows_err)) == 0)
+        o->windows = w;
     v = kb_soak_judge(lr, o, &s->crit, reason, sizeof(reason));
     j = json_pack("{s:s,s:I,s:s,s:s,s:f,s:o,s:o,s:o,s:o}", "route", p->route,
         "rate", (json_int_t)p->rate, "verdict", kb_soak_verdict_name(v), "reason", reason,
@@ -533,6 +652,9 @@ static int finish_phase(struct soak *s, const struct kb_soak_planned *p, struct 
         slope_json(&o->fds, o->have_fds), "load", load ? json_incref(load) : json_null(),
         "identity_sha256", json_string(s->r.fx.identity ? json_string_value(json_object_get(
                                                         s->r.fx.identity, "sha256")) : ""));
+    json_object_set_new(j, "decay", windows_json(s, o->windows, o->windows_err));
+    if (!strcmp(p->route, "db"))
+        json_object_set_new(j, "db_mode", json_string(s->db_mode));
     if (o->stats_checked)
         json_object_set_new(j, "stats", json_pack("{s:I,s:I,s:I,s:b,s:s,s:O}",
             "suspended_max", (json_int_t)sm->suspended_max, "reads", (json_int_t)sm->stats_reads,
@@ -547,6 +669,8 @@ static int finish_phase(struct soak *s, const struct kb_soak_planned *p, struct 
            lr->corrected.p99 / 1000.0, o->rss.per_hour / 1024.0, o->fds.per_hour, sm->n,
            kb_soak_verdict_name(v), reason);
     fflush(stdout);
+    o->windows = NULL;
+    free(w);
     return rc < 0 ? -1 : v == KB_SOAK_PASS ? 0 : 1;
 }
 
@@ -679,7 +803,8 @@ static int setup(struct soak *s, const struct args *a, char *err, size_t errlen)
     s->crit.rss.floor = a->rss_floor;
     s->crit.fds.pct_per_hour = a->fd_pct;
     s->crit.fds.floor = a->fd_floor;
-    if (plan(s, a, err, errlen) < 0)
+    if (plan(s, a, err, errlen) < 0 || plan_db(s, a, err, errlen) < 0 ||
+        plan_decay(s, a, err, errlen) < 0)
         return -1;
     s->r.fx.rt = s->rt;
     if (kb_run_setup(&s->r, &fo, err, errlen) < 0)
@@ -714,7 +839,8 @@ static int report(struct soak *s)
 {
     const struct kb_soak_report in = { s->r.dir, RUNTIME, s->r.backend, s->r.fx.server_cpus,
         s->r.fx.client_cpus, s->r.fx.no_limits, s->connections, s->threads, s->duration_s,
-        s->warmup_s, s->settle_s, s->every_s, &s->crit, s->ph, s->nph };
+        s->warmup_s, s->settle_s, s->every_s, &s->crit, s->ph, s->nph, s->db_mode,
+        &s->r.c.published_soak };
     char err[1024], path[4300];
     size_t complete = 0;
     int passed = kb_report_soak(&in, &complete, err, sizeof(err));

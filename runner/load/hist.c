@@ -159,6 +159,27 @@ int kb_hist_add(struct kb_hist *dst, const struct kb_hist *src)
     return 0;
 }
 
+int kb_hist_add_counts(struct kb_hist *h, const int64_t *counts, int32_t n)
+{
+    if (n < 0 || n > h->counts_len)
+        return -1;
+    for (int32_t i = 0; i < n; i++) {
+        int64_t v;
+        if (counts[i] < 0)
+            return -1;
+        if (!counts[i])
+            continue;
+        h->counts[i] += counts[i];
+        h->total_count += counts[i];
+        v = value_at_index(h, i);
+        if (v < h->min_value)
+            h->min_value = v;
+        if (v > h->max_value)
+            h->max_value = v;
+    }
+    return 0;
+}
+
 int64_t kb_hist_value_at_percentile(const struct kb_hist *h, double percentile)
 {
     double requested = percentile < 100.0 ? percentile : 100.0;

@@ -40,6 +40,11 @@ void kb_hist_record(struct kb_hist *h, int64_t value);
 /* Adds every count of src into dst; both must have the same layout. 0 or -1. */
 int kb_hist_add(struct kb_hist *dst, const struct kb_hist *src);
 
+/* Adds counts[i] at counts index i for i < n (a histogram of the same layout read back from
+ * its encoding, runner/load/hlogread.h); min and max become those indexes' lowest values, as
+ * HdrHistogram's decoder leaves them. 0, or -1 when n exceeds the layout or a count is < 0. */
+int kb_hist_add_counts(struct kb_hist *h, const int64_t *counts, int32_t n);
+
 /* HdrHistogram's hdr_value_at_percentile: the highest value equivalent to the value at the
  * given percentile (0..100); 0 when empty. */
 int64_t kb_hist_value_at_percentile(const struct kb_hist *h, double percentile);

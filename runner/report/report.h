@@ -107,8 +107,9 @@ struct kb_report {
      * For orientation beside this run's: measured on the papers' host, never a target. */
     json_t *published;           /* owned */
     char published_note[256];
-    /* The papers' curve for the plan's profile (published.curves; db-readiness): {profile,
-     * source, host, runtime, route, points: [{rate, achieved_rps, delivery, p99_us}]}, or
+    /* The papers' curve for the plan's profile (published.curves; db-readiness, db-baseline):
+     * {profile, title, source, host, runtime, route, points: [{rate, achieved_rps, delivery,
+     * p99_us}]}, or
      * NULL when that profile has none. Paper's host, beside this run's: never a target. */
     json_t *published_curve;     /* owned */
     struct kb_rederive *rd;      /* the re-derivation the rows came from, or NULL (not owned) */
@@ -223,7 +224,8 @@ const char *kb_report_route(const struct kb_report *r, size_t i);
 
 /* ---- `kneebench soak`'s report (report_soak.c) ---- */
 
-/* What the soak ran, as its plan says (all the caller's). */
+/* What the soak ran, as its plan says, and the paper's one-hour figures from the contract
+ * (all the caller's). */
 struct kb_soak_report {
     const char *run, *runtime, *backend, *server_cpus, *client_cpus;
     int unconstrained, connections, threads;
@@ -231,10 +233,13 @@ struct kb_soak_report {
     const struct kb_soak_criteria *crit;
     const struct kb_soak_planned *ph;
     size_t nph;
+    const char *db_mode;                       /* the db phase's /db design, or NULL */
+    const struct kb_published_soak *paper;     /* published.soak (nphases 0: none) */
 };
 
 /* run/report.md from the phases' verdict.json files (only phases whose marker exists) and
- * run.json. The number of phases complete and passed, or -1 with err when report.md could
+ * run.json: each phase's figures, the paper's beside them (labelled as its host's), and
+ * each phase's decay windows, first against last. The number of phases complete and passed, or -1 with err when report.md could
  * not be written; *complete gets how many are complete. */
 int kb_report_soak(const struct kb_soak_report *s, size_t *complete, char *err, size_t errlen);
 

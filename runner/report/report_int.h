@@ -133,7 +133,7 @@ void kb_report_curve_run(const struct kb_report *r, long rate, struct kb_knee_po
  * read against the criteria given (the run's, or the re-judged ones). */
 void kb_report_knee(const struct kb_knee_point *pts, size_t n, double min_delivery,
                     double max_p99_us, struct kb_knee *k);
-/* Both curves and knees for report.json: {profile, runtime, route, host, source, points:
+/* Both curves and knees for report.json: {profile, title, runtime, route, host, source, points:
  * [{rate, paper: {...}, run: {...}}], paper_knee, run_knee}, or JSON null. New reference. */
 json_t *kb_report_readiness_json(const struct kb_report *r);
 /* Internal to kb_report_load: the published curve of the plan's profile into

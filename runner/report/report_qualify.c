@@ -27,19 +27,25 @@ static json_t *strlist_json(const struct kb_strlist *l)
     return a;
 }
 
-/* One row of the side-by-side table. */
-static void row(json_t *rows, const char *figure, const char *unit, json_t *paper, json_t *run)
+/* A paper's figure, JSON null where the paper does not state it (< 0). */
+static json_t *stated(double v)
 {
-    json_array_append_new(rows, json_pack("{s:s,s:s,s:o,s:o}", "figure", figure, "unit", unit,
-                                          "paper", paper ? paper : json_null(),
-                                          "run", run ? run : json_null()));
+    return v >= 0 ? json_real(v) : json_null();
 }
 
-/* The final zero state as one phrase: "a=0 b=0", or what was not at zero. */
+static json_t *stated_count(long v)
+{
+    return v >= 0 ? json_integer(v) : json_null();
+}
+
+/* The final zero state as one phrase: "a=0 b=0", or what was not at zero. A paper's state
+ * (final NULL) is its gauges at zero, JSON null when it names none. */
 static json_t *zero_state(char *const *names, size_t n, json_t *final, int is_run)
 {
     char buf[512] = "";
     size_t off = 0;
+    if (!is_run && !n)
+        return json_null();
     for (size_t i = 0; i < n && off < sizeof(buf); i++) {
         json_t *v = is_run ? json_object_get(final, names[i]) : NULL;
         if (!is_run)
@@ -53,52 +59,105 @@ static json_t *zero_state(char *const *names, size_t n, json_t *final, int is_ru
     return json_string(buf);
 }
 
+/* The table's figures; each row has one cell per paper run (in the contract's order) and
+ * the run's. */
+enum fig { F_REQ, F_DUR, F_ACH, F_DEL, F_P50, F_P99, F_P999, F_MAX, F_RESP, F_OBS, F_OBS_S,
+           F_SUSP, F_RSS, F_FDS, F_ZERO, F_N };
+
+static const struct { const char *figure, *unit; } figs[F_N] = {
+    { "requested", "req/s" }, { "duration", "s" }, { "achieved", "req/s" },
+    { "delivery", "fraction" }, { "corrected p50", "us" }, { "corrected p99", "us" },
+    { "corrected p99.9", "us" }, { "corrected max", "us" },
+    { "responses in the measured interval", "count" },
+    { "successful /stats observations in it", "count" },
+    { "/stats observations per second", "1/s" },
+    { "most handlers suspended at once (sampled)", "count" },
+    { "server RSS, last sample", "KiB" }, { "server descriptors, last sample", "count" },
+    { "final zero state", "gauges" },
+};
+
+static json_t *paper_cell(const struct kb_qual_paper *p, enum fig f)
+{
+    switch (f) {
+    case F_REQ: return json_real(p->requested_rps);
+    case F_DUR: return json_real(p->duration_s);
+    case F_ACH: return stated(p->achieved_rps);
+    case F_DEL: return stated(p->delivery);
+    case F_P50: return stated(p->p50_us);
+    case F_P99: return stated(p->p99_us);
+    case F_P999: return stated(p->p999_us);
+    case F_MAX: return stated(p->max_us);
+    case F_RESP: return stated_count(p->responses);
+    case F_OBS: return stated_count(p->stats_observations);
+    case F_OBS_S: return p->stats_observations >= 0 && p->duration_s > 0
+                         ? json_real((double)p->stats_observations / p->duration_s) : json_null();
+    case F_SUSP: return stated_count(p->suspended_max);
+    case F_RSS: return stated(p->rss_kib);
+    case F_FDS: return stated(p->fds);
+    case F_ZERO: default: return zero_state(p->zero_after.v, p->zero_after.n, NULL, 0);
+    }
+}
+
+static json_t *run_cell(json_t *v, const struct kb_qualification *q, enum fig f)
+{
+    json_t *load = json_object_get(v, "load"), *st = json_object_get(v, "stats");
+    double x;
+    switch (f) {
+    case F_REQ: return num_or_null(v, "rate", NULL);
+    case F_DUR: return num_or_null(v, "duration_s", NULL);
+    case F_ACH: return num_or_null(load, "achieved_rps", NULL);
+    case F_DEL: return num_or_null(load, "delivery", NULL);
+    case F_P50: return num_or_null(load, "corrected_us", "p50");
+    case F_P99: return num_or_null(load, "corrected_us", "p99");
+    case F_P999: return num_or_null(load, "corrected_us", "p999");
+    case F_MAX: return num_or_null(load, "corrected_us", "max");
+    case F_RESP: return num_or_null(load, "completed_in_interval", NULL);
+    case F_OBS: return num_or_null(st, "ok_measured", NULL);
+    case F_OBS_S: return num_or_null(st, "per_s", NULL);
+    case F_SUSP: return num_or_null(st, "suspended_now_max", NULL);
+    case F_RSS: return kb_jnum_opt(v, "rss_bytes", "last", &x) ? kb_json_figure(x / 1024)
+                                                               : json_null();
+    case F_FDS: return num_or_null(v, "fds", "last");
+    case F_ZERO: default:
+        return zero_state(q->zero_gauges.v, q->zero_gauges.n, json_object_get(st, "final"), 1);
+    }
+}
+
 static json_t *rows_json(json_t *v, const struct kb_qualification *q)
 {
-    const struct kb_qual_paper *p = &q->paper;
-    json_t *rows = json_array(), *load = json_object_get(v, "load");
-    json_t *st = json_object_get(v, "stats"), *final = json_object_get(st, "final");
-    row(rows, "requested", "req/s", json_real(p->requested_rps), num_or_null(v, "rate", NULL));
-    row(rows, "duration", "s", json_real(p->duration_s), num_or_null(v, "duration_s", NULL));
-    row(rows, "achieved", "req/s", json_real(p->achieved_rps),
-        num_or_null(load, "achieved_rps", NULL));
-    row(rows, "delivery", "fraction", json_real(p->delivery),
-        num_or_null(load, "delivery", NULL));
-    row(rows, "corrected p50", "us", json_real(p->p50_us),
-        num_or_null(load, "corrected_us", "p50"));
-    row(rows, "corrected p99", "us", json_real(p->p99_us),
-        num_or_null(load, "corrected_us", "p99"));
-    row(rows, "corrected p99.9", "us", json_real(p->p999_us),
-        num_or_null(load, "corrected_us", "p999"));
-    row(rows, "corrected max", "us", json_real(p->max_us),
-        num_or_null(load, "corrected_us", "max"));
-    row(rows, "responses in the measured interval", "count", json_integer(p->responses),
-        num_or_null(load, "completed_in_interval", NULL));
-    row(rows, "successful /stats observations in it", "count",
-        json_integer(p->stats_observations), num_or_null(st, "ok_measured", NULL));
-    row(rows, "/stats observations per second", "1/s",
-        json_real(p->duration_s > 0 ? p->stats_observations / p->duration_s : 0),
-        num_or_null(st, "per_s", NULL));
-    row(rows, "most handlers suspended at once (sampled)", "count",
-        json_integer(p->suspended_max), num_or_null(st, "suspended_now_max", NULL));
-    row(rows, "final zero state", "gauges",
-        zero_state(p->zero_after.v, p->zero_after.n, NULL, 0),
-        zero_state(q->zero_gauges.v, q->zero_gauges.n, final, 1));
+    json_t *rows = json_array();
+    for (int f = 0; f < F_N; f++) {
+        json_t *papers = json_object();
+        for (size_t i = 0; i < q->npapers; i++)
+            json_object_set_new(papers, q->papers[i].name, paper_cell(&q->papers[i], f));
+        json_array_append_new(rows, json_pack("{s:s,s:s,s:o,s:o}", "figure", figs[f].figure,
+                                              "unit", figs[f].unit, "papers", papers,
+                                              "run", run_cell(v, q, f)));
+    }
     return rows;
+}
+
+static json_t *papers_json(const struct kb_qualification *q)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < q->npapers; i++) {
+        const struct kb_qual_paper *p = &q->papers[i];
+        json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:o,s:b}", "name", p->name,
+            "label", p->label, "host", p->host, "source", p->source,
+            "zero_after", strlist_json(&p->zero_after), "reproduced", p == q->reproduces));
+    }
+    return a;
 }
 
 json_t *kb_qual_report_json(json_t *v, const struct kb_qualification *q)
 {
-    const struct kb_qual_paper *p = &q->paper;
     json_t *st = json_object_get(v, "stats");
-    return json_pack("{s:i,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:O*,s:O*,s:O*,s:O*,s:O*}",
-        "schema_version", 1, "kind", "qualification",
+    return json_pack("{s:i,s:s,s:s,s:s,s:s,s:{s:s,s:s},s:o,s:o,s:o,s:O*,s:O*,s:O*,s:O*,s:O*}",
+        "schema_version", 2, "kind", "qualification",
         "verdict", kb_jstr(v, "verdict", "?"), "reason", kb_jstr(v, "reason", ""),
         "paper_label", "the paper's host: orientation, not a target",
-        "paper", json_pack("{s:s,s:s,s:o}", "host", p->host ? p->host : "",
-                           "source", p->source ? p->source : "",
-                           "zero_after", strlist_json(&p->zero_after)),
-        "rows", rows_json(v, q),
+        "reproduces", "name", q->reproduces->name, "label", q->reproduces->label,
+        "papers", papers_json(q), "rows", rows_json(v, q),
         "zero_gauges", strlist_json(&q->zero_gauges),
         "criteria", json_object_get(v, "criteria"), "rss_bytes", json_object_get(v, "rss_bytes"),
         "fds", json_object_get(v, "fds"), "stats_summary", st,
@@ -137,25 +196,43 @@ static void md_series(FILE *f, const char *what, json_t *g, double scale, const 
             kb_jnum(g, "rise", NULL) / scale, unit);
 }
 
-static void md_body(FILE *f, json_t *r)
+/* One column per paper run, then this run's; "-" where a run does not state a figure. */
+static void md_table(FILE *f, json_t *r)
 {
-    json_t *rows = json_object_get(r, "rows"), *x, *c = json_object_get(r, "criteria");
-    json_t *st = json_object_get(r, "stats_summary");
-    size_t i;
-    fprintf(f, "| figure | %s | this run |\n|---|---:|---:|\n",
-            kb_jstr(r, "paper_label", ""));
-    json_array_foreach(rows, i, x) {
+    json_t *papers = json_object_get(r, "papers"), *p, *x;
+    size_t i, j;
+    fprintf(f, "| figure |");
+    json_array_foreach(papers, j, p)
+        fprintf(f, " paper: %s%s |", kb_jstr(p, "label", ""),
+                json_is_true(json_object_get(p, "reproduced")) ? " (reproduced)" : "");
+    fprintf(f, " this run |\n|---|");
+    json_array_foreach(papers, j, p)
+        fprintf(f, "---:|");
+    fprintf(f, "---:|\n");
+    json_array_foreach(json_object_get(r, "rows"), i, x) {
         const char *unit = kb_jstr(x, "unit", "");
         fprintf(f, "| %s |", kb_jstr(x, "figure", ""));
-        cell(f, unit, json_object_get(x, "paper"));
+        json_array_foreach(papers, j, p)
+            cell(f, unit, json_object_get(json_object_get(x, "papers"), kb_jstr(p, "name", "")));
         cell(f, unit, json_object_get(x, "run"));
         fprintf(f, "\n");
     }
-    fprintf(f, "\nThe paper's column: %s (%s). Its gauges are Gray's own; this run's are "
-            "gray-static's /stats fields. Another CPU, kernel, virtualisation layer or client "
-            "moves every figure: this run is judged by the criteria below, never against "
-            "that column.\n\n", kb_jstr(json_object_get(r, "paper"), "host", ""),
-            kb_jstr(json_object_get(r, "paper"), "source", ""));
+    fprintf(f, "\nThe paper's columns, %s, are its runs of this qualification:", 
+            kb_jstr(r, "paper_label", ""));
+    json_array_foreach(papers, j, p)
+        fprintf(f, "%s %s, %s (%s)", j ? ";" : "", kb_jstr(p, "label", ""),
+                kb_jstr(p, "host", ""), kb_jstr(p, "source", ""));
+    fprintf(f, ". A \"-\" is a figure that run does not state. Their gauges are Gray's own; "
+            "this run's are gray-static's /stats fields. Another CPU, kernel, virtualisation "
+            "layer or client moves every figure: this run is judged by the criteria below, "
+            "never against those columns.\n\n");
+}
+
+static void md_body(FILE *f, json_t *r)
+{
+    json_t *c = json_object_get(r, "criteria");
+    json_t *st = json_object_get(r, "stats_summary");
+    md_table(f, r);
     fprintf(f, "## Criteria\n\n- delivery >= %.1f %% and corrected p99 < %.0f ms, exact "
             "responses (no socket error, non-2xx or response unlike the contract), the fixture "
             "alive throughout, the client trusted\n- zero growth: no RSS or descriptor sample "
@@ -193,9 +270,11 @@ char *kb_qual_report_md(json_t *r)
         return NULL;
     fprintf(f, "# kneebench qualify -- gray-static /db\n\n**%s**: %s\n\n",
             kb_jstr(r, "verdict", "?"), kb_jstr(r, "reason", ""));
-    fprintf(f, "Seed 001's qualification (docs/protocol.md, \"The db qualification\"): server "
-            "CPUs %s, client CPUs %s%s.\n\n", kb_jstr(pl, "server_cpus", "?"),
-            kb_jstr(pl, "client_cpus", "?"),
+    fprintf(f, "Seed 001's qualification (docs/protocol.md, \"The db qualification\"): this "
+            "run reproduces %s, on gray-static's readiness design; its criteria decide the "
+            "verdict. Server CPUs %s, client CPUs %s%s.\n\n",
+            kb_jstr(json_object_get(r, "reproduces"), "label", "?"),
+            kb_jstr(pl, "server_cpus", "?"), kb_jstr(pl, "client_cpus", "?"),
             json_is_true(json_object_get(pl, "unconstrained")) ? ", UNCONSTRAINED (no limits)"
                                                               : "");
     md_body(f, r);

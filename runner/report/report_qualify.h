@@ -2,11 +2,13 @@
  * report.json in the run directory, from its verdict.json and the contract's paper figures.
  *
  * Owns the side-by-side table (docs/protocol.md, "The db qualification"): the paper's figures
- * for seed 001's qualification (contract.json, qualification.paper), labelled as measured on
- * the paper's host -- orientation, not a target -- beside this run's delivery, corrected
- * p50/p99/p99.9/max, responses, /stats observations and their rate, the most handlers
- * suspended at once and the final zero state; then the criteria, the resource series and
- * where the evidence lies. Nothing is written when verdict.json is missing or unreadable. */
+ * for each of its runs of seed 001's qualification (contract.json, qualification.papers: the
+ * readiness qualification this command reproduces, and the continuation run), labelled as
+ * measured on the paper's host -- orientation, not a target -- beside this run's delivery,
+ * corrected p50/p99/p99.9/max, responses, /stats observations and their rate, the most
+ * handlers suspended at once, RSS and descriptors and the final zero state; a figure a paper
+ * run does not state is null ("-"). Then the criteria, the resource series and where the
+ * evidence lies. Nothing is written when verdict.json is missing or unreadable. */
 #ifndef KB_REPORT_QUALIFY_H
 #define KB_REPORT_QUALIFY_H
 
@@ -15,7 +17,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
-/* The report's JSON document (schema_version 1) from a run's verdict.json v and the
+/* The report's JSON document (schema_version 2: a row's paper figures under "papers", by
+ * run name) from a run's verdict.json v and the
  * contract's qualification section; the caller json_decrefs it. */
 json_t *kb_qual_report_json(json_t *v, const struct kb_qualification *q);
 

@@ -49,9 +49,9 @@ void kb_report_load_curve(struct kb_report *r, const struct kb_published_curve *
             (json_int_t)p->rate, "achieved_rps", a, "delivery", d, "p99_us", p->p99_us,
             "achieved_stated", p->achieved_rps >= 0, "delivery_stated", p->delivery >= 0));
     }
-    r->published_curve = json_pack("{s:s,s:s,s:s,s:s,s:s,s:o}", "profile", c->profile,
-        "source", c->source, "host", c->host, "runtime", c->runtime, "route", c->route,
-        "points", pts);
+    r->published_curve = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:o}", "profile", c->profile,
+        "title", c->title ? c->title : "Readiness curve", "source", c->source, "host", c->host,
+        "runtime", c->runtime, "route", c->route, "points", pts);
     paper_highest(r, c);
 }
 
@@ -187,8 +187,9 @@ json_t *kb_report_readiness_json(const struct kb_report *r)
     }
     kb_report_knee(paper, n, r->min_delivery, r->max_p99_us, &pk);
     kb_report_knee(run, n, r->min_delivery, r->max_p99_us, &rk);
-    out = json_pack("{s:O,s:O,s:O,s:O,s:O,s:o,s:o,s:o}", "profile",
-        json_object_get(r->published_curve, "profile"), "runtime",
+    out = json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:o,s:o,s:o}", "profile",
+        json_object_get(r->published_curve, "profile"), "title",
+        json_object_get(r->published_curve, "title"), "runtime",
         json_object_get(r->published_curve, "runtime"), "route",
         json_object_get(r->published_curve, "route"), "paper_host",
         json_object_get(r->published_curve, "host"), "source",

@@ -1,13 +1,16 @@
 /* report_soak.c -- `kneebench soak`'s report.md, from the phases' evidence (report.h):
  * each complete phase's verdict.json (its DONE marker says it is whole), its limits read
- * back, and run.json's identity. Reads files only; a phase without a marker is a row that
- * says INCOMPLETE. */
+ * back, and run.json's identity; beside them the paper's one-hour figures from the contract,
+ * labelled as its host's, and each phase's decay windows. Reads files only; a phase without
+ * a marker is a row that says INCOMPLETE. */
 #define _GNU_SOURCE
 #include "runner/report/report.h"
+#include "fixtures/contract.h"
 #include "runner/util/evidence.h"
 #include "runner/util/jfield.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +37,26 @@ static void report_header(FILE *f, const struct kb_soak_report *s)
             "least-squares slope of RSS (of descriptors), extrapolated to one hour, must stay "
             "within %.3g %% (%.3g %%) of the series' mean, or its fitted rise over the window "
             "within %.0f bytes (%.3g descriptors). The db phase's /stats gauges must return to "
-            "zero after the load. Latency is reported, not judged.\n\n",
+            "zero after the load. Decay gate: the measured interval is cut into windows of %g s "
+            "or a tenth of the phase, whichever is shorter; the phase fails when its last "
+            "window's achieved rate is more than %.2f %% below its first's, or its last "
+            "window's corrected p99 exceeds %.3g x the first's by more than %.3g ms (docs/"
+            "protocol.md, \"The soak's decay gate\"). The tail's level is reported, not "
+            "judged.\n\n",
             100 * s->crit->min_delivery, s->crit->rss.pct_per_hour, s->crit->fds.pct_per_hour,
-            s->crit->rss.floor, s->crit->fds.floor);
+            s->crit->rss.floor, s->crit->fds.floor, s->crit->decay.max_s,
+            100 * s->crit->decay.max_rate_drop, s->crit->decay.p99_factor,
+            s->crit->decay.p99_floor_us / 1000);
+    if (s->db_mode)
+        fprintf(f, "The db phase ran gray-static's **%s** /db design: %s.\n\n", s->db_mode,
+                !strcmp(s->db_mode, "blocking")
+                    ? "the first paper's original route, one synchronous query per request on "
+                      "the server's loop, as the paper's one-hour db phase ran it; its tail is "
+                      "that design's queue (docs/protocol.md, \"The blocking baseline\")"
+                    : "queries on a pool driven by socket readiness, requests parked meanwhile; "
+                      "the paper's one-hour db phase ran the blocking route instead, so its "
+                      "figures beside this phase measure another design (--db-mode blocking "
+                      "runs the paper's)");
     kb_path(path, sizeof(path), s->run, "run.json");
     if ((run = json_load_file(path, 0, NULL))) {
         json_t *host = json_object_get(run, "host");
@@ -88,6 +108,85 @@ static void report_row(FILE *f, const struct kb_soak_planned *p, json_t *v)
             jstr(v, "reason"));
 }
 
+/* A figure the contract carries (>= 0) in ms, else "-". */
+static void paper_ms(FILE *f, double us)
+{
+    us >= 0 ? fprintf(f, " %.2f ms |", us / 1000) : fprintf(f, " - |");
+}
+
+/* The paper's one-hour phases beside this run's, phase by phase. */
+static void paper_section(FILE *f, const struct kb_soak_report *s, json_t **v)
+{
+    const struct kb_published_soak *ps = s->paper;
+    if (!ps || !ps->nphases) {
+        fprintf(f, "The contract carries no published one-hour figures (published.soak).\n\n");
+        return;
+    }
+    fprintf(f, "## Beside the paper's one-hour qualification\n\n"
+            "| phase | requested/s | /db design: paper, this run | paper's host: achieved/s "
+            "| corrected p99 | RSS KiB | this run: achieved/s | corrected p99 | RSS KiB, last "
+            "sample | descriptors, last sample |\n"
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (size_t i = 0; i < s->nph; i++) {
+        const struct kb_published_soak_phase *pp = NULL;
+        json_t *load = json_object_get(v[i], "load");
+        for (size_t k = 0; k < ps->nphases; k++)
+            if (!strcmp(ps->phases[k].route, s->ph[i].route))
+                pp = &ps->phases[k];
+        fprintf(f, "| %s | %ld | %s, %s |", s->ph[i].route, s->ph[i].rate,
+                pp && pp->db_mode ? pp->db_mode : "-",
+                strcmp(s->ph[i].route, "db") ? "-" : s->db_mode ? s->db_mode : "?");
+        if (pp) {
+            fprintf(f, " %.2f%s |", pp->achieved_rps, pp->rate != s->ph[i].rate ? " (at "
+                    "another rate)" : "");
+            paper_ms(f, pp->p99_us);
+            pp->rss_kib >= 0 ? fprintf(f, " %.0f |", pp->rss_kib) : fprintf(f, " - |");
+        } else {
+            fprintf(f, " - | - | - |");
+        }
+        if (v[i])
+            fprintf(f, " %.2f | %.2f ms | %.0f | %.0f |\n", kb_jnum(load, "achieved_rps", NULL),
+                    kb_jnum(load, "corrected_us", "p99") / 1000,
+                    kb_jnum(json_object_get(v[i], "rss_bytes"), "last", NULL) / 1024,
+                    kb_jnum(json_object_get(v[i], "fds"), "last", NULL));
+        else
+            fprintf(f, " - | - | - | - |\n");
+    }
+    fprintf(f, "\nPaper's host: %s (%s).", ps->host, ps->source);
+    if (ps->fds_max)
+        fprintf(f, " Descriptors on the paper's host: %ld-%ld.", ps->fds_min, ps->fds_max);
+    if (ps->note)
+        fprintf(f, " %s", ps->note);
+    fprintf(f, " Orientation, not a target: another CPU, kernel, virtualisation layer or "
+            "client moves every figure, and this run is judged by its own criteria above, "
+            "never against that column.\n\n");
+}
+
+/* One phase's windows, first against last. */
+static void windows_section(FILE *f, size_t i, const struct kb_soak_planned *p, json_t *v)
+{
+    json_t *d = json_object_get(v, "decay"), *w;
+    size_t k;
+    fprintf(f, "### Phase %zu, %s at %ld/s: %s\n\n", i + 1, p->route, p->rate,
+            kb_jstr(d, "verdict", "no decay record"));
+    if (!json_array_size(json_object_get(d, "windows"))) {
+        fprintf(f, "%s\n\n", kb_jstr(d, "reason", "no windows"));
+        return;
+    }
+    fprintf(f, "| window | from..to s | achieved/s | corrected p99 |\n|---:|---|---:|---:|\n");
+    json_array_foreach(json_object_get(d, "windows"), k, w) {
+        double p99 = kb_jnum(w, "p99_us", NULL);
+        fprintf(f, "| %zu | %g..%g | %.1f |", k + 1, kb_jnum(w, "start_s", NULL),
+                kb_jnum(w, "end_s", NULL), kb_jnum(w, "achieved_rps", NULL));
+        if (json_is_number(json_object_get(w, "p99_us")))
+            fprintf(f, " %s%.2f ms |\n",
+                    json_is_true(json_object_get(w, "p99_is_bound")) ? ">= " : "", p99 / 1000);
+        else
+            fprintf(f, " - |\n");
+    }
+    fprintf(f, "\n%s.\n\n", kb_jstr(d, "reason", ""));
+}
+
 /* Below the table: identity and limits read back, and the db phase's counters. */
 static void report_notes(FILE *f, size_t i, const struct kb_soak_planned *p, json_t *v)
 {
@@ -132,16 +231,23 @@ int kb_report_soak(const struct kb_soak_report *s, size_t *complete, char *err, 
         report_row(f, &s->ph[i], v[i]);
     }
     fprintf(f, "\n");
-    for (size_t i = 0; i < s->nph; i++) {
+    for (size_t i = 0; i < s->nph; i++)
         if (v[i])
             report_notes(f, i, &s->ph[i], v[i]);
+    fprintf(f, "\n");
+    paper_section(f, s, v);
+    fprintf(f, "## Decay: each phase's windows, first against last\n\n");
+    for (size_t i = 0; i < s->nph; i++) {
+        if (v[i])
+            windows_section(f, i, &s->ph[i], v[i]);
         json_decref(v[i]);
     }
     free(v);
     fprintf(f, "\n%d of %zu phases passed (%zu complete). Evidence per phase under phases/: "
             "command.json, fixture/ (limits.json read back, identity.json, preflight.json, "
-            "fixture.log), load.json, corrected/uncorrected .hgrm, samples.csv, stats.csv (db), "
-            "verdict.json, DONE.\n", passed, s->nph, *complete);
+            "fixture.log), load.json, corrected/uncorrected .hgrm, series.csv and series.hlog (the "
+            "windows' source), samples.csv, stats.csv (db), verdict.json (with the windows), "
+            "DONE.\n", passed, s->nph, *complete);
     if (fclose(f) != 0) {
         snprintf(err, errlen, "report.md: %s", strerror(errno));
         free(buf);

@@ -45,6 +45,7 @@ static int check_names(const char *csv, char *const *known, size_t n, const char
     return 0;
 }
 
+/* The named runtimes (csv, checked), or the comparison's: every runtime but the variants. */
 static int pick_runtimes(const struct kb_contract *c, const char *csv, struct kb_plan *p,
                          char *err, size_t errlen)
 {
@@ -55,9 +56,58 @@ static int pick_runtimes(const struct kb_contract *c, const char *csv, struct kb
     if (csv && check_names(csv, names, n, "runtime", err, errlen))
         return -1;
     for (size_t i = 0; i < n; i++)
-        if (!csv || in_csv(csv, names[i]))
+        if (csv ? in_csv(csv, names[i]) : !c->runtimes[i].variant_of)
             strlist_add(&p->runtimes, names[i]);
     return 0;
+}
+
+/* The db designs a --db-mode value selects, as bits of DB_READINESS and DB_BLOCKING. */
+enum { DB_READINESS = 1, DB_BLOCKING = 2 };
+
+static int db_mode_bits(const char *mode, char *err, size_t errlen)
+{
+    if (!mode)
+        return 0;
+    if (!strcmp(mode, "readiness"))
+        return DB_READINESS;
+    if (!strcmp(mode, "blocking"))
+        return DB_BLOCKING;
+    if (!strcmp(mode, "both"))
+        return DB_READINESS | DB_BLOCKING;
+    snprintf(err, errlen, "--db-mode is readiness, blocking or both, not '%s'", mode);
+    return -1;
+}
+
+static int in_list(const struct kb_strlist *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i], name))
+            return 1;
+    return 0;
+}
+
+/* With --db-mode: every picked runtime with a db design brings its kin in the chosen ones,
+ * kept in the contract's order. */
+static void add_db_kin(const struct kb_contract *c, int bits, struct kb_plan *p)
+{
+    struct kb_strlist want = { 0 };
+    for (size_t i = 0; i < c->nruntimes; i++) {
+        const struct kb_runtime *rt = &c->runtimes[i];
+        const char *base = rt->variant_of ? rt->variant_of : rt->name;
+        int picked = 0;
+        for (size_t j = 0; j < p->runtimes.n; j++) {
+            const struct kb_runtime *q = kb_contract_runtime(c, p->runtimes.v[j]);
+            picked |= q && q->db_mode && !strcmp(q->variant_of ? q->variant_of : q->name, base);
+        }
+        if (in_list(&p->runtimes, rt->name) ||
+            (picked && rt->db_mode && (bits & (!strcmp(rt->db_mode, "blocking")
+                                               ? DB_BLOCKING : DB_READINESS))))
+            strlist_add(&want, rt->name);
+    }
+    for (size_t i = 0; i < p->runtimes.n; i++)
+        free(p->runtimes.v[i]);
+    free(p->runtimes.v);
+    p->runtimes = want;
 }
 
 static int pick_routes(const struct kb_contract *c, const char *csv, struct kb_plan *p,
@@ -144,14 +194,40 @@ static int set_params(const struct kb_contract *c, const struct kb_plan_opts *o,
     return 0;
 }
 
-/* A route only some runtimes serve (db: gray-static) has no points for the others. */
-static int served(const struct kb_contract *c, const char *route, const char *runtime)
+/* A route only some runtimes serve (db: gray-static) has no points for the others; with
+ * --db-mode, /db has points only for the runtimes of the chosen designs. */
+static int served(const struct kb_contract *c, const char *route, const char *runtime,
+                  int db_bits)
 {
     const struct kb_route *r = kb_contract_route(c, route);
-    return r && kb_route_served_by(r, runtime);
+    const struct kb_runtime *rt = kb_contract_runtime(c, runtime);
+    int design = !strcmp(route, "db") && db_bits && rt && rt->db_mode
+                 ? (!strcmp(rt->db_mode, "blocking") ? DB_BLOCKING : DB_READINESS) : 0;
+    return r && rt && kb_runtime_serves(rt, r) && (!design || (design & db_bits));
 }
 
-static void fill_points(const struct kb_contract *c, struct kb_plan *p)
+/* A runtime with a db design that would have no point (a variant on routes it is not run
+ * on, a design --db-mode left out) is dropped: the plan names the designs that run. Others
+ * stay, pointless or not, as a plan of the db route has always listed them. */
+static void drop_idle(const struct kb_contract *c, struct kb_plan *p, int db_bits)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < p->runtimes.n; i++) {
+        const struct kb_runtime *rt = kb_contract_runtime(c, p->runtimes.v[i]);
+        int any = !rt || !rt->db_mode;
+        for (size_t j = 0; j < p->routes.n; j++)
+            any |= served(c, p->routes.v[j], p->runtimes.v[i], db_bits);
+        if (any)
+            p->runtimes.v[k++] = p->runtimes.v[i];
+        else
+            free(p->runtimes.v[i]);
+    }
+    p->runtimes.n = k;
+    if (p->runtimes.v)
+        p->runtimes.v[k] = NULL;
+}
+
+static void fill_points(const struct kb_contract *c, struct kb_plan *p, int db_bits)
 {
     size_t nrt = p->runtimes.n, k = 0;
     p->points = calloc((size_t)p->repeats * nrt * p->routes.n * p->nrates + 1, sizeof(*p->points));
@@ -159,7 +235,8 @@ static void fill_points(const struct kb_contract *c, struct kb_plan *p)
         for (size_t i = 0; i < nrt; i++) {
             const char *rt = p->runtimes.v[(i + (size_t)r) % nrt];
             for (size_t j = 0; j < p->routes.n; j++)
-                for (size_t q = 0; q < p->nrates && served(c, p->routes.v[j], rt); q++, k++) {
+                for (size_t q = 0; q < p->nrates && served(c, p->routes.v[j], rt, db_bits);
+                     q++, k++) {
                     struct kb_point *pt = &p->points[k];
                     pt->index = k;
                     pt->repeat = r + 1;
@@ -191,8 +268,9 @@ int kb_matrix_plan(const struct kb_contract *c, const struct kb_plan_opts *o, st
 {
     const struct kb_profile *pr;
     char rts[512], ros[512];
+    int db_bits;
     memset(p, 0, sizeof(*p));
-    if (set_params(c, o, p, err, errlen))
+    if (set_params(c, o, p, err, errlen) || (db_bits = db_mode_bits(o->db_mode, err, errlen)) < 0)
         goto fail;
     /* set_params found it; an option still overrides what the profile names */
     pr = kb_contract_profile(c, p->profile);
@@ -202,11 +280,18 @@ int kb_matrix_plan(const struct kb_contract *c, const struct kb_plan_opts *o, st
                     err, errlen) ||
         pick_rates(c, pr, o->rates, p, err, errlen))
         goto fail;
+    if (db_bits && !in_list(&p->routes, "db")) {
+        snprintf(err, errlen, "--db-mode is for the db route, which this plan does not run");
+        goto fail;
+    }
+    if (db_bits)
+        add_db_kin(c, db_bits, p);
+    drop_idle(c, p, db_bits);
     if (!p->runtimes.n || !p->routes.n || !p->nrates) {
         snprintf(err, errlen, "the plan is empty (no runtime, route or rate selected)");
         goto fail;
     }
-    fill_points(c, p);
+    fill_points(c, p, db_bits);
     if (!p->npoints) {
         snprintf(err, errlen, "the plan is empty (no selected runtime serves a selected route)");
         goto fail;

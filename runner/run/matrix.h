@@ -1,8 +1,10 @@
 /* matrix.h -- plans a curve: which points run, in which order, with which parameters.
  *
  * Pure: no I/O. The plan is runtimes (the contract's order, rotated by one per repeat so no
- * runtime always goes first) x routes x rates (ascending). Overrides narrow or change the
- * contract's values; names are checked against the contract. kb_plan_free() frees what
+ * runtime always goes first) x routes x rates (ascending), a runtime only on the routes it
+ * serves (kb_runtime_serves). By default the runtimes are the comparison's: a variant
+ * (gray-static-blocking) runs only where a profile, --runtimes or db_mode names it.
+ * Overrides narrow or change the contract's values; names are checked against the contract. kb_plan_free() frees what
  * kb_matrix_plan() allocated; point strings point into the plan's own copies. */
 #ifndef KB_MATRIX_H
 #define KB_MATRIX_H
@@ -20,6 +22,10 @@ struct kb_plan_opts {
     int threads, connections;  /* <= 0 = from the contract */
     int repeats;               /* <= 0 = 1 */
     int confirm;               /* samples at each cell's boundary; <= 0 = the profile's */
+    /* The /db designs the db route's points run: "readiness", "blocking" or "both"; each
+     * planned runtime with a db design is joined (or replaced, on /db) by its kin with the
+     * chosen ones (kb_contract_db_runtime). NULL: whatever the runtimes picked run. */
+    const char *db_mode;
 };
 
 struct kb_point {

@@ -6,7 +6,6 @@
 #define _GNU_SOURCE
 #include "runner/run/qualrun.h"
 
-#include "runner/sandbox/capture.h"
 #include "runner/sandbox/spawn.h"
 #include "runner/util/clock.h"
 #include "runner/util/evidence.h"
@@ -83,22 +82,13 @@ static json_t *plan_json(const struct kb_qualrun *q, const struct kb_qual_params
         "zero_gauges", g);
 }
 
-/* The first line a command prints, or "unavailable". */
-static void version_line(char *const *argv, char *out, size_t outlen)
-{
-    if (kb_capture_line(argv, out, outlen) < 0 && !out[0])
-        snprintf(out, outlen, "unavailable");
-}
-
 /* run.json through the run skeleton: gray-static's version as for curve and soak, and
  * PostgreSQL's, which the qualification depends on as much as on the server. */
 static int run_identity(struct kb_qualrun *q, int argc, char **argv, char *err, size_t errlen)
 {
     char pg[512];
-    char *pgv[] = { "sh", "-c", "d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | "
-                    "tail -n 1) && \"$d/postgres\" --version", NULL };
     char *names[] = { KB_QUAL_RUNTIME };
-    version_line(pgv, pg, sizeof(pg));
+    kb_run_pg_version(&q->r, pg, sizeof(pg));
     return kb_run_identity(&q->r, argc, argv, "qualification", kb_run_versions(&q->r, names, 1),
                            json_pack("{s:s}", "postgresql", pg), err, errlen);
 }
@@ -108,8 +98,10 @@ int kb_qualrun_setup(struct kb_qualrun *q, const struct kb_srv_opts *o,
                      size_t errlen)
 {
     const struct kb_contract *c = &q->r.c;
-    if (!(q->r.fx.rt = kb_contract_runtime(c, KB_QUAL_RUNTIME)) || !q->r.fx.rt->db_command_extra.n) {
-        snprintf(err, errlen, "the contract has no runtime " KB_QUAL_RUNTIME " with db arguments");
+    /* the paper qualified its readiness design: the runtime whose db arguments select it */
+    if (!(q->r.fx.rt = kb_contract_db_runtime(c, KB_QUAL_RUNTIME, "readiness"))) {
+        snprintf(err, errlen, "the contract has no runtime " KB_QUAL_RUNTIME " with db "
+                 "arguments for the readiness design (db_mode)");
         return -1;
     }
     if (!kb_contract_route(c, c->qual.route)) {
@@ -237,7 +229,7 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
                  size_t errlen)
 {
     const struct kb_srv_load ld = { p->duration_s, p->warmup_s, p->drain_s, p->threads,
-                                   p->connections };
+                                   p->connections, 0 };
     const struct kb_srv_sampling sp = { p->warmup_s + p->settle_s, p->sample_every_s,
                                        p->warmup_s + p->duration_s + 0.05, sample_server, rs,
                                        SIGTERM };

@@ -170,6 +170,15 @@ json_t *kb_run_versions(const struct kb_run *r, char *const *names, size_t n)
     return v;
 }
 
+void kb_run_pg_version(const struct kb_run *r, char *out, size_t outlen)
+{
+    const char *known = kb_sandbox_runtime_version(r->fx.sandbox, "postgresql");
+    if (known)
+        snprintf(out, outlen, "%s", known);
+    else
+        kb_pgcluster_version(out, outlen);
+}
+
 static json_t *command_line(int argc, char **argv)
 {
     json_t *args = json_array();
@@ -196,13 +205,13 @@ int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,
         snprintf(hex, sizeof(hex), "unknown");
     if (kb_sha256_file(r->c.path, chex, why, sizeof(why)) < 0)
         snprintf(chex, sizeof(chex), "unknown");
-    body = json_pack("{s:s,s:o,s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:{s:i,s:I,s:i,s:s,s:s}}",
+    body = json_pack("{s:s,s:o,s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:{s:i,s:I,s:i,s:s,s:s},s:s}",
         "started", when, "command_line", command_line(argc, argv), "runner_sha256", hex,
         "contract", r->c.path, "contract_sha256", chex, "host", kb_host_identity(),
         "runtime_versions", versions, "backend", r->backend, "unconstrained",
         r->fx.no_limits, "limits_requested", "cpus", r->c.cpus, "memory_bytes",
         (json_int_t)r->c.memory_bytes, "pids", r->c.pids, "server_cpus", r->fx.server_cpus,
-        "client_cpus", r->fx.client_cpus);
+        "client_cpus", r->fx.client_cpus, "controller_cpus", r->fx.controller_cpus);
     /* kind first, as a reader sees it */
     run = kind ? json_pack("{s:s}", "kind", kind) : json_object();
     json_object_update(run, body);

@@ -96,8 +96,13 @@ int kb_run_identity_file(const char *dir, json_t *identity, time_t started, char
  * it, else the contract's version command run here; "unknown" without one. New object. */
 json_t *kb_run_versions(const struct kb_run *r, char *const *names, size_t n);
 
+/* The version of the PostgreSQL the run's db route runs against: the sandbox's own (an
+ * image's) where it knows it, else the binaries installed here that pgcluster.sh starts. */
+void kb_run_pg_version(const struct kb_run *r, char *out, size_t outlen);
+
 /* run.json for this invocation: kind (NULL: none), started, command line, runner and
- * contract SHA-256, host, versions (taken), backend, limits requested and placement, what
+ * contract SHA-256, host, versions (taken), backend, limits requested and placement (the
+ * runner's own CPUs among them: controller_cpus), what
  * the sandbox adds, the command's own fields (more, taken; NULL: none), and the fixture's
  * own libmicrohttpd from gray-static's version line. 0, or -1 with err. */
 int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,

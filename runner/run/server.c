@@ -57,6 +57,22 @@ static int placement(struct kb_srv *fx, const struct kb_srv_opts *o, char *err, 
     return 0;
 }
 
+/* The runner on the client's CPUs: what it does while a point runs (sampling, the /stats
+ * reader) then competes with the load generator, which the client's verdicts account for,
+ * and never with the server, whose CPU is the one being measured. */
+static int pin_controller(struct kb_srv *fx, char *err, size_t errlen)
+{
+    cpu_set_t got;
+    if (sched_setaffinity(0, sizeof(fx->client_set), &fx->client_set) < 0 ||
+        sched_getaffinity(0, sizeof(got), &got) < 0) {
+        snprintf(err, errlen, "pinning the runner to the client CPUs %s: %s", fx->client_cpus,
+                 strerror(errno));
+        return -1;
+    }
+    kb_cpulist_format(&got, fx->controller_cpus, sizeof(fx->controller_cpus));
+    return 0;
+}
+
 int kb_srv_setup(struct kb_srv *fx, const struct kb_contract *c, const struct kb_srv_opts *o,
                 char *err, size_t errlen)
 {
@@ -72,7 +88,7 @@ int kb_srv_setup(struct kb_srv *fx, const struct kb_contract *c, const struct kb
     /* the backend may decide (an agent on another host applies limits or not) */
     fx->no_limits = kb_sandbox_no_limits(fx->sandbox);
     snprintf(fx->target, sizeof(fx->target), "%s", kb_sandbox_target(fx->sandbox));
-    if (placement(fx, o, err, errlen) < 0)
+    if (placement(fx, o, err, errlen) < 0 || pin_controller(fx, err, errlen) < 0)
         return -1;
     /* our own binary by default: the very image whose hash the run records */
     fx->self_exec = !o->load_cmd;
@@ -305,7 +321,7 @@ static pid_t spawn_load(struct kb_srv *fx, const struct kb_srv_load *ld, const c
 {
     const struct kb_route *r = kb_contract_route(fx->c, route);
     char url[256], rt[32], dur[32], wu[32], dr[32], th[16], co[16], js[4200], hg[4200],
-        uh[4200], log[4200], hl[4200], sc[4200];
+        uh[4200], log[4200], hl[4200], sc[4200], rl[4200], rmax[24];
     pid_t pid, parent = getpid();
     snprintf(url, sizeof(url), "http://%s:%d%s", fx->target[0] ? fx->target : "127.0.0.1",
              fx->port, r->path);
@@ -321,12 +337,24 @@ static pid_t spawn_load(struct kb_srv *fx, const struct kb_srv_load *ld, const c
     kb_path(log, sizeof(log), dir, "load.log");
     kb_path(hl, sizeof(hl), dir, "series.hlog");       /* per-second time series */
     kb_path(sc, sizeof(sc), dir, "series.csv");
+    kb_path(rl, sizeof(rl), dir, "requests.log");
     char *argv[] = { fx->load_cmd, "load", "--url", url, "--route", (char *)route,
                      "--rate", rt, "--duration", dur, "--warmup", wu, "--drain", dr,
                      "--threads", th, "--connections", co, "--json", js, "--hgrm", hg,
                      "--uncorrected-hgrm", uh, "--hlog", hl, "--series-csv", sc,
-                     "--contract", (char *)fx->c->path, fx->client_rt ? "--rt" : NULL, NULL };
+                     "--contract", (char *)fx->c->path, NULL, NULL, NULL, NULL, NULL, NULL };
+    size_t n = sizeof(argv) / sizeof(argv[0]) - 6;
+    if (fx->client_rt)
+        argv[n++] = "--rt";
+    if (ld->requests_log) {
+        snprintf(rmax, sizeof(rmax), "%d", KB_SRV_REQUESTS_LOG_MAX);
+        argv[n++] = "--requests-log";
+        argv[n++] = rl;
+        argv[n++] = "--requests-log-max";
+        argv[n++] = rmax;
+    }
     unlink(js);
+    unlink(rl);    /* a redone point's log is its own or none */
     if ((pid = fork()) == 0) {
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
         /* An orphaned load would go on driving the port into the point a resumed run

@@ -40,10 +40,17 @@ struct kb_srv_opts {
     const char *image, *agent, *target;   /* the backend's, NULL when not given (sandbox.h) */
 };
 
+/* The most records a point's requests.log holds (kneebench load --requests-log-max): at
+ * about 30 bytes a line, tens of MiB for a point of tens of thousands of requests a second;
+ * its load.json says when the bound cut it (requests_log_truncated). */
+#define KB_SRV_REQUESTS_LOG_MAX 1000000
+
 /* The load generator's parameters, the same for every point / phase of a run. */
 struct kb_srv_load {
     double duration_s, warmup_s, drain_s;
     int threads, connections;
+    int requests_log;              /* keep dir/requests.log: one line per measured request,
+                                    * up to the load generator's bound (runner/README-load.md) */
 };
 
 /* Zeroed by the caller, then kb_srv_setup(); one fixture at a time. */
@@ -55,6 +62,7 @@ struct kb_srv {
     int no_limits;
     int client_rt;                 /* pass --rt to the load generator (kneebench load) */
     char server_cpus[64], client_cpus[64];   /* canonical */
+    char controller_cpus[64];      /* where the runner itself runs, read back after pinning */
     cpu_set_t client_set;
     char load_cmd[4096];
     int self_exec;                 /* exec /proc/self/exe: the image the run hashed */
@@ -72,8 +80,12 @@ struct kb_srv {
 };
 
 /* The sandbox opened (and checked available unless no_limits; its backend may then decide
- * that limits do not apply), its target, placement and load command. 0, or -1; call
- * kb_srv_close() either way. */
+ * that limits do not apply), its target, placement and load command; and the runner itself
+ * -- the controller: its samplers, preflights, readiness waits and /stats reader, every thread
+ * it starts after this -- pinned to the client CPUs, off the server's (controller_cpus is the
+ * kernel's read-back). What it starts for the server's side is placed explicitly (the
+ * fixture's cgroup or affinity, PostgreSQL's pinning). 0, or -1; call kb_srv_close() either
+ * way. */
 int kb_srv_setup(struct kb_srv *fx, const struct kb_contract *c, const struct kb_srv_opts *o,
                 char *err, size_t errlen);
 
@@ -140,7 +152,7 @@ struct kb_srv_sampling {
 };
 
 /* Run `load` for route at rate into dir (load.json, corrected.hgrm, uncorrected.hgrm,
- * load.log) as a child pinned to the client CPUs, to its end, sampling and watching the
+ * load.log, series.hlog, series.csv, and with ld->requests_log requests.log) as a child pinned to the client CPUs, to its end, sampling and watching the
  * fixture. 0 with obs->load_exit; -1 when it could not start or *stop interrupted it. */
 int kb_srv_drive(struct kb_srv *fx, const struct kb_srv_load *ld, const char *route, long rate,
                 const char *dir, const struct kb_srv_sampling *sp, struct kb_point_obs *obs);

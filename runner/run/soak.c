@@ -81,11 +81,27 @@ static enum kb_soak_verdict base_verdict(const struct kb_point_load *r,
     }
 }
 
+/* The decay gate: 1 when the phase's windows show throughput falling or the tail growing
+ * beyond the rule, or cannot be read or judged though the phase is long enough for two;
+ * why says so either way. A phase too short for two windows cannot show decay: noted, 0. */
+static int decayed(const struct kb_soak_obs *o, const struct kb_soak_criteria *c, char *why,
+                   size_t whylen)
+{
+    struct kb_decay d;
+    int rc;
+    if (!o->windows) {
+        snprintf(why, whylen, "decay not judged: %s", o->windows_err);
+        return 1;
+    }
+    rc = kb_soakwin_judge(o->windows, &c->decay, &d, why, whylen);
+    return rc > 0 || (rc < 0 && o->windows->n >= 2);
+}
+
 enum kb_soak_verdict kb_soak_judge(const struct kb_point_load *r, const struct kb_soak_obs *o,
                                    const struct kb_soak_criteria *c, char *reason,
                                    size_t reasonlen)
 {
-    char rss[320], fds[320];
+    char rss[320], fds[320], why[512];
     size_t need = c->min_samples < 2 ? 2 : c->min_samples;
     enum kb_soak_verdict v = base_verdict(r, o, c, reason, reasonlen);
     if (v != KB_SOAK_PASS)
@@ -108,10 +124,14 @@ enum kb_soak_verdict kb_soak_judge(const struct kb_point_load *r, const struct k
                  o->stats_reason);
         return KB_SOAK_FAIL;
     }
+    if (decayed(o, c, why, sizeof(why))) {
+        snprintf(reason, reasonlen, "%s", why);
+        return KB_SOAK_FAIL;
+    }
     snprintf(reason, reasonlen, "delivery %.3f %% (>= %.3f %%), no errors, process alive; "
-             "RSS %+.4g B/h, descriptors %+.3g/h over %zu samples%s", 100 * r->delivery,
+             "RSS %+.4g B/h, descriptors %+.3g/h over %zu samples%s; %s", 100 * r->delivery,
              100 * c->min_delivery, o->rss.per_hour, o->fds.per_hour, o->rss.n,
-             o->stats_checked ? "; /stats at rest" : "");
+             o->stats_checked ? "; /stats at rest" : "", why);
     return KB_SOAK_PASS;
 }
 

@@ -4,11 +4,13 @@
  *
  * Owns: kb_soak_fit (ordinary least squares of y on t), kb_soak_growth (does a fitted series
  * grow beyond the stated threshold?), kb_soak_judge (delivery, errors, process health via
- * the curve's kb_verdict_judge, then resource growth and, for the db phase, the server's
- * counters back at rest). Pure: no I/O, nothing printed; reasons go to the caller's buffer. */
+ * the curve's kb_verdict_judge, then resource growth, for the db phase the server's
+ * counters back at rest, and last the decay gate over the phase's windows, runner/run/
+ * soakwin.h). Pure: no I/O, nothing printed; reasons go to the caller's buffer. */
 #ifndef KB_SOAK_H
 #define KB_SOAK_H
 
+#include "runner/run/soakwin.h"
 #include "runner/run/verdict.h"
 
 #include <stddef.h>
@@ -47,6 +49,7 @@ struct kb_soak_criteria {
     long client_rx_delay_p99_max_us;
     size_t min_samples;            /* at least this many resource samples (>= 2) */
     struct kb_growth_rule rss, fds;
+    struct kb_decay_rule decay;    /* the windows' tolerances */
 };
 
 enum kb_soak_verdict {
@@ -63,6 +66,8 @@ struct kb_soak_obs {
     int stats_checked;             /* the db phase: /stats read after the load */
     int stats_at_rest;             /* gauges back to zero (pool all idle) */
     char stats_reason[256];        /* what was not at rest, or why /stats was unreadable */
+    const struct kb_soakwin *windows;   /* the phase's windows, or NULL: windows_err says why */
+    char windows_err[256];
 };
 
 /* One phase of the plan: a route at a rate, its evidence in dir (<run>/phases/<NN>-<route>). */

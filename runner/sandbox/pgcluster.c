@@ -34,6 +34,16 @@ int kb_pgcluster_available(void)
     return found;
 }
 
+/* The binaries pgcluster.sh starts: the highest version's, as the script picks them. */
+void kb_pgcluster_version(char *out, size_t outlen)
+{
+    char *const argv[] = { "sh", "-c", "d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | "
+                           "sort -V | tail -n 1) && \"$d/postgres\" --version", NULL };
+    out[0] = '\0';
+    if (kb_capture_line(argv, out, outlen) < 0 || !out[0])
+        snprintf(out, outlen, "unavailable");
+}
+
 /* Run `script verb dir`; 0 when it exits 0. out gets stdout, err stderr's last line. */
 static int run_script(const char *root, const char *verb, const char *dir, char *out,
                       size_t outlen, char *err, size_t errlen)

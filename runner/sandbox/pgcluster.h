@@ -24,6 +24,10 @@ void kb_pgcluster_script(const char *root, char *out, size_t outlen);
 /* 1 when PostgreSQL server binaries are installed (/usr/lib/postgresql/<v>/bin/initdb). */
 int kb_pgcluster_available(void);
 
+/* `postgres --version` of the binaries the script starts (the highest installed), or
+ * "unavailable". */
+void kb_pgcluster_version(char *out, size_t outlen);
+
 /* Start (initialising on first use) the cluster in dir; conninfo gets its libpq conninfo.
  * 0, or -1 with the script's complaint in err. */
 int kb_pgcluster_start(const char *root, const char *dir, char *conninfo, size_t conninfolen,

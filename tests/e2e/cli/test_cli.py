@@ -208,6 +208,10 @@ def completion_agrees_with_help():
                                    helped - offered)
     assert complete("kneebench", "load", "-R") == {"-R"}
     assert complete("kneebench", "curve", "--profile", "q") == {"quick"}
+    assert complete("kneebench", "curve", "--profile", "db-b") == {"db-baseline"}
+    assert complete("kneebench", "curve", "--requests-log", "") == {"knee", "all", "none"}
+    assert complete("kneebench", "curve", "--db-mode", "") == {"readiness", "blocking", "both"}
+    assert complete("kneebench", "soak", "--db-mode", "") == {"readiness", "blocking"}
 
 
 @test

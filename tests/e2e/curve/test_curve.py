@@ -615,6 +615,69 @@ def confirmation_samples_each_boundary_and_the_report_counts_them():
     assert load(f"{run}/confirm.json")["points"] == cf["points"]
 
 
+def boundary_ids(run):
+    """Each runtime-route's boundary as the curve reads it (its highest controlled rate and
+    the next planned one; the lowest when none held), from plan.json and the verdicts: the
+    ids of every point at those rates."""
+    pts, ids = load(f"{run}/plan.json")["points"], set()
+    for key in {(p["runtime"], p["route"]) for p in pts}:
+        mine = sorted((p for p in pts if (p["runtime"], p["route"]) == key),
+                      key=lambda p: p["rate"])
+        rates = sorted({p["rate"] for p in mine})
+        held = [p["rate"] for p in mine
+                if load(f"{run}/points/{p['id']}/verdict.json")["verdict"] == "controlled"]
+        top = max(held) if held else None
+        above = [r for r in rates if top is None or r > top][:1]
+        keep = set(above) | ({top} if top else set())
+        ids |= {p["id"] for p in mine if p["rate"] in keep}
+    return ids
+
+
+@test
+def requests_logs_kept_at_each_boundary():
+    """The default --requests-log knee: every point recorded its requests, and once the run
+    was complete only each runtime-route's boundary points kept them; requests-logs.json says
+    which, with their sizes, and each kept log has one line per measured request."""
+    run = main_run()
+    rec = load(f"{run}/requests-logs.json")
+    want = boundary_ids(run)
+    have = {os.path.basename(os.path.dirname(p)) for p in glob.glob(f"{run}/points/*/requests.log")}
+    assert rec["mode"] == "knee" and have == want, (have, want)
+    assert {k["point"] for k in rec["kept"]} == want
+    assert {k["point"] for k in rec["removed"]} == \
+        {p["id"] for p in load(f"{run}/plan.json")["points"]} - want
+    for k in rec["kept"]:
+        path = f"{run}/points/{k['point']}/requests.log"
+        lj = load(f"{run}/points/{k['point']}/load.json")
+        lines = open(path).read().splitlines()
+        assert os.path.getsize(path) == k["bytes"]
+        assert lines[0].startswith("# kneebench requests log") and lines[1].startswith("#")
+        assert len(lines) - 2 == lj["requests_logged"] == lj["scheduled"], (k, len(lines))
+        assert lj["requests_log_max"] == rec["records_max_per_point"]
+        for line in lines[2:]:
+            intended, _, received, _, latency, _ = line.split()
+            assert latency == "-" or int(received) - int(intended) == int(latency), line
+    assert sum(k["bytes"] for k in rec["kept"]) == rec["bytes_kept"]
+
+
+@test
+def requests_log_all_and_none():
+    need_root()
+    for mode in ("all", "none"):
+        run = os.path.join(TMP, f"reqlog-{mode}")
+        r = curve(run, "--runtimes", "go", "--routes", "plaintext", "--rates", "100,200",
+                  "--requests-log", mode)
+        assert r.returncode == 0, r.stdout + r.stderr
+        logs = glob.glob(f"{run}/points/*/requests.log")
+        assert len(logs) == (2 if mode == "all" else 0), logs
+        assert os.path.exists(f"{run}/requests-logs.json") == (mode == "all")
+        for p in load(f"{run}/plan.json")["points"]:
+            lj = load(f"{run}/points/{p['id']}/load.json")
+            assert (lj["requests_log"] is None) == (mode == "none"), lj["requests_log"]
+    r = curve(os.path.join(TMP, "reqlog-bad"), "--requests-log", "sometimes")
+    assert r.returncode == 2 and "--requests-log" in r.stderr, r.stderr
+
+
 @test
 def db_route_runs_with_its_cluster():
     need_root()
@@ -623,15 +686,23 @@ def db_route_runs_with_its_cluster():
     if not os.access(os.path.join(BUILD, "gray-static"), os.X_OK):
         skip("gray-static is not built")
     run = os.path.join(TMP, "db")
-    r = curve(run, "--runtimes", "go,gray-static", "--routes", "json,db", "--rates", "100")
+    r = curve(run, "--runtimes", "go,gray-static", "--routes", "json,db", "--rates", "100",
+              "--db-mode", "both")
     assert r.returncode == 0, r.stdout + r.stderr
     ids = [p["id"] for p in load(f"{run}/plan.json")["points"]]
-    assert ids == ["go-json-100", "gray-static-json-100", "gray-static-db-100"], ids
-    pre = load(f"{run}/fixtures/gray-static/preflight.json")
-    assert pre.get("db", {}).get("ok") is True, pre
-    v = load(f"{run}/points/gray-static-db-100/verdict.json")
-    assert v["verdict"] != "failed", v["reason"]
-    assert v["load"]["mismatches"]["total"] == 0 and v["load"]["completed"] > 0
+    # both /db designs, the blocking one on /db alone
+    assert ids == ["go-json-100", "gray-static-json-100", "gray-static-db-100",
+                   "gray-static-blocking-db-100"], ids
+    for rt, mode in (("gray-static", "readiness"), ("gray-static-blocking", "blocking")):
+        pre = load(f"{run}/fixtures/{rt}/preflight.json")
+        assert pre.get("db", {}).get("ok") is True, pre
+        assert ("json" in pre) == (rt == "gray-static"), pre     # the variant runs /db only
+        assert f" db={mode}" in open(f"{run}/fixtures/{rt}/fixture.log").read(), rt
+        v = load(f"{run}/points/{rt}-db-100/verdict.json")
+        assert v["verdict"] != "failed", v["reason"]
+        assert v["load"]["mismatches"]["total"] == 0 and v["load"]["completed"] > 0
+    # the db route's PostgreSQL is part of the run's identity
+    assert "PostgreSQL" in load(f"{run}/run.json")["runtime_versions"]["postgresql"]
     # the cluster went with the fixture
     pg = f"{run}/fixtures/gray-static/pg"
     out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout

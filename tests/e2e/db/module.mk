@@ -1,12 +1,14 @@
 # tests/e2e/db/: the PostgreSQL route (issue 6) against a real throwaway cluster. test-db
-# builds the pool's Check suite and gray-static, normal and ASan+UBSan, then run.sh starts
+# builds the pool's Check suite (linked with libpq for its own checks of the results; the pool
+# itself loads libpq as gray-static does) and gray-static, normal and ASan+UBSan, then run.sh starts
 # the cluster, runs all four and stops it.
-DB_POOL_OBJS := $(OBJ)/gray-static/pgpool.o $(OBJ)/gray-static/stats.o $(OBJ)/gray-static/loop.o
+DB_POOL_OBJS := $(OBJ)/gray-static/pgpool.o $(OBJ)/gray-static/pqdl.o $(OBJ)/gray-static/stats.o \
+                $(OBJ)/gray-static/loop.o
 
 $(BUILD)/tests/e2e/db/test_pgpool: $(OBJ)/tests/e2e/db/test_pgpool.o $(DB_POOL_OBJS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(gray-static_LDLIBS)
+	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(gray-static_LDLIBS) $(LIBS_libpq)
 
 .PHONY: test-db
 test-db:

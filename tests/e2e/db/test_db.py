@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""test_db.py -- gray-static's GET /db and GET /stats against a real throwaway cluster.
+"""test_db.py -- gray-static's GET /db and GET /stats against a real throwaway cluster, in
+both designs: readiness (the default) and --db-mode blocking (the baseline).
 
 Run by tests/e2e/db/run.sh, which starts the cluster (gray-static/pgcluster.sh) and sets
 KB_PG_CONNINFO, KB_PG_DIR, KB_GRAY_STATIC (the binary under test) and KB_SUITE (the name the
@@ -338,6 +339,117 @@ def postgres_stopped_gives_503_then_service_resumes():
         err = srv.stop()
         srv.stop = lambda: None
         assert "database unreachable" in err and "reachable again" in err, err
+
+
+def libpq_mapped(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        return any("libpq" in line for line in f)
+
+
+@test
+def libpq_is_loaded_only_for_the_database():
+    need_cluster()
+    with Server() as srv:
+        assert srv.get("/plaintext")[0] == 200 and srv.get("/json")[0] == 200
+        assert not libpq_mapped(srv.proc.pid), "libpq mapped by a server without --db"
+    for mode in ("readiness", "blocking"):
+        with Server("--db", CONNINFO, "--db-mode", mode) as srv:
+            assert srv.get("/db")[0] == 200
+            assert libpq_mapped(srv.proc.pid), f"{mode}: /db answered without libpq mapped?"
+            assert srv.stats()["db_mode"] == mode
+
+
+@test
+def db_mode_flags_that_mean_nothing_are_refused():
+    need_cluster()
+    for args, why in ((["--db-mode", "blocking"], "needs --db"),
+                      (["--db", CONNINFO, "--db-mode", "blocking", "--db-pool", "4"], "--db-pool"),
+                      (["--db", CONNINFO, "--db-mode", "eventually"], "readiness or blocking")):
+        p = subprocess.run([BINARY, "--port", "0", *args], capture_output=True, text=True,
+                           timeout=10)
+        assert p.returncode == 2 and why in p.stderr, (args, p.returncode, p.stderr)
+
+
+@test
+def blocking_rows_are_exact_one_connection_nothing_parked():
+    need_cluster()
+    with Server("--db", CONNINFO, "--db-mode", "blocking") as srv:
+        res = fetch_many(srv, "/db", 200, 8)
+        bad = [r for r in res if r[0] != 200 or not BODY_RE.match(r[1])]
+        assert len(res) == 200 and not bad, bad[:3]
+        rows = {json.loads(b)["id"]: json.loads(b)["randomNumber"] for _, b in res}
+        assert psql_rows(rows) == rows
+        st = srv.stats()
+        assert st["db_mode"] == "blocking" and st["pool_size"] == 1, st
+        assert st["queries_total"] == 200 and st["errors"] == 0, st
+        assert st["suspended_total"] == 0 and st["suspended_max"] == 0, st   # never parked
+        assert_quiet(srv, 1)
+        assert backends() == 1, "the blocking design holds exactly one connection"
+
+
+@test
+def blocking_query_holds_every_other_connection():
+    """What the baseline is: while one request's query runs on the loop, a /plaintext request
+    on another connection waits for it; in the readiness design it does not. The query sleeps
+    1 s; /plaintext is sent once PostgreSQL shows it running, and must wait at least 0.3 s
+    (blocking) or answer within 0.5 s (readiness)."""
+    need_cluster()
+    for mode in ("blocking", "readiness"):
+        with Server("--db", CONNINFO, "--db-mode", mode, "--test-routes") as srv:
+            srv.wait_stats(lambda s: s["pool_idle"] == s["pool_size"])
+            slow = threading.Thread(target=srv.get, args=("/db-sleep?ms=1000",))
+            slow.start()
+            deadline = time.monotonic() + 5
+            while not sleeping() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            t0 = time.monotonic()
+            status = srv.get("/plaintext")[0]
+            waited = time.monotonic() - t0
+            slow.join()
+            assert status == 200
+            print(f"     {mode}: /plaintext during a 1 s query took {waited * 1000:.0f} ms")
+            if mode == "blocking":
+                assert waited >= 0.3, f"blocking: /plaintext was not held ({waited:.3f} s)"
+            else:
+                assert waited < 0.5, f"readiness: /plaintext was held ({waited:.3f} s)"
+
+
+def sleeping():
+    """1 while a pg_sleep query of the test database is running."""
+    q = ("SELECT count(*) FROM pg_stat_activity WHERE datname = 'kb' AND state = 'active' "
+         "AND query LIKE 'SELECT pg_sleep%'")
+    return int(subprocess.run(["psql", "-X", "-A", "-t", CONNINFO, "-c", q], check=True,
+                              capture_output=True, text=True).stdout.strip()) > 0
+
+
+@test
+def blocking_database_stopped_gives_503_then_service_resumes():
+    need_cluster()
+    if not PGDIR:
+        skip("KB_PG_DIR not set: cannot stop and restart the cluster")
+    with Server("--db", CONNINFO, "--db-mode", "blocking") as srv:
+        assert srv.get("/db")[0] == 200
+        subprocess.run([PGCLUSTER, "stop", PGDIR], check=True, capture_output=True)
+        try:
+            statuses = [srv.get("/db")[0] for _ in range(3)]
+            assert statuses == [503] * 3, statuses
+            st = srv.stats()
+            assert st["db_reachable"] is False and st["pool_down"] == 1, st
+            assert st["unavailable"] >= 3, st
+        finally:
+            subprocess.run([PGCLUSTER, "start", PGDIR], check=True, capture_output=True)
+        deadline = time.monotonic() + 10
+        status = None
+        while time.monotonic() < deadline and status != 200:
+            status, _, body = srv.get("/db")
+            assert status in (200, 503), (status, body)
+            time.sleep(0.05)
+        assert status == 200, "the blocking route did not reconnect"
+        st = srv.stats()
+        assert st["db_reachable"] is True and st["reconnects"] >= 2, st
+        err = srv.stop()
+        srv.stop = lambda: None
+        assert "connection lost" in err or "connect failed" in err, err
 
 
 if __name__ == "__main__":

@@ -46,7 +46,8 @@ IMAGE = os.environ.get("KB_DOCKER_TEST_IMAGE", "kneebench:test")
 with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:
     CONTRACT = json.load(f)
 LIMITS = CONTRACT["limits"]
-RUNTIMES = [rt["name"] for rt in CONTRACT["runtimes"]]
+# the comparison's runtimes: a variant (gray-static-blocking) is another start of one of them
+RUNTIMES = [rt["name"] for rt in CONTRACT["runtimes"] if not rt.get("variant_of")]
 ROUTES = {r["name"]: r for r in CONTRACT["routes"]}
 LABEL = "org.kneebench.runner-pid"
 

@@ -4,10 +4,14 @@ throwaway PostgreSQL cluster (the db phase starts and stops its own).
 One short soak (4 s per phase at low rates after 2 s warmup; samples from 4 s to 6 s) is run once and its run directory examined:
 every phase passes, the evidence is whole (marker last, no partial files), the RSS and
 descriptor slopes in verdict.json match an independent least-squares fit of samples.csv
-(>= 2 samples), the db phase ran gray-static with --db against the cluster in its own
-directory while plaintext/json ran without it, /stats was sampled and back at rest, the
-cluster and cgroups are gone afterwards, and report.md carries each phase's figures.
-An interrupted soak keeps no marker and leaves nothing running.
+(>= 2 samples), the db phase ran gray-static in the contract's /db design (the paper's
+blocking route) with --db against the cluster in its own directory while plaintext/json ran
+without it, /stats was sampled and back at rest on the contract's zero gauges, the cluster and
+cgroups are gone afterwards, each phase's decay windows in verdict.json match the series they
+were read from, and report.md carries each phase's figures, the paper's beside them and the
+windows. A db phase in the readiness design runs its pool. An interrupted soak keeps no marker
+and leaves nothing running. A soak whose server is slowed on purpose halfway through (a
+bounded SCHED_FIFO busy loop on the server's CPU for the second half) fails its decay gate.
 
 The host is shared with other engineers' load tests: the client's send-lag gate is relaxed
 to 50 ms here (stated in the command), and a soak whose phases did not all pass is run once
@@ -41,8 +45,14 @@ RATES = {"plaintext": 2000, "json": 2000, "db": 500}
 # the hour-long default is 64 KiB and 1 %/h.
 # Warmup and settle are 2 s, not 1: the db pool's 64 connections are first used (libpq's
 # buffers allocated) during the first second or two at 500/s.
+# The decay gate's windows here are a second long (a tenth of a 4 s phase): a stall of the
+# shared host's of 10 ms at the end of the last one moves 1 % of its responses into the next,
+# and one of tens of ms sets its p99. The short form therefore allows a 5 % drop and a p99
+# growth of 50 ms (the hour's defaults are 0.5 % and 10 ms over 5-minute windows; the rule
+# itself is the unit test's, tests/unit/runner/run/test_soakwin.c).
 SHORT = ["--duration", "4", "--warmup", "2", "--settle", "2", "--sample-every", "1",
-         "--client-lag-max-us", "50000", "--rss-floor", "1048576"]
+         "--client-lag-max-us", "50000", "--rss-floor", "1048576",
+         "--max-rate-drop", "0.05", "--p99-growth-floor-ms", "50"]
 
 _run = {}
 
@@ -199,25 +209,63 @@ def db_phase_uses_its_own_cluster_others_run_without_db():
             continue
         conninfo = argv[argv.index("--db") + 1]
         assert f"host={d}/pg/sock" in conninfo, conninfo
-        assert argv[argv.index("--db-pool") + 1] == str(CONTRACT["db"]["pool_size"]), argv
+        # the contract's design for the soak: the paper's blocking route, one connection
+        mode = CONTRACT["soak"]["db_mode"]
+        assert argv[argv.index("--db-mode") + 1] == mode and "--db-pool" not in argv, argv
+        assert load_json(os.path.join(d, "verdict.json"))["db_mode"] == mode
         # the cluster was stopped: no postmaster.pid left in its data directory
         assert not os.path.exists(os.path.join(d, "pg", "data", "postmaster.pid"))
         with open(os.path.join(d, "stats.csv")) as f:
             head, *rows = [line.strip().split(",") for line in f if line.strip()]
         assert len(rows) >= 2, rows
         cols = {k: head.index(k) for k in ("pool_size", "suspended_max", "queries_total")}
-        assert all(row[cols["pool_size"]] == str(CONTRACT["db"]["pool_size"]) for row in rows)
+        assert all(row[cols["pool_size"]] == "1" for row in rows)
         totals = [int(row[cols["queries_total"]]) for row in rows]
         assert totals == sorted(totals) and totals[-1] > totals[0], totals
         v = load_json(os.path.join(d, "verdict.json"))
         st = v["stats"]
         assert st["at_rest_after"] is True and st["read_failures"] == 0, st
-        assert st["suspended_max"] >= 1, st
-        for g in ("suspended_now", "queries_in_flight", "queued", "pool_busy"):
+        assert st["suspended_max"] == 0, st          # blocking: nothing is ever parked
+        for g in CONTRACT["qualification"]["zero_gauges"]:
             assert st["after"][g] == 0, (g, st["after"])
         print(f"    db phase: {v['load']['achieved_rps']:.1f}/s achieved of {RATES['db']}, "
               f"p99 {v['load']['corrected_us']['p99'] / 1000:.2f} ms, "
               f"suspended max {st['suspended_max']}")
+
+
+def windows_from_series(d, duration, n):
+    """The windows' responses and seconds, summed here from series.csv (the p99 is the unit
+    test's to check against merged histograms)."""
+    with open(os.path.join(d, "series.csv")) as f:
+        head, *rows = [line.strip().split(",") for line in f if line.strip()]
+    col = {k: head.index(k) for k in ("start_s", "length_s", "completed")}
+    got = [[0, 0.0] for _ in range(n)]
+    for row in rows:
+        start = float(row[col["start_s"]])
+        if start < duration:
+            k = min(int(start / (duration / n) + 1e-9), n - 1)
+            got[k][0] += int(row[col["completed"]])
+            got[k][1] += float(row[col["length_s"]])
+    return got
+
+
+@test
+def decay_windows_follow_the_series():
+    r = the_run()
+    dur = float(SHORT[SHORT.index("--duration") + 1])
+    for i, name in enumerate(PHASES):
+        d = phase_dir(r, i, name)
+        dec = load_json(os.path.join(d, "verdict.json"))["decay"]
+        n = dec["n"]
+        assert n == len(dec["windows"]) >= 2, dec
+        for w, (completed, secs) in zip(dec["windows"], windows_from_series(d, dur, n)):
+            assert w["completed"] == completed and abs(w["seconds"] - secs) < 1e-6, (w, completed)
+            assert abs(w["achieved_rps"] - completed / secs) < 1e-6 * completed, w
+            assert w["p99_us"] is not None and w["p99_us"] > 0, w
+        first, last = dec["windows"][0], dec["windows"][-1]
+        assert abs(dec["rate_drop"] - (1 - last["achieved_rps"] / first["achieved_rps"])) < 1e-9
+        assert abs(dec["p99_growth_us"] - (last["p99_us"] - first["p99_us"])) < 1e-6
+        assert dec["verdict"] == "flat", (name, dec["reason"])
 
 
 @test
@@ -231,6 +279,135 @@ def report_has_every_phase():
         assert f"| {v['load']['achieved_rps']:.1f} |" in line, line
         assert f"**{v['verdict']}**" in line, line
     assert f"{len(PHASES)} of {len(PHASES)} phases passed" in md or _run["rc"] != 0
+    # the paper's one-hour figures beside the run's, from the contract, as its host's
+    paper = CONTRACT["published"]["soak"]
+    assert paper["host"] in md and "## Beside the paper's one-hour qualification" in md
+    for i, name in enumerate(PHASES):
+        pp = next(p for p in paper["phases"] if p["route"] == name)
+        line = next(ln for ln in md.split("## Beside")[1].splitlines()
+                    if ln.startswith(f"| {name} |"))
+        assert f"| {pp['achieved_rps']:.2f}" in line and f"| {pp['p99_us'] / 1000:.2f} ms |" \
+            in line, line
+        # each phase's windows, as verdict.json keeps them
+        dec = load_json(os.path.join(phase_dir(r, i, name), "verdict.json"))["decay"]
+        assert f"### Phase {i + 1}, {name} at {RATES[name]}/s: {dec['verdict']}" in md
+        assert dec["reason"] in md
+
+
+@test
+def db_phase_in_the_readiness_design_runs_its_pool():
+    if not HAVE_PG:
+        skip("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (make deps)")
+    if not os.access(KB, os.X_OK):
+        skip(f"{KB} is not built")
+    out = tempfile.mkdtemp(prefix="kb-soak-ready-", dir=BUILD)
+    os.chmod(out, 0o755)
+    try:
+        for attempt in (1, 2):
+            run = os.path.join(out, f"run{attempt}")
+            p = subprocess.run(soak_cmd(run, ["db"], ["--db-mode", "readiness"]),
+                               capture_output=True, text=True, timeout=120)
+            if p.returncode == 2 and unavailable(p.stderr):
+                skip(f"soak cannot run here: {p.stderr.strip()}")
+            if p.returncode == 0:
+                break
+        assert p.returncode == 0, p.stdout + p.stderr
+        d = os.path.join(run, "phases", "01-db")
+        argv = load_json(os.path.join(d, "command.json"))["fixture_argv"]
+        assert argv[argv.index("--db-mode") + 1] == "readiness", argv
+        assert argv[argv.index("--db-pool") + 1] == str(CONTRACT["db"]["pool_size"]), argv
+        v = load_json(os.path.join(d, "verdict.json"))
+        assert v["db_mode"] == "readiness" and v["stats"]["suspended_max"] >= 1, v["stats"]
+        for g in CONTRACT["qualification"]["zero_gauges"]:
+            assert v["stats"]["after"][g] == 0, (g, v["stats"]["after"])
+        assert "**readiness** /db design" in open(os.path.join(run, "report.md")).read()
+        assert load_json(os.path.join(run, "plan.json"))["db_mode"] == "readiness"
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+# A bounded busy loop above everything else on one CPU: busy for `busy` seconds of every
+# `period` until `total` seconds have passed, then it exits by itself.
+HOG = r"""
+import os, sys, time
+cpu, busy, period, total = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+os.sched_setaffinity(0, {cpu})
+os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(99))
+end = time.monotonic() + total
+while time.monotonic() < end:
+    stop = min(time.monotonic() + busy, end)
+    while time.monotonic() < stop:
+        pass
+    time.sleep(max(0.0, min(period - busy, end - time.monotonic())))
+"""
+
+
+def load_child_of(parent, seconds=60):
+    """The PID of the soak's `kneebench load` child and its start (s since boot)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for d in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    st = f.read().rsplit(")", 1)[1].split()
+                if int(st[1]) == parent and "load" in open(f"/proc/{d}/cmdline").read().split("\0"):
+                    return int(d), int(st[19]) / os.sysconf("SC_CLK_TCK")
+            except (OSError, ValueError, IndexError):
+                continue
+        time.sleep(0.02)
+    raise AssertionError(f"no load child of {parent}")
+
+
+@test
+def a_server_slowed_halfway_fails_its_decay_gate():
+    """plaintext at 2,000/s for 12 s; from the middle of the measured interval to its end a
+    SCHED_FIFO loop on the server's CPU takes 200 ms of every 250: requests that arrive then
+    wait for it, the last window's corrected p99 is a multiple of the first's, and the phase
+    fails on decay. Its delivery floor is relaxed to 90 % here, since requests held past the
+    interval's end are lost to it, so that the decay gate is what is tested."""
+    if os.geteuid() != 0 or len(os.sched_getaffinity(0)) < 2:
+        skip("needs root (SCHED_FIFO, the sandbox) and two CPUs")
+    if not os.access(KB, os.X_OK):
+        skip(f"{KB} is not built")
+    server_cpu = int(CONTRACT["limits"]["server_cpus"].split(",")[0].split("-")[0])
+    warmup, duration = 2.0, 12.0
+    out = tempfile.mkdtemp(prefix="kb-soak-hog-", dir=BUILD)
+    cmd = [KB, "soak", "--out", out, "--phases", "plaintext", "--rates", "2000",
+           "--build", BUILD, "--duration", str(duration), "--warmup", str(warmup),
+           "--settle", "2", "--sample-every", "1", "--client-lag-max-us", "50000",
+           "--rss-floor", "1048576", "--max-rate-drop", "0.05", "--p99-growth-floor-ms", "50",
+           "--min-delivery", "0.9"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    hog = None
+    try:
+        _, started = load_child_of(p.pid)
+        with open("/proc/uptime") as f:
+            now = float(f.read().split()[0])
+        time.sleep(max(0.0, started + warmup + duration / 2 - now))
+        hog = subprocess.Popen([sys.executable, "-c", HOG, str(server_cpu), "0.2", "0.25",
+                                str(duration / 2 + 1)])
+        stdout, stderr = p.communicate(timeout=120)
+        hog.wait(timeout=30)
+    finally:
+        for proc in (p, hog):
+            if proc and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    try:
+        if p.returncode == 2 and unavailable(stderr):
+            skip(f"soak cannot run here: {stderr.strip()}")
+        v = load_json(os.path.join(out, "phases", "01-plaintext", "verdict.json"))
+        dec = v["decay"]
+        first, last = dec["windows"][0], dec["windows"][-1]
+        print(f"    first window p99 {first['p99_us'] / 1000:.2f} ms, last "
+              f"{last['p99_us'] / 1000:.2f} ms: {dec['verdict']}")
+        assert p.returncode == 1, (p.returncode, stdout, stderr)
+        assert v["verdict"] == "fail", v["reason"]
+        assert dec["verdict"] in ("tail-grew", "throughput-decayed"), dec
+        assert "tail grew" in v["reason"] or "throughput decayed" in v["reason"], v["reason"]
+        assert hog.returncode == 0, "the busy loop did not end by itself"
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
 
 
 @test
@@ -240,7 +417,11 @@ def bad_options_are_refused_before_anything_runs():
     out = tempfile.mkdtemp(prefix="kb-soak-bad-", dir=BUILD)
     try:
         for extra in (["--phases", "nope"], ["--phases", "json", "--rates", "1,2"],
-                      ["--phases", "json", "--sample-every", "0"]):
+                      ["--phases", "json", "--sample-every", "0"],
+                      ["--phases", "json", "--db-mode", "blocking"],
+                      ["--phases", "db", "--db-mode", "eventually"],
+                      ["--phases", "json", "--max-rate-drop", "1"],
+                      ["--phases", "json", "--p99-growth", "0.5"]):
             p = subprocess.run([KB, "soak", "--out", os.path.join(out, "r")] + extra,
                                capture_output=True, text=True, timeout=30)
             assert p.returncode == 2, (extra, p.returncode, p.stderr)

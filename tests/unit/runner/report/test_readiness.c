@@ -82,7 +82,8 @@ END_TEST
 START_TEST(published_curve_derives_the_unstated_figure)
 {
     struct kb_published_point pts[2] = { { 4000, 3965.82, -1, 4530 }, { 16000, -1, 0.94666, 805890 } };
-    struct kb_published_curve c = { "db-readiness", "src", "host", "gray-static", "db", pts, 2 };
+    struct kb_published_curve c = { "db-readiness", "src", "host", "gray-static", "db", pts, 2,
+                                    NULL };
     struct kb_report r;
     struct kb_knee_point p;
     long rates[8];

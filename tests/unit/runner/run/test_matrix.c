@@ -1,5 +1,6 @@
-/* test_matrix.c -- the plan: contract order, 56 points by default, overrides, repeats with
- * rotated runtime order, names checked. */
+/* test_matrix.c -- the plan: contract order, 56 points by default (the comparison's runtimes:
+ * no variant), overrides, repeats with rotated runtime order, names checked, the db designs
+ * a profile or --db-mode selects. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/run/matrix.h"
 #include "runner/util/root.h"
@@ -29,11 +30,22 @@ static struct kb_plan_opts defaults(void)
     return o;
 }
 
+/* The comparison's runtimes: the contract's, less the variants. */
+static size_t compared(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < C.nruntimes; i++)
+        n += !C.runtimes[i].variant_of;
+    return n;
+}
+
 START_TEST(default_plan_is_contract_matrix)
 {
     struct kb_plan_opts o = defaults();
     ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), 0);
-    ck_assert_uint_eq(P.npoints, C.nruntimes * C.cmp_routes.n * C.nrates);
+    ck_assert_uint_lt(compared(), C.nruntimes);   /* the contract has a variant to leave out */
+    ck_assert_uint_eq(P.runtimes.n, compared());
+    ck_assert_uint_eq(P.npoints, compared() * C.cmp_routes.n * C.nrates);
     ck_assert_str_eq(P.profile, "paper");
     ck_assert_double_eq(P.duration_s, kb_contract_profile(&C, "paper")->duration_s);
     ck_assert_int_eq(P.threads, C.threads);
@@ -44,7 +56,9 @@ START_TEST(default_plan_is_contract_matrix)
     ck_assert_int_eq(P.points[0].rate, C.rates[0]);
     ck_assert_int_eq(P.points[1].rate, C.rates[1]);
     ck_assert_str_eq(P.points[C.nrates].route, C.cmp_routes.v[1]);
-    ck_assert_str_eq(P.points[P.npoints - 1].runtime, C.runtimes[C.nruntimes - 1].name);
+    ck_assert_str_eq(P.points[P.npoints - 1].runtime, P.runtimes.v[P.runtimes.n - 1]);
+    for (size_t i = 0; i < P.npoints; i++)
+        ck_assert(!kb_contract_runtime(&C, P.points[i].runtime)->variant_of);
     for (size_t i = 0; i < P.npoints; i++) {
         ck_assert_uint_eq(P.points[i].index, i);
         ck_assert_ptr_eq(kb_plan_find(&P, P.points[i].id), &P.points[i]);
@@ -160,6 +174,61 @@ START_TEST(profile_names_its_matrix)
 }
 END_TEST
 
+/* db-baseline plans both designs of gray-static's /db at the paper's rate; --db-mode selects
+ * designs for any plan of the db route, and a variant never runs a route it is not for. */
+START_TEST(db_designs_by_profile_and_option)
+{
+    struct kb_plan_opts o = defaults();
+    const struct kb_runtime *b = kb_contract_db_runtime(&C, "gray-static", "blocking");
+    char id[128];
+    o.profile = "db-baseline";
+    ck_assert_msg(kb_matrix_plan(&C, &o, &P, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(P.runtimes.n, 2);
+    ck_assert_uint_eq(P.npoints, 2 * P.nrates);
+    snprintf(id, sizeof(id), "%s-db-%ld", b->name, P.rates[0]);
+    ck_assert_ptr_nonnull(kb_plan_find(&P, id));
+    snprintf(id, sizeof(id), "gray-static-db-%ld", P.rates[0]);
+    ck_assert_ptr_nonnull(kb_plan_find(&P, id));
+    kb_plan_free(&P);
+    /* --db-mode narrows the profile's designs to one, and the other leaves the plan */
+    o.db_mode = "blocking";
+    ck_assert_msg(kb_matrix_plan(&C, &o, &P, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(P.runtimes.n, 1);
+    ck_assert_str_eq(P.runtimes.v[0], b->name);
+    kb_plan_free(&P);
+    /* ...or joins the blocking design to a plan that did not name it, on /db only */
+    o = defaults();
+    o.runtimes = "go,gray-static";
+    o.routes = "plaintext,db";
+    o.rates = "100";
+    o.db_mode = "both";
+    ck_assert_msg(kb_matrix_plan(&C, &o, &P, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_uint_eq(P.npoints, 4);   /* go, gray-static plaintext; both designs on db */
+    snprintf(id, sizeof(id), "%s-db-100", b->name);
+    ck_assert_ptr_nonnull(kb_plan_find(&P, id));
+    snprintf(id, sizeof(id), "%s-plaintext-100", b->name);
+    ck_assert_ptr_null(kb_plan_find(&P, id));
+    kb_plan_free(&P);
+    o.db_mode = "blocking";            /* gray-static still serves plaintext, not db */
+    ck_assert_msg(kb_matrix_plan(&C, &o, &P, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_ptr_nonnull(kb_plan_find(&P, "gray-static-plaintext-100"));
+    ck_assert_ptr_null(kb_plan_find(&P, "gray-static-db-100"));
+    kb_plan_free(&P);
+    o.db_mode = "sometimes";
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "sometimes"));
+    o.db_mode = "blocking";
+    o.routes = "plaintext";
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "db route"));
+    /* named alone on a route it is not for, a variant has nothing to run */
+    o = defaults();
+    o.runtimes = b->name;
+    o.routes = "plaintext";
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), -1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("matrix");
@@ -171,6 +240,7 @@ static Suite *suite(void)
     tcase_add_test(tc, route_only_where_served);
     tcase_add_test(tc, bad_names_and_numbers_refused);
     tcase_add_test(tc, profile_names_its_matrix);
+    tcase_add_test(tc, db_designs_by_profile_and_option);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -13,7 +13,22 @@ static char why[512];
 static const struct kb_soak_criteria crit = {
     .min_delivery = 0.995, .client_cpu_max_fraction = 0.80, .client_lag_p99_max_us = 1000,
     .min_samples = 2, .rss = { 1.0, 65536 }, .fds = { 1.0, 1.0 },
+    .decay = { 300, 0.005, 2.0, 10000 },
 };
+
+/* Two windows of a phase: achieved and corrected p99 in each. */
+static struct kb_soakwin win;
+
+static const struct kb_soakwin *windows(double p0, double p1)
+{
+    memset(&win, 0, sizeof(win));
+    win.n = 2;
+    win.window_s = 300;
+    for (int k = 0; k < 2; k++)
+        win.w[k] = (struct kb_soak_window){ 300.0 * k, 300.0 * (k + 1), 300, 1200000, 0, 4000,
+                                            k ? p1 : p0, 0 };
+    return &win;
+}
 
 /* n samples every dt seconds starting at t0: y = base + per_s * t (+ alternating noise) */
 static void series(double *t, double *y, size_t n, double t0, double dt, double base,
@@ -121,6 +136,7 @@ static struct kb_soak_obs flat_obs(void)
     series(t, f, 10, 0, 10, 263, 0, 0);
     o.have_rss = kb_soak_fit(t, y, 10, &o.rss) == 0;
     o.have_fds = kb_soak_fit(t, f, 10, &o.fds) == 0;
+    o.windows = windows(802820, 790000);
     return o;
 }
 
@@ -163,6 +179,21 @@ START_TEST(phase_verdict)
     ck_assert_msg(strstr(why, "queued=3") != NULL, "%s", why);
     o.stats_at_rest = 1;
     ck_assert_int_eq(kb_soak_judge(&r, &o, &crit, why, sizeof(why)), KB_SOAK_PASS);
+    ck_assert_msg(strstr(why, "no decay") != NULL, "%s", why);
+    /* the decay gate comes last: a tail that grew fails a phase that held everything else */
+    o.windows = windows(1200, 60000);
+    ck_assert_int_eq(kb_soak_judge(&r, &o, &crit, why, sizeof(why)), KB_SOAK_FAIL);
+    ck_assert_msg(strstr(why, "tail grew") != NULL, "%s", why);
+    /* windows that could not be read are no pass */
+    o.windows = NULL;
+    snprintf(o.windows_err, sizeof(o.windows_err), "series.hlog: cannot open");
+    ck_assert_int_eq(kb_soak_judge(&r, &o, &crit, why, sizeof(why)), KB_SOAK_FAIL);
+    ck_assert_msg(strstr(why, "decay not judged: series.hlog") != NULL, "%s", why);
+    /* a phase too short for two windows cannot show decay: said, not failed */
+    o.windows = windows(1200, 1200);
+    win.n = 1;
+    ck_assert_int_eq(kb_soak_judge(&r, &o, &crit, why, sizeof(why)), KB_SOAK_PASS);
+    ck_assert_msg(strstr(why, "decay not judged") != NULL, "%s", why);
     ck_assert_str_eq(kb_soak_verdict_name(KB_SOAK_CLIENT_LIMITED), "client-limited");
 }
 END_TEST
