@@ -5,6 +5,7 @@
 #   make curve BACKEND=docker           fixtures in the image (built first by `make image-auto`)
 #   make curve RUN=runs/mine            resume (or start) that run directory
 #   make curve CALIBRATE=strict         refuse to run when the client cannot prove its margin
+#   make curve REFINE=1                 bisect each cell's knee to 5 % after the grid (REFINE=2: 2 %)
 #   make curve ARGS="--runtimes go,gray-static --repeats 3"   anything `kneebench curve` takes
 #
 # The curve's exit status 1 (some evidence could not be written) still gets a report, which
@@ -19,6 +20,9 @@ ARGS    ?=
 # refuses to run without the margin; `off` skips the proof.
 CALIBRATE ?= force
 CALIBRATE_ARGS := $(if $(filter force,$(CALIBRATE)),--calibrate --force,$(if $(filter strict,$(CALIBRATE)),--calibrate))
+# REFINE: --refine=PCT, each cell's knee bisected between its grid rates to PCT % (1: 5 %).
+REFINE ?=
+REFINE_ARGS := $(if $(filter-out 0,$(REFINE)),--refine$(if $(filter 1,$(REFINE)),,=$(REFINE)))
 ifeq ($(RUN),)
 RUN := runs/$(PROFILE)-$(shell date -u +%Y%m%dT%H%M%SZ)
 endif
@@ -31,6 +35,6 @@ curve:
 	@echo "kneebench: curve into $(RUN) (PROFILE=$(PROFILE) BACKEND=$(BACKEND))"
 	@$(BUILD)/kneebench curve --run $(RUN) --profile $(PROFILE) --backend $(BACKEND) \
 	   $(if $(filter docker,$(BACKEND)),--image $(DOCKER_IMAGE)) \
-	   --build $(abspath $(BUILD)) $(CALIBRATE_ARGS) $(ARGS); st=$$?; \
+	   --build $(abspath $(BUILD)) $(CALIBRATE_ARGS) $(REFINE_ARGS) $(ARGS); st=$$?; \
 	 if [ $$st -gt 1 ]; then exit $$st; fi; \
 	 $(BUILD)/kneebench report $(RUN) && echo "kneebench: report in $(RUN)/report.md"

@@ -51,6 +51,7 @@
 #include "runner/run/server.h"
 #include "runner/run/judgement.h"
 #include "runner/run/hostclock.h"
+#include "runner/run/refine.h"
 #include "runner/run/steal.h"
 #include "runner/run/matrix.h"
 #include "runner/sandbox/pgcluster.h"
@@ -88,12 +89,14 @@ struct curve {
     int harness_error;         /* the harness kept it from starting (preflight_reason says
                                 * how): its points are not judged but left to redo */
     char fixdir[4096], preflight_reason[512];
-    /* progress: finished of total, in the matrix or (confirming) in a confirmation round */
+    /* progress: finished of total, in the matrix or (confirming: "confirm ", "refine ") in a
+     * round after it */
     size_t finished, ran, total;
-    int confirming;
+    const char *confirming;
     double run_secs;
     struct kb_calibrate_result *cal;   /* --calibrate: the client's proven margin, or NULL */
     int requests_log;          /* --requests-log: enum reqlog */
+    double refine;             /* --refine: the resolution in percent, 0 off */
 };
 
 /* --requests-log: every point's requests kept (all), kept only at each runtime-route's final
@@ -132,6 +135,11 @@ static int usage(FILE *f)
         "                          highest controlled rate and the next) until it has N\n"
         "                          samples, judged by their median (default: the profile's;\n"
         "                          quick 3, paper 1 = off)\n"
+        "  --refine, --refine=PCT  after that, bisect each runtime-route between its highest\n"
+        "                          controlled rate and the next until the bracket is within\n"
+        "                          PCT %% (default 5), its ends confirmed as above; the first\n"
+        "                          table shows the refined knee beside the grid's (off by\n"
+        "                          default: it adds about 5 points a cell)\n"
         "  --backend native|docker|remote  sandbox backend (default native)\n"
         "  --agent HOST:PORT       remote: the fixture host's `kneebench serve-agent`\n"
         "  --target IPV4           remote: the fixture host's address for the load, the\n"
@@ -163,7 +171,7 @@ static int usage(FILE *f)
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
        O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET,
-       O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG };
+       O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG, O_REFINE };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -179,6 +187,7 @@ static const struct option long_opts[] = {
     { "client-sched", 1, 0, O_CSCHED }, { "agent", 1, 0, O_AGENT }, { "target", 1, 0, O_TARGET },
     { "db-cpus", 1, 0, O_DBCPUS }, { "confirm", 1, 0, O_CONFIRM },
     { "db-mode", 1, 0, O_DBMODE }, { "requests-log", 1, 0, O_REQLOG },
+    { "refine", 2, 0, O_REFINE },
     { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
 };
@@ -188,6 +197,7 @@ struct args {
     const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus, *image;
     const char *agent, *target, *db_cpus;
     int no_limits, free_ports, client_other, calibrate, force, requests_log;
+    double refine;             /* --refine's resolution in percent; 0: off */
 };
 
 /* A duration option (runner/util/units.h: 30, 30s, 500ms, 2m), in seconds within [lo, hi] (lo
@@ -274,6 +284,20 @@ static int parse_args(int argc, char **argv, struct args *a)
         case O_REQLOG:
             if ((a->requests_log = reqlog_mode(optarg)) < 0)
                 return 2;
+            break;
+        case O_REFINE:
+            if (!optarg) {
+                a->refine = 5;
+            } else {
+                char *end;
+                a->refine = strtod(optarg, &end);
+                if (end == optarg || (*end && strcmp(end, "%")) || !(a->refine >= 0.1) ||
+                    a->refine > 100) {
+                    fprintf(stderr, "kneebench curve: --refine=PCT must be a percentage in "
+                            "[0.1, 100], not '%s'\n", optarg);
+                    return 2;
+                }
+            }
             break;
         case O_FREE: a->free_ports = 1; break;
         case O_BUILD: a->build = optarg; break;
@@ -715,7 +739,7 @@ static void progress(struct curve *cv, const struct kb_point *pt, const char *ve
                  json_is_true(json_object_get(json_object_get(lat, "is_bound"), "p99")) ? ">=" : "",
                  json_number_value(p99) / 1000.0);
     printf("[%s%*zu/%zu] %-12s %-10s %6ld/s  achieved %8.0f/s  p99 %11s ms  %-14s %s eta %dm%02ds\n",
-           cv->confirming ? "confirm " : "", cv->total >= 100 ? 3 : 2, cv->finished, cv->total,
+           cv->confirming ? cv->confirming : "", cv->total >= 100 ? 3 : 2, cv->finished, cv->total,
            pt->runtime,
            pt->route, pt->rate, json_number_value(json_object_get(load, "achieved_rps")),
            p99s, verdict, kept ? "(kept)" : "", (int)eta / 60, (int)eta % 60);
@@ -875,6 +899,7 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
                                    a->image, a->agent, a->target };
     cv->free_ports = a->free_ports;
     cv->requests_log = a->requests_log;
+    cv->refine = a->refine;
     if (kb_run_open(&cv->r, "curve", a->run, a->contract, err, errlen) < 0)
         return -1;
     if (kb_matrix_plan(&cv->r.c, &a->plan, &cv->plan, err, errlen) < 0)
@@ -1084,7 +1109,7 @@ static int confirm_all(struct curve *cv)
     cf->points = json_is_array(json_object_get(old, "points"))
                  ? json_incref(json_object_get(old, "points")) : json_array();
     json_decref(old);
-    cv->confirming = 1;
+    cv->confirming = "confirm ";
     for (int round = 0; round < CONFIRM_ROUNDS && !kb_run_interrupted(); round++) {
         if ((rc = confirm_plan(cv, cf, err, sizeof(err))) <= 0 ||
             (rc = write_confirm(cv, cf, err, sizeof(err))) < 0)
@@ -1094,11 +1119,113 @@ static int confirm_all(struct curve *cv)
         fflush(stdout);
         failures += run_points(cv, cf->pts, cf->n);
     }
-    cv->confirming = 0;
+    cv->confirming = NULL;
     if (rc < 0)
         fprintf(stderr, "kneebench curve: cannot confirm the boundaries: %s\n", err);
     json_decref(cf->points);
     free(cf);
+    return rc < 0 ? -1 : failures;
+}
+
+/* ---- refining each cell's knee between its grid rates ---------------------------------- */
+/* After the confirmation, each runtime-route whose highest controlled rate has a next grid
+ * rate is bisected between the two until the bracket is within --refine's resolution, the
+ * bracket's ends confirmed as the boundary was (runner/run/refine.h; docs/protocol.md,
+ * "Refined knees"). A round takes each cell's next point, runtime by runtime, so that a
+ * fixture starts once a round; RUN/refine.json says each cell's state, written before the
+ * round's points run (they are listed there) and after the last. */
+#define REFINE_ROUNDS 24
+
+struct refine {
+    json_t *cells;                      /* refine.json's cells, as of this round */
+    struct kb_point pts[256];
+    size_t n;
+};
+
+/* This round: every cell's state, and the point each one wants next. -1 when the rows
+ * cannot be read. */
+static int refine_plan(struct curve *cv, struct refine *rf, char *err, size_t errlen)
+{
+    struct kb_report rep;
+    struct kb_boundary b[256];
+    struct kb_knee_opts o = { .factor = 2, .resolution = cv->refine / 100,
+                              .confirm = cv->plan.confirm_samples,
+                              .crit = kb_criteria_of(&cv->r.c) };
+    static struct kb_refine_state st;
+    size_t nb;
+    rf->n = 0;
+    json_decref(rf->cells);
+    rf->cells = json_array();
+    if (kb_report_load(cv->r.dir, &rep, err, errlen) < 0)
+        return -1;
+    nb = kb_report_boundaries(&rep, b, sizeof(b) / sizeof(b[0]));
+    for (size_t i = 0; i < nb && rf->n < sizeof(rf->pts) / sizeof(rf->pts[0]); i++) {
+        struct kb_refine_cell c = { b[i].runtime, b[i].route, b[i].held.rps, b[i].next.rps };
+        struct kb_point *pt = &rf->pts[rf->n];
+        size_t rt, ro;
+        if (!c.grid_lo || !c.grid_hi || strcmp(b[i].held.verdict, "controlled"))
+            continue;                   /* nothing held, or held up to the grid's top */
+        kb_refine_decide(cv->r.dir, &c, &o, &st);
+        json_array_append_new(rf->cells, kb_refine_cell_json(&c, &st));
+        if (st.next.step != KB_KNEE_MEASURE || st.at_grid)
+            continue;
+        memset(pt, 0, sizeof(*pt));
+        pt->repeat = 1;
+        pt->runtime = plan_name(&cv->plan.runtimes, c.runtime, &rt);
+        pt->route = plan_name(&cv->plan.routes, c.route, &ro);
+        pt->rate = st.next.rate;
+        if (!pt->runtime || !pt->route)
+            continue;
+        kb_refine_next_id(cv->r.dir, &c, pt->rate, pt->id, sizeof(pt->id));
+        json_object_set_new(json_array_get(rf->cells, json_array_size(rf->cells) - 1), "next",
+                            json_string(pt->id));
+        pt->index = (rt << 24) | rf->n++;
+    }
+    kb_report_free(&rep);
+    qsort(rf->pts, rf->n, sizeof(rf->pts[0]), by_key);
+    for (size_t i = 0; i < rf->n; i++)
+        rf->pts[i].index = i;
+    return rf->n > 0;
+}
+
+static int write_refine(struct curve *cv, const struct refine *rf, char *err, size_t errlen)
+{
+    char path[4200];
+    json_t *doc = json_pack("{s:i,s:f,s:i,s:O}", "schema_version", 1, "resolution",
+                            cv->refine / 100, "confirm_samples", cv->plan.confirm_samples,
+                            "cells", rf->cells);
+    int rc = kb_write_json_atomic(kb_path(path, sizeof(path), cv->r.dir, "refine.json"), doc,
+                                  err, errlen);
+    json_decref(doc);
+    return rc;
+}
+
+/* The refinement rounds; the count of points that could not be run, or -1 when the rows
+ * could not be read or refine.json written (said on stderr). */
+static int refine_all(struct curve *cv)
+{
+    struct refine *rf = calloc(1, sizeof(*rf));
+    char err[1024];
+    int failures = 0, rc = 0;
+    if (!rf)
+        return -1;
+    cv->confirming = "refine ";
+    for (int round = 0; round < REFINE_ROUNDS && !kb_run_interrupted(); round++) {
+        rc = refine_plan(cv, rf, err, sizeof(err));
+        if (rc >= 0 && write_refine(cv, rf, err, sizeof(err)) < 0)
+            rc = -1;
+        if (rc <= 0)
+            break;
+        printf("kneebench curve: refining the knees, round %d: %zu point(s)\n", round + 1,
+               rf->n);
+        fflush(stdout);
+        failures += run_points(cv, rf->pts, rf->n);
+    }
+    cv->confirming = NULL;
+    if (rc < 0)
+        fprintf(stderr, "kneebench curve: cannot refine the knees: %s\n", err);
+    json_decref(rf->cells);
+    free(rf);
     return rc < 0 ? -1 : failures;
 }
 
@@ -1243,6 +1370,10 @@ int cmd_curve(int argc, char **argv)
     if (!kb_run_interrupted() && cv.plan.confirm_samples > 1) {
         int cf = confirm_all(&cv);
         failures += cf < 0 ? 1 : cf;
+    }
+    if (!kb_run_interrupted() && cv.refine > 0) {
+        int rf = refine_all(&cv);
+        failures += rf < 0 ? 1 : rf;
     }
     /* only a complete run knows its final boundaries; a resumed one settles them later */
     if (!kb_run_interrupted() && !failures && !cv.r.incomplete && cv.requests_log != RL_NONE)

@@ -455,6 +455,7 @@ static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd
     r->repeats = (int)json_integer_value(json_object_get(r->plan, "repeats"));
     r->unconstrained = json_is_true(json_object_get(r->plan, "unconstrained"));
     r->confirm = json_load_file(kb_path(path, sizeof(path), dir, "confirm.json"), 0, NULL);
+    r->refine = json_load_file(kb_path(path, sizeof(path), dir, "refine.json"), 0, NULL);
     kb_report_load_calibration(r, dir);
     build_rows(r, dir);
     load_fixtures(r, dir);
@@ -491,6 +492,7 @@ void kb_report_free(struct kb_report *r)
     json_decref(r->published_curve);
     json_decref(r->hostclock);
     json_decref(r->confirm);
+    json_decref(r->refine);
     json_decref(r->contract_runtimes);
     memset(r, 0, sizeof(*r));
 }

@@ -118,6 +118,10 @@ struct kb_report {
      * [{id, runtime, route, rate, sample}]}, rows' repeats beside the plan's; NULL when the
      * run added none. Owned. */
     json_t *confirm;
+    /* refine.json: each cell's knee refined between its grid rates (`curve --refine`),
+     * {resolution, confirm_samples, cells: [{runtime, route, grid_lo_rps, grid_hi_rps,
+     * lo_rps, hi_rps, step, rates}]}; NULL when the run did not refine. Owned. */
+    json_t *refine;
     /* The contract's runtime names in its order, or NULL where it could not be read: a
      * runtime's colour in the charts follows its place there, so it keeps its colour in
      * every report whichever runtimes a run had. Owned. */

@@ -89,7 +89,14 @@ const char *kb_report_answer_text(char *b, size_t len, const struct kb_report *r
         snprintf(ind, sizeof(ind), "; < %ld*", a.below_unproven);
     u->unproven |= a.indicative || a.below_unproven;
     if (a.proven) {
-        snprintf(b, len, "%s%ld%s", a.client_from ? ">= " : "", a.proven, ind);
+        const json_t *rf = kb_report_refined(r, rt, route);
+        char fine[48] = "";
+        if (rf)
+            snprintf(fine, sizeof(fine), " [%lld, %lld)",
+                     (long long)json_integer_value(json_object_get(rf, "lo_rps")),
+                     (long long)json_integer_value(json_object_get(rf, "hi_rps")));
+        u->refined |= rf != NULL;
+        snprintf(b, len, "%s%ld%s%s", a.client_from ? ">= " : "", a.proven, fine, ind);
         u->bound |= a.client_from != 0;
     } else if (a.below) {
         snprintf(b, len, "< %ld%s", a.below, ind);
@@ -104,6 +111,18 @@ const char *kb_report_answer_text(char *b, size_t len, const struct kb_report *r
         u->missing = 1;
     }
     return b;
+}
+
+const json_t *kb_report_refined(const struct kb_report *r, const char *rt, const char *route)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(r->refine, "cells"), i, c)
+        if (!strcmp(json_string_value(json_object_get(c, "runtime")) ?: "", rt) &&
+            !strcmp(json_string_value(json_object_get(c, "route")) ?: "", route))
+            return !strcmp(json_string_value(json_object_get(c, "step")) ?: "", "located")
+                   ? c : NULL;
+    return NULL;
 }
 
 const char *kb_report_baseline(const struct kb_report *r)

@@ -255,13 +255,14 @@ static json_t *answer_cell(const struct kb_report *r, const char *rt, const char
     double ratio = kb_report_answer_ratio(r, rt, route, &soft);
     kb_report_answer_of(r, rt, route, &a);
 #define RATE(x) ((x) ? json_integer(x) : json_null())
-    return json_pack("{s:b,s:o,s:b,s:o,s:o,s:o,s:o,s:o,s:f,s:o,s:b}", "planned", a.planned,
+    const json_t *rf = kb_report_refined(r, rt, route);
+    return json_pack("{s:b,s:o,s:b,s:o,s:o,s:o,s:o,s:o,s:f,s:o,s:b,s:O}", "planned", a.planned,
         "proven_rps", RATE(a.proven), "proven_is_bound", a.client_from != 0,
         "client_limited_from_rps", RATE(a.client_from), "indicative_rps", RATE(a.indicative),
         "below_rps", RATE(a.below), "below_unproven_rps", RATE(a.below_unproven),
         "failed_at_rps", RATE(a.failed_at), "level_rps", a.level,
         "vs_baseline_ratio", num_or_null(ratio > 0, ratio), "vs_baseline_is_indicative",
-        ratio > 0 && soft);
+        ratio > 0 && soft, "refined", rf ? (json_t *)rf : json_null());
 #undef RATE
 }
 

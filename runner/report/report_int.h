@@ -46,9 +46,13 @@ double kb_report_answer_ratio(const struct kb_report *r, const char *runtime, co
 
 /* What the answer's cells used, so that a writer explains only the notation it printed. */
 struct kb_answer_used {
-    int bound, unproven, below, failed, missing;
+    int bound, unproven, below, failed, missing, refined;
 };
-/* One cell of the answer as report.md and report.html print it: "60000" proven; ">= 60000"
+/* The cell's refinement (refine.json's entry) when it located the knee within the
+ * resolution, else NULL: [lo_rps, hi_rps) beside the grid's answer. */
+const json_t *kb_report_refined(const struct kb_report *r, const char *rt, const char *route);
+/* One cell of the answer as report.md and report.html print it: "60000" proven (with
+ * " [66900, 69800)" after it where --refine located the knee between those); ">= 60000"
  * a lower bound (the point above was client-limited); "; 75000*" after it, what the
  * runtime's own figures gave where the client was not trusted (indicative); "< 8000" the
  * lowest rate already uncontrolled with the client trusted; "failed (8000)"; "none"
@@ -166,6 +170,8 @@ void kb_report_svg_small_series(FILE *f, const struct kb_report *r,
 
 /* report.md's curves section and a profile's readiness curve (report_md_curves.c). */
 void kb_report_md_curves(FILE *f, const struct kb_report *r);
+/* "Refined knees": each cell's refinement (refine.json), nothing when the run had none. */
+void kb_report_md_refined(FILE *f, const struct kb_report *r);
 void kb_report_md_readiness(FILE *f, const struct kb_report *r);
 
 #endif

@@ -300,3 +300,56 @@ void kb_report_md_readiness(FILE *f, const struct kb_report *r)
          "knee, not its distance from the paper's.", js(r->published_curve, "host"),
          js(r->published_curve, "source"));
 }
+
+/* What a cell's refinement ended on, for a reader. */
+static const char *refine_end(const char *step)
+{
+    if (!strcmp(step, "located"))
+        return "located";
+    if (!strcmp(step, "max-rate"))
+        return "the grid's next rate held after all: the knee is at or above it";
+    if (!strcmp(step, "min-rate"))
+        return "the grid's highest held rate did not hold on its own samples";
+    if (!strcmp(step, "client"))
+        return "the client could not prove a rate in between";
+    if (!strcmp(step, "grid"))
+        return "it wanted another sample of a grid rate, the confirmation's to take";
+    return "not finished (interrupted: re-run to resume)";
+}
+
+void kb_report_md_refined(FILE *f, const struct kb_report *r)
+{
+    json_t *cells = json_object_get(r->refine, "cells"), *c;
+    size_t i;
+    if (!json_array_size(cells))
+        return;
+    fprintf(f, "## Refined knees\n\n");
+    kb_text_para(f, "With `--refine`, each cell whose highest controlled rate has a next grid "
+                 "rate was bisected between the two (geometric means, three significant digits) "
+                 "until the bracket was within %g %%, the bracket's ends confirmed by %d samples "
+                 "as the grid's boundary is; a client-limited sample was retaken and left out "
+                 "(docs/protocol.md, \"Refined knees\"). Its points are "
+                 "points/<runtime>-<route>-<rate>-f<k>/.",
+                 json_number_value(json_object_get(r->refine, "resolution")) * 100,
+                 (int)json_integer_value(json_object_get(r->refine, "confirm_samples")));
+    json_array_foreach(cells, i, c) {
+        json_t *rates = json_object_get(c, "rates"), *v;
+        size_t k;
+        const char *step = json_string_value(json_object_get(c, "step"));
+        fprintf(f, "- %s %s: grid %lld to %lld", json_string_value(json_object_get(c, "runtime")),
+                json_string_value(json_object_get(c, "route")),
+                (long long)json_integer_value(json_object_get(c, "grid_lo_rps")),
+                (long long)json_integer_value(json_object_get(c, "grid_hi_rps")));
+        if (step && !strcmp(step, "located"))
+            fprintf(f, "; knee in [%lld, %lld)",
+                    (long long)json_integer_value(json_object_get(c, "lo_rps")),
+                    (long long)json_integer_value(json_object_get(c, "hi_rps")));
+        else
+            fprintf(f, "; %s", refine_end(step ? step : ""));
+        fprintf(f, "; bisected at");
+        json_array_foreach(rates, k, v)
+            fprintf(f, "%s %lld", k ? "," : "", (long long)json_integer_value(v));
+        fprintf(f, "%s\n", json_array_size(rates) ? "" : " none");
+    }
+    fprintf(f, "\n");
+}

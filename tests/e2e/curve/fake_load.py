@@ -2,7 +2,8 @@
 """fake_load.py -- stands in for `kneebench load` in the curve's tests: same arguments, sends
 real requests (a few, blocking, via urllib) so a dead fixture shows as errors, and writes the
 load generator's JSON shape with figures computed from what it did. FAKE_LOAD_P99_US and
-FAKE_LOAD_CLIENT_CPU force latency / client-CPU figures so every verdict can be provoked."""
+FAKE_LOAD_CLIENT_CPU force latency / client-CPU figures so every verdict can be provoked;
+FAKE_LOAD_KNEE_RPS makes every rate from it up uncontrolled, a knee the test knows."""
 import json, os, sys, time, urllib.request
 
 def main(argv):
@@ -20,10 +21,14 @@ def main(argv):
         lat.append((time.monotonic() - t0) * 1e6)
         time.sleep(0.05)
     p99 = float(os.environ.get("FAKE_LOAD_P99_US", sorted(lat)[int(0.99 * (len(lat) - 1))]))
+    # a server whose knee is known: uncontrolled (p99 2 s) from FAKE_LOAD_KNEE_RPS up
+    if rate >= float(os.environ.get("FAKE_LOAD_KNEE_RPS", "inf")):
+        p99 = 2e6
     frac = float(os.environ.get("FAKE_LOAD_CLIENT_CPU", "0.05"))
     completed = int(rate * dur) if err == 0 else int(rate * dur * ok / max(1, ok + err))
-    L = lambda p: {"count": completed, "min": 1, "mean": p / 2, "p50": p / 2, "p90": p / 1.5,
-                   "p99": p, "p999": p, "max": p}
+    # whole microseconds, as kneebench load writes every latency (and the curve copies it)
+    L = lambda p: {"count": completed, "min": 1, "mean": round(p / 2), "p50": round(p / 2),
+                   "p90": round(p / 1.5), "p99": round(p), "p999": round(p), "max": round(p)}
     out = {"requested_rps": rate, "achieved_rps": completed / dur, "delivery": completed / (rate * dur),
            "scheduled": int(rate * dur), "sent": int(rate * dur), "completed": completed,
            "timeouts": 0, "unfinished_at_drain_end": 0, "errors": {"total": err, "connect": err, "read": 0, "write": 0,

@@ -1,0 +1,89 @@
+"""test_refine -- `kneebench curve --refine` bisects each cell between its grid rates.
+
+The load is fake_load.py (tests/e2e/curve) with a knee the test knows: every rate from
+FAKE_LOAD_KNEE_RPS up is uncontrolled, every rate below it controlled, so the refinement
+must end with a bracket [a, b) around that rate within the resolution, whatever the host:
+the verdicts do not depend on it. A real fixture serves (fake_load sends it a few real
+requests), so the curve starts and stops it as it would. Needs root for the sandbox.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from kbtest import exit_with, skip, test  # noqa: E402
+
+BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+KB = os.path.join(BUILD, "kneebench")
+FAKE = os.path.join(HERE, "fake_load.py")
+TMP = tempfile.mkdtemp(prefix="kb-refine-e2e-")
+KNEE = 2500
+ARGS = ["--profile", "quick", "--runtimes", "go", "--routes", "plaintext", "--rates",
+        "1000,4000", "--duration", "0.3", "--warmup", "0", "--drain", "0.2", "--free-ports",
+        "--load-cmd", FAKE, "--requests-log", "none"]
+
+
+def need():
+    if os.geteuid() != 0 or not os.path.exists("/sys/fs/cgroup"):
+        skip("the native sandbox needs root and writable cgroups")
+    for p in (KB, os.path.join(BUILD, "go-server")):
+        if not os.access(p, os.X_OK):
+            skip(f"{p} is not built")
+
+
+def curve(run, *extra):
+    env = dict(os.environ, FAKE_LOAD_KNEE_RPS=str(KNEE))
+    return subprocess.run([KB, "curve", "--run", run, *ARGS, *extra], capture_output=True,
+                          text=True, timeout=300, env=env)
+
+
+@test
+def the_knee_is_bracketed_between_the_grid_rates():
+    need()
+    run = os.path.join(TMP, "refine")
+    p = curve(run, "--refine")
+    assert p.returncode == 0, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    doc = json.load(open(os.path.join(run, "refine.json")))
+    assert doc["resolution"] == 0.05 and len(doc["cells"]) == 1, doc
+    c = doc["cells"][0]
+    assert (c["grid_lo_rps"], c["grid_hi_rps"]) == (1000, 4000), c
+    assert c["step"] == "located", c
+    assert c["lo_rps"] < KNEE <= c["hi_rps"] and c["hi_rps"] / c["lo_rps"] - 1 <= 0.05, c
+    # every bisected rate kept as a finished point of its own
+    for rate in c["rates"]:
+        d = os.path.join(run, "points", f"go-plaintext-{rate}-f1")
+        assert os.path.exists(os.path.join(d, "DONE")), d
+        v = json.load(open(os.path.join(d, "verdict.json")))
+        assert v["verdict"] == ("controlled" if rate < KNEE else "uncontrolled"), (rate, v["verdict"])
+    r = subprocess.run([KB, "report", run], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    md = open(os.path.join(run, "report.md")).read()
+    cell = f"1000 [{c['lo_rps']}, {c['hi_rps']})"
+    assert f"| 1 | go | {cell} |" in md, md[:1500]
+    assert "## Refined knees" in md and '"[a, b)"' in md, md
+    ans = json.load(open(os.path.join(run, "report.json")))["answer"][0]["routes"]["plaintext"]
+    assert ans["proven_rps"] == 1000 and ans["refined"]["lo_rps"] == c["lo_rps"], ans
+    # resumed: nothing is measured again, and it says the same
+    again = curve(run, "--refine")
+    assert again.returncode == 0 and "[refine" not in again.stdout, again.stdout[-1500:]
+    assert json.load(open(os.path.join(run, "refine.json")))["cells"] == doc["cells"]
+
+
+@test
+def without_refine_there_is_no_refinement_and_bad_values_are_refused():
+    need()
+    run = os.path.join(TMP, "plain")
+    p = curve(run, "--rates", "1000,4000")
+    assert p.returncode == 0, (p.stdout[-1500:], p.stderr[-1500:])
+    assert not os.path.exists(os.path.join(run, "refine.json"))
+    for bad in ("--refine=0", "--refine=x", "--refine=101"):
+        q = curve(os.path.join(TMP, "bad"), bad)
+        assert q.returncode == 2 and "--refine=PCT" in q.stderr, (bad, q.returncode, q.stderr)
+
+
+if __name__ == "__main__":
+    exit_with("e2e-refine")
