@@ -31,7 +31,7 @@ static int usage(FILE *f)
                "  given stays the run's) from its raw files, running nothing; the report goes\n"
                "  to DIR/rejudged-p99-<N>ms-d<F>/ and names the criterion on its first line.\n"
                "  DIR's own files are never written.\n"
-               "  report.csv and report.json: docs/report-format.md (schema_version 3).\n"
+               "  report.csv and report.json: docs/report-format.md (schema_version 4).\n"
                "exit: 0 written; 1 an incomplete run or a stored verdict that does not follow\n"
                "      refused, or a file could not be written;\n"
                "      2 bad usage, or DIR is not a run directory.\n");

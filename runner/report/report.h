@@ -26,7 +26,7 @@
  * rate in place of "efficiency", no per-row capacity estimate; the units reach report.json's
  * copies of the run's criteria, host_clock's count and the readiness curve's points, and a
  * fixture's limits is null, not absent, where none were read back. */
-#define KB_REPORT_SCHEMA_VERSION 3
+#define KB_REPORT_SCHEMA_VERSION 4
 
 /* One figure over a row's repeats. Latency is in microseconds throughout the model, as in
  * load.json and series.csv, so no writer converts back and forth. n counts the repeats that

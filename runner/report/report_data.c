@@ -62,7 +62,8 @@ static void csv_row(FILE *f, const struct kb_report *r, const struct kb_report_r
     csv_lat(f, w->max, 0);
     fprintf(f, ",%lld", w->bounded);
     csv_num(f, "%.0f", w->bound_from_us >= 0, w->bound_from_us);
-    fprintf(f, ",%lld,%lld,%lld,%lld,%.3f", w->scheduled, w->errors, w->non2xx, w->mismatches,
+    fprintf(f, ",%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%.3f", w->scheduled, w->errors,
+            w->non2xx, w->mismatches, w->err_io, w->err_timeout, w->unanswered, w->completed,
             w->client_cpu_max);
     csv_num(f, "%.0f", w->lag_p99_max_us >= 0, w->lag_p99_max_us);
     csv_num(f, "%.0f", w->rx_p99_max_us >= 0, w->rx_p99_max_us);
@@ -71,7 +72,9 @@ static void csv_row(FILE *f, const struct kb_report *r, const struct kb_report_r
     fprintf(f, ",%.3f", w->server_cpu_med);
     csv_num(f, "%.3f", w->cpu_interval_s.n > 0, w->cpu_interval_s.med);
     csv_num(f, "%.3f", c->n > 0, c->med);
-    fprintf(f, ",%lld,%d,%d,", w->rss_max, r->unconstrained, r->partial);
+    fprintf(f, ",%lld", w->rss_max);
+    csv_num(f, "%.0f", w->pss_max > 0, (double)w->pss_max);
+    fprintf(f, ",%d,%d,", r->unconstrained, r->partial);
     csv_quoted(f, w->reason);
     fputc(',', f);
     csv_quoted(f, w->server_reason);
@@ -93,10 +96,11 @@ int kb_report_write_csv(const struct kb_report *r, const char *dir, char *err, s
             "delivery_fraction,delivery_min_fraction,delivery_max_fraction,p50_us,p50_is_bound,"
             "p90_us,p90_is_bound,p99_us,p99_is_bound,p99_min_us,p99_max_us,p999_us,"
             "p999_is_bound,max_us,max_is_bound,bounded_count,bound_from_us,scheduled_count,"
-            "errors_count,non2xx_count,mismatches_count,client_cpu_max_fraction,"
+            "errors_count,non2xx_count,mismatches_count,socket_errors_count,timeouts_count,"
+            "unanswered_count,completed_count,client_cpu_max_fraction,"
             "client_lag_p99_max_us,client_rx_delay_p99_max_us,client_threads_count,"
             "client_threads_requested_count,server_cpu_fraction,server_cpu_interval_s,"
-            "server_cpu_us_per_response,server_rss_max_bytes,"
+            "server_cpu_us_per_response,server_rss_max_bytes,server_pss_max_bytes,"
             "unconstrained,partial,reason,server_reason\n");
     for (size_t i = 0; i < r->nrows; i++)
         if (r->rows[i].planned)
@@ -155,10 +159,15 @@ static json_t *row_json(const struct kb_report_row *w)
         "client_threads_count", w->threads_max > 0 ? json_integer(w->threads_max) : json_null(),
         "client_threads_requested_count", w->threads_requested > 0
             ? json_integer(w->threads_requested) : json_null()));
-    json_object_update_new(o, json_pack("{s:f,s:o,s:o,s:I}", "server_cpu_fraction",
+    json_object_update_new(o, json_pack("{s:f,s:o,s:o,s:I,s:o}", "server_cpu_fraction",
         w->server_cpu_med, "server_cpu_interval_s", stat_json(w->cpu_interval_s),
         "server_cpu_us_per_response", stat_json(*c), "server_rss_max_bytes",
-        (json_int_t)w->rss_max));
+        (json_int_t)w->rss_max, "server_pss_max_bytes",
+        w->pss_max > 0 ? json_integer(w->pss_max) : json_null()));
+    json_object_update_new(o, json_pack("{s:I,s:I,s:I,s:I}", "socket_errors_count",
+        (json_int_t)w->err_io, "timeouts_count", (json_int_t)w->err_timeout,
+        "unanswered_count", (json_int_t)w->unanswered, "completed_count",
+        (json_int_t)w->completed));
     return o;
 }
 

@@ -296,17 +296,21 @@ static void cost_row(FILE *f, const struct kb_report *r, const char *rt, const c
     struct kb_report_cost c, b;
     kb_report_cost_of(r, rt, route, &c);
     kb_report_cost_of(r, kb_report_baseline(r), route, &b);
+    const struct kb_report_row *w = c.rate ? kb_report_row(r, rt, route, c.rate) : NULL;
+    char pss[32] = "-";
+    if (w && w->pss_max > 0)
+        snprintf(pss, sizeof(pss), "%.1f MiB", (double)w->pss_max / 1048576);
     if (!c.rate) {
-        fprintf(f, "| %s | none held | - | - | - |\n", rt);
+        fprintf(f, "| %s | none held | - | - | - | - |\n", rt);
         return;
     }
     if (c.us <= 0) {
-        fprintf(f, "| %s | %ld | - | - | - |\n", rt, c.rate);
+        fprintf(f, "| %s | %ld | - | - | - | %s |\n", rt, c.rate, pss);
         return;
     }
     fprintf(f, "| %s | %ld | %.1f us | ", rt, c.rate, c.us);
     b.us > 0 ? fprintf(f, "%.2f | ", c.us / b.us) : fprintf(f, "- | ");
-    fprintf(f, "%s%.0f |\n", c.capacity_floor ? ">= " : "~", c.capacity_rps);
+    fprintf(f, "%s%.0f | %s |\n", c.capacity_floor ? ">= " : "~", c.capacity_rps, pss);
 }
 
 /* Server CPU per response at each runtime's own highest held rate: how the fast runtimes
@@ -327,12 +331,14 @@ static void cost(FILE *f, const struct kb_report *r)
          "trusted client or not): where its cost per response is lowest before a queue forms. "
          "The ratio is to %s's, lower is cheaper. Capacity is one CPU over that cost, an "
          "estimate of what one CPU would serve if nothing but CPU limited it; \"~\" marks it "
-         "an estimate, since queueing raises the tail before the CPU is full. The charts show "
-         "the cost at every rate.", kb_report_baseline_label(r));
+         "an estimate, since queueing raises the tail before the CPU is full. PSS is the "
+         "fixture's largest proportional set size at that rate: each page shared between its "
+         "processes counted once (RSS, in report.csv, counts php-fpm's shared pages once per "
+         "child). The charts show the cost at every rate.", kb_report_baseline_label(r));
     for (size_t j = 0; j < kb_report_nroutes(r); j++) {
         const char *route = kb_report_route(r, j);
         fprintf(f, "### %s\n\n| runtime | held at req/s | CPU per response | vs %s | "
-                "capacity req/s |\n|---|---:|---:|---:|---:|\n", route,
+                "capacity req/s | PSS |\n|---|---:|---:|---:|---:|---:|\n", route,
                 kb_report_baseline_label(r));
         for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
             struct kb_report_cost c;

@@ -83,21 +83,37 @@ static void collect_notes(const struct kb_report *r, struct kb_text_notes *nt)
             }
 }
 
+/* The errors by kind, only those that happened: "0", or e.g. "to 12, http 5" (socket
+ * errors, timeouts before the drain's end, non-2xx, mismatched responses). */
+static const char *error_kinds(char *b, size_t len, const struct kb_report_row *w)
+{
+    const long long v[] = { w->err_io, w->err_timeout, w->non2xx, w->mismatches };
+    static const char *const name[] = { "io", "to", "http", "mm" };
+    size_t n = 0;
+    b[0] = '\0';
+    for (int k = 0; k < 4; k++)
+        if (v[k] && n < len)
+            n += (size_t)snprintf(b + n, len - n, "%s%s %lld", n ? ", " : "", name[k], v[k]);
+    if (!n)
+        snprintf(b, len, "0");
+    return b;
+}
+
 static void curve_row(FILE *f, const struct kb_report *r, const struct kb_report_row *w,
                       struct kb_text_notes *nt)
 {
-    char a[24], d[24], p50[24], p99[24], why[128], b[1024];
+    char a[24], d[24], p50[24], p99[24], why[128], b[1024], e[96];
     const char *t = note_text(b, sizeof(b), r, w);
     size_t ref = t ? kb_text_note_use(nt, t) : 0;
     if (ref)
         snprintf(why, sizeof(why), "[%zu]", ref);
     else
         missed(why, sizeof(why), r, w);
-    fprintf(f, "| %ld | %d | %s | %s | %s | %s | %lld | %s | %s |\n", w->rate, w->n,
+    fprintf(f, "| %ld | %d | %s | %s | %s | %s | %s | %s | %s |\n", w->rate, w->n,
             kb_text_med(a, sizeof(a), w->achieved, 1, "%.0f"),
             kb_text_med(d, sizeof(d), w->delivery, 100, "%.1f %%"),
             kb_text_lat(p50, sizeof(p50), w->p50), kb_text_lat(p99, sizeof(p99), w->p99),
-            w->err_io + w->err_timeout + w->non2xx + w->mismatches, w->verdict, why);
+            error_kinds(e, sizeof(e), w), w->verdict, why);
 }
 
 /* One runtime's curve on one route. */
@@ -176,8 +192,10 @@ static void curves_intro(FILE *f, const struct kb_report *r)
          "and confirmation samples)%s. Latency is corrected: measured from each request's "
          "intended send time. \">= \" marks a figure that is only a lower bound (requests still "
          "unanswered when the drain ended count at drain end minus their intended time, so the "
-         "true value is at least that); \"-\" means no figure was recorded. Errors: socket "
-         "errors, timeouts, non-2xx and mismatched responses, any of which fails a point. "
+         "true value is at least that); \"-\" means no figure was recorded. Errors, by kind "
+         "and only those that happened: io socket errors, to timeouts before the drain ended, "
+         "http non-2xx responses, mm mismatched responses; any of them fails a point (requests "
+         "merely unanswered when the drain ended count against delivery and under missed). "
          "Missed: what an uncontrolled point missed, of delivery (< %.0f %%), p99 (>= %g ms) "
          "and unanswered (more than 1 %% of its requests still unanswered when the drain "
          "ended); a bracketed number is a note below the table. Every percentile, the error kinds apart, "

@@ -111,7 +111,7 @@ def check_rows_follow_evidence(run, plan, rep, md):
                        "server_reason") or col.endswith(("_rps", "_us", "_fraction", "_count",
                                                          "_is_bound", "_s", "_bytes",
                                                          "_us_per_response")), col
-    assert rep["schema_version"] == 3 and all(r["schema_version"] == "3" for r in rows)
+    assert rep["schema_version"] == 4 and all(r["schema_version"] == "4" for r in rows)
     by_id = {r["point_id"]: r for r in rows}
     jrows = {r["point_id"]: r for r in rep["rows"]}
     assert set(by_id) == set(jrows) == {p["id"] for p in plan["points"]}

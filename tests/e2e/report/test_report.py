@@ -300,7 +300,37 @@ def every_report_json_field_is_documented_with_its_unit():
     assert rep["calibration"]["criteria"]["min_delivery_fraction"] == 0.995
     assert rep["calibration"]["criteria"]["errors_max_count"] == 0
     assert rep["criteria"]["run"]["min_delivery_fraction"] == plan["criteria"]["min_delivery"]
-    assert rep["schema_version"] == 3
+    assert rep["schema_version"] == 4
+
+
+@test
+def error_kinds_completions_and_pss_follow_each_point():
+    """report.csv and report.json give the errors by kind, the completions and the PSS of
+    every row as the point's own load.json and verdict.json hold them (issue 28: the kinds
+    were folded into one count, PSS absent)."""
+    need_kb()
+    run = copy_run("kinds")
+    p = report(run)
+    assert p.returncode == 0, p.stderr
+    rows = {r["point_id"]: r for r in load(os.path.join(run, "report.json"))["rows"]}
+    with open(os.path.join(run, "report.csv")) as f:
+        import csv
+        csv_rows = {r["point_id"]: r for r in csv.DictReader(f)}
+    assert rows and set(rows) == set(csv_rows), (sorted(rows), sorted(csv_rows))
+    for pid, r in rows.items():
+        ld = load(os.path.join(run, "points", pid, "load.json"))
+        v = load(os.path.join(run, "points", pid, "verdict.json"))
+        e = ld["errors"]
+        io = e["connect"] + e["read"] + e["write"] + e["peer_close"] + e["malformed"]
+        assert r["socket_errors_count"] == io and r["completed_count"] == ld["completed"], (pid, r)
+        assert r["timeouts_count"] + r["unanswered_count"] == e["timeout"], (pid, r, e)
+        pss = v["server"].get("pss_max_bytes")
+        assert r["server_pss_max_bytes"] == (pss or None), (pid, r["server_pss_max_bytes"], pss)
+        c = csv_rows[pid]
+        assert int(c["completed_count"]) == ld["completed"], (pid, c["completed_count"])
+        assert c["server_pss_max_bytes"] == (str(pss) if pss else ""), (pid, c["server_pss_max_bytes"])
+    md = open(os.path.join(run, "report.md")).read()
+    assert "| PSS |" in md and "MiB |" in md, md[md.find("## Cost"):][:800]
 
 
 @test

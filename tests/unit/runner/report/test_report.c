@@ -694,13 +694,13 @@ START_TEST(bounds_shown_as_bounds)
     ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.md")),
                                  "| 475 ms | >= 1.90 s |"));
     ck_assert_ptr_null(strstr(slurp(path), "1900"));
-    csv_field("3,go-plaintext-200,", "p99_us", v, sizeof(v));
+    csv_field("4,go-plaintext-200,", "p99_us", v, sizeof(v));
     ck_assert_str_eq(v, "1900000.0");
-    csv_field("3,go-plaintext-200,", "p99_is_bound", v, sizeof(v));
+    csv_field("4,go-plaintext-200,", "p99_is_bound", v, sizeof(v));
     ck_assert_str_eq(v, "1");
-    csv_field("3,go-plaintext-200,", "p50_is_bound", v, sizeof(v));
+    csv_field("4,go-plaintext-200,", "p50_is_bound", v, sizeof(v));
     ck_assert_str_eq(v, "0");
-    csv_field("3,gray-static-plaintext-200,", "p99_is_bound", v, sizeof(v));
+    csv_field("4,gray-static-plaintext-200,", "p99_is_bound", v, sizeof(v));
     ck_assert_str_eq(v, "0");
     doc = json_load_file(kb_path(path, sizeof(path), dir, "report.json"), 0, NULL);
     p99 = json_object_get(json_row(doc, "go-plaintext-200"), "p99_us");
@@ -760,9 +760,9 @@ START_TEST(empty_histogram_is_no_figure)
     ck_assert_int_eq(kb_report_row(&R, "gray-static", "plaintext", 200)->p99.n, 2);
     ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.md")),
                                  "| 200 | 3 | 10 | 10.0 % | - | - | 0 | uncontrolled | delivery |"));
-    csv_field("3,go-plaintext-200,", "p99_us", v, sizeof(v));
+    csv_field("4,go-plaintext-200,", "p99_us", v, sizeof(v));
     ck_assert_str_eq(v, "");
-    csv_field("3,go-plaintext-200,", "max_us", v, sizeof(v));
+    csv_field("4,go-plaintext-200,", "max_us", v, sizeof(v));
     ck_assert_str_eq(v, "");
     doc = json_load_file(kb_path(path, sizeof(path), dir, "report.json"), 0, NULL);
     p99 = json_object_get(json_row(doc, "go-plaintext-200"), "p99_us");
@@ -997,7 +997,7 @@ START_TEST(csv_schema_and_ids)
                                        "repeats_count,verdict,server_verdict,client_trust_ok,"
                                        "achieved_rps,achieved_min_rps,achieved_max_rps,"
                                        "delivery_fraction,"));
-    ck_assert_ptr_nonnull(strstr(text, "\n3,gray-static-plaintext-200,gray-static,plaintext,200,3,"
+    ck_assert_ptr_nonnull(strstr(text, "\n4,gray-static-plaintext-200,gray-static,plaintext,200,3,"
                                        "controlled,controlled,1,"));
     for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         int n = 1, quoted = 0;
