@@ -284,7 +284,10 @@ void kb_report_md_readiness(FILE *f, const struct kb_report *r)
     size_t n = kb_report_curve_rates(r, rates, 64);
     if (!n)
         return;
-    fprintf(f, "## Readiness curve: %s %s, this run beside the paper's host\n\n",
+    /* the curve's own name: the readiness design's, or the blocking baseline's */
+    fprintf(f, "## %s: %s %s, this run beside the paper's host\n\n",
+            json_is_string(json_object_get(r->published_curve, "title"))
+                ? js(r->published_curve, "title") : "Readiness curve",
             js(r->published_curve, "runtime"), js(r->published_curve, "route"));
     fprintf(f, "| req/s | paper: achieved | delivery | p99 | this run: achieved | delivery | "
                "p99 | verdict |\n|---:|---:|---:|---:|---:|---:|---:|---|\n");
@@ -312,11 +315,12 @@ void kb_report_md_readiness(FILE *f, const struct kb_report *r)
             para(f, "Some of this run's points are client-limited (the client's own delay could "
                  "have decided them; see Client margin): their figures still place the knee, "
                  "but as the server's own, not as proven points.");
-    para(f, "Paper's host: %s (%s). Not a target: there the server had two CPUs and wrk2 "
-         "drove it; here the contract's limits and kneebench load apply, on this host's CPUs, "
-         "with PostgreSQL on the CPUs plan.json records (db_cpus, placement). Read this run's "
-         "knee, not its distance from the paper's.", js(r->published_curve, "host"),
-         js(r->published_curve, "source"));
+    /* the host line says what the paper's host had (two CPUs for the readiness curve, one
+     * for the blocking baseline): nothing here restates it */
+    para(f, "Paper's host: %s (%s). Not a target: there wrk2 drove it; here the contract's "
+         "limits and kneebench load apply, on this host's CPUs, with PostgreSQL on the CPUs "
+         "plan.json records (db_cpus, placement). Read this run's knee, not its distance from "
+         "the paper's.", js(r->published_curve, "host"), js(r->published_curve, "source"));
 }
 
 /* What a cell's refinement ended on, for a reader. */
