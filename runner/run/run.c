@@ -63,11 +63,14 @@ int kb_run_setup(struct kb_run *r, const struct kb_srv_opts *o, char *err, size_
 
 void kb_run_sweep(struct kb_run *r, const char *sessions)
 {
+    char note[2048] = "";
     if (kb_sandbox_sweep_stale(r->fx.sandbox) > 0)
         fprintf(stderr, "kneebench %s: removed cgroups left by an earlier run\n", r->cmd);
-    if (sessions && kb_srv_sweep_sessions(&r->fx, sessions) > 0)
+    if (sessions && kb_srv_sweep_sessions(&r->fx, sessions, note, sizeof(note)) > 0)
         fprintf(stderr, "kneebench %s: stopped unconstrained fixtures left by an earlier "
                 "run\n", r->cmd);
+    if (note[0])
+        fprintf(stderr, "kneebench %s: left running: %s\n", r->cmd, note);
 }
 
 void kb_run_stop_fixture(struct kb_run *r)

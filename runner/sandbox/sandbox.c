@@ -94,9 +94,13 @@ int kb_sandbox_sweep_stale(struct kb_sandbox *sb)
     return sb->ops->sweep_stale ? sb->ops->sweep_stale(sb) : 0;
 }
 
-int kb_sandbox_sweep_rundir(struct kb_sandbox *sb, const char *rundir)
+int kb_sandbox_sweep_rundir(struct kb_sandbox *sb, const char *rundir, char *note,
+                            size_t notelen)
 {
-    return sb->ops->sweep_rundir && rundir ? sb->ops->sweep_rundir(sb, rundir) : 0;
+    if (notelen)
+        note[0] = '\0';
+    return sb->ops->sweep_rundir && rundir ? sb->ops->sweep_rundir(sb, rundir, note, notelen)
+                                           : 0;
 }
 
 int kb_sandbox_port_free(struct kb_sandbox *sb, int port, int timeout_ms, char *why,

@@ -131,12 +131,16 @@ int kb_sandbox_sweep_stale(struct kb_sandbox *sb);
 
 /* What such a runner left in one fixture run directory: a fixture run without limits
  * (native no_limits) has no cgroup to sweep, so start() records its session in
- * rundir/KB_SANDBOX_SESSION_FILE and stop() removes the record. This kills what a record
- * left by a runner that is gone (or a zombie) still names -- every process of that session,
- * and the tree under its leader if the leader still runs -- waits for them (2 s at most)
- * and removes the record. 1 when it swept, 0 when there was nothing to sweep. */
+ * rundir/KB_SANDBOX_SESSION_FILE, with every process the runner sees of it, and stop()
+ * removes the record. This kills what the record of a runner that is gone (or a zombie)
+ * proves was that runner's (runner/sandbox/session.h: the record this user's own and no
+ * one else's to write, of this boot, each process matched on its PID and start time, and
+ * what those started), waits for them (2 s at most) and removes the record. Anything else
+ * it names that still runs is left running and named in note ("" when nothing). 1 when it
+ * killed something, 0 otherwise. */
 #define KB_SANDBOX_SESSION_FILE ".kneebench-session"
-int kb_sandbox_sweep_rundir(struct kb_sandbox *sb, const char *rundir);
+int kb_sandbox_sweep_rundir(struct kb_sandbox *sb, const char *rundir, char *note,
+                            size_t notelen);
 
 /* For a fixture on this host: port free (a process killed a moment ago is given timeout_ms
  * to let go of it). 0, or -1 with who holds it in why. Always 0 for a fixture elsewhere

@@ -34,7 +34,7 @@ struct kb_sandbox_ops {
     void (*close)(struct kb_sandbox *sb);
     int (*available)(struct kb_sandbox *sb, char *err, size_t errlen);
     int (*sweep_stale)(struct kb_sandbox *sb);
-    int (*sweep_rundir)(struct kb_sandbox *sb, const char *rundir);
+    int (*sweep_rundir)(struct kb_sandbox *sb, const char *rundir, char *note, size_t notelen);
     /* f->priv from spec: 0, -1 or KB_SANDBOX_HARNESS with err. */
     int (*start)(struct kb_sandbox_fixture *f, const struct kb_fixture_spec *spec, char *err,
                  size_t errlen);

@@ -809,6 +809,28 @@ def kill9_unconstrained_then_resume_sweeps_what_was_left():
 
 
 @test
+def a_session_record_that_proves_nothing_kills_nothing():
+    """Issue 27's repro: a session record the runner cannot prove (the first version's,
+    naming a process of another session with another start time, as a reboot, a copied run
+    directory or another user leaves it) must not make a curve kill that session; the run
+    names it and leaves it."""
+    need_root()
+    run = os.path.join(TMP, "planted-session")
+    os.makedirs(f"{run}/fixtures/go")
+    bystander = subprocess.Popen(["setsid", "sleep", "300"])
+    try:
+        with open(f"{run}/fixtures/go/.kneebench-session", "w") as f:
+            f.write(f"999999 0 {bystander.pid} 1\n")
+        r = curve(run, "--runtimes", "go", "--routes", "plaintext", "--rates", "100")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert bystander.poll() is None, "the curve killed a session it never started"
+        assert f"running: pid {bystander.pid}" in r.stderr, r.stderr
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+@test
 def port_held_by_another_process_is_a_harness_error():
     """A process that is not the fixture holds its port and answers the contract's bytes
     (an old fixture would): no point is charged to the fixture, none is marked done, the
