@@ -96,6 +96,8 @@ static int usage(FILE *f)
 {
     fprintf(f,
         "usage: kneebench curve --run DIR [options]\n"
+        "  --run DIR               the run (made; an existing one must be yours, writable by\n"
+        "                          no one else: a re-run resumes it)\n"
         "  --profile paper|quick   durations from the contract's profile (default paper)\n"
         "  --profile db-readiness  the PostgreSQL paper's readiness curve: gray-static on /db at\n"
         "                          4k,8k,12k,16k,20k req/s, 15 s points after 3 s warmup, 4\n"

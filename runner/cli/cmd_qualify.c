@@ -25,6 +25,8 @@ static int usage(FILE *f)
 {
     fprintf(f,
         "usage: kneebench qualify --out DIR [options]\n"
+        "  --out DIR               the run (made; an existing one must be yours, writable by\n"
+        "                          no one else)\n"
         "  The PostgreSQL paper's qualification of " KB_QUAL_RUNTIME "'s /db: one fixed rate for one\n"
         "  duration with its pool (the contract's qualification section) against a\n"
         "  throwaway PostgreSQL cluster, /stats read by its own thread throughout, server\n"

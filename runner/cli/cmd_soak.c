@@ -67,6 +67,8 @@ static int usage(FILE *f)
 {
     fprintf(f,
         "usage: kneebench soak --out DIR [options]\n"
+        "  --out DIR               the run (made; an existing one must be yours, writable by\n"
+        "                          no one else)\n"
         "  The one-hour qualification on " RUNTIME ": sequential phases, routes, rates,\n"
         "  durations and windows from the contract's soak section unless overridden.\n"
         "  --phases a,b (--routes)  which phases, in this order (default: the contract's)\n"

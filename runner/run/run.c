@@ -52,6 +52,10 @@ int kb_run_open(struct kb_run *r, const char *cmd, const char *dir, const char *
      * a relative name would be read there again, one level deeper. */
     if (kb_abspath(dir, r->dirbuf, sizeof(r->dirbuf), err, errlen) < 0)
         return -1;
+    /* As root the run writes fixtures' configs and evidence inside it by name: a directory
+     * another user owns or may write could hold their links (`--run /tmp/q` made by them). */
+    if (kb_dir_own(r->dirbuf, 1, err, errlen) < 0)
+        return -1;
     return kb_contract_load(contract ? contract : kb_root_contract(), &r->c, err, errlen);
 }
 
@@ -112,7 +116,8 @@ int kb_run_plan_file(const char *dir, json_t *want, const char *what, char *err,
     char path[4200];
     json_t *have;
     int rc = 0;
-    if (kb_mkdirs(dir, err, errlen) < 0) {
+    /* checked again once made: someone may have made it since kb_run_open looked */
+    if (kb_mkdirs(dir, err, errlen) < 0 || kb_dir_own(dir, 0, err, errlen) < 0) {
         json_decref(want);
         return -1;
     }
@@ -266,6 +271,12 @@ int kb_run_launch(struct kb_run *r, const char *fixdir, const char *pgdir, int d
     struct kb_fixture_spec spec;
     int rc;
     kb_run_fixture_begin(r, fixdir);
+    /* a fixture's script writes its configs there as this user: the harness's fault, not
+     * the fixture's, when that directory is someone else's */
+    if (kb_dir_own(fixdir, 0, err, sizeof(err)) < 0) {
+        snprintf(reason, reasonlen, KB_FX_HARNESS_PREFIX "%.900s", err);
+        return KB_FX_HARNESS;
+    }
     if (pgdir && kb_sandbox_db_start(r->fx.sandbox, &r->pg, pgdir, err, sizeof(err)) < 0) {
         snprintf(reason, reasonlen, "PostgreSQL: %.400s", err);
         return -1;

@@ -53,9 +53,11 @@ void kb_run_signals(void);
 /* The signal that interrupted the run, 0 while none has. */
 int kb_run_interrupted(void);
 
-/* Zero r, name it, load the contract (NULL: the tree's, kb_root_contract()). The fixture's
- * readiness waits and load child give up on the interrupt flag. 0, or -1 with err; call
- * kb_run_close() either way. */
+/* Zero r, name it, make dir absolute, load the contract (NULL: the tree's,
+ * kb_root_contract()). dir, when it exists, must be this user's own directory that no one
+ * else may write (kb_dir_own; kb_run_plan_file checks again once it is made). The
+ * fixture's readiness waits and load child give up on the interrupt flag. 0, or -1 with
+ * err; call kb_run_close() either way. */
 int kb_run_open(struct kb_run *r, const char *cmd, const char *dir, const char *contract,
                 char *err, size_t errlen);
 
@@ -119,8 +121,9 @@ void kb_run_fixture_begin(struct kb_run *r, const char *fixdir);
  * PostgreSQL first (its cluster there) and the fixture given the db arguments and db_pool;
  * then kb_srv_start() (ready, limits.json read back, identity), a limits.json it could not
  * write noted. argv (64 slots) gets the fixture's command, the caller's to free with
- * kb_tmpl_free(). kb_srv_start()'s result with reason, or -1 with reason "PostgreSQL: ..."
- * when the cluster did not start. */
+ * kb_tmpl_free(). kb_srv_start()'s result with reason, -1 with reason "PostgreSQL: ..."
+ * when the cluster did not start, or KB_FX_HARNESS, nothing started, when fixdir is not
+ * this user's own directory that no one else may write (kb_dir_own). */
 int kb_run_launch(struct kb_run *r, const char *fixdir, const char *pgdir, int db_pool,
                   char **argv, char *reason, size_t reasonlen);
 

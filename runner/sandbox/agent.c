@@ -534,18 +534,11 @@ static int listen_on(const struct kb_agent_cfg *cfg, char *err, size_t errlen)
  * the fixtures' logs and configs are written inside it as this (often root) user. */
 static int own_dir(const char *dir, char *err, size_t errlen)
 {
-    struct stat st;
-    if (lstat(dir, &st) < 0) {
-        snprintf(err, errlen, "%.300s: %s", dir, strerror(errno));
-        return -1;
-    }
-    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-        snprintf(err, errlen, "--rundir %.300s must be a directory (not a symlink) owned by uid "
-                 "%ld that no one else may write (it is owned by uid %ld, mode %04o)", dir,
-                 (long)geteuid(), (long)st.st_uid, (unsigned)(st.st_mode & 07777));
-        return -1;
-    }
-    return 0;
+    char why[480];
+    if (kb_dir_own(dir, 0, why, sizeof(why)) == 0)
+        return 0;
+    snprintf(err, errlen, "--rundir %s", why);
+    return -1;
 }
 
 /* The private run directory: a fresh one (mkdtemp), or the one given, made if absent.

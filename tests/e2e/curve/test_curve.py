@@ -830,6 +830,111 @@ def a_session_record_that_proves_nothing_kills_nothing():
         bystander.wait()
 
 
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def need_setpriv():
+    need_root()
+    if not shutil.which("setpriv"):
+        skip("needs setpriv to act as another user")
+
+
+def as_nobody(script):
+    """What an unprivileged local user could do: script run as nobody."""
+    r = subprocess.run([*NOBODY, "sh", "-c", script], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 0, r.stderr
+
+
+def roots_file(name):
+    path = os.path.join(TMP, name)
+    with open(path, "w") as f:
+        f.write("root's own\n")
+    return path
+
+
+def unchanged(path):
+    with open(path) as f:
+        return f.read() == "root's own\n"
+
+
+@test
+def a_run_directory_another_user_could_write_is_refused():
+    """Issue 27's repro: user nobody makes the run directory a root curve is about to use
+    (the README's own `--run /tmp/q`) with php.ini.tmp a link to a file of root's. The run
+    is refused before anything is written there; so is a directory of root's that anyone
+    may write; and a fixture directory nobody made inside root's own run directory is a
+    harness error (no point judged, exit 1), its fixture never started."""
+    need_setpriv()
+    victim = roots_file("victim-rundir")
+    home = os.path.join(TMP, "nobody-home")
+    os.makedirs(home)
+    os.chown(home, 65534, 65534)
+    q = os.path.join(home, "q")
+    as_nobody(f"mkdir -p {q}/fixtures/php-fpm && ln -s {victim} {q}/fixtures/php-fpm/php.ini.tmp")
+    args = ["--runtimes", "php-fpm", "--routes", "plaintext", "--rates", "100"]
+    r = curve(q, *args)
+    assert r.returncode == 2 and "owned by uid 65534" in r.stderr, (r.returncode, r.stderr)
+    assert unchanged(victim) and not os.path.exists(f"{q}/plan.json")
+
+    shared = os.path.join(TMP, "shared-run")
+    os.makedirs(shared)
+    os.chmod(shared, 0o777)
+    r = curve(shared, *args)
+    assert r.returncode == 2 and "mode 0777" in r.stderr, (r.returncode, r.stderr)
+    assert not os.path.exists(f"{shared}/plan.json")
+
+    own = os.path.join(TMP, "own-run")
+    os.makedirs(f"{own}/fixtures")
+    os.chmod(own, 0o755)
+    os.makedirs(f"{own}/fixtures/go")
+    os.chown(f"{own}/fixtures/go", 65534, 65534)
+    r = curve(own, "--runtimes", "go", "--routes", "plaintext", "--rates", "100")
+    assert r.returncode == 1 and "owned by uid 65534" in r.stderr, (r.returncode, r.stderr)
+    assert not glob.glob(f"{own}/points/*/DONE"), glob.glob(f"{own}/points/*/*")
+
+
+@test
+def php_fpm_renders_its_configs_without_following_links():
+    """php-fpm/run.sh, as root, into a directory of root's holding links to root's files
+    where it writes (php.ini.tmp, the old temporary name, and nginx.conf itself): no file
+    is written through a link; a directory of another user's is refused."""
+    need_setpriv()
+    if not shutil.which("nginx") or not glob.glob("/usr/sbin/php-fpm*"):
+        skip("nginx or php-fpm is not installed")
+    tmp_victim, conf_victim = roots_file("victim-tmp"), roots_file("victim-conf")
+    d = os.path.join(TMP, "fpm-links")
+    os.makedirs(d)
+    os.symlink(tmp_victim, f"{d}/php.ini.tmp")
+    os.symlink(conf_victim, f"{d}/nginx.conf")
+    port = free_port()
+    p = subprocess.Popen([os.path.join(ROOT, "php-fpm", "run.sh"), "--port", str(port),
+                          "--dir", d], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and p.poll() is None:
+            with socket.socket() as sk:
+                if sk.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+    finally:
+        p.send_signal(signal.SIGTERM)
+        out = p.communicate(timeout=20)[0]
+    assert unchanged(tmp_victim), "run.sh wrote through php.ini.tmp"
+    assert unchanged(conf_victim), "run.sh wrote through nginx.conf"
+    assert not os.path.islink(f"{d}/nginx.conf") and os.path.isfile(f"{d}/nginx.conf"), out
+    assert p.returncode == 0, out
+
+    theirs = os.path.join(TMP, "fpm-theirs")
+    os.makedirs(theirs)
+    os.chown(theirs, 65534, 65534)
+    r = subprocess.run([os.path.join(ROOT, "php-fpm", "run.sh"), "--port", str(port), "--dir",
+                        theirs], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "must be a directory" in r.stderr, (r.returncode, r.stderr)
+    assert os.listdir(theirs) == [], os.listdir(theirs)
+
+
 @test
 def port_held_by_another_process_is_a_harness_error():
     """A process that is not the fixture holds its port and answers the contract's bytes
