@@ -113,6 +113,8 @@ static int usage(FILE *f)
         "                          quick 3, paper 1 = off)\n"
         "  --backend native|docker|remote  sandbox backend (default native)\n"
         "  --agent HOST:PORT       remote: the fixture host's `kneebench serve-agent`\n"
+        "  --agent-token FILE      remote: the agent's token (the file the agent was given,\n"
+        "                          or the one it wrote; yours alone to read: docs/security.md)\n"
         "  --target IPV4           remote: the fixture host's address for the load, the\n"
         "                          readiness wait and pre/postflight (default: the agent's)\n"
         "  --image IMG             the docker backend's image (default $KB_DOCKER_IMAGE, else\n"
@@ -142,7 +144,7 @@ static int usage(FILE *f)
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
        O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET,
-       O_DBCPUS, O_CONFIRM };
+       O_DBCPUS, O_CONFIRM, O_TOKEN };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -157,6 +159,7 @@ static const struct option long_opts[] = {
     { "calibrate", 0, 0, O_CALIBRATE }, { "force", 0, 0, O_FORCE },
     { "client-sched", 1, 0, O_CSCHED }, { "agent", 1, 0, O_AGENT }, { "target", 1, 0, O_TARGET },
     { "db-cpus", 1, 0, O_DBCPUS }, { "confirm", 1, 0, O_CONFIRM },
+    { "agent-token", 1, 0, O_TOKEN },
     { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
 };
@@ -164,7 +167,7 @@ static const struct option long_opts[] = {
 struct args {
     struct kb_plan_opts plan;
     const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus, *image;
-    const char *agent, *target, *db_cpus;
+    const char *agent, *target, *agent_token, *db_cpus;
     int no_limits, free_ports, client_other, calibrate, force;
 };
 
@@ -246,6 +249,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         case O_IMAGE: a->image = optarg; break;
         case O_AGENT: a->agent = optarg; break;
         case O_TARGET: a->target = optarg; break;
+        case O_TOKEN: a->agent_token = optarg; break;
         case O_CSCHED:
             if (strcmp(optarg, "fifo") && strcmp(optarg, "other")) {
                 fprintf(stderr, "kneebench curve: --client-sched is fifo or other, not '%s'\n", optarg);
@@ -263,13 +267,14 @@ static int parse_args(int argc, char **argv, struct args *a)
         fprintf(stderr, "kneebench curve: %s\n", a->run ? "unexpected argument" : "--run DIR is required");
         return 2;
     }
-    if ((a->agent || a->target) && strcmp(a->backend, "remote") != 0) {
-        fprintf(stderr, "kneebench curve: --agent and --target are for --backend remote\n");
+    if ((a->agent || a->target || a->agent_token) && strcmp(a->backend, "remote") != 0) {
+        fprintf(stderr, "kneebench curve: --agent, --target and --agent-token are for "
+                "--backend remote\n");
         return 2;
     }
-    if (!strcmp(a->backend, "remote") && !a->agent) {
+    if (!strcmp(a->backend, "remote") && (!a->agent || !a->agent_token)) {
         fprintf(stderr, "kneebench curve: --backend remote needs --agent HOST:PORT (the fixture "
-                "host's kneebench serve-agent)\n");
+                "host's kneebench serve-agent) and --agent-token FILE (its token)\n");
         return 2;
     }
     if (a->image && strcmp(a->backend, "docker") != 0) {
@@ -766,6 +771,13 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
         kb_srv_read_load(dir, &obs, &lr, &load);
         kb_srv_postflight(&cv->r.fx, kb_contract_route(&cv->r.c, pt->route), &obs);
     }
+    /* a remote agent's session lost is the harness's failure: no verdict, redone later */
+    if (cv->r.fx.sb && kb_sandbox_lost(cv->r.fx.sb, why, sizeof(why))) {
+        fclose(s.csv);
+        json_decref(load);
+        snprintf(err, errlen, "%s: %.400s; left to redo", pt->id, why);
+        return -1;
+    }
     kb_run_csv_close(&ev, &s.csv, dir, "samples.csv");
     kb_judge_point(&lr, &obs, &crit, cv->cal, (double)pt->rate, &jd);
     if (kb_hostclock_write_point(&s.clock, HOSTCLOCK_CPUS(cv), dir, why, sizeof(why)) < 0)
@@ -812,7 +824,7 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
 {
     const struct kb_srv_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
                                    a->ccpus, a->load_cmd, a->no_limits, a->client_other,
-                                   a->image, a->agent, a->target };
+                                   a->image, a->agent, a->target, a->agent_token };
     cv->free_ports = a->free_ports;
     if (kb_run_open(&cv->r, "curve", a->run, a->contract, err, errlen) < 0)
         return -1;

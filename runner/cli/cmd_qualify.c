@@ -168,7 +168,7 @@ static void print_summary(const char *run)
 static int run(struct args *a, int argc, char **argv)
 {
     const struct kb_srv_opts fo = { "native", a->build ? a->build : kb_root_build(), a->scpus,
-                                   a->ccpus, a->load_cmd, a->no_limits, 0, NULL, NULL, NULL };
+                                   a->ccpus, a->load_cmd, a->no_limits, 0, NULL, NULL, NULL, NULL };
     struct kb_qual_params p;
     struct kb_qualrun q;
     char err[1024];

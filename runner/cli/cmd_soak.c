@@ -663,7 +663,7 @@ out:
 static int setup(struct soak *s, const struct args *a, char *err, size_t errlen)
 {
     const struct kb_srv_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
-                                   a->ccpus, a->load_cmd, a->no_limits, 0, a->image, NULL, NULL };
+                                   a->ccpus, a->load_cmd, a->no_limits, 0, a->image, NULL, NULL, NULL };
     if (kb_run_open(&s->r, "soak", a->out, a->contract, err, errlen) < 0)
         return -1;
     if (!(s->rt = kb_contract_runtime(&s->r.c, RUNTIME))) {

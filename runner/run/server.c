@@ -59,8 +59,10 @@ static int placement(struct kb_srv *fx, const struct kb_srv_opts *o, char *err, 
 int kb_srv_setup(struct kb_srv *fx, const struct kb_contract *c, const struct kb_srv_opts *o,
                 char *err, size_t errlen)
 {
-    const struct kb_sandbox_config sc = { o->backend, kb_root(), o->image, o->agent, o->target,
-                                          o->no_limits };
+    const struct kb_sandbox_config sc = { .backend = o->backend, .root = kb_root(),
+                                          .image = o->image, .agent = o->agent,
+                                          .target = o->target, .agent_token = o->agent_token,
+                                          .no_limits = o->no_limits };
     fx->c = c;
     fx->build = o->build;
     fx->client_rt = !o->client_other;

@@ -38,6 +38,7 @@ struct kb_srv_opts {
     int no_limits;
     int client_other;              /* load threads in SCHED_OTHER instead of SCHED_FIFO 1 */
     const char *image, *agent, *target;   /* the backend's, NULL when not given (sandbox.h) */
+    const char *agent_token;       /* remote: the agent's token file, NULL when not given */
 };
 
 /* The load generator's parameters, the same for every point / phase of a run. */

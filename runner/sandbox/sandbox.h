@@ -75,6 +75,7 @@ struct kb_sandbox_config {
     const char *image;         /* docker: the image; NULL = kneebench:latest */
     const char *agent;         /* remote: the fixture host's serve-agent, HOST:PORT */
     const char *target;        /* remote: the fixture host's IPv4 address; NULL = the agent's */
+    const char *agent_token;   /* remote: the file holding the agent's token (yours alone) */
     int no_limits;             /* fixtures run unconstrained (the remote agent decides) */
 };
 
@@ -167,6 +168,11 @@ int kb_sandbox_sample(struct kb_sandbox_fixture *f, struct kb_proc_sample *out, 
 
 /* 1 while the fixture's main process runs; 0 once it has exited (reaped). */
 int kb_sandbox_alive(struct kb_sandbox_fixture *f);
+
+/* 1 when the runner lost its hold on the fixture rather than the fixture dying: a remote
+ * agent's session closed or unanswering (the agent then stops the fixture itself). why
+ * says what was lost. The harness's failure, not the fixture's: its point is not judged. */
+int kb_sandbox_lost(struct kb_sandbox_fixture *f, char *why, size_t whylen);
 
 /* The exit description of the main process once dead ("exit 1", "signal 9"); "" while alive. */
 const char *kb_sandbox_exit_reason(struct kb_sandbox_fixture *f);
