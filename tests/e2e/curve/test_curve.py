@@ -971,6 +971,30 @@ def port_held_by_another_process_is_a_harness_error():
 
 
 @test
+def port_bound_without_listening_is_a_harness_error():
+    """Issue 27: a socket bound to the fixture's port but not listening made the fixture's
+    bind fail, and the point was judged "failed: the process exited before accepting",
+    marked DONE, kept for ever. It is the harness's fault: no point judged, exit 1."""
+    if not os.access(KB, os.X_OK):
+        skip(f"{KB} is not built")
+    cpath, port = go_contract("bound")
+    run = os.path.join(TMP, "bound")
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", port))
+    try:
+        args = [KB, "curve", "--run", run, "--contract", cpath, "--no-limits", *KILL_ARGS]
+        r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+        assert "does not listen" in r.stderr and "left to redo" in r.stderr, r.stderr
+        assert not glob.glob(f"{run}/points/*/DONE"), glob.glob(f"{run}/points/*/DONE")
+        assert load(f"{run}/fixtures/go/preflight.json")["harness_error"] is True
+    finally:
+        holder.close()
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@test
 def unconstrained_php_fpm_sampled_whole_and_pinned():
     """--no-limits: nginx and php-fpm start sessions of their own under run.sh; every one of
     their processes is sampled, and the fixture is pinned to the server CPUs."""
