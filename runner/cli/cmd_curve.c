@@ -790,7 +790,8 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
         cv->ran++;
         cv->run_secs += kb_srv_now_s() - t0;
     }
-    progress(cv, pt, kb_verdict_name(jd.verdict), load, 0);
+    /* a point whose evidence could not be written has no verdict to show: it is redone */
+    progress(cv, pt, rc < 0 ? "incomplete" : kb_verdict_name(jd.verdict), load, 0);
     json_decref(load);
     return rc;
 }
@@ -1094,9 +1095,7 @@ int cmd_curve(int argc, char **argv)
                 "resume\n");
         return 130;
     }
-    if (cv.r.incomplete)
-        fprintf(stderr, "kneebench curve: %d point(s) left without complete evidence, each "
-                "with an incomplete.json saying why; re-run to redo them\n", cv.r.incomplete);
+    kb_run_say_incomplete(&cv.r, "point");
     printf("kneebench curve: done in %.0f s\n", kb_srv_now_s() - t0);
     return failures ? 1 : 0;
 }

@@ -547,7 +547,8 @@ static int finish_phase(struct soak *s, const struct kb_soak_planned *p, struct 
     printf("  %-10s %7ld/s  achieved %9.1f/s  p99 %9.2f ms  RSS %+.0f KiB/h  fds %+.2f/h  "
            "%zu samples  %s: %s\n", p->route, p->rate, lr->achieved_rps,
            lr->corrected.p99 / 1000.0, o->rss.per_hour / 1024.0, o->fds.per_hour, sm->n,
-           kb_soak_verdict_name(v), reason);
+           rc < 0 ? "incomplete" : kb_soak_verdict_name(v),
+           rc < 0 ? "its evidence could not be written whole; redone on re-run" : reason);
     fflush(stdout);
     return rc < 0 ? -1 : v == KB_SOAK_PASS ? 0 : 1;
 }
@@ -764,9 +765,7 @@ int cmd_soak(int argc, char **argv)
         return 130;
     }
     passed = report(&s);
-    if (s.r.incomplete)
-        fprintf(stderr, "kneebench soak: %d phase(s) left without complete evidence, each "
-                "with an incomplete.json saying why; re-run to redo them\n", s.r.incomplete);
+    kb_run_say_incomplete(&s.r, "phase");
     printf("kneebench soak: %d of %zu phases passed; report %s/report.md\n",
            passed < 0 ? 0 : passed, s.nph, s.r.dir);
     kb_run_close(&s.r, SIGTERM);

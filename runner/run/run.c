@@ -368,7 +368,7 @@ int kb_run_point_finish(struct kb_run *r, const struct kb_run_evidence *ev, cons
                         json_t *marker, char *err, size_t errlen)
 {
     /* the fixture's files failed first, if they did */
-    struct kb_run_evidence e = r->fixture_ev.file[0] ? r->fixture_ev : *ev;
+    struct kb_run_evidence e = r->fixture_ev.file[0] ? r->fixture_ev : *ev, rec = { "", "" };
     json_t *inc;
     if (!e.file[0])
         kb_run_write_json(&e, dir, "DONE", marker);
@@ -377,9 +377,25 @@ int kb_run_point_finish(struct kb_run *r, const struct kb_run_evidence *ev, cons
         return 0;
     r->incomplete++;
     inc = json_pack("{s:s,s:s}", "file", e.file, "reason", e.reason);
-    kb_run_write_json(&e, dir, "incomplete.json", inc);     /* best effort */
+    if (kb_run_write_json(&rec, dir, "incomplete.json", inc) < 0 && !r->unrecorded++)
+        snprintf(r->unrecorded_why, sizeof(r->unrecorded_why), "%.250s", rec.reason);
     json_decref(inc);
-    snprintf(err, errlen, "%.600s incomplete, not marked DONE (re-run to redo it): %s: %.600s",
-             dir, e.file, e.reason);
+    snprintf(err, errlen, "%.600s incomplete, not marked DONE%s (re-run to redo it): %s: %.600s",
+             dir, rec.file[0] ? ", no incomplete.json either" : "", e.file, e.reason);
     return -1;
+}
+
+void kb_run_say_incomplete(const struct kb_run *r, const char *what)
+{
+    if (!r->incomplete)
+        return;
+    if (!r->unrecorded)
+        fprintf(stderr, "kneebench %s: %d %s(s) left without complete evidence, each with an "
+                "incomplete.json saying why; re-run to redo them\n", r->cmd, r->incomplete,
+                what);
+    else
+        fprintf(stderr, "kneebench %s: %d %s(s) left without complete evidence, %d of them "
+                "without an incomplete.json either (%s; the lines above say what failed); "
+                "re-run to redo them\n", r->cmd, r->incomplete, what, r->unrecorded,
+                r->unrecorded_why);
 }

@@ -44,6 +44,8 @@ struct kb_run {
     struct kb_run_evidence fixture_ev;   /* the running fixture's files (limits, identity,
                                           * preflight): every point it serves inherits it */
     int incomplete;                /* points left without complete evidence */
+    int unrecorded;                /* of those, points whose incomplete.json failed too */
+    char unrecorded_why[256];      /* the first such failure */
 };
 
 /* SIGINT/SIGTERM set the run's one flag (no SA_RESTART: blocking calls return early),
@@ -145,9 +147,15 @@ int kb_run_csv_close(struct kb_run_evidence *ev, FILE **f, const char *dir, cons
 
 /* The point's last step: with nothing noted in ev or in r->fixture_ev (the fixture that
  * served it), dir/DONE from marker; else (or when DONE itself cannot be written) no DONE,
- * dir/incomplete.json naming the file and the reason (best effort), r->incomplete counted,
- * and -1 with err saying so. Takes marker. */
+ * dir/incomplete.json naming the file and the reason (best effort: one that cannot be
+ * written either is counted in r->unrecorded), r->incomplete counted, and -1 with err saying
+ * so. Takes marker. */
 int kb_run_point_finish(struct kb_run *r, const struct kb_run_evidence *ev, const char *dir,
                         json_t *marker, char *err, size_t errlen);
+
+/* On stderr, when points (a soak's phases: what = "phase") were left incomplete: how many,
+ * and whether each has its incomplete.json or why some have none (a full disk writes
+ * neither). Nothing when all are complete. */
+void kb_run_say_incomplete(const struct kb_run *r, const char *what);
 
 #endif

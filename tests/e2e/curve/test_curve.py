@@ -492,6 +492,27 @@ def evidence_write_failure_leaves_point_incomplete():
 
 
 @test
+def evidence_that_cannot_be_recorded_is_not_claimed():
+    """Issue 27: on a full disk the run said each incomplete point had "an incomplete.json
+    saying why" when none could be written, and printed such points with a verdict. Here both
+    samples.csv and incomplete.json have a directory planted at their names: the point is
+    shown incomplete, and the summary says it has no incomplete.json either, and why."""
+    need_root()
+    run = os.path.join(TMP, "unrecorded")
+    bad = f"{run}/points/go-plaintext-200"
+    os.makedirs(f"{bad}/samples.csv/planted")
+    os.makedirs(f"{bad}/incomplete.json/planted")
+    r = curve(run, "--runtimes", "go", "--routes", "plaintext", "--rates", "200")
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    line = [x for x in r.stdout.splitlines() if "plaintext" in x and "200/s" in x]
+    assert line and " incomplete " in line[0], r.stdout
+    assert "each with an incomplete.json" not in r.stderr, r.stderr
+    assert "1 of them without an incomplete.json either" in r.stderr, r.stderr
+    assert "no incomplete.json either" in r.stderr, r.stderr
+    assert not os.path.exists(f"{bad}/DONE")
+
+
+@test
 def no_limits_marks_unconstrained():
     if not os.access(KB, os.X_OK):
         skip(f"{KB} is not built")
