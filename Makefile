@@ -4,7 +4,7 @@
 #   make deps       install the Debian packages that are missing (idempotent)
 #   make test       every test suite; closes with "N passed, N failed, N skipped"
 #   make curve      the 56-point comparison (PROFILE=paper|quick|db-readiness, BACKEND=native|docker)
-#   make install    kneebench, kb-control, the man page and bash completion under PREFIX
+#   make install    kneebench, kb-control, the contract, the man page and bash completion under PREFIX
 #   make help       every target
 #   make clean
 #
@@ -36,11 +36,13 @@ OBJ        := $(BUILD)/obj
 
 # Compile flags for every library any program uses; link flags per library, for the
 # module.mk files to pick from (LIBS_<pkg-config name>).
+# PKG_CONFIG: another architecture's (tests/cross/module.mk builds for aarch64 with one).
+PKG_CONFIG ?= pkg-config
 PKGS       := libmicrohttpd jansson libpq
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-$(foreach p,$(PKGS),$(eval LIBS_$(p) := $(shell pkg-config --libs $(p) 2>/dev/null)))
-CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+$(foreach p,$(PKGS),$(eval LIBS_$(p) := $(shell $(PKG_CONFIG) --libs $(p) 2>/dev/null)))
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 WARN       := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS     ?= -O2 -g
@@ -82,24 +84,30 @@ test:
 clean:
 	rm -rf build
 
-# `make install PREFIX=...`: the runner and the control server, the man page (where help2man
-# is installed) and the bash completion. The installed programs carry no path of this
-# checkout: they find a tree (its contract, fixtures and build/) with `kneebench --root DIR`,
-# $KB_ROOT, or from the current directory (runner/util/root.h). A whole built tree, copied or
-# moved, finds itself beside its build/.
+# `make install PREFIX=...`: the runner and the control server, the contract they check
+# every response against (PREFIX/share/kneebench/contract.json), the man page (where
+# help2man is installed) and the bash completion. The installed programs carry no path of
+# this checkout: they find the contract at BIN/../share/kneebench/ beside themselves, so
+# `kneebench load` and kb-control work from any directory; what runs fixtures (curve, soak,
+# calibrate) still needs a tree: `kneebench --root DIR`, $KB_ROOT, or the current directory
+# (runner/util/root.h). A whole built tree, copied or moved, finds itself beside its build/.
 PREFIX  ?= /usr/local
 DESTDIR ?=
 INSTALL_DIRS := $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-                $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+                $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+                $(DESTDIR)$(PREFIX)/share/kneebench
 install: $(BUILD)/kneebench $(BUILD)/kb-control $(if $(HELP2MAN),$(BUILD)/kneebench.1)
 	install -d $(INSTALL_DIRS)
 	install -m 755 $(BUILD)/kneebench $(BUILD)/kb-control $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 fixtures/contract.json $(DESTDIR)$(PREFIX)/share/kneebench/contract.json
 	$(if $(HELP2MAN),install -m 644 $(BUILD)/kneebench.1 $(DESTDIR)$(PREFIX)/share/man/man1/,@echo "install: no help2man, no man page (make deps installs it)")
 	install -m 644 runner/cli/kneebench.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kneebench
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/kneebench $(DESTDIR)$(PREFIX)/bin/kb-control \
 	      $(DESTDIR)$(PREFIX)/share/man/man1/kneebench.1 \
-	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kneebench
+	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kneebench \
+	      $(DESTDIR)$(PREFIX)/share/kneebench/contract.json
+	rmdir $(DESTDIR)$(PREFIX)/share/kneebench 2>/dev/null || true
 
 help:
 	@echo "make targets:"
@@ -111,7 +119,7 @@ help:
 	@echo "  bench-loadgen   the load generator's own cost, beside wrk"
 	@echo "  image-auto      the Docker image (image, base-image, pin-base)"
 	@echo "  man             $(BUILD)/kneebench.1 from the help texts (help2man)"
-	@echo "  install         PREFIX=$(PREFIX) DESTDIR=: binaries, man page, bash completion"
+	@echo "  install         PREFIX=$(PREFIX) DESTDIR=: binaries, contract, man page, bash completion"
 	@echo "  uninstall       what install put there"
 	@echo "  clean           remove build/"
 	@echo "  help            this list"

@@ -1,5 +1,5 @@
 /* cmd_compare.c -- `kneebench compare RUN_A RUN_B`: what moved between two runs (a changed
- * runtime version, a flag, a patch) and whether it is more than the repeats' noise. Reads
+ * runtime version, a flag, a patch) and whether it is more than the samples' noise. Reads
  * each run through kb_report_load(), the evidence the reports read; the comparison is
  * runner/report/compare.c's, the formats compare_out.c's. */
 #define _POSIX_C_SOURCE 200809L
@@ -18,15 +18,20 @@ static int usage(FILE *f)
 {
     fprintf(f,
         "usage: kneebench compare RUN_A RUN_B [--csv FILE] [--md FILE] [--min-change PCT]\n"
-        "  RUN_B against RUN_A (the baseline), two run directories of kneebench curve: per\n"
-        "  runtime and route the highest controlled points side by side; per point with\n"
-        "  evidence in both runs (runtime-route-rate) the change in achieved rate and in\n"
-        "  corrected p99, and whether it is beyond the spread of the runs' repeats: beyond\n"
-        "  noise when the two min-max ranges do not overlap, \"unjudged (1 repeat)\" when a\n"
-        "  run has one repeat. Markdown on standard output unless --md.\n"
+        "  RUN_B against RUN_A (the baseline), two run directories of kneebench curve. First\n"
+        "  what moved: the largest changes beyond noise, the highest controlled points that\n"
+        "  changed, each run's noise floor (how far a point's own samples lie apart). Then\n"
+        "  per runtime and route the highest controlled points side by side, and per point\n"
+        "  with evidence in both runs (runtime-route-rate) the change in achieved rate and\n"
+        "  in corrected p99. A point's samples are its repeats and confirmation samples;\n"
+        "  beyond noise when every sample of one run lies above every one of the other and\n"
+        "  their counts make that a 10 %% chance or less were nothing changed (3 and 3, 2 and\n"
+        "  5, ...); \"unjudged (too few samples)\" otherwise, as with one repeat. Markdown on\n"
+        "  standard output unless --md; each column in one unit, named in its header.\n"
         "  --csv FILE        the same as CSV (one row per highest point and per point;\n"
-        "                    latency in us, rates in req/s; FILE - is standard output,\n"
-        "                    in place of the markdown)\n"
+        "                    latency in us, rates in req/s, per figure its sample counts\n"
+        "                    and that chance; FILE - is standard output, in place of the\n"
+        "                    markdown)\n"
         "  --md FILE         the markdown into FILE\n"
         "  --min-change PCT  a change under PCT %% of RUN_A's median is within noise\n"
         "                    whatever the ranges (default %g; 0 judges by the ranges alone)\n"

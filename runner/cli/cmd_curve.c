@@ -315,6 +315,8 @@ static json_t *plan_json(const struct curve *cv)
         "max_p99_us", (json_int_t)cv->r.c.max_p99_us,
         "client_cpu_max_fraction", cv->r.c.client_cpu_max_fraction, "client_lag_p99_max_us",
         (json_int_t)cv->r.c.client_lag_p99_max_us, "points", pts);
+    if (plan && cv->r.c.baseline)
+        json_object_set_new(plan, "baseline", json_string(cv->r.c.baseline));
     /* what the sandbox adds: a run resumes only against the same fixture host */
     json_t *keys = kb_sandbox_plan_keys(cv->r.fx.sandbox);
     if (plan && keys)

@@ -1,6 +1,8 @@
 /* cmd_load.c -- `kneebench load`: validate every argument, probe the target, run the load
  * (runner/load/loadgen.c) and write the summary, the JSON and the .hgrm files (runner/load/loadout.c).
- * Exit 0 when the run completed, whatever the server did; 2 for bad arguments; 3 when the
+ * What is sent and what counts as a right response is runner/load/target.c's. Exit 0 when
+ * the run completed and every response was as expected; 4 when it completed with responses
+ * that were not (the figures are written all the same); 2 for bad arguments; 3 when the
  * target cannot be reached; 1 when the run or its output failed. Nothing is sent before
  * every argument has been checked and the target has accepted a connection. */
 #define _GNU_SOURCE
@@ -23,14 +25,18 @@
 #include "runner/util/cpulist.h"
 #include "runner/util/evidence.h"
 #include "runner/load/loadgen.h"
+#include "runner/load/loadjson.h"
 #include "runner/load/loadout.h"
+#include "runner/load/target.h"
+#include "runner/run/verdict.h"
 #include "runner/util/root.h"
 #include "runner/util/units.h"
 
 struct load_args {
-    const char *url, *route, *json, *hgrm, *uhgrm, *contract, *cpus, *hlog, *series_csv, *requests_log;
+    struct kb_target_spec spec;    /* the URL, --route, -H and --expect-* */
+    const char *json, *hgrm, *uhgrm, *contract, *cpus, *hlog, *series_csv, *requests_log;
     double rate, duration, warmup, drain;
-    int threads, connections, quiet;
+    int threads, connections, quiet, latency;
     long timeout_ms;
     long spin_us;
     long slack_us;
@@ -39,6 +45,7 @@ struct load_args {
     int eager_rx;
     int rt;
     int exact_threads;
+    enum kb_load_timer timer;
     long requests_log_max;
     int have_requests_log_max;
     int have_rate, have_duration, have_warmup, have_drain;
@@ -56,14 +63,21 @@ static void usage(FILE *f)
         "  -d, --duration D         measured interval (required)\n"
         "  -t, --threads N          at most N threads (default: the contract's)\n"
         "  -c, --connections N      connections, all opened before the warmup (the contract's)\n"
-        "      --url URL            http://HOST[:PORT]/PATH, IPv4\n"
-        "      --route NAME         the contract route checked byte for byte (default: the one\n"
-        "                           whose path is the URL's)\n"
+        "      --url URL            http://HOST[:PORT]/PATH, IPv4; any server you own\n"
+        "  -H, --header 'N: V'      a request header, repeatable (not Connection,\n"
+        "                           Content-Length or Transfer-Encoding: the client's own)\n"
+        "      --route NAME         check every response against this contract route, byte\n"
+        "                           for byte (default: the route whose path is the URL's)\n"
+        "  Otherwise, or given any of these three, a right response is what they say:\n"
+        "      --expect-status S    2xx (the default) or one code 200..299\n"
+        "      --expect-body FILE   exactly these bytes (default: any body)\n"
+        "      --expect-header 'N: V'   a header every response carries, with this value\n"
         "      --warmup D           at the same rate, discarded (default 0, as in wrk2)\n"
         "      --drain D            late responses still counted (the contract's)\n"
         "  -T, --timeout D          a request unanswered this long is a timeout (10s);\n"
         "      --timeout-ms N       the same in milliseconds\n"
-        "  -L, --latency            accepted for wrk2's users: the summary always has them\n"
+        "  -L, --latency            the whole corrected percentile spectrum, as wrk2 -L\n"
+        "                           prints it, with mean, stdev and Requests/sec\n"
         "      --json FILE --hgrm FILE --uncorrected-hgrm FILE --hlog FILE --series-csv FILE\n"
         "                           outputs (runner/README-load.md)\n"
         "      --requests-log FILE [--requests-log-max N]   one line per request, bounded\n"
@@ -73,10 +87,18 @@ static void usage(FILE *f)
         "                           since threads sharing a CPU multiply its wake-ups\n"
         "      --rt                 load threads SCHED_FIFO\n"
         "      --send-quantum-us N --spin-us N --timer-slack-us N --eager-rx   client tuning\n"
-        "      --contract FILE      (the tree's fixtures/contract.json)\n"
+        "      --timer auto|epoll_pwait2|timerfd   how a thread sleeps to its next send\n"
+        "                           (auto: epoll_pwait2 where the kernel has it, Linux 5.11+)\n"
+        "      --contract FILE      (the tree's fixtures/contract.json, else the installed\n"
+        "                           BIN/../share/kneebench/contract.json)\n"
         "      --quiet              no summary\n"
-        "exit: 0 the run completed (server errors are data); 1 the run itself or its output\n"
-        "      failed; 2 bad arguments (nothing sent); 3 the target is unreachable.\n");
+        "A warning goes to stderr when the client's own lateness could have changed the\n"
+        "point's verdict under the contract's criteria: the figures then describe the host.\n"
+        "exit: 0 the run completed and every response was right (timeouts and socket errors\n"
+        "      are data); 4 it completed, but responses were not right (non-2xx, or not what\n"
+        "      the route or the expectation asks): counted and written as for 0;\n"
+        "      1 the run itself or its output failed; 2 bad arguments (nothing sent); 3 the\n"
+        "      target is unreachable.\n");
 }
 
 static int bad(const char *fmt, const char *a)
@@ -99,49 +121,11 @@ static int parse_int(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
-/* 1 when path is all visible ASCII: it goes into the request line as is, where a control
- * character, a space or a byte past 0x7e would split or corrupt the request. */
-static int path_printable(const char *path)
-{
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-        if (*p <= 0x20 || *p >= 0x7f)
-            return 0;
-    return 1;
-}
-
-/* http://HOST[:PORT]/PATH -> address, Host header and path. IPv4 only. */
-static int parse_url(const char *url, struct sockaddr_in *addr, char *host, size_t hostlen,
-                     const char **path)
-{
-    const char *h = url + 7, *slash, *colon;
-    char name[256];
-    long port = 80;
-    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *ai = NULL;
-    if (strncmp(url, "http://", 7))
-        return -1;
-    slash = strchr(h, '/');
-    if (!slash || slash == h || (size_t)(slash - h) >= hostlen || (size_t)(slash - h) >= sizeof(name))
-        return -1;
-    memcpy(host, h, (size_t)(slash - h));
-    host[slash - h] = '\0';
-    colon = strchr(host, ':');
-    if (colon && parse_int(colon + 1, 1, 65535, &port))
-        return -1;
-    snprintf(name, sizeof(name), "%.*s", colon ? (int)(colon - host) : (int)strlen(host), host);
-    if (getaddrinfo(name, NULL, &hints, &ai) || !ai)
-        return -1;
-    *addr = *(struct sockaddr_in *)ai->ai_addr;
-    addr->sin_port = htons((uint16_t)port);
-    freeaddrinfo(ai);
-    *path = slash;
-    return path_printable(slash) ? 0 : -1;
-}
-
 /* Long-only options get codes past any character, so that no short flag is exposed by
- * accident: wrk2's -H and -L mean a header and --latency, not ours. */
-enum { O_URL = 256, O_ROUTE, O_WARMUP, O_DRAIN, O_JSON, O_HGRM, O_UHGRM, O_CONTRACT,
+ * accident; -H and -L mean what they mean to wrk2's users: a header and --latency. */
+enum { O_URL = 256, O_ROUTE, O_EXPECT_STATUS, O_EXPECT_BODY, O_EXPECT_HEADER, O_WARMUP, O_DRAIN, O_JSON, O_HGRM, O_UHGRM, O_CONTRACT,
        O_TIMEOUT_MS, O_CPUS, O_QUIET, O_HLOG, O_SERIES, O_REQLOG, O_REQLOG_MAX, O_SPIN,
-       O_SLACK, O_QUANTUM, O_EAGER, O_RT, O_EXACT };
+       O_SLACK, O_QUANTUM, O_EAGER, O_RT, O_EXACT, O_TIMER };
 
 /* Numbers with units: rate, durations, the timeout. 0, or bad()'s 2. */
 static int unit_opt(int o, const char *v, struct load_args *a)
@@ -204,12 +188,23 @@ static int int_opt(int o, const char *v, struct load_args *a)
     }
 }
 
-/* Options that name a file or a list, and flags. 0, or -1 for an option this is not. */
+/* Options that name a file or a list, and flags. 0; 1 when the value was refused (said on
+ * stderr); -1 for an option this is not. */
 static int text_opt(int o, const char *v, struct load_args *a)
 {
     switch (o) {
-    case O_URL: a->url = v; return 0;
-    case O_ROUTE: a->route = v; return 0;
+    case O_URL: a->spec.url = v; return 0;
+    case O_ROUTE: a->spec.route = v; return 0;
+    case O_EXPECT_STATUS: a->spec.expect_status = v; return 0;
+    case O_EXPECT_BODY: a->spec.expect_body_file = v; return 0;
+    case O_EXPECT_HEADER: a->spec.expect_header = v; return 0;
+    case 'H':
+        if (a->spec.nheaders == KB_TARGET_HEADERS_MAX) {
+            bad("at most 32 -H/--header, not more ('%s')", v);
+            return 1;
+        }
+        a->spec.headers[a->spec.nheaders++] = v;
+        return 0;
     case O_JSON: a->json = v; return 0;
     case O_HGRM: a->hgrm = v; return 0;
     case O_UHGRM: a->uhgrm = v; return 0;
@@ -222,7 +217,15 @@ static int text_opt(int o, const char *v, struct load_args *a)
     case O_EAGER: a->eager_rx = 1; return 0;
     case O_RT: a->rt = 1; return 0;
     case O_EXACT: a->exact_threads = 1; return 0;
-    case 'L': return 0;        /* wrk2's --latency: the summary always prints percentiles */
+    case O_TIMER:
+        for (int k = 0; k < 3; k++)
+            if (!strcmp(v, kb_load_timer_names[k]) || (k == 0 && !strcmp(v, "auto"))) {
+                a->timer = (enum kb_load_timer)k;
+                return 0;
+            }
+        bad("--timer is auto, epoll_pwait2 or timerfd, not '%s'", v);
+        return 1;
+    case 'L': a->latency = 1; return 0;
     default: return -1;
     }
 }
@@ -230,13 +233,13 @@ static int text_opt(int o, const char *v, struct load_args *a)
 /* What the options alone decide: required ones, the URL given once, combinations. */
 static int check_args(int argc, char **argv, struct load_args *a)
 {
-    if (optind < argc && a->url)
+    if (optind < argc && a->spec.url)
         return bad("the URL is given twice ('%s' and --url)", argv[optind]);
     if (optind < argc)
-        a->url = argv[optind++];
+        a->spec.url = argv[optind++];
     if (optind < argc)
         return bad("unexpected argument '%s'", argv[optind]);
-    if (!a->url)
+    if (!a->spec.url)
         return bad("%s", "a URL is required (kneebench load [options] URL, or --url URL)");
     if (!a->have_rate || !a->have_duration)
         return bad("%s", "-R/--rate and -d/--duration are required");
@@ -263,13 +266,16 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         { "spin-us", 1, 0, O_SPIN }, { "timer-slack-us", 1, 0, O_SLACK },
         { "send-quantum-us", 1, 0, O_QUANTUM }, { "eager-rx", 0, 0, O_EAGER }, { "rt", 0, 0, O_RT },
         { "exact-threads", 0, 0, O_EXACT }, { "latency", 0, 0, 'L' },
+        { "timer", 1, 0, O_TIMER }, { "header", 1, 0, 'H' },
+        { "expect-status", 1, 0, O_EXPECT_STATUS }, { "expect-body", 1, 0, O_EXPECT_BODY },
+        { "expect-header", 1, 0, O_EXPECT_HEADER },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
     };
     int o, rc;
     optind = 1;
     opterr = 0;
     /* GNU getopt permutes, so the URL may come first, last or between options, as in wrk2 */
-    while ((o = getopt_long(argc, argv, "R:d:t:c:T:Lh", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "R:d:t:c:T:H:Lh", opts, NULL)) != -1) {
         if (o == 'h') {
             usage(stdout);
             return 1;
@@ -279,8 +285,8 @@ static int parse_args(int argc, char **argv, struct load_args *a)
         else if (o == 't' || o == 'c' || o == O_TIMEOUT_MS || o == O_SLACK || o == O_QUANTUM ||
                  o == O_SPIN || o == O_REQLOG_MAX)
             rc = int_opt(o, optarg, a);
-        else if (text_opt(o, optarg, a) == 0)
-            rc = 0;
+        else if ((rc = text_opt(o, optarg, a)) >= 0)
+            rc = rc ? 2 : 0;
         else
             return bad("unknown or incomplete option '%s'", argv[optind - 1]);
         if (rc)
@@ -409,114 +415,103 @@ static int write_outputs(const struct load_args *a, const struct kb_load_meta *m
     return rc;
 }
 
-static int run(struct load_args *a, const struct kb_contract *ct)
+/* The client's lateness, judged as the curve judges it (runner/run/verdict.h): a warning
+ * when the verdict under the contract's criteria could differ without the client's own
+ * delay in each request, and 4 when any response was not right. */
+static int afterwards(const struct kb_load_meta *m, const struct kb_load_result *res,
+                      const struct kb_contract *ct)
 {
-    const struct kb_route *route = kb_contract_route(ct, a->route);
-    struct kb_load_config cfg = { 0 };
-    struct kb_load_meta meta = { 0 };
+    struct kb_criteria crit = kb_criteria_of(ct);
+    struct kb_point_load pl;
+    char err[256], why[256];
+    json_t *j = kb_loadout_json(m, res);
+    if (!kb_point_load_parse(j, &pl, err, sizeof(err)) && !kb_trust_judge(&pl, &crit, why, sizeof(why)))
+        fprintf(stderr, "kneebench load: warning: the client's own lateness was large enough to "
+                "matter: %s. These figures describe this host as much as the server "
+                "(runner/README-load.md, \"When the client is late\").\n", why);
+    json_decref(j);
+    return res->c.non2xx || res->c.mm_total ? 4 : 0;
+}
+
+/* The load's configuration from the arguments and the target. */
+static void configure(const struct load_args *a, const struct kb_target *t, const cpu_set_t *cpus,
+                      struct kb_load_config *cfg)
+{
+    *cfg = (struct kb_load_config){
+        .addr = t->addr, .request = t->request, .request_len = t->request_len,
+        .expect = &t->expect, .rate = a->rate, .warmup_s = a->warmup,
+        .duration_s = a->duration, .drain_s = a->drain, .connections = a->connections,
+        .timeout_ms = a->timeout_ms, .spin_ns = a->spin_us * 1000,
+        .timer_slack_ns = a->slack_us * 1000, .send_quantum_ns = a->quantum_us * 1000,
+        .rx_timestamps = !a->eager_rx, .rt = a->rt,
+        /* untagged: HdrHistogram's HistogramLogProcessor reads only untagged lines by default */
+        .series_tag = a->hlog || a->series_csv ? "" : NULL,
+        .cpus = a->cpus ? cpus : NULL,
+        .requests_log_max = a->requests_log ? (uint64_t)a->requests_log_max : 0,
+        .timer = a->timer,
+    };
+}
+
+static int measure(const struct load_args *a, const struct kb_target *t, cpu_set_t *cpus,
+                   const struct kb_contract *ct)
+{
+    struct kb_load_config cfg;
+    struct kb_load_meta meta;
     struct kb_load_result res;
-    struct kb_resp_expect expect;
-    regex_t re;
-    cpu_set_t cpus;
-    char host[256], err[512], *request = NULL;
-    const char *path;
+    char err[512];
     double quota;
-    int rc = 2, have_re = 0, n;
-
-    if (!route)
-        return bad("no route '%s' in the contract", a->route);
-    if (strcmp(route->method, "GET"))
-        return bad("route '%s' is not a GET route", a->route);
-    if (parse_url(a->url, &cfg.addr, host, sizeof(host), &path))
-        return bad("--url must be http://HOST[:PORT]/PATH with a resolvable IPv4 host, not '%s'", a->url);
-    /* "7-" runs to the last CPU this process may use */
-    if (a->cpus && kb_cpulist_parse_allowed(a->cpus, &cpus, err, sizeof(err)) < 0)
-        return bad("--cpus: %s", err);
-    if (a->threads > a->connections)
-        return bad("%s", "--connections must be at least --threads (every thread needs a connection)");
-    if (check_writable(a->json) || check_writable(a->hgrm) || check_writable(a->uhgrm) ||
-        check_writable(a->hlog) || check_writable(a->series_csv) || check_writable(a->requests_log) ||
-        fit_descriptors(a->connections))
-        return 2;
-    if (kb_resp_expect_route(route, &expect, &re))
-        return bad("route '%s' has a body_regex that does not compile", a->route);
-    have_re = expect.body_regex != NULL;
-    n = snprintf(NULL, 0, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, host);
-    request = malloc((size_t)n + 1);
-    snprintf(request, (size_t)n + 1, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, host);
-
-    if (kb_load_probe(&cfg.addr, 2000, err, sizeof(err))) {
+    int rc;
+    if (kb_load_probe(&t->addr, 2000, err, sizeof(err))) {
         fprintf(stderr, "kneebench load: target unreachable, no load sent: %s\n", err);
-        rc = 3;
-        goto out;
+        return 3;
     }
-    cfg.request = request;
-    cfg.request_len = (size_t)n;
-    cfg.expect = &expect;
-    cfg.rate = a->rate;
-    cfg.warmup_s = a->warmup;
-    cfg.duration_s = a->duration;
-    cfg.drain_s = a->drain;
-    cfg.connections = a->connections;
-    cfg.timeout_ms = a->timeout_ms;
-    cfg.spin_ns = a->spin_us * 1000;
-    cfg.timer_slack_ns = a->slack_us * 1000;
-    cfg.send_quantum_ns = a->quantum_us * 1000;
-    cfg.rx_timestamps = !a->eager_rx;
-    cfg.rt = a->rt;
-    /* untagged: HdrHistogram's HistogramLogProcessor reads only untagged lines by default */
-    cfg.series_tag = a->hlog || a->series_csv ? "" : NULL;
-    cfg.cpus = a->cpus ? &cpus : NULL;
-    cfg.requests_log_max = a->requests_log ? (uint64_t)a->requests_log_max : 0;
-    if (!cfg.cpus)
-        sched_getaffinity(0, sizeof(cpus), &cpus);
+    configure(a, t, cpus, &cfg);
+    if (!a->cpus)
+        sched_getaffinity(0, sizeof(*cpus), cpus);
     quota = cgroup_cpu_quota();
-    cfg.threads = fit_threads(a, &cpus, quota);
-
-    meta = (struct kb_load_meta){ .url = a->url, .route = a->route, .requested_rps = a->rate,
-        .threads_requested = a->threads, .threads = cfg.threads, .connections = a->connections, .warmup_s = a->warmup,
-        .duration_s = a->duration, .drain_s = a->drain, .client_cpus = CPU_COUNT(&cpus),
-        .client_cpu_quota = quota, .rt_asked = a->rt, .send_quantum_us = a->quantum_us,
-        .requests_log = a->requests_log, .requests_log_max = cfg.requests_log_max };
+    cfg.threads = fit_threads(a, cpus, quota);
+    meta = (struct kb_load_meta){ .url = a->spec.url, .route = t->route,
+        .expectation = t->expectation, .requested_rps = a->rate,
+        .threads_requested = a->threads, .threads = cfg.threads, .connections = a->connections,
+        .warmup_s = a->warmup, .duration_s = a->duration, .drain_s = a->drain,
+        .client_cpus = CPU_COUNT(cpus), .client_cpu_quota = quota, .rt_asked = a->rt,
+        .send_quantum_us = a->quantum_us, .requests_log = a->requests_log,
+        .requests_log_max = cfg.requests_log_max };
     kb_clock_iso8601_utc(meta.started_at, sizeof(meta.started_at));
     if (kb_load_run(&cfg, &res, err, sizeof(err))) {
         fprintf(stderr, "kneebench load: %s\n", err);
-        rc = 1;
-        goto out;
+        return 1;
     }
     if (!a->quiet)
         kb_loadout_summary(stdout, &meta, &res);
+    if (!a->quiet && a->latency)
+        kb_loadout_spectrum(stdout, &meta, &res);
     rc = write_outputs(a, &meta, &res);
+    if (!rc)
+        rc = afterwards(&meta, &res, ct);
     kb_load_result_free(&res);
-out:
-    if (have_re)
-        regfree(&re);
-    free(request);
     return rc;
 }
 
-/* The contract route whose path is the URL's (its query left out), as wrk2's users give only
- * a URL; NULL when none is, or when the URL has no http://HOST/PATH shape to match. */
-static const char *route_of_url(const struct kb_contract *ct, const char *url)
+static int run(struct load_args *a, const struct kb_contract *ct)
 {
-    const char *path = strncmp(url, "http://", 7) ? NULL : strchr(url + 7, '/');
-    size_t len = path ? strcspn(path, "?#") : 0;
-    for (size_t i = 0; path && i < ct->nroutes; i++)
-        if (strlen(ct->routes[i].path) == len && !strncmp(ct->routes[i].path, path, len))
-            return ct->routes[i].name;
-    return NULL;
-}
-
-/* --route, or the route inferred from the URL. 0, or bad()'s 2. */
-static int pick_route(const struct kb_contract *ct, struct load_args *a)
-{
-    if (a->route)
-        return 0;
-    if ((a->route = route_of_url(ct, a->url)))
-        return 0;
-    if (strncmp(a->url, "http://", 7) || !strchr(a->url + 7, '/'))
-        return bad("the URL must be http://HOST[:PORT]/PATH, not '%s'", a->url);
-    return bad("no contract route has the path of '%s': name one with --route", a->url);
+    struct kb_target t;
+    cpu_set_t cpus;
+    char err[512];
+    int rc = 2;
+    if (kb_target_open(&t, &a->spec, ct, err, sizeof(err)))
+        bad("%s", err);
+    /* "7-" runs to the last CPU this process may use */
+    else if (a->cpus && kb_cpulist_parse_allowed(a->cpus, &cpus, err, sizeof(err)) < 0)
+        bad("--cpus: %s", err);
+    else if (a->threads > a->connections)
+        bad("%s", "--connections must be at least --threads (every thread needs a connection)");
+    else if (!check_writable(a->json) && !check_writable(a->hgrm) && !check_writable(a->uhgrm) &&
+             !check_writable(a->hlog) && !check_writable(a->series_csv) &&
+             !check_writable(a->requests_log) && !fit_descriptors(a->connections))
+        rc = measure(a, &t, &cpus, ct);
+    kb_target_close(&t);
+    return rc;
 }
 
 int cmd_load(int argc, char **argv)
@@ -535,10 +530,6 @@ int cmd_load(int argc, char **argv)
     if (kb_contract_load(a.contract ? a.contract : kb_root_contract(), &ct, err, sizeof(err))) {
         fprintf(stderr, "kneebench load: %s\n", err);
         return 2;
-    }
-    if ((rc = pick_route(&ct, &a))) {
-        kb_contract_free(&ct);
-        return rc;
     }
     if (!a.threads)
         a.threads = ct.threads;

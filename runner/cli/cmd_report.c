@@ -30,7 +30,7 @@ static int usage(FILE *f)
                "  given stays the run's) from its raw files, running nothing; the report goes\n"
                "  to DIR/rejudged-p99-<N>ms-d<F>/ and names the criterion on its first line.\n"
                "  DIR's own files are never written.\n"
-               "  report.csv and report.json: docs/report-format.md (schema_version 2).\n"
+               "  report.csv and report.json: docs/report-format.md (schema_version 3).\n"
                "exit: 0 written; 1 an incomplete run or a stored verdict that does not follow\n"
                "      refused, or a file could not be written;\n"
                "      2 bad usage, or DIR is not a run directory.\n");
@@ -78,7 +78,8 @@ static int write_all(const struct kb_report *r, const char *out, char *err, size
     return kb_report_write_md(r, out, err, errlen) < 0 ||
            kb_report_write_csv(r, out, err, errlen) < 0 ||
            kb_report_write_json(r, out, err, errlen) < 0 ||
-           kb_report_write_svg(r, out, err, errlen) < 0 ? -1 : 0;
+           kb_report_write_svg(r, out, err, errlen) < 0 ||
+           kb_report_write_html(r, out, err, errlen) < 0 ? -1 : 0;
 }
 
 /* The run's own criterion, for the one a re-judgement does not override. */
@@ -149,7 +150,7 @@ int cmd_report(int argc, char **argv)
     } else if (!rc) {
         printf("kneebench report: %s/report.md%s", out, r.partial ? " (PARTIAL)" : "");
         if (rd.rejudge)
-            printf(" (re-judged: %zu of %zu verdicts changed)",
+            printf(" (re-judged: %zu of %zu points changed verdict)",
                    json_array_size(rd.changed), rd.nchecked);
         printf("\n");
     }

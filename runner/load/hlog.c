@@ -28,6 +28,7 @@
 
 struct interval {
     struct kb_hlog_row row;
+    int64_t max_ns;        /* the log's Interval_Max, before it is written in ms */
     char *payload;         /* base64 */
 };
 
@@ -191,19 +192,26 @@ void kb_hlog_series_free(struct kb_hlog_series *s)
     free(s);
 }
 
+/* h holds nanoseconds; the row, as the CSV, whole microseconds. Whether a figure is only a
+ * lower bound is judged in ns, before the rounding could make a figure and a bound equal. */
 static void fill_row(struct kb_hlog_row *r, double start_s, double length_s,
-                     const struct kb_hist *h, int64_t errors, int64_t bounded, int64_t bound_from)
+                     const struct kb_hist *h, int64_t errors, int64_t bounded, int64_t bound_ns)
 {
+    int64_t p50 = kb_hist_value_at_percentile(h, 50.0), p99 = kb_hist_value_at_percentile(h, 99.0);
+    int64_t max = kb_hist_max(h), from = bounded ? bound_ns : INT64_MAX;
     r->start_s = start_s;
     r->length_s = length_s;
     r->completed = h->total_count - bounded;
     r->errors = errors;
     r->bounded = bounded;
-    r->bound_from_us = bounded ? bound_from : INT64_MAX;
+    r->bound_from_us = bounded ? bound_ns / 1000 : INT64_MAX;
     r->achieved_rps = length_s > 0 ? (double)r->completed / length_s : 0.0;
-    r->p50_us = kb_hist_value_at_percentile(h, 50.0);
-    r->p99_us = kb_hist_value_at_percentile(h, 99.0);
-    r->max_us = kb_hist_max(h);
+    r->p50_us = p50 / 1000;
+    r->p99_us = p99 / 1000;
+    r->max_us = max / 1000;
+    r->p50_is_bound = p50 >= from;
+    r->p99_is_bound = p99 >= from;
+    r->max_is_bound = max >= from;
 }
 
 int kb_hlog_series_add(struct kb_hlog_series *s, double start_s, double length_s,
@@ -214,7 +222,7 @@ int kb_hlog_series_add(struct kb_hlog_series *s, double start_s, double length_s
 
 int kb_hlog_series_add_bounded(struct kb_hlog_series *s, double start_s, double length_s,
                                const struct kb_hist *h, int64_t errors, int64_t bounded,
-                               int64_t bound_from_us, char *err, size_t errlen)
+                               int64_t bound_from_ns, char *err, size_t errlen)
 {
     char *payload;
 
@@ -230,7 +238,8 @@ int kb_hlog_series_add_bounded(struct kb_hlog_series *s, double start_s, double 
     }
     if (!(payload = kb_hlog_encode(h, err, errlen)))
         return -1;
-    fill_row(&s->v[s->n].row, start_s, length_s, h, errors, bounded, bound_from_us);
+    fill_row(&s->v[s->n].row, start_s, length_s, h, errors, bounded, bound_from_ns);
+    s->v[s->n].max_ns = kb_hist_max(h);
     s->v[s->n++].payload = payload;
     return 0;
 }
@@ -246,7 +255,9 @@ const struct kb_hlog_row *kb_hlog_series_row(const struct kb_hlog_series *s, siz
 }
 
 /* The header of hdr_log_write_header (format 1.2) plus the BaseTime line Java's
- * HistogramLogWriter adds, so readers take the start columns as relative to it. */
+ * HistogramLogWriter adds, so readers take the start columns as relative to it, and the
+ * unit line: readers skip "#" lines they do not know, and ours tell logs in ns from the older
+ * ones in us. */
 static int write_hlog_header(FILE *f, double base)
 {
     char date[128] = "";
@@ -256,6 +267,7 @@ static int write_hlog_header(FILE *f, double base)
     if (gmtime_r(&secs, &tm))
         strftime(date, sizeof(date), "%a %b %d %H:%M:%S UTC %Y", &tm);
     return fprintf(f, "#[Logged with kneebench]\n"
+                      KB_HLOG_UNIT_LINE "\n"
                       "#[Histogram log format version 1.2]\n"
                       "#[StartTime: %.3f (seconds since epoch), %s]\n"
                       "#[BaseTime: %.3f (seconds since epoch)]\n"
@@ -269,9 +281,10 @@ static int write_hlog(FILE *f, const struct kb_hlog_series *s)
         return -1;
     for (size_t i = 0; i < s->n; i++) {
         const struct interval *iv = &s->v[i];
-        if (fprintf(f, "%s%s%s%.3f,%.3f,%" PRId64 ".0,%s\n", s->tag ? "Tag=" : "",
+        /* the max column in ms, as HistogramLogWriter's default max value unit ratio */
+        if (fprintf(f, "%s%s%s%.3f,%.3f,%.3f,%s\n", s->tag ? "Tag=" : "",
                     s->tag ? s->tag : "", s->tag ? "," : "", iv->row.start_s, iv->row.length_s,
-                    iv->row.max_us, iv->payload) < 0)
+                    (double)iv->max_ns / 1e6, iv->payload) < 0)
             return -1;
     }
     return 0;
@@ -287,8 +300,7 @@ static int write_csv_row(FILE *f, const struct kb_hlog_row *r)
         return fprintf(f, ",,,%" PRId64 ",0,0,0,0\n", r->errors) < 0 ? -1 : 0;
     return fprintf(f, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%d,%d,%d\n",
                    r->p50_us, r->p99_us, r->max_us, r->errors, r->bounded,
-                   r->p50_us >= r->bound_from_us, r->p99_us >= r->bound_from_us,
-                   r->max_us >= r->bound_from_us) < 0 ? -1 : 0;
+                   r->p50_is_bound, r->p99_is_bound, r->max_is_bound) < 0 ? -1 : 0;
 }
 
 static int write_csv(FILE *f, const struct kb_hlog_series *s)
@@ -343,7 +355,7 @@ int kb_hlog_series_write(const struct kb_hlog_series *s, const char *hlog_path,
 struct pending_interval {
     uint64_t index;
     int reports;
-    int64_t errors, bounded, bound_from_us;
+    int64_t errors, bounded, bound_from_ns;
     double length_s;           /* the longest a thread reported (the last one may be short) */
     struct kb_hist h;
 };
@@ -361,7 +373,7 @@ struct kb_hlog_collector {
 
 struct kb_hlog_collector *kb_hlog_collector_new(const char *tag, double base_epoch_s,
                                                 double interval_s, int nthreads,
-                                                int64_t highest, int sigfigs)
+                                                int64_t highest_ns, int sigfigs)
 {
     struct kb_hlog_collector *c;
 
@@ -374,7 +386,7 @@ struct kb_hlog_collector *kb_hlog_collector_new(const char *tag, double base_epo
     pthread_mutex_init(&c->lock, NULL);
     c->interval_s = interval_s;
     c->nthreads = nthreads;
-    c->highest = highest;
+    c->highest = highest_ns;
     c->sigfigs = sigfigs;
     return c;
 }
@@ -396,7 +408,7 @@ static struct pending_interval *pending_get(struct kb_hlog_collector *c, uint64_
     }
     p = &c->p[c->np];
     memset(p, 0, sizeof(*p));
-    p->bound_from_us = INT64_MAX;
+    p->bound_from_ns = INT64_MAX;
     if (kb_hist_init(&p->h, 1, c->highest, c->sigfigs) != 0)
         return NULL;
     p->index = index;
@@ -411,7 +423,7 @@ static void pending_emit(struct kb_hlog_collector *c, struct pending_interval *p
 
     if (!c->failed && kb_hlog_series_add_bounded(c->series, (double)p->index * c->interval_s,
                                                  p->length_s, &p->h, p->errors, p->bounded,
-                                                 p->bound_from_us, c->err, sizeof(c->err)) < 0)
+                                                 p->bound_from_ns, c->err, sizeof(c->err)) < 0)
         c->failed = 1;
     kb_hist_free(&p->h);
     memmove(&c->p[at], &c->p[at + 1], (c->np - at - 1) * sizeof(*c->p));
@@ -432,8 +444,8 @@ static void collect(struct kb_hlog_collector *c, const struct kb_hlog_recorder *
         kb_hist_add(&p->h, &r->h);
         p->errors += r->errors;
         p->bounded += r->bounded;
-        if (r->bounded && r->bound_from_us < p->bound_from_us)
-            p->bound_from_us = r->bound_from_us;
+        if (r->bounded && r->bound_from_ns < p->bound_from_ns)
+            p->bound_from_ns = r->bound_from_ns;
         if (length_s > p->length_s)
             p->length_s = length_s;
         if (++p->reports == c->nthreads)
@@ -512,7 +524,7 @@ int kb_hlog_recorder_init(struct kb_hlog_recorder *r, struct kb_hlog_collector *
     r->start_ns = start_ns;
     r->interval_ns = (uint64_t)(col->interval_s * 1e9);
     r->next_ns = start_ns + r->interval_ns;
-    r->bound_from_us = INT64_MAX;
+    r->bound_from_ns = INT64_MAX;
     return kb_hist_init(&r->h, 1, col->highest, col->sigfigs);
 }
 
@@ -524,16 +536,16 @@ static void roll(struct kb_hlog_recorder *r, uint64_t now_ns)
         collect(r->col, r, r->col->interval_s);
         kb_hist_reset(&r->h);
         r->errors = r->bounded = 0;
-        r->bound_from_us = INT64_MAX;
+        r->bound_from_ns = INT64_MAX;
         r->index++;
         r->next_ns += r->interval_ns;
     }
 }
 
-void kb_hlog_recorder_value(struct kb_hlog_recorder *r, int64_t value, uint64_t now_ns)
+void kb_hlog_recorder_value(struct kb_hlog_recorder *r, int64_t value_ns, uint64_t now_ns)
 {
     roll(r, now_ns);
-    kb_hist_record(&r->h, value);
+    kb_hist_record(&r->h, value_ns);
 }
 
 void kb_hlog_recorder_error(struct kb_hlog_recorder *r, uint64_t now_ns)
@@ -542,14 +554,14 @@ void kb_hlog_recorder_error(struct kb_hlog_recorder *r, uint64_t now_ns)
     r->errors++;
 }
 
-void kb_hlog_recorder_bound(struct kb_hlog_recorder *r, int64_t value, uint64_t now_ns)
+void kb_hlog_recorder_bound(struct kb_hlog_recorder *r, int64_t value_ns, uint64_t now_ns)
 {
     roll(r, now_ns);
     r->errors++;
     r->bounded++;
-    kb_hist_record(&r->h, value);
-    if (value < r->bound_from_us)
-        r->bound_from_us = value;
+    kb_hist_record(&r->h, value_ns);
+    if (value_ns < r->bound_from_ns)
+        r->bound_from_ns = value_ns;
 }
 
 void kb_hlog_recorder_finish(struct kb_hlog_recorder *r, uint64_t now_ns)

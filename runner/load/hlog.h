@@ -7,7 +7,14 @@
  * (the header lines and "Tag=...,start,length,max,payload" lines of hdr_log_write_entry)
  * and as CSV (achieved rate, corrected p50/p99/max, errors, and which figures are only
  * lower bounds, per interval).
- * Histograms are runner/load/hist.h's kb_hist (the HdrHistogram layout). Nothing here prints. */
+ *
+ * The series' histograms record nanoseconds, HdrHistogram's own convention: its
+ * HistogramLogProcessor divides by 1e6 unless told otherwise, so it prints the log in
+ * milliseconds with no flags, and the Interval_Max column is written in milliseconds as its
+ * Java log writer does. The log says so in a header line (KB_HLOG_UNIT_LINE); a kneebench log
+ * without that line was written before, and holds microseconds (max column included). The
+ * CSV keeps microseconds, as every other file of a point. Histograms are
+ * runner/load/hist.h's kb_hist (the HdrHistogram layout). Nothing here prints. */
 #ifndef KB_HLOG_H
 #define KB_HLOG_H
 
@@ -16,7 +23,13 @@
 
 #include "runner/load/hist.h"
 
-/* The base64 text of h's V2 compressed encoding. Returns a malloc'd NUL-terminated string
+/* The header line that names the log's unit (hlog.h's header says why it is needed). */
+#define KB_HLOG_UNIT_LINE "#[Value unit: nanoseconds; Interval_Max in milliseconds]"
+/* The series' histograms' range: 1 ns to one hour, like the load's 1 us to one hour. */
+#define KB_HLOG_HIGHEST_NS 3600000000000LL
+
+/* The base64 text of h's V2 compressed encoding (h's values as they are; the series passes
+ * nanoseconds). Returns a malloc'd NUL-terminated string
  * the caller frees, or NULL with the reason in err. */
 char *kb_hlog_encode(const struct kb_hist *h, char *err, size_t errlen);
 
@@ -27,11 +40,12 @@ struct kb_hlog_row {
     int64_t completed;     /* responses recorded in the interval's histogram */
     int64_t errors;
     double achieved_rps;   /* completed / length_s */
-    int64_t p50_us, p99_us, max_us;
+    int64_t p50_us, p99_us, max_us;   /* the histogram's nanosecond figures, whole us */
     /* Unanswered requests recorded at a lower bound in this interval (runner/load/loadgen.h):
-     * they are in the histogram but not in completed; a figure at or above bound_from_us
-     * (INT64_MAX when none) is only a lower bound. */
+     * they are in the histogram but not in completed; a figure at or above the smallest of
+     * them (bound_from_us, INT64_MAX when none) is only a lower bound, judged in ns. */
     int64_t bounded, bound_from_us;
+    int p50_is_bound, p99_is_bound, max_is_bound;
 };
 
 struct kb_hlog_series;     /* opaque: a tag, a base time and the intervals added so far */
@@ -42,14 +56,14 @@ struct kb_hlog_series;     /* opaque: a tag, a base time and the intervals added
 struct kb_hlog_series *kb_hlog_series_new(const char *tag, double base_epoch_s);
 void kb_hlog_series_free(struct kb_hlog_series *s);
 
-/* Encode h now (the caller may reset it right after) as the interval [start_s, start_s +
- * length_s) with errors counted in it. 0, or -1 with err. */
+/* Encode h (values in nanoseconds) now (the caller may reset it right after) as the interval
+ * [start_s, start_s + length_s) with errors counted in it. 0, or -1 with err. */
 int kb_hlog_series_add(struct kb_hlog_series *s, double start_s, double length_s,
                        const struct kb_hist *h, int64_t errors, char *err, size_t errlen);
-/* The same with `bounded` of h's values lower bounds, the smallest of them bound_from_us. */
+/* The same with `bounded` of h's values lower bounds, the smallest of them bound_from_ns. */
 int kb_hlog_series_add_bounded(struct kb_hlog_series *s, double start_s, double length_s,
                                const struct kb_hist *h, int64_t errors, int64_t bounded,
-                               int64_t bound_from_us, char *err, size_t errlen);
+                               int64_t bound_from_ns, char *err, size_t errlen);
 
 size_t kb_hlog_series_len(const struct kb_hlog_series *s);
 /* The i-th interval's figures; NULL when i is out of range. Owned by the series. */
@@ -71,10 +85,11 @@ int kb_hlog_series_write(const struct kb_hlog_series *s, const char *hlog_path,
 struct kb_hlog_collector;  /* opaque, thread-safe */
 
 /* nthreads recorders will report; intervals are interval_s long; histograms use the
- * layout (1, highest, sigfigs) of the recorders'. NULL on bad arguments or no memory. */
+ * layout (1, highest_ns, sigfigs) of the recorders' (KB_HLOG_HIGHEST_NS, 3 as the load's).
+ * NULL on bad arguments or no memory. */
 struct kb_hlog_collector *kb_hlog_collector_new(const char *tag, double base_epoch_s,
                                                 double interval_s, int nthreads,
-                                                int64_t highest, int sigfigs);
+                                                int64_t highest_ns, int sigfigs);
 
 /* Encodes whatever is still pending (intervals some thread never reached), in order, and
  * hands back the series: the caller owns it (kb_hlog_series_free) and frees the collector
@@ -96,7 +111,7 @@ struct kb_hlog_recorder {      /* one per thread; its fields are the module's bu
     struct kb_hlog_collector *col;
     struct kb_hist h;
     int64_t errors;
-    int64_t bounded, bound_from_us;   /* lower bounds recorded in the current interval */
+    int64_t bounded, bound_from_ns;   /* lower bounds recorded in the current interval */
     uint64_t index;            /* current interval */
     uint64_t start_ns, interval_ns, next_ns;
 };
@@ -104,13 +119,13 @@ struct kb_hlog_recorder {      /* one per thread; its fields are the module's bu
 /* 0, or -1 when no memory. start_ns: the thread's clock reading where interval 0 begins. */
 int kb_hlog_recorder_init(struct kb_hlog_recorder *r, struct kb_hlog_collector *col,
                           uint64_t start_ns);
-/* A response completing at now_ns with value (µs). */
-void kb_hlog_recorder_value(struct kb_hlog_recorder *r, int64_t value, uint64_t now_ns);
+/* A response completing at now_ns with latency value_ns. */
+void kb_hlog_recorder_value(struct kb_hlog_recorder *r, int64_t value_ns, uint64_t now_ns);
 /* A request failing at now_ns. */
 void kb_hlog_recorder_error(struct kb_hlog_recorder *r, uint64_t now_ns);
-/* A request given up at now_ns (an error) whose latency is at least value (µs): recorded
- * in the histogram as a lower bound. */
-void kb_hlog_recorder_bound(struct kb_hlog_recorder *r, int64_t value, uint64_t now_ns);
+/* A request given up at now_ns (an error) whose latency is at least value_ns: recorded in
+ * the histogram as a lower bound. */
+void kb_hlog_recorder_bound(struct kb_hlog_recorder *r, int64_t value_ns, uint64_t now_ns);
 /* Hands over every interval up to now_ns (the last one partial) and frees the recorder. */
 void kb_hlog_recorder_finish(struct kb_hlog_recorder *r, uint64_t now_ns);
 

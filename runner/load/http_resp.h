@@ -17,13 +17,21 @@
 #define KB_RESP_LINE_MAX 4096
 #define KB_RESP_REGEX_BODY_MAX 4096
 
-/* What a correct response looks like; owned by the caller, shared read-only by parsers. */
+/* What a correct response looks like; owned by the caller, shared read-only by parsers.
+ * A contract route fixes the status, the type and the body; a server outside the contract
+ * (`kneebench load URL`) may be held to less: a status range, any type, any body, and one
+ * header that must be there with its value. */
 struct kb_resp_expect {
     int status;
-    const char *content_type;      /* compared case-insensitively, surrounding space trimmed */
+    int status_hi;                 /* 0: status exactly; else status..status_hi (200..299) */
+    const char *content_type;      /* compared case-insensitively, surrounding space trimmed;
+                                      NULL: any */
     const char *body;              /* exact bytes, or NULL when body_regex applies */
     size_t body_len;
     const regex_t *body_regex;     /* compiled by the caller (REG_EXTENDED | REG_NOSUB) */
+    int any_body;                  /* neither body nor body_regex: any body is right */
+    const char *header_name;       /* NULL, or a header every response must carry ... */
+    const char *header_value;      /* ... with this value (trimmed, case-insensitively) */
 };
 
 /* The expectation of a contract route (fixtures/contract.h): the route's status, type and
@@ -60,6 +68,7 @@ struct kb_resp {
     int64_t remaining;             /* body or chunk bytes still to come */
     int64_t body_seen;
     int ct_seen, ct_ok, body_ok;
+    int header_ok;                 /* expect->header_name was seen with its value */
     const char *error;             /* static text, set on KB_RESP_MALFORMED */
     struct kb_resp_keep *keep;     /* NULL unless kb_resp_keep() asked for it */
     size_t line_len;
@@ -87,8 +96,20 @@ enum kb_resp_rc kb_resp_eof(struct kb_resp *p);
 int kb_resp_started(const struct kb_resp *p);
 
 /* After DONE: which checks failed. */
-static inline int kb_resp_status_ok(const struct kb_resp *p) { return p->status == p->expect->status; }
-static inline int kb_resp_ct_ok(const struct kb_resp *p) { return p->ct_seen && p->ct_ok; }
+static inline int kb_resp_status_ok(const struct kb_resp *p)
+{
+    const struct kb_resp_expect *e = p->expect;
+    return e->status_hi ? p->status >= e->status && p->status <= e->status_hi
+                        : p->status == e->status;
+}
+static inline int kb_resp_ct_ok(const struct kb_resp *p)
+{
+    return !p->expect->content_type || (p->ct_seen && p->ct_ok);
+}
+static inline int kb_resp_header_ok(const struct kb_resp *p)
+{
+    return !p->expect->header_name || p->header_ok;
+}
 int kb_resp_body_ok(const struct kb_resp *p);
 
 #endif

@@ -45,10 +45,13 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "runner/load/schedule.h"
+
+const char *const kb_load_timer_names[3] = { "auto", "epoll_pwait2", "timerfd" };
 
 const char *const kb_err_kind_names[KB_ERR_KINDS] = {
     "connect", "read", "write", "timeout", "peer_close", "malformed"
@@ -62,6 +65,7 @@ const char *const kb_err_kind_names[KB_ERR_KINDS] = {
  * are kept, so collecting them at the send costs no accuracy, and a wake-up per response
  * would make a slow rate dearer per request than a fast one. Not longer than the scan. */
 #define LAZY_NS SCAN_NS
+#define TIMER_TAG UINT32_MAX               /* the timerfd's epoll data: no connection has it */
 
 enum conn_state { C_DOWN, C_CONNECTING, C_READY };
 
@@ -93,6 +97,7 @@ struct thread {
     unsigned index;
     pthread_t tid;
     int epfd;
+    int tfd;                 /* the timerfd the thread sleeps on (TIMERFD), else -1 */
     struct conn *conns;
     int nconns;
     int *free_ring;          /* free connections, longest free first */
@@ -117,7 +122,7 @@ struct thread {
     uint64_t log_n, log_cap;
     int log_truncated;
     kb_mono_t log_base;              /* the measured interval's start */
-    int got_rt;
+    int got_rt, unpinned;
     char first_error[256];
     char setup_error[256];
     struct shared *shared;
@@ -154,11 +159,27 @@ static void set_go(struct shared *sh, int go)
     pthread_mutex_unlock(&sh->mu);
 }
 
+/* strerror for the load threads: strerror may share one buffer between threads. */
+#define ERRSTR(e) strerror_r((e), (char[128]){ 0 }, 128)
+
 static void note_error(struct thread *t, const char *what, const char *detail)
 {
     if (!t->first_error[0])
         snprintf(t->first_error, sizeof(t->first_error), "%s%s%s", what, detail ? ": " : "",
                  detail ? detail : "");
+}
+
+/* A spin-wait hint to the CPU: x86's pause, arm64's yield, elsewhere only a compiler barrier
+ * (the loop stays correct, only less kind to a sibling hyperthread). */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
 }
 
 /* ---- connections ---------------------------------------------------------------------- */
@@ -190,14 +211,20 @@ static int free_pop(struct thread *t)
     return -1;
 }
 
-static void set_events(struct thread *t, int i, int want_out)
+/* 0, or -1 when the epoll set would not take the change: the connection can then neither be
+ * told writable nor stop being told so, and its caller retires it. */
+static int set_events(struct thread *t, int i, int want_out)
 {
     struct conn *c = &t->conns[i];
     struct epoll_event ev = { .events = EPOLLIN | (want_out ? EPOLLOUT : 0), .data.u32 = (uint32_t)i };
-    if (c->want_out != want_out) {
-        epoll_ctl(t->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-        c->want_out = want_out;
+    if (c->want_out == want_out)
+        return 0;
+    if (epoll_ctl(t->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0) {
+        note_error(t, "epoll_ctl", ERRSTR(errno));
+        return -1;
     }
+    c->want_out = want_out;
+    return 0;
 }
 
 /* Start a non-blocking connect. On immediate failure the slot backs off. */
@@ -222,7 +249,7 @@ static void conn_open(struct thread *t, int i, kb_mono_t now)
     free_push(t, i);
     return;
 fail:
-    note_error(t, "connect", strerror(errno));
+    note_error(t, "connect", ERRSTR(errno));
     if (fd >= 0)
         close(fd);
     c->fd = -1;
@@ -302,7 +329,7 @@ static void record_bound(struct thread *t, kb_mono_t intended, kb_mono_t own, kb
     if (less < t->less_bound_from_us)
         t->less_bound_from_us = less;
     if (t->recording)
-        kb_hlog_recorder_bound(&t->rec, us, now);
+        kb_hlog_recorder_bound(&t->rec, (int64_t)lat, now);     /* the series is in ns */
 }
 
 /* A measured timeout is a lower bound on latency; other errors end the request there. */
@@ -365,14 +392,18 @@ static void record_response(struct thread *t, struct conn *c, kb_mono_t now, kb_
         t->c.mm_body++;
         mismatch = 1;
     }
+    if (!kb_resp_header_ok(p)) {
+        t->c.mm_header++;
+        mismatch = 1;
+    }
     if (mismatch) {
         t->c.mm_total++;
-        note_error(t, "response does not match the contract route", NULL);
+        note_error(t, "response not as expected (the contract route's, or --expect-*)", NULL);
     }
     kb_hist_record(&t->corrected, (int64_t)((now - c->intended) / KB_NS_PER_US));
     record_own(t, now - c->intended, own);
     if (t->recording)
-        kb_hlog_recorder_value(&t->rec, (int64_t)((now - c->intended) / KB_NS_PER_US), now);
+        kb_hlog_recorder_value(&t->rec, (int64_t)(now - c->intended), now);
     kb_hist_record(&t->uncorrected, (int64_t)((now - c->sent) / KB_NS_PER_US));
 }
 
@@ -413,12 +444,15 @@ static void try_write(struct thread *t, int i, kb_mono_t now)
         ssize_t w = send(c->fd, req + c->woff, len - c->woff, MSG_NOSIGNAL);
         if (w < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                set_events(t, i, 1);
+                if (set_events(t, i, 1) < 0) {
+                    request_failed(t, c, KB_ERR_WRITE, "epoll_ctl would not watch the socket");
+                    conn_recycle(t, i, now);
+                }
                 return;
             }
             if (errno == EINTR)
                 continue;
-            request_failed(t, c, KB_ERR_WRITE, strerror(errno));
+            request_failed(t, c, KB_ERR_WRITE, ERRSTR(errno));
             conn_recycle(t, i, now);
             return;
         }
@@ -427,8 +461,10 @@ static void try_write(struct thread *t, int i, kb_mono_t now)
     c->written = 1;
     if (c->measured)
         t->c.sent++;
-    if (c->want_out)
-        set_events(t, i, 0);
+    if (c->want_out && set_events(t, i, 0) < 0) {
+        request_failed(t, c, KB_ERR_WRITE, "epoll_ctl would not stop watching the socket");
+        conn_recycle(t, i, now);
+    }
 }
 
 static void assign(struct thread *t, int i, const struct pending *p, kb_mono_t now)
@@ -510,19 +546,21 @@ static void on_connected(struct thread *t, int i, kb_mono_t now)
     getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
     if (soerr) {
         t->c.connect_failures++;
-        note_error(t, "connect", strerror(soerr));
+        note_error(t, "connect", ERRSTR(soerr));
         if (c->busy)
-            request_failed(t, c, KB_ERR_CONNECT, strerror(soerr));
+            request_failed(t, c, KB_ERR_CONNECT, ERRSTR(soerr));
         conn_close(t, i);
         c->retry_at = now + RETRY_NS;
         return;
     }
     c->state = C_READY;
     c->avail = now;
-    if (c->busy)
+    if (c->busy) {
         try_write(t, i, now);
-    else
-        set_events(t, i, 0);
+    } else if (set_events(t, i, 0) < 0) {
+        conn_close(t, i);
+        c->retry_at = now + RETRY_NS;
+    }
 }
 
 /* The peer closed (read returned 0) or reset the connection. */
@@ -537,7 +575,7 @@ static void on_closed(struct thread *t, int i, kb_mono_t now, int err)
         t->c.keepalive_breaks++;      /* an idle keep-alive connection closed under load */
     } else if (c->busy && c->written) {
         if (err)
-            request_failed(t, c, KB_ERR_READ, strerror(err));
+            request_failed(t, c, KB_ERR_READ, ERRSTR(err));
         else
             request_failed(t, c, KB_ERR_PEER_CLOSE, kb_resp_started(&c->parser) ?
                            "connection closed mid-response" : "connection closed before a response");
@@ -640,7 +678,15 @@ static void on_readable(struct thread *t, int i, kb_mono_t now)
 static void on_event(struct thread *t, const struct epoll_event *ev, kb_mono_t now)
 {
     int i = (int)ev->data.u32;
-    struct conn *c = &t->conns[i];
+    struct conn *c;
+    if (ev->data.u32 == TIMER_TAG) {
+        uint64_t expirations;
+        /* the wake-up itself; cleared so that it does not wake the next wait */
+        if (read(t->tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+            note_error(t, "timerfd read", ERRSTR(errno));
+        return;
+    }
+    c = &t->conns[i];
     if (c->fd < 0)
         return;
     if (c->state == C_CONNECTING) {
@@ -698,17 +744,36 @@ static void finish(struct thread *t)
         }
 }
 
+/* Sleep in the timerfd until `until` (CLOCK_MONOTONIC, absolute), or not at all when it has
+ * passed: epoll_wait's millisecond timeout would round a send up to 1 ms late. */
+static int wait_timerfd(struct thread *t, struct epoll_event *evs, kb_mono_t now, kb_mono_t until)
+{
+    struct itimerspec its = { .it_value = { (time_t)(until / KB_NS_PER_S),
+                                            (long)(until % KB_NS_PER_S) } };
+    if (until <= now)
+        return epoll_wait(t->epfd, evs, MAX_EVENTS, 0);
+    if (timerfd_settime(t->tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
+        note_error(t, "timerfd_settime", ERRSTR(errno));
+        return epoll_wait(t->epfd, evs, MAX_EVENTS, (int)((until - now) / KB_NS_PER_MS) + 1);
+    }
+    return epoll_wait(t->epfd, evs, MAX_EVENTS, -1);
+}
+
 static void wait_events(struct thread *t, kb_mono_t now, kb_mono_t until)
 {
     struct epoll_event evs[MAX_EVENTS];
     struct timespec ts = { 0, 0 };
     int n;
-    if (until > now) {
-        kb_mono_t d = until - now;
-        ts.tv_sec = (time_t)(d / KB_NS_PER_S);
-        ts.tv_nsec = (long)(d % KB_NS_PER_S);
+    if (t->tfd >= 0) {
+        n = wait_timerfd(t, evs, now, until);
+    } else {
+        if (until > now) {
+            kb_mono_t d = until - now;
+            ts.tv_sec = (time_t)(d / KB_NS_PER_S);
+            ts.tv_nsec = (long)(d % KB_NS_PER_S);
+        }
+        n = epoll_pwait2(t->epfd, evs, MAX_EVENTS, &ts, NULL);
     }
-    n = epoll_pwait2(t->epfd, evs, MAX_EVENTS, &ts, NULL);
     if (n <= 0)
         return;
     now = kb_mono_now();
@@ -762,7 +827,7 @@ static void run_loop(struct thread *t)
             /* --spin-us: the last microseconds before a send are busy-waited, trading CPU
              * for wake-up precision; events that arrive meanwhile wait for the next turn. */
             while (kb_mono_now() < next)
-                __builtin_ia32_pause();
+                cpu_relax();
             continue;
         }
         until = next < next_scan ? next - spin : next_scan;
@@ -814,19 +879,20 @@ static void log_alloc(struct thread *t)
 
 /* With a CPU for every thread, each thread gets its own (the index-th of the set): threads
  * sharing a CPU pay each other's wake-ups and context switches. Else all share the set. */
-static void pin_thread(const struct thread *t)
+static void pin_thread(struct thread *t)
 {
     cpu_set_t one;
     int k = 0;
+    /* a thread the kernel will not pin runs where it may, counted (res.unpinned_threads) */
     if (CPU_COUNT(t->cfg->cpus) < t->cfg->threads) {
-        pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), t->cfg->cpus);
+        t->unpinned = pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), t->cfg->cpus) != 0;
         return;
     }
     for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
         if (CPU_ISSET(cpu, t->cfg->cpus) && k++ == (int)t->index) {
             CPU_ZERO(&one);
             CPU_SET(cpu, &one);
-            pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+            t->unpinned = pthread_setaffinity_np(pthread_self(), sizeof(one), &one) != 0;
             return;
         }
 }
@@ -864,8 +930,12 @@ static void *thread_main(void *arg)
     log_alloc(t);
     pthread_barrier_wait(&t->shared->opened);
     pthread_barrier_wait(&t->shared->started);
-    kb_schedule_init(&t->sched, atomic_load(&t->shared->t0), t->cfg->rate, t->cfg->warmup_s,
-                     t->cfg->duration_s, t->index, (unsigned)t->cfg->threads);
+    if (kb_schedule_init(&t->sched, atomic_load(&t->shared->t0), t->cfg->rate, t->cfg->warmup_s,
+                         t->cfg->duration_s, t->index, (unsigned)t->cfg->threads) < 0) {
+        snprintf(t->setup_error, sizeof(t->setup_error), "the schedule cannot be built (rate "
+                 "%g/s over %g s)", t->cfg->rate, t->cfg->duration_s);
+        return NULL;
+    }
     t->measure_start = kb_schedule_time(&t->sched, t->sched.warmup_n);
     t->measure_end = kb_schedule_time(&t->sched, kb_schedule_total(&t->sched));
     t->log_base = t->measure_start;    /* the log's times count from the interval's start */
@@ -883,6 +953,8 @@ static void thread_free(struct thread *t)
 {
     if (t->epfd >= 0)
         close(t->epfd);
+    if (t->tfd >= 0)
+        close(t->tfd);
     free(t->conns);
     free(t->free_ring);
     free(t->fifo);
@@ -907,8 +979,16 @@ static int hists_init(struct kb_hist *a, struct kb_hist *b, struct kb_hist *c, s
     return rc;
 }
 
-static int thread_setup(struct thread *t, const struct kb_load_config *cfg, unsigned index,
-                        struct shared *sh)
+/* The timerfd a TIMERFD thread sleeps on, in its epoll set under TIMER_TAG. */
+static int timer_setup(struct thread *t)
+{
+    struct epoll_event ev = { .events = EPOLLIN, .data.u32 = TIMER_TAG };
+    t->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    return t->tfd < 0 || epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->tfd, &ev) < 0 ? -1 : 0;
+}
+
+static int thread_setup(struct thread *t, const struct kb_load_config *cfg,
+                        enum kb_load_timer timer, unsigned index, struct shared *sh)
 {
     t->cfg = cfg;
     t->index = index;
@@ -928,7 +1008,7 @@ static int thread_setup(struct thread *t, const struct kb_load_config *cfg, unsi
     t->less_bound_from_us = INT64_MAX;
     for (int i = 0; i < t->nconns; i++)
         t->conns[i].fd = -1;
-    return 0;
+    return timer == KB_TIMER_TIMERFD ? timer_setup(t) : 0;
 }
 
 static void merge(struct kb_load_result *res, struct thread *t)
@@ -947,6 +1027,7 @@ static void merge(struct kb_load_result *res, struct thread *t)
     d->mm_status += s->mm_status;
     d->mm_content_type += s->mm_content_type;
     d->mm_body += s->mm_body;
+    d->mm_header += s->mm_header;
     d->mm_total += s->mm_total;
     d->reconnects += s->reconnects;
     d->connect_failures += s->connect_failures;
@@ -963,6 +1044,7 @@ static void merge(struct kb_load_result *res, struct thread *t)
     if (t->less_bound_from_us < res->less_bound_from_us)
         res->less_bound_from_us = t->less_bound_from_us;
     res->rt_threads += t->got_rt;
+    res->unpinned_threads += t->unpinned;
     kb_hist_add(&res->corrected, &t->corrected);
     kb_hist_add(&res->uncorrected, &t->uncorrected);
     kb_hist_add(&res->lag, &t->lag);
@@ -1021,7 +1103,7 @@ static void time_interval(const struct kb_load_config *cfg, struct shared *sh, s
         double base = kb_hlog_epoch_now() +
                       (double)(kb_schedule_time(&s, s.warmup_n) - kb_mono_now()) / (double)KB_NS_PER_S;
         sh->series = res->series = kb_hlog_collector_new(cfg->series_tag, base, 1.0, cfg->threads,
-                                                         KB_LOAD_HIST_MAX_US, 3);
+                                                         KB_HLOG_HIGHEST_NS, 3);
     }
     atomic_store(&sh->t0, t0);
     pthread_barrier_wait(&sh->started);
@@ -1035,6 +1117,36 @@ static void time_interval(const struct kb_load_config *cfg, struct shared *sh, s
     res->interval_s = (double)(b - a) / (double)KB_NS_PER_S;
     res->interval_start = a;
     res->interval_end = b;
+}
+
+/* The way the threads sleep: as asked, or (AUTO) epoll_pwait2 where this kernel has it, else
+ * the timerfd. Asked for epoll_pwait2 on a kernel without it, the run is refused rather than
+ * left to spin: every wait would fail at once and every request time out. */
+static int pick_timer(const struct kb_load_config *cfg, enum kb_load_timer *timer, char *err,
+                      size_t errlen)
+{
+    struct epoll_event ev;
+    struct timespec zero = { 0, 0 };
+    int fd = epoll_create1(EPOLL_CLOEXEC), have, e;
+    if (fd < 0) {
+        snprintf(err, errlen, "epoll_create1: %s", strerror(errno));
+        return -1;
+    }
+    have = epoll_pwait2(fd, &ev, 1, &zero, NULL) >= 0;
+    e = errno;
+    close(fd);
+    if (!have && e != ENOSYS) {
+        snprintf(err, errlen, "epoll_pwait2: %s", strerror(e));
+        return -1;
+    }
+    if (cfg->timer == KB_TIMER_PWAIT2 && !have) {
+        snprintf(err, errlen, "epoll_pwait2 is not in this kernel (it came with Linux 5.11): "
+                 "use the timerfd");
+        return -1;
+    }
+    *timer = cfg->timer == KB_TIMER_AUTO ? (have ? KB_TIMER_PWAIT2 : KB_TIMER_TIMERFD)
+                                         : cfg->timer;
+    return 0;
 }
 
 int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, char *err, size_t errlen)
@@ -1056,16 +1168,23 @@ int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, ch
         snprintf(err, errlen, "out of memory");
         goto out;
     }
+    for (int i = 0; i < cfg->threads; i++)
+        ts[i].epfd = ts[i].tfd = -1;   /* thread_free of a slot never set up closes nothing */
+    if (pick_timer(cfg, &res->timer, err, errlen) < 0)
+        goto out;
     pthread_mutex_init(&sh.mu, NULL);
     pthread_cond_init(&sh.cv, NULL);
     sh.go = 0;
     sh.series = NULL;
-    pthread_barrier_init(&sh.opened, NULL, (unsigned)cfg->threads + 1);
-    pthread_barrier_init(&sh.started, NULL, (unsigned)cfg->threads + 1);
-    for (int i = 0; i < cfg->threads; i++)
-        ts[i].epfd = -1;      /* so that thread_free of a slot never set up closes nothing */
+    if (pthread_barrier_init(&sh.opened, NULL, (unsigned)cfg->threads + 1) ||
+        pthread_barrier_init(&sh.started, NULL, (unsigned)cfg->threads + 1)) {
+        snprintf(err, errlen, "pthread_barrier_init failed");
+        pthread_cond_destroy(&sh.cv);
+        pthread_mutex_destroy(&sh.mu);
+        goto out;
+    }
     for (int i = 0; i < cfg->threads; i++) {
-        if (thread_setup(&ts[i], cfg, (unsigned)i, &sh)) {
+        if (thread_setup(&ts[i], cfg, res->timer, (unsigned)i, &sh)) {
             snprintf(err, errlen, "thread setup failed: %s", strerror(errno));
             goto out_barriers;
         }
@@ -1086,6 +1205,11 @@ int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, ch
     for (int i = 0; i < cfg->threads; i++)
         pthread_join(ts[i].tid, NULL);
     res->drain_used_s = (double)(kb_mono_now() - drain_from) / (double)KB_NS_PER_S;
+    for (int i = 0; i < cfg->threads; i++)
+        if (ts[i].setup_error[0]) {
+            snprintf(err, errlen, "load thread %d: %s", i, ts[i].setup_error);
+            goto out_barriers;
+        }
     for (int i = 0; i < cfg->threads; i++)
         merge(res, &ts[i]);
     if (cfg->requests_log_max && merge_log(res, ts, cfg->threads)) {

@@ -30,6 +30,12 @@ enum kb_err_kind {
 };
 extern const char *const kb_err_kind_names[KB_ERR_KINDS];
 
+/* How a load thread sleeps until its next send: epoll_pwait2 (Linux 5.11+, a nanosecond
+ * timeout), or where the kernel lacks it epoll_wait on a timerfd armed for that instant (the
+ * same precision, a descriptor more per thread). AUTO probes once. */
+enum kb_load_timer { KB_TIMER_AUTO, KB_TIMER_PWAIT2, KB_TIMER_TIMERFD };
+extern const char *const kb_load_timer_names[3];
+
 struct kb_load_config {
     struct sockaddr_in addr;
     const char *request;               /* pre-formatted request bytes; owned by the caller */
@@ -48,6 +54,7 @@ struct kb_load_config {
                                           as many CPUs as threads, each thread gets one of its own */
     int rt;                            /* ask for SCHED_FIFO 1 on every load thread */
     uint64_t requests_log_max;         /* >0: keep up to this many per-request records (all threads) */
+    enum kb_load_timer timer;          /* AUTO: epoll_pwait2 where the kernel has it */
 };
 
 /* One measured request's record (--requests-log): times in ns from the measured interval's
@@ -65,7 +72,7 @@ struct kb_load_counts {
     uint64_t status[KB_LOAD_STATUS_MAX];   /* by status code; codes >= 600 land in status_other */
     uint64_t status_other;
     uint64_t non2xx;
-    uint64_t mm_status, mm_content_type, mm_body, mm_total;
+    uint64_t mm_status, mm_content_type, mm_body, mm_header, mm_total;
     uint64_t reconnects;                   /* connections re-opened after a close, any cause */
     uint64_t connect_failures;             /* connection attempts that failed */
     uint64_t interval_completed;           /* completed by the end of the measured interval */
@@ -112,6 +119,8 @@ struct kb_load_result {
     kb_mono_t interval_start, interval_end;   /* CLOCK_MONOTONIC, the same clock in every process */
     double drain_used_s;           /* time spent draining after the last scheduled send */
     int rt_threads;                /* load threads that got SCHED_FIFO (cfg->rt) */
+    int unpinned_threads;          /* load threads the kernel would not pin to their CPUs */
+    enum kb_load_timer timer;      /* how the threads slept: PWAIT2 or TIMERFD */
     int64_t send_quantum_ns;       /* the quantum in force: cfg's, or 0 when sends were far enough apart */
     char first_error[256];         /* empty when none */
     /* With cfg->series_tag: one-second intervals of corrected latency and errors from the

@@ -69,6 +69,7 @@ static void counters(struct parser *p, struct kb_point_load *r)
     r->mm_status = (long long)num(p, m, "status", "mismatches.");
     r->mm_content_type = (long long)num(p, m, "content_type", "mismatches.");
     r->mm_body = (long long)num(p, m, "body", "mismatches.");
+    r->mm_header = (long long)opt(m, "header", 0);
 }
 
 /* The fields an older writer may lack, and those not judged. */

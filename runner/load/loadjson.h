@@ -29,6 +29,7 @@ struct kb_point_load {
     long long errors_total, err_connect, err_read, err_write, err_timeout, err_peer_close,
         err_malformed;
     long long non2xx, mismatches, mm_status, mm_content_type, mm_body;
+    long long mm_header;       /* a required header absent or other (0 when absent) */
     double client_cpu_seconds, client_cpu_fraction;
     int client_cpus;
     long long completed_in_interval;   /* -1 when the JSON predates it */

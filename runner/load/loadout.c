@@ -118,7 +118,7 @@ static json_t *status_json(const struct kb_load_counts *c)
     return o;
 }
 
-static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *r)
+json_t *kb_loadout_json(const struct kb_load_meta *m, const struct kb_load_result *r)
 {
     const struct kb_load_counts *c = &r->c;
     uint64_t errs = kb_load_errors_total(c), ended = c->completed + errs;
@@ -126,7 +126,9 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_t *o = json_object();
     json_object_set_new(o, "kneebench_load", json_integer(1));
     json_object_set_new(o, "url", json_string(m->url));
-    json_object_set_new(o, "route", json_string(m->route));
+    json_object_set_new(o, "route", m->route ? json_string(m->route) : json_null());
+    if (m->expectation)
+        json_object_set_new(o, "expect", json_string(m->expectation));
     json_object_set_new(o, "requested_rps", json_real(m->requested_rps));
     json_object_set_new(o, "threads_requested", json_integer(m->threads_requested));
     json_object_set_new(o, "threads", json_integer(m->threads));
@@ -150,9 +152,10 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "errors", errors_json(c));
     json_object_set_new(o, "status", status_json(c));
     json_object_set_new(o, "non2xx", json_integer((json_int_t)c->non2xx));
-    json_object_set_new(o, "mismatches", json_pack("{s:I, s:I, s:I, s:I}",
+    json_object_set_new(o, "mismatches", json_pack("{s:I, s:I, s:I, s:I, s:I}",
                         "total", (json_int_t)c->mm_total, "status", (json_int_t)c->mm_status,
-                        "content_type", (json_int_t)c->mm_content_type, "body", (json_int_t)c->mm_body));
+                        "content_type", (json_int_t)c->mm_content_type, "body", (json_int_t)c->mm_body,
+                        "header", (json_int_t)c->mm_header));
     json_object_set_new(o, "client_cpu_seconds", json_real(r->cpu_seconds));
     json_object_set_new(o, "client_cpus", json_integer(m->client_cpus));
     json_object_set_new(o, "client_cpu_quota",
@@ -160,6 +163,8 @@ static json_t *build(const struct kb_load_meta *m, const struct kb_load_result *
     json_object_set_new(o, "client_cpu_fraction", json_real(kb_loadout_cpu_fraction(m, r)));
     json_object_set_new(o, "client_sched", json_string(!m->rt_asked ? "other" :
                         r->rt_threads == m->threads ? "fifo" : "other (SCHED_FIFO refused)"));
+    json_object_set_new(o, "timer", json_string(kb_load_timer_names[r->timer]));
+    json_object_set_new(o, "threads_unpinned", json_integer(r->unpinned_threads));
     json_object_set_new(o, "send_quantum_us", json_integer(m->send_quantum_us));
     json_object_set_new(o, "send_quantum_active", json_boolean(r->send_quantum_ns > 0));
     json_object_set_new(o, "client_cpu_us_per_request",
@@ -226,7 +231,7 @@ int kb_loadout_write_json(const char *path, const struct kb_load_meta *m,
     int failed;
     if (open_tmp(path, tmp, sizeof(tmp), &f, err, errlen))
         return -1;
-    o = build(m, r);
+    o = kb_loadout_json(m, r);
     failed = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) != 0 ||
              fputc('\n', f) == EOF;
     json_decref(o);
@@ -275,8 +280,31 @@ int kb_loadout_write_hgrm(const char *path, const struct kb_hist *h, char *err, 
     FILE *f;
     if (open_tmp(path, tmp, sizeof(tmp), &f, err, errlen))
         return -1;
-    /* Values in microseconds (value scale 1), 5 ticks per half distance as wrk2 prints. */
-    return close_rename(f, kb_hist_print_hgrm(h, f, 5, 1.0) != 0, tmp, path, err, errlen);
+    /* Milliseconds (the us histogram at value scale 1000, 3 decimals: nothing lost), 5 ticks
+     * per half distance: what wrk2 and HistogramLogProcessor print, so their .hgrm files read
+     * side by side with ours. The first line names the unit: the format itself has no place
+     * for it, and files from before it held microseconds without saying so. */
+    return close_rename(f, fprintf(f, "%s\n", KB_LOADOUT_HGRM_UNIT_LINE) < 0 ||
+                        kb_hist_print_hgrm(h, f, 5, 1000.0) != 0, tmp, path, err, errlen);
+}
+
+void kb_loadout_spectrum(FILE *f, const struct kb_load_meta *m, const struct kb_load_result *r)
+{
+    static const double pct[] = { 50, 75, 90, 99, 99.9, 99.99, 99.999, 100 };
+    const struct kb_hist *h = &r->corrected;
+    fprintf(f, "  Latency Distribution (HdrHistogram - corrected, from each intended send time)\n");
+    for (size_t k = 0; k < sizeof(pct) / sizeof(pct[0]); k++) {
+        double us = pct[k] >= 100 ? (double)kb_hist_max(h)
+                                  : (double)kb_hist_value_at_percentile(h, pct[k]);
+        if (h->total_count == 0)
+            fprintf(f, "%7.3f%%       -\n", pct[k]);
+        else
+            fprintf(f, "%7.3f%% %8.2fms%s\n", pct[k], us / 1000, r->c.bounded &&
+                    us >= (double)r->bound_from_us ? " (a lower bound)" : "");
+    }
+    fprintf(f, "\n  Detailed Percentile spectrum (ms):\n");
+    kb_hist_print_hgrm(h, f, 5, 1000.0);
+    fprintf(f, "\nRequests/sec: %10.2f\n", kb_loadout_achieved_rps(m, r));
 }
 
 /* A figure at or above bound_from is a lower bound and printed as ">=N"; none: "-". */
@@ -302,8 +330,9 @@ void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_l
 {
     const struct kb_load_counts *c = &r->c;
     double achieved = kb_loadout_achieved_rps(m, r);
-    fprintf(f, "kneebench load %s (route %s): %d threads, %d connections, %gs warmup, %gs measured, %gs drain\n",
-            m->url, m->route, m->threads, m->connections, m->warmup_s, m->duration_s, m->drain_s);
+    fprintf(f, "kneebench load %s (%s%s): %d threads, %d connections, %gs warmup, %gs measured, %gs drain\n",
+            m->url, m->route ? "route " : "expecting ",
+            m->route ? m->route : m->expectation ? m->expectation : "?", m->threads, m->connections, m->warmup_s, m->duration_s, m->drain_s);
     if (m->threads != m->threads_requested)
         fprintf(f, "  %d threads asked, %d run: one per client CPU (--exact-threads to override)\n",
                 m->threads_requested, m->threads);

@@ -4,6 +4,7 @@
 #ifndef KB_LOADOUT_H
 #define KB_LOADOUT_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,10 +13,16 @@
 
 struct kb_load_result;
 
+/* `kneebench load`'s exit status when the run completed, its outputs are written, and some
+ * responses were not right (non-2xx, or not what the route or --expect-* asks). A runner
+ * reads the figures as for 0: load.json counts those responses, and the verdict fails them. */
+#define KB_LOAD_EXIT_NOT_RIGHT 4
+
 /* What the run was asked to do, echoed into the JSON. */
 struct kb_load_meta {
     const char *url;
-    const char *route;
+    const char *route;         /* the contract route checked, or NULL */
+    const char *expectation;   /* what a right response is, in words (target.h), or NULL */
     double requested_rps;
     int threads_requested;     /* --threads (or the contract's): an upper bound */
     int threads, connections;  /* threads: what ran, fitted to the client's CPUs */
@@ -29,13 +36,21 @@ struct kb_load_meta {
     uint64_t requests_log_max; /* its bound in lines */
 };
 
+/* The --json document (the caller decrefs it). */
+json_t *kb_loadout_json(const struct kb_load_meta *m, const struct kb_load_result *r);
 /* 0, or -1 with err set. */
 int kb_loadout_write_json(const char *path, const struct kb_load_meta *m,
                           const struct kb_load_result *r, char *err, size_t errlen);
 /* The --requests-log file: a '#' header, then one line per record (runner/README-load.md). */
 int kb_loadout_write_requests(const char *path, const struct kb_load_result *r, char *err, size_t errlen);
+/* h (microseconds) as a classic .hgrm in milliseconds, its first line
+ * KB_LOADOUT_HGRM_UNIT_LINE. */
+#define KB_LOADOUT_HGRM_UNIT_LINE "#[Value unit: milliseconds]"
 int kb_loadout_write_hgrm(const char *path, const struct kb_hist *h, char *err, size_t errlen);
 void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_load_result *r);
+/* wrk2's -L: corrected latency at its usual percentiles, the whole percentile spectrum (ms,
+ * with mean and standard deviation) and Requests/sec. */
+void kb_loadout_spectrum(FILE *f, const struct kb_load_meta *m, const struct kb_load_result *r);
 
 /* Derived figures, shared by the JSON and the summary. */
 double kb_loadout_achieved_rps(const struct kb_load_meta *m, const struct kb_load_result *r);

@@ -1,6 +1,7 @@
 /* compare_out.c -- `kneebench compare`'s markdown and CSV (compare.h). Formats the model onto
  * the caller's stream; decides nothing. Latency is in microseconds in the CSV (as report.csv,
- * docs/report-format.md) and in us/ms/s in the markdown; a lower bound is written ">= ". */
+ * docs/report-format.md); in the markdown each column, or line, reads in one unit (us, ms or
+ * s) named in its header; a lower bound is written ">= ". */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/report/compare.h"
 
@@ -11,44 +12,44 @@
 
 /* ---- markdown ------------------------------------------------------------------------- */
 
-/* The unit a latency reads best in, and its scale from us. */
-static const char *us_unit(double us, double *scale)
+/* A latency unit: a column (or a line) reads in one, chosen by the largest value it shows, so
+ * figures line up and compare by eye. Three decimals keep every microsecond. */
+struct lat_unit {
+    const char *name;
+    double scale;              /* us per unit */
+    int decimals;
+};
+
+static struct lat_unit lat_unit_for(double max_us)
 {
-    *scale = us < 1000 ? 1 : us < 1e6 ? 1e3 : 1e6;
-    return us < 1000 ? "us" : us < 1e6 ? "ms" : "s";
+    if (max_us < 1000)
+        return (struct lat_unit){ "us", 1, 0 };
+    if (max_us < 1e6)
+        return (struct lat_unit){ "ms", 1e3, 3 };
+    return (struct lat_unit){ "s", 1e6, 3 };
 }
 
-static void fmt_us(char *out, size_t len, double us)
+/* "1.200 (1.100-1.300)", ">= 2.000", "-": a median in the column's unit with its range over
+ * the samples, no unit (the column's header has it). */
+static void fmt_stat(char *out, size_t len, const struct kb_stat *s, double scale, int decimals)
 {
-    double k;
-    const char *unit = us_unit(us, &k);
-    snprintf(out, len, k == 1 ? "%.0f %s" : "%.2f %s", us / k, unit);
-}
-
-/* "1.20 ms (1.10-1.30 ms)", ">= 2.00 s", "-": a median with its range over repeats, the
- * range in the unit of its top. */
-static void fmt_stat(char *out, size_t len, const struct kb_stat *s, int latency)
-{
-    char med[32], range[64];
     const char *ge = s->bound ? ">= " : "";
-    double k = 1;
-    if (s->n < 1) {
+    if (s->n < 1)
         snprintf(out, len, "-");
-        return;
-    }
-    if (latency) {
-        const char *unit = us_unit(s->max, &k);
-        fmt_us(med, sizeof(med), s->med);
-        snprintf(range, sizeof(range), k == 1 ? "%.0f-%.0f %s" : "%.2f-%.2f %s", s->min / k,
-                 s->max / k, unit);
-    } else {
-        snprintf(med, sizeof(med), "%.1f", s->med);
-        snprintf(range, sizeof(range), "%.1f-%.1f", s->min, s->max);
-    }
-    if (s->n > 1)
-        snprintf(out, len, "%s%s (%s)", ge, med, range);
+    else if (s->n > 1)
+        snprintf(out, len, "%s%.*f (%.*f-%.*f)", ge, decimals, s->med / scale, decimals,
+                 s->min / scale, decimals, s->max / scale);
     else
-        snprintf(out, len, "%s%s", ge, med);
+        snprintf(out, len, "%s%.*f", ge, decimals, s->med / scale);
+}
+
+/* "+12.3 %", "0.0 %" for a change that rounds to nothing (never "-0.0 %"), "-" without one. */
+static void fmt_pct_of(char *out, size_t len, double pct)
+{
+    if (fabs(pct) < 0.05)
+        snprintf(out, len, "0.0 %%");
+    else
+        snprintf(out, len, "%+.1f %%", pct);
 }
 
 static void fmt_pct(char *out, size_t len, const struct kb_cmp_change *ch)
@@ -56,22 +57,33 @@ static void fmt_pct(char *out, size_t len, const struct kb_cmp_change *ch)
     if (ch->a.n < 1 || ch->b.n < 1 || ch->a.med == 0)
         snprintf(out, len, "-");
     else
-        snprintf(out, len, "%+.1f %%", ch->pct);
+        fmt_pct_of(out, len, ch->pct);
 }
 
-/* A run's answer for one runtime x route, as report.md's answer table words it. */
+/* A run's answer for one runtime x route, as report.md's answer table words it: the proven
+ * point (">= N" when the client stopped the curve above it), what stopped the curve, and
+ * beside them what the server's own figures gave where the client was not trusted. */
 static void fmt_answer(char *out, size_t len, const struct kb_report_answer *a)
 {
-    if (!a->planned)
+    char ind[64] = "";
+    if (!a->planned) {
         snprintf(out, len, "not run");
-    else if (a->proven)
-        snprintf(out, len, "%s%ld", a->client_from ? ">= " : "", a->proven);
+        return;
+    }
+    if (a->indicative)
+        snprintf(ind, sizeof(ind), "; %ld unproven", a->indicative);
+    else if (a->below_unproven)
+        snprintf(ind, sizeof(ind), "; below %ld unproven", a->below_unproven);
+    if (a->proven)
+        snprintf(out, len, "%s%ld%s", a->client_from ? ">= " : "", a->proven, ind);
     else if (a->below)
-        snprintf(out, len, "below %ld", a->below);
+        snprintf(out, len, "below %ld%s", a->below, ind);
     else if (a->failed_at)
-        snprintf(out, len, "failed at %ld", a->failed_at);
+        snprintf(out, len, "failed at %ld%s", a->failed_at, ind);
+    else if (ind[0])
+        snprintf(out, len, "none proven%s", ind);
     else
-        snprintf(out, len, "none");
+        snprintf(out, len, "no evidence");
 }
 
 static const char *plan_str(const struct kb_report *r, const char *key)
@@ -131,46 +143,145 @@ static void md_tally(FILE *f, const struct kb_cmp_tally *t)
 static void md_tops(FILE *f, const struct kb_cmp *c)
 {
     fprintf(f, "\n## Highest controlled point (req/s)\n\n"
-               "`>= N`: the point above N was client-limited, so N is a lower bound.\n\n"
+               "`>= N`: the point above N was client-limited, so N is a lower bound. "
+               "`M unproven`: the highest rate whose own figures were controlled while the "
+               "client was not trusted (never counted as proven). `below R`: the lowest rate "
+               "was already uncontrolled with a trusted client.\n\n"
                "| runtime | route | A | B | change |\n|---|---|---|---|---|\n");
     for (size_t i = 0; i < c->ntops; i++) {
         const struct kb_cmp_top *t = &c->tops[i];
-        char ca[48], cb[48], ch[32] = "-";
+        char ca[96], cb[96], ch[32] = "-";
         fmt_answer(ca, sizeof(ca), &t->a);
         fmt_answer(cb, sizeof(cb), &t->b);
-        if (t->a.proven && t->b.proven && t->a.proven == t->b.proven)
+        if (!t->changed)
             snprintf(ch, sizeof(ch), "same");
         else if (t->a.proven && t->b.proven)
-            snprintf(ch, sizeof(ch), "%+.1f %%",
-                     ((double)t->b.proven - (double)t->a.proven) / (double)t->a.proven * 100);
+            fmt_pct_of(ch, sizeof(ch), ((double)t->b.proven - (double)t->a.proven) /
+                                       (double)t->a.proven * 100);
         fprintf(f, "| %s | %s | %s | %s | %s |\n", t->runtime, t->route, ca, cb, ch);
     }
 }
 
+/* The largest p99 any point shows in either run: the p99 columns' unit. */
+static double p99_top(const struct kb_cmp *c)
+{
+    double top = 0;
+    for (size_t i = 0; i < c->npoints; i++) {
+        const struct kb_cmp_change *ch = &c->points[i].p99;
+        if (ch->a.n > 0 && ch->a.max > top)
+            top = ch->a.max;
+        if (ch->b.n > 0 && ch->b.max > top)
+            top = ch->b.max;
+    }
+    return top;
+}
+
 static void md_points(FILE *f, const struct kb_cmp *c)
 {
+    struct lat_unit u = lat_unit_for(p99_top(c));
     fprintf(f, "\n## Points in both runs\n\n"
-               "Medians over repeats with their min-max range; p99 is corrected latency.\n\n"
-               "| point | verdict A -> B | achieved A | achieved B | change | achieved | "
-               "p99 A | p99 B | change | p99 |\n|---|---|---|---|---|---|---|---|---|---|\n");
+               "Medians over each run's samples (repeats, and confirmation samples where the "
+               "curve took them) with their min-max range; p99 is corrected latency.\n\n"
+               "| point | verdict A -> B | samples A, B | achieved A (req/s) | "
+               "achieved B (req/s) | achieved change | achieved call | p99 A (%s) | "
+               "p99 B (%s) | p99 change | p99 call |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n", u.name, u.name);
     for (size_t i = 0; i < c->npoints; i++) {
         const struct kb_cmp_point *p = &c->points[i];
         char aa[128], ab[128], pa[128], pb[128], ca[32], cp[32], v[40];
-        fmt_stat(aa, sizeof(aa), &p->achieved.a, 0);
-        fmt_stat(ab, sizeof(ab), &p->achieved.b, 0);
-        fmt_stat(pa, sizeof(pa), &p->p99.a, 1);
-        fmt_stat(pb, sizeof(pb), &p->p99.b, 1);
+        fmt_stat(aa, sizeof(aa), &p->achieved.a, 1, 1);
+        fmt_stat(ab, sizeof(ab), &p->achieved.b, 1, 1);
+        fmt_stat(pa, sizeof(pa), &p->p99.a, u.scale, u.decimals);
+        fmt_stat(pb, sizeof(pb), &p->p99.b, u.scale, u.decimals);
         fmt_pct(ca, sizeof(ca), &p->achieved);
         fmt_pct(cp, sizeof(cp), &p->p99);
         if (strcmp(p->verdict_a, p->verdict_b))
             snprintf(v, sizeof(v), "%s -> %s", p->verdict_a, p->verdict_b);
         else
             snprintf(v, sizeof(v), "%s", p->verdict_a);
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p->id, v, aa, ab, ca,
+        fprintf(f, "| %s | %s | %d, %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", p->id, v,
+                p->achieved.a.n, p->achieved.b.n, aa, ab, ca,
                 kb_cmp_call_words(p->achieved.call), pa, pb, cp, kb_cmp_call_words(p->p99.call));
     }
     if (c->npoints == 0)
         fprintf(f, "\nNo point has evidence in both runs.\n");
+}
+
+/* One move: "- go-plaintext-100: p99 1.000 -> 5.000 ms (+400.0 %), worse; 3 and 3 samples". */
+static void md_move(FILE *f, const struct kb_cmp *c, const struct kb_cmp_move *m)
+{
+    const struct kb_cmp_point *p = &c->points[m->point];
+    const struct kb_cmp_change *ch = kb_cmp_figure_of(p, m->figure);
+    struct lat_unit u = m->figure == KB_CMP_P99 ? lat_unit_for(fmax(ch->a.med, ch->b.med))
+                                                : (struct lat_unit){ "req/s", 1, 1 };
+    char pct[32];
+    fmt_pct_of(pct, sizeof(pct), ch->pct);
+    fprintf(f, "- %s: %s %s%.*f -> %s%.*f %s (%s), %s; %d and %d samples\n", p->id,
+            m->figure == KB_CMP_P99 ? "p99" : "achieved rate", ch->a.bound ? ">= " : "",
+            u.decimals, ch->a.med / u.scale, ch->b.bound ? ">= " : "", u.decimals,
+            ch->b.med / u.scale, u.name, pct, ch->call == KB_CMP_WORSE ? "worse" : "better",
+            ch->a.n, ch->b.n);
+}
+
+static void md_moves(FILE *f, const struct kb_cmp *c)
+{
+    size_t shown = c->nmoves < KB_CMP_TOP_MOVES ? c->nmoves : KB_CMP_TOP_MOVES;
+    fprintf(f, "Largest moves beyond noise, of %zu figure%s judged (were nothing changed, "
+               "chance alone would call about %.1f of them beyond noise):\n\n", c->judged,
+            c->judged == 1 ? "" : "s", c->chance_sum);
+    for (size_t i = 0; i < shown; i++)
+        md_move(f, c, &c->moves[i]);
+    if (c->nmoves > shown)
+        fprintf(f, "- and %zu more (every point is in the table below)\n", c->nmoves - shown);
+    if (c->nmoves == 0)
+        fprintf(f, "- none: no figure moved beyond noise%s\n",
+                c->judged ? "" : " (none could be judged: too few samples; compare runs made "
+                                 "with --repeats 3)");
+}
+
+static void md_answers(FILE *f, const struct kb_cmp *c)
+{
+    int any = 0;
+    fprintf(f, "\nHighest controlled points that changed (req/s):\n\n");
+    for (size_t i = 0; i < c->ntops; i++) {
+        const struct kb_cmp_top *t = &c->tops[i];
+        char ca[96], cb[96];
+        if (!t->changed)
+            continue;
+        fmt_answer(ca, sizeof(ca), &t->a);
+        fmt_answer(cb, sizeof(cb), &t->b);
+        fprintf(f, "- %s %s: %s -> %s\n", t->runtime, t->route, ca, cb);
+        any = 1;
+    }
+    if (!any)
+        fprintf(f, "- unchanged for every runtime and route\n");
+}
+
+static void md_noise_run(FILE *f, char run, const struct kb_cmp_noise *z)
+{
+    fprintf(f, "- %c: ", run);
+    if (z->achieved_n == 0 && z->p99_n == 0) {
+        fprintf(f, "one sample per point: no spread to judge against (runs made with "
+                   "--repeats 3 have one everywhere; --confirm adds samples at the boundary "
+                   "rates only)\n");
+        return;
+    }
+    if (z->achieved_n)
+        fprintf(f, "achieved rate %.1f %% (largest %.1f %%)", z->achieved_med_pct,
+                z->achieved_max_pct);
+    if (z->p99_n)
+        fprintf(f, "%sp99 %.1f %% (largest %.1f %%)", z->achieved_n ? "; " : "",
+                z->p99_med_pct, z->p99_max_pct);
+    fprintf(f, "; %d of %d points have 2 or more samples\n", z->rows_sampled, z->rows);
+}
+
+static void md_noise(FILE *f, const struct kb_cmp *c)
+{
+    fprintf(f, "\nNoise floor: how far a point's own samples lie apart within each run, "
+               "(max - min) / median, the median over its points (a p99 that is only a lower "
+               "bound left out):\n\n");
+    md_noise_run(f, 'A', &c->noise[0]);
+    md_noise_run(f, 'B', &c->noise[1]);
 }
 
 /* A plan field that differs between the runs: not like for like. */
@@ -220,10 +331,17 @@ static void md_notes(FILE *f, const struct kb_cmp *c, const struct kb_report *a,
     if (c->only_a || c->only_b)
         fprintf(f, "- points with evidence in one run only: %zu in A, %zu in B.\n", c->only_a,
                 c->only_b);
-    fprintf(f, "- a change is beyond noise when the runs' min-max ranges over their repeats do "
-               "not overlap and it is at least %g %% of A's median; a run with one repeat has no "
-               "spread, so its changes are unjudged; a p99 that is only a lower bound is judged "
-               "only where the bound cannot hide the direction.\n", c->floor_pct);
+    fprintf(f, "- a change is beyond noise when every sample of one run lies above every "
+               "sample of the other and it is at least %g %% of A's median. A point's samples "
+               "are its repeats and, where the curve confirmed its boundary, its confirmation "
+               "samples, so the runs may hold different counts: with a and b samples alike, "
+               "the ranges come apart by chance with probability 2 a! b! / (a + b)! (10 %% for "
+               "3 and 3, 20 %% for 2 and 3, 50 %% for 1 and 3), and a change is judged only "
+               "where that is at most %g %%, else it is unjudged (too few samples). "
+               "Confirmation samples ran after the matrix, so a host that drifted in between "
+               "makes them less alike than repeats. A p99 that is only a lower bound is judged "
+               "only where the bound cannot hide the direction.\n", c->floor_pct,
+            100 * KB_CMP_MAX_CHANCE);
 }
 
 int kb_cmp_write_md(FILE *f, const struct kb_cmp *c, const struct kb_report *a,
@@ -232,6 +350,10 @@ int kb_cmp_write_md(FILE *f, const struct kb_cmp *c, const struct kb_report *a,
     fprintf(f, "# kneebench compare\n\n");
     md_runs(f, a, b, name_a, name_b);
     fprintf(f, "\n## What moved (B against A)\n\n");
+    md_moves(f, c);
+    md_answers(f, c);
+    md_noise(f, c);
+    fprintf(f, "\nBy runtime:\n\n");
     for (size_t i = 0; i < c->ntally; i++)
         md_tally(f, &c->tally[i]);
     if (c->ntally == 0)
@@ -244,13 +366,13 @@ int kb_cmp_write_md(FILE *f, const struct kb_cmp *c, const struct kb_report *a,
 
 /* ---- CSV ------------------------------------------------------------------------------ */
 
-/* med,min,max,is_bound of a figure; empty fields when the run has none. */
+/* med,min,max,is_bound,samples_count of a figure; empty fields when the run has none. */
 static void csv_stat(FILE *f, const struct kb_stat *s)
 {
     if (s->n < 1)
-        fprintf(f, ",,,,");
+        fprintf(f, ",,,,,0");
     else
-        fprintf(f, ",%.3f,%.3f,%.3f,%d", s->med, s->min, s->max, s->bound);
+        fprintf(f, ",%.3f,%.3f,%.3f,%d,%d", s->med, s->min, s->max, s->bound, s->n);
 }
 
 static void csv_change(FILE *f, const struct kb_cmp_change *ch)
@@ -261,40 +383,51 @@ static void csv_change(FILE *f, const struct kb_cmp_change *ch)
         fprintf(f, ",");
     else
         fprintf(f, ",%.3f", ch->pct);
-    fprintf(f, ",%s", kb_cmp_call_name(ch->call));
+    fprintf(f, ",%.4f,%s", ch->chance, kb_cmp_call_name(ch->call));
 }
 
-/* A highest-point row: the answer's rate (empty when none) and whether it is a bound. */
+/* A highest-point row: the proven rate (empty when none), whether it is a bound, and the
+ * unproven rate above it (empty when none). */
 static void csv_answer(FILE *f, const struct kb_report_answer *a)
 {
     if (a->proven)
         fprintf(f, ",%ld,%d", a->proven, a->client_from != 0);
     else
         fprintf(f, ",,");
+    if (a->indicative)
+        fprintf(f, ",%ld", a->indicative);
+    else
+        fprintf(f, ",");
 }
+
+#define CSV_FIGURE_FIELDS 13   /* per figure: two runs' 5 fields, change, chance, call */
 
 int kb_cmp_write_csv(FILE *f, const struct kb_cmp *c)
 {
     static const char *const fig[] = { "achieved", "p99" };
     static const char *const unit[] = { "rps", "us" };
     fprintf(f, "kind,runtime,route,rate_rps,point_id,verdict_a,verdict_b,highest_a_rps,"
-               "highest_a_is_bound,highest_b_rps,highest_b_is_bound");
+               "highest_a_is_bound,highest_a_unproven_rps,highest_b_rps,highest_b_is_bound,"
+               "highest_b_unproven_rps");
     for (int k = 0; k < 2; k++) {
         for (int r = 0; r < 2; r++)
-            fprintf(f, ",%s_%c_%s,%s_%c_min_%s,%s_%c_max_%s,%s_%c_is_bound", fig[k], 'a' + r,
-                    unit[k], fig[k], 'a' + r, unit[k], fig[k], 'a' + r, unit[k], fig[k], 'a' + r);
-        fprintf(f, ",%s_change_pct,%s_call", fig[k], fig[k]);
+            fprintf(f, ",%s_%c_%s,%s_%c_min_%s,%s_%c_max_%s,%s_%c_is_bound,%s_%c_samples_count",
+                    fig[k], 'a' + r, unit[k], fig[k], 'a' + r, unit[k], fig[k], 'a' + r,
+                    unit[k], fig[k], 'a' + r, fig[k], 'a' + r);
+        fprintf(f, ",%s_change_pct,%s_chance_fraction,%s_call", fig[k], fig[k], fig[k]);
     }
     fprintf(f, "\n");
     for (size_t i = 0; i < c->ntops; i++) {
         fprintf(f, "highest,%s,%s,,,,", c->tops[i].runtime, c->tops[i].route);
         csv_answer(f, &c->tops[i].a);
         csv_answer(f, &c->tops[i].b);
-        fprintf(f, ",,,,,,,,,,,,,,,,,,,,\n");
+        for (int k = 0; k < 2 * CSV_FIGURE_FIELDS; k++)
+            fputc(',', f);
+        fputc('\n', f);
     }
     for (size_t i = 0; i < c->npoints; i++) {
         const struct kb_cmp_point *p = &c->points[i];
-        fprintf(f, "point,%s,%s,%ld,%s,%s,%s,,,,", p->runtime, p->route, p->rate, p->id,
+        fprintf(f, "point,%s,%s,%ld,%s,%s,%s,,,,,,", p->runtime, p->route, p->rate, p->id,
                 p->verdict_a, p->verdict_b);
         csv_change(f, &p->achieved);
         csv_change(f, &p->p99);

@@ -194,6 +194,8 @@ static void add_server(struct kb_report_row *row, struct acc *a, json_t *v)
         fig_add(&a->f[F_CPU_US], x, 0);
     if ((long long)kb_jnum(srv, "rss_max_bytes", NULL) > row->rss_max)
         row->rss_max = (long long)kb_jnum(srv, "rss_max_bytes", NULL);
+    if (kb_jnum_opt(srv, "pss_max_bytes", NULL, &x) && (long long)x > row->pss_max)
+        row->pss_max = (long long)x;
     if (vindex(sv) >= 0 && vindex(sv) != 3)
         a->server[vindex(sv)]++;
     else
@@ -213,6 +215,21 @@ static void add_server(struct kb_report_row *row, struct acc *a, json_t *v)
     }
 }
 
+/* The error kinds apart, summed over the repeats: socket errors, timeouts the load's own
+ * --timeout-ms gave up on, and requests only still unanswered when the drain ended (an
+ * overloaded server's queue, judged apart: docs/protocol.md, "Point verdicts"). */
+static void add_error_kinds(struct kb_report_row *row, json_t *load)
+{
+    json_t *e = json_object_get(load, "errors");
+    long long unfinished = (long long)kb_jnum(load, "unfinished_at_drain_end", NULL);
+    row->err_io += (long long)(kb_jnum(e, "connect", NULL) + kb_jnum(e, "read", NULL) +
+                               kb_jnum(e, "write", NULL) + kb_jnum(e, "peer_close", NULL) +
+                               kb_jnum(e, "malformed", NULL));
+    row->err_timeout += (long long)kb_jnum(e, "timeout", NULL) - unfinished;
+    row->unanswered += unfinished;
+    row->completed += (long long)kb_jnum(load, "completed", NULL);
+}
+
 static void accumulate(struct kb_report_row *row, struct acc *a, json_t *v)
 {
     json_t *load = json_object_get(v, "load");
@@ -228,6 +245,7 @@ static void accumulate(struct kb_report_row *row, struct acc *a, json_t *v)
     add_server(row, a, v);
     add_host(row, json_object_get(v, "host"));
     row->errors += (long long)kb_jnum(load, "errors", "total");
+    add_error_kinds(row, load);
     row->non2xx += (long long)kb_jnum(load, "non2xx", NULL);
     row->mismatches += (long long)kb_jnum(load, "mismatches", "total");
     row->scheduled += (long long)kb_jnum(load, "scheduled", NULL);
@@ -411,6 +429,7 @@ static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd
     char path[4200];
     json_t *crit;
     memset(r, 0, sizeof(*r));
+    snprintf(r->dir, sizeof(r->dir), "%s", dir);
     if (!(r->plan = json_load_file(kb_path(path, sizeof(path), dir, "plan.json"), 0, NULL))) {
         snprintf(err, errlen, "%s has no plan.json: not a kneebench run directory", dir);
         return -1;

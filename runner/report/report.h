@@ -21,8 +21,12 @@
 #include <stdio.h>
 
 /* report.csv's and report.json's schema (docs/report-format.md). 2: latency in us with
- * _is_bound flags, a point id per row, units in every name. */
-#define KB_REPORT_SCHEMA_VERSION 2
+ * _is_bound flags, a point id per row, units in every name. 3: ratios to the run's baseline
+ * (report.json "baseline", "vs_baseline_ratio"), "cost" per runtime at its own highest held
+ * rate in place of "efficiency", no per-row capacity estimate; the units reach report.json's
+ * copies of the run's criteria, host_clock's count and the readiness curve's points, and a
+ * fixture's limits is null, not absent, where none were read back. */
+#define KB_REPORT_SCHEMA_VERSION 3
 
 /* One figure over a row's repeats. Latency is in microseconds throughout the model, as in
  * load.json and series.csv, so no writer converts back and forth. n counts the repeats that
@@ -54,6 +58,10 @@ struct kb_report_row {
     char trust_reason[512];      /* the first repeat's reason when not ok */
     struct kb_stat achieved, delivery, p50, p90, p99, p999, max;   /* latency in us */
     long long errors, non2xx, mismatches;                          /* summed over repeats */
+    /* errors apart, summed: socket errors (connect, read, write, peer close, malformed),
+     * timeouts before the drain's end, requests only unanswered when the drain ended (in
+     * errors too, but an overloaded server's queue, not a failure), and completions */
+    long long err_io, err_timeout, unanswered, completed;
     long long scheduled, bounded;            /* summed; bounded: recorded at a lower bound */
     double bound_from_us;                    /* smallest lower bound of any repeat; -1 none */
     double client_cpu_max;                   /* fraction of the client's CPUs, max over repeats */
@@ -64,6 +72,8 @@ struct kb_report_row {
     struct kb_stat cpu_interval_s;           /* server CPU seconds over the measured interval */
     struct kb_stat cpu_us_per_response;      /* that over the responses completed in it */
     long long rss_max;
+    long long pss_max;                       /* the whole fixture's PSS: shared pages counted
+                                                once across its processes; 0 unknown */
     /* What the host withheld (verdict.json's host): the largest per-second steal share of
      * the server's and the client's CPUs over the repeats, -1 where none was read; and
      * whether in some repeat it was enough to explain the verdict. */
@@ -77,6 +87,7 @@ struct kb_calibrate_result;      /* runner/run/calibrate.h */
 struct kb_rederive;           /* below */
 
 struct kb_report {
+    char dir[4096];              /* the run directory the evidence was read from */
     json_t *plan, *run;          /* owned */
     json_t *fixtures;            /* {runtime: {limits, identity sha256, preflight}} owned */
     char **missing;              /* ids without a completion marker */
@@ -194,6 +205,11 @@ int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, 
 /* charts/achieved-<route>.svg and charts/p99-<route>.svg per route, and
  * charts/series-<runtime>-<route>.svg per read series (latency over time). */
 int kb_report_write_svg(const struct kb_report *r, const char *dir, char *err, size_t errlen);
+/* report.html: the same answer, tables and charts in one self-contained page (inline SVG and
+ * CSS, a few lines of script for the readout, no request to anything), with each point's
+ * latency over time and links to its evidence (relative to dir, which lies in r->dir or one
+ * level below it). */
+int kb_report_write_html(const struct kb_report *r, const char *dir, char *err, size_t errlen);
 
 /* The plan's names in order. */
 size_t kb_report_nruntimes(const struct kb_report *r);

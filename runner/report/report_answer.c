@@ -1,12 +1,13 @@
 /* report_answer.c -- the report's answer, from the aggregated rows: per runtime and route
  * the highest controlled point (proven), what the server's own figures give where the
- * client was not trusted (indicative), the definite "below the lowest rate"; the rates
- * every runtime held and the server CPU per response there; and the runtimes ranked.
+ * client was not trusted (indicative), the definite "below the lowest rate"; each runtime's
+ * server CPU per response at its own highest held rate; and the runtimes ranked.
  * Reads the model only. */
 #include "runner/report/report.h"
 #include "runner/report/report_int.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static int is(const char *a, const char *b)
@@ -74,56 +75,77 @@ void kb_report_answer_of(const struct kb_report *r, const char *runtime, const c
         a->below_unproven = lo->rate;
 }
 
-int kb_report_compared(const struct kb_report *r, const char *runtime, const char *route)
+const char *kb_report_answer_text(char *b, size_t len, const struct kb_report *r,
+                                  const char *rt, const char *route, struct kb_answer_used *u)
 {
-    for (size_t k = 0; k < kb_report_nrates(r); k++) {
-        const struct kb_report_row *w = at(r, runtime, route, k);
-        if (w && is(w->server_verdict, "controlled"))
-            return 1;
+    struct kb_report_answer a;
+    char ind[40] = "";
+    kb_report_answer_of(r, rt, route, &a);
+    if (!a.planned)
+        return snprintf(b, len, "n/a"), b;
+    if (a.indicative)
+        snprintf(ind, sizeof(ind), "; %ld*", a.indicative);
+    else if (a.below_unproven)
+        snprintf(ind, sizeof(ind), "; < %ld*", a.below_unproven);
+    u->unproven |= a.indicative || a.below_unproven;
+    if (a.proven) {
+        snprintf(b, len, "%s%ld%s", a.client_from ? ">= " : "", a.proven, ind);
+        u->bound |= a.client_from != 0;
+    } else if (a.below) {
+        snprintf(b, len, "< %ld%s", a.below, ind);
+        u->below = 1;
+    } else if (a.failed_at) {
+        snprintf(b, len, "failed (%ld)%s", a.failed_at, ind);
+        u->failed = 1;
+    } else if (a.client_from) {
+        snprintf(b, len, "none%s", ind);
+    } else {
+        snprintf(b, len, "missing");
+        u->missing = 1;
     }
-    return 0;
+    return b;
 }
 
-/* Every compared runtime on route has evidence at rate and its server verdict is
- * controlled; at least two of them, or there is nothing to compare. */
-static int held_by_all(const struct kb_report *r, const char *route, long rate)
+const char *kb_report_baseline(const struct kb_report *r)
 {
-    int runtimes = 0;
-    for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
-        const char *rt = kb_report_runtime(r, i);
-        const struct kb_report_row *w = kb_report_row(r, rt, route, rate);
-        if (!kb_report_compared(r, rt, route))
-            continue;
-        if (!w || w->n == 0 || !is(w->server_verdict, "controlled"))
-            return 0;
-        runtimes++;
-    }
-    return runtimes >= 2;
+    const char *b = json_string_value(json_object_get(r->plan, "baseline"));
+    return b && *b ? b : "gray-static";
 }
 
-size_t kb_report_held_rates(const struct kb_report *r, const char *route, long *held, size_t max)
+void kb_report_cost_of(const struct kb_report *r, const char *runtime, const char *route,
+                       struct kb_report_cost *c)
 {
-    size_t n = 0;
-    for (size_t k = 0; k < kb_report_nrates(r) && n < max; k++)
-        if (held_by_all(r, route, kb_report_rate(r, k)))
-            held[n++] = kb_report_rate(r, k);
-    return n;
+    const struct kb_report_row *w, *best = NULL;
+    memset(c, 0, sizeof(*c));
+    for (size_t k = 0; k < kb_report_nrates(r); k++)
+        if ((w = at(r, runtime, route, k)) && is(w->server_verdict, "controlled") &&
+            (!best || w->rate > best->rate))
+            best = w;
+    if (!best)
+        return;
+    c->rate = best->rate;
+    if (!best->cpu_us_per_response.n || best->cpu_us_per_response.med <= 0)
+        return;
+    c->us = best->cpu_us_per_response.med;
+    /* one CPU over the cost; at the rate it held the server used at most its one CPU, so a
+     * figure below that rate is the sampling's error, and the rate itself is what is known */
+    c->capacity_rps = 1e6 / c->us;
+    if (c->capacity_rps < (double)c->rate) {
+        c->capacity_rps = (double)c->rate;
+        c->capacity_floor = 1;
+    }
 }
 
 double kb_report_efficiency_ratio(const struct kb_report *r, const char *runtime)
 {
     double logsum = 0;
     int n = 0;
-    long held[64];
     for (size_t j = 0; j < kb_report_nroutes(r); j++) {
-        const char *ro = kb_report_route(r, j);
-        size_t nh = kb_report_held_rates(r, ro, held, 64);
-        for (size_t k = 0; k < nh; k++) {
-            const struct kb_report_row *a = kb_report_row(r, runtime, ro, held[k]);
-            const struct kb_report_row *g = kb_report_row(r, "gray-static", ro, held[k]);
-            if (!a || !g || !a->cpu_us_per_response.n || !g->cpu_us_per_response.n)
-                continue;
-            logsum += log(a->cpu_us_per_response.med / g->cpu_us_per_response.med);
+        struct kb_report_cost a, b;
+        kb_report_cost_of(r, runtime, kb_report_route(r, j), &a);
+        kb_report_cost_of(r, kb_report_baseline(r), kb_report_route(r, j), &b);
+        if (a.us > 0 && b.us > 0) {
+            logsum += log(a.us / b.us);
             n++;
         }
     }
@@ -209,7 +231,7 @@ double kb_report_answer_ratio(const struct kb_report *r, const char *runtime, co
 {
     struct kb_report_answer a, g;
     kb_report_answer_of(r, runtime, route, &a);
-    kb_report_answer_of(r, "gray-static", route, &g);
+    kb_report_answer_of(r, kb_report_baseline(r), route, &g);
     *soft = a.client_from || a.indicative || g.client_from || g.indicative;
     return a.level > 0 && g.level > 0 ? a.level / g.level : 0;
 }

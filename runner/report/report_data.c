@@ -1,8 +1,11 @@
 /* report_data.c -- report.csv (one row per runtime x route x rate) and report.json (the same
- * rows, the answer, the efficiency table, the missing list and the run identity). Both are
+ * rows, the answer, the cost table, the missing list and the run identity). Both are
  * documented column by column in docs/report-format.md: latency in us everywhere (as in
  * load.json and series.csv), a unit in every numeric name, a figure that is only a lower
- * bound flagged as such, a figure that does not exist empty (CSV) or null (JSON), never 0. */
+ * bound flagged as such, a figure that does not exist empty (CSV) or null (JSON), never 0.
+ * Evidence the run wrote under older names (plan.json's and calibrate.json's criteria) is
+ * given here under names with their units; plan, run and the fixtures' files are also
+ * copied whole, as written, under their own names. */
 #define _GNU_SOURCE
 #include "runner/report/report.h"
 #include "runner/report/report_int.h"
@@ -68,7 +71,6 @@ static void csv_row(FILE *f, const struct kb_report *r, const struct kb_report_r
     fprintf(f, ",%.3f", w->server_cpu_med);
     csv_num(f, "%.3f", w->cpu_interval_s.n > 0, w->cpu_interval_s.med);
     csv_num(f, "%.3f", c->n > 0, c->med);
-    csv_num(f, "%.0f", c->n > 0 && c->med > 0, c->med > 0 ? 1e6 / c->med : 0);
     fprintf(f, ",%lld,%d,%d,", w->rss_max, r->unconstrained, r->partial);
     csv_quoted(f, w->reason);
     fputc(',', f);
@@ -94,7 +96,7 @@ int kb_report_write_csv(const struct kb_report *r, const char *dir, char *err, s
             "errors_count,non2xx_count,mismatches_count,client_cpu_max_fraction,"
             "client_lag_p99_max_us,client_rx_delay_p99_max_us,client_threads_count,"
             "client_threads_requested_count,server_cpu_fraction,server_cpu_interval_s,"
-            "server_cpu_us_per_response,capacity_estimate_rps,server_rss_max_bytes,"
+            "server_cpu_us_per_response,server_rss_max_bytes,"
             "unconstrained,partial,reason,server_reason\n");
     for (size_t i = 0; i < r->nrows; i++)
         if (r->rows[i].planned)
@@ -153,11 +155,10 @@ static json_t *row_json(const struct kb_report_row *w)
         "client_threads_count", w->threads_max > 0 ? json_integer(w->threads_max) : json_null(),
         "client_threads_requested_count", w->threads_requested > 0
             ? json_integer(w->threads_requested) : json_null()));
-    json_object_update_new(o, json_pack("{s:f,s:o,s:o,s:o,s:I}", "server_cpu_fraction",
+    json_object_update_new(o, json_pack("{s:f,s:o,s:o,s:I}", "server_cpu_fraction",
         w->server_cpu_med, "server_cpu_interval_s", stat_json(w->cpu_interval_s),
-        "server_cpu_us_per_response", stat_json(*c), "capacity_estimate_rps",
-        num_or_null(c->n > 0 && c->med > 0, c->med > 0 ? 1e6 / c->med : 0),
-        "server_rss_max_bytes", (json_int_t)w->rss_max));
+        "server_cpu_us_per_response", stat_json(*c), "server_rss_max_bytes",
+        (json_int_t)w->rss_max));
     return o;
 }
 
@@ -170,6 +171,27 @@ static json_t *cal_step_json(const struct kb_calibrate_step *s)
                      "corrected_p99_us", s->corrected_p99_us, "errors_count",
                      (json_int_t)s->errors, "held", s->held, "why", s->why, "attempts_count",
                      s->attempts, "missed_before", s->missed_before);
+}
+
+/* A criteria object of the run's evidence (plan.json's, calibrate.json's) under report.json's
+ * names: the two that predate the unit suffixes get theirs, the rest already carry one. */
+static json_t *criteria_named(json_t *crit)
+{
+    static const char *const renamed[][2] = { { "min_delivery", "min_delivery_fraction" },
+                                              { "errors_max", "errors_max_count" } };
+    const char *key;
+    json_t *v, *o;
+    if (!json_is_object(crit))
+        return json_null();
+    o = json_object();
+    json_object_foreach(crit, key, v) {
+        const char *name = key;
+        for (size_t i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
+            if (!strcmp(key, renamed[i][0]))
+                name = renamed[i][1];
+        json_object_set(o, name, v);
+    }
+    return o;
 }
 
 /* The client's proof: what report.md's "Client margin" says, as data. */
@@ -193,7 +215,7 @@ static json_t *calibration_json(const struct kb_report *r)
                   "required_rps", c->required_rps, "up_to_rps", c->up_to_rps, "factor_ratio",
                   c->factor, "covers_up_to_rps", c->margin_rps / c->factor, "rates_covered_rps",
                   yes, "rates_not_covered_rps", no, "steps", steps);
-    json_object_set(o, "criteria", json_object_get(r->cal_json, "criteria"));
+    json_object_set_new(o, "criteria", criteria_named(json_object_get(r->cal_json, "criteria")));
     json_object_set(o, "route", json_object_get(r->cal_json, "route"));
     json_object_set(o, "client_cpus", json_object_get(r->cal_json, "client_cpus"));
     json_object_set(o, "server_cpus", json_object_get(r->cal_json, "server_cpus"));
@@ -238,12 +260,12 @@ static json_t *answer_cell(const struct kb_report *r, const char *rt, const char
         "client_limited_from_rps", RATE(a.client_from), "indicative_rps", RATE(a.indicative),
         "below_rps", RATE(a.below), "below_unproven_rps", RATE(a.below_unproven),
         "failed_at_rps", RATE(a.failed_at), "level_rps", a.level,
-        "vs_gray_static_ratio", num_or_null(ratio > 0, ratio), "vs_gray_static_is_indicative",
+        "vs_baseline_ratio", num_or_null(ratio > 0, ratio), "vs_baseline_is_indicative",
         ratio > 0 && soft);
 #undef RATE
 }
 
-/* The runtimes in rank order, each with its answer per route and its efficiency. */
+/* The runtimes in rank order, each with its answer per route and its cost ratio. */
 static json_t *answer_json(const struct kb_report *r)
 {
     size_t order[64];
@@ -257,41 +279,36 @@ static json_t *answer_json(const struct kb_report *r)
         for (size_t j = 0; j < kb_report_nroutes(r); j++)
             json_object_set_new(routes, kb_report_route(r, j), answer_cell(r, rt, kb_report_route(r, j)));
         json_array_append_new(a, json_pack("{s:i,s:s,s:o,s:o}", "rank", rank[i], "runtime", rt,
-            "routes", routes, "cpu_per_response_vs_gray_static_ratio", num_or_null(e > 0, e)));
+            "routes", routes, "cost_vs_baseline_ratio", num_or_null(e > 0, e)));
     }
     return a;
 }
 
-/* Per route: the rates every compared runtime held, and each one's CPU per response. */
-static json_t *efficiency_json(const struct kb_report *r)
+/* Per route and runtime, what a response cost the server at its own highest held rate
+ * (runner/report/report_int.h, kb_report_cost_of), and its ratio to the baseline's. */
+static json_t *cost_json(const struct kb_report *r)
 {
     json_t *o = json_object();
-    long held[64];
     for (size_t j = 0; j < kb_report_nroutes(r); j++) {
         const char *ro = kb_report_route(r, j);
-        size_t nh = kb_report_held_rates(r, ro, held, 64);
-        json_t *rates = json_array(), *cmp = json_array(), *rows = json_array();
-        for (size_t i = 0; i < kb_report_nruntimes(r); i++)
-            if (kb_report_compared(r, kb_report_runtime(r, i), ro))
-                json_array_append_new(cmp, json_string(kb_report_runtime(r, i)));
-        for (size_t k = 0; k < nh; k++) {
-            const struct kb_report_row *g = kb_report_row(r, "gray-static", ro, held[k]);
-            json_array_append_new(rates, json_integer(held[k]));
-            for (size_t i = 0; i < json_array_size(cmp); i++) {
-                const struct kb_report_row *w = kb_report_row(r,
-                    json_string_value(json_array_get(cmp, i)), ro, held[k]);
-                double us = w->cpu_us_per_response.med;
-                int have = w->cpu_us_per_response.n > 0 && us > 0;
-                int gh = g && g->cpu_us_per_response.n > 0 && g->cpu_us_per_response.med > 0;
-                json_array_append_new(rows, json_pack("{s:s,s:I,s:o,s:o,s:o}", "runtime",
-                    w->runtime, "requested_rps", (json_int_t)held[k],
-                    "server_cpu_us_per_response", num_or_null(have, us),
-                    "vs_gray_static_ratio", num_or_null(have && gh, gh ? us / g->cpu_us_per_response.med : 0),
-                    "capacity_estimate_rps", num_or_null(have, have ? 1e6 / us : 0)));
-            }
+        struct kb_report_cost b;
+        json_t *rows = json_array();
+        kb_report_cost_of(r, kb_report_baseline(r), ro, &b);
+        for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
+            const char *rt = kb_report_runtime(r, i);
+            const struct kb_report_row *w = kb_report_row(r, rt, ro, kb_report_rate(r, 0));
+            struct kb_report_cost c;
+            if (!w || !w->planned)
+                continue;
+            kb_report_cost_of(r, rt, ro, &c);
+            json_array_append_new(rows, json_pack("{s:s,s:o,s:o,s:o,s:o,s:b}", "runtime", rt,
+                "held_rps", c.rate ? json_integer(c.rate) : json_null(),
+                "server_cpu_us_per_response", num_or_null(c.us > 0, c.us),
+                "vs_baseline_ratio", num_or_null(c.us > 0 && b.us > 0, b.us > 0 ? c.us / b.us : 0),
+                "capacity_estimate_rps", num_or_null(c.us > 0, c.capacity_rps),
+                "capacity_is_held_rate", c.capacity_floor));
         }
-        json_object_set_new(o, ro, json_pack("{s:o,s:o,s:o}", "held_rates_rps", rates,
-                                             "compared_runtimes", cmp, "rows", rows));
+        json_object_set_new(o, ro, rows);
     }
     return o;
 }
@@ -313,10 +330,41 @@ static json_t *highest_json(const struct kb_report *r)
 /* The criterion the rows were judged by, and whether it is the run's own. */
 static json_t *criteria_json(const struct kb_report *r)
 {
-    json_t *run = json_object_get(r->plan, "criteria");
-    return json_pack("{s:f,s:f,s:b,s:O}", "min_delivery_fraction", r->min_delivery,
+    return json_pack("{s:f,s:f,s:b,s:o}", "min_delivery_fraction", r->min_delivery,
                      "max_p99_us", r->max_p99_us, "rejudged", r->rd && r->rd->rejudge,
-                     "run", run ? run : json_null());
+                     "run", criteria_named(json_object_get(r->plan, "criteria")));
+}
+
+/* Per runtime {limits, preflight, identity_sha256}, each key present: null where the fixture
+ * left no such file (one that never started has no limits read back). */
+static json_t *fixtures_json(const struct kb_report *r)
+{
+    static const char *const keys[] = { "limits", "preflight", "identity_sha256" };
+    json_t *o = json_object(), *fx;
+    const char *rt;
+    json_object_foreach(r->fixtures, rt, fx) {
+        json_t *f = json_object();
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+            json_t *v = json_object_get(fx, keys[i]);
+            json_object_set(f, keys[i], v ? v : json_null());
+        }
+        json_object_set_new(o, rt, f);
+    }
+    return o;
+}
+
+/* The CPU clocks' summary with its count named as one (runner/run/hostclock.h: "points"). */
+static json_t *host_clock_json(const struct kb_report *r)
+{
+    json_t *o, *n;
+    if (!r->hostclock)
+        return json_null();
+    o = json_copy(r->hostclock);
+    if ((n = json_object_get(o, "points"))) {
+        json_object_set(o, "points_count", n);
+        json_object_del(o, "points");
+    }
+    return o;
 }
 
 /* How the verdicts were checked against the raw files; null when they were not. */
@@ -344,18 +392,19 @@ int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, 
             json_array_append_new(rows, row_json(&r->rows[i]));
     for (size_t i = 0; i < r->nmissing; i++)
         json_array_append_new(missing, json_string(r->missing[i]));
-    doc = json_pack("{s:i,s:b,s:b,s:o,s:o,s:o,s:o,s:o,s:O,s:O,s:O}", "schema_version",
+    doc = json_pack("{s:i,s:b,s:b,s:o,s:o,s:o,s:s,s:o,s:o,s:O,s:O,s:o}", "schema_version",
                     KB_REPORT_SCHEMA_VERSION, "partial", r->partial, "unconstrained",
-                    r->unconstrained, "missing", missing, "highest_controlled", highest_json(r),
-                    "answer", answer_json(r), "efficiency", efficiency_json(r), "rows", rows,
-                    "plan", r->plan, "run", r->run, "fixtures", r->fixtures);
+                    r->unconstrained, "missing", missing, "highest_controlled_rps",
+                    highest_json(r), "answer", answer_json(r), "baseline", kb_report_baseline(r),
+                    "cost", cost_json(r), "rows", rows, "plan", r->plan, "run", r->run,
+                    "fixtures", fixtures_json(r));
     json_object_set_new(doc, "criteria", criteria_json(r));
     json_object_set_new(doc, "rederived", rederived_json(r));
     json_object_set(doc, "published", r->published ? r->published : json_null());
     json_object_set_new(doc, "readiness_curve", kb_report_readiness_json(r));
     json_object_set_new(doc, "calibration", calibration_json(r));
     json_object_set_new(doc, "first_uncontrolled_series", series_json(r));
-    json_object_set(doc, "host_clock", r->hostclock ? r->hostclock : json_null());
+    json_object_set_new(doc, "host_clock", host_clock_json(r));
     /* the backend, and in a container the image that ran (run.json has its full identity) */
     json_object_set(doc, "backend", json_object_get(r->run, "backend"));
     if ((im = json_object_get(r->run, "image")))

@@ -6,6 +6,7 @@
 #define KB_REPORT_INT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "runner/report/report.h"
 #include "fixtures/contract.h"
@@ -42,16 +43,40 @@ long kb_report_highest(const struct kb_report *r, const char *runtime, const cha
 double kb_report_answer_ratio(const struct kb_report *r, const char *runtime, const char *route,
                               int *soft);
 
-/* Server CPU per response at the rates every compared runtime held: the comparison that
- * still tells fast runtimes apart when their knees are past the client's reach. A runtime
- * is compared on a route when its server verdict is controlled at some rate there (one
- * that held none has no cost per response at a rate the others held, and would leave the
- * table empty); a rate is held when every compared runtime's server verdict is controlled
- * there, and at least two are compared. held[] are the rates, in plan order. */
-int kb_report_compared(const struct kb_report *r, const char *runtime, const char *route);
-size_t kb_report_held_rates(const struct kb_report *r, const char *route, long *held, size_t max);
-/* The geometric mean, over every route and held rate where both have a figure, of
- * runtime's CPU per response over gray-static's; 0 when there is none. */
+/* What the answer's cells used, so that a writer explains only the notation it printed. */
+struct kb_answer_used {
+    int bound, unproven, below, failed, missing;
+};
+/* One cell of the answer as report.md and report.html print it: "60000" proven; ">= 60000"
+ * a lower bound (the point above was client-limited); "; 75000*" after it, what the
+ * runtime's own figures gave where the client was not trusted (indicative); "< 8000" the
+ * lowest rate already uncontrolled with the client trusted; "failed (8000)"; "none"
+ * (nothing proven or lower, the client limited from the start); "missing"; "n/a" (not
+ * planned). u records which of these it used. Returns b. */
+const char *kb_report_answer_text(char *b, size_t len, const struct kb_report *r,
+                                  const char *rt, const char *route, struct kb_answer_used *u);
+
+/* The runtime every ratio is taken to: plan.json's "baseline" (the contract's
+ * comparison.baseline), "gray-static" for a plan written before it. */
+const char *kb_report_baseline(const struct kb_report *r);
+
+/* A runtime's cost on a route where it means something: at its own highest held rate (the
+ * highest whose own figures were controlled, trusted client or not), where a server's CPU
+ * per response is its lowest before the queue forms. Comparing runtimes at one common rate
+ * would measure the slow ones near their knee and the fast ones idling, when a wake-up per
+ * request costs more than the request. rate 0: it held nothing; us 0: no CPU figure there.
+ * capacity_rps is one CPU over that cost, never below the rate it held (capacity_floor:
+ * the estimate fell below it, so the measured rate stands instead). */
+struct kb_report_cost {
+    long rate;
+    double us;
+    double capacity_rps;
+    int capacity_floor;
+};
+void kb_report_cost_of(const struct kb_report *r, const char *runtime, const char *route,
+                       struct kb_report_cost *c);
+/* The geometric mean, over the routes where both have a cost, of runtime's CPU per
+ * response over the baseline's, each at its own highest held rate; 0 when there is none. */
 double kb_report_efficiency_ratio(const struct kb_report *r, const char *runtime);
 
 /* The runtimes ranked: order[i] is the plan index of the runtime at place i, rank[i] its
@@ -124,5 +149,18 @@ void kb_report_free_proof(struct kb_report *r);
 /* The plan's rates in order. */
 size_t kb_report_nrates(const struct kb_report *r);
 long kb_report_rate(const struct kb_report *r, size_t i);
+
+/* One chart as report_svg.c writes it to charts/<kind>-<route>.svg (kind: achieved, p99,
+ * cpu), whole, into f: report.html embeds the same drawing. */
+void kb_report_svg_chart(FILE *f, const struct kb_report *r, const char *kind,
+                         const char *route);
+/* A point's corrected p50 and p99 in each second, small (report.html's grid), on a log axis
+ * from lo_ms to hi_ms that its route's points share, the limit line and the drain shaded. */
+void kb_report_svg_small_series(FILE *f, const struct kb_report *r,
+                                const struct kb_report_series *s, double lo_ms, double hi_ms);
+
+/* report.md's curves section and a profile's readiness curve (report_md_curves.c). */
+void kb_report_md_curves(FILE *f, const struct kb_report *r);
+void kb_report_md_readiness(FILE *f, const struct kb_report *r);
 
 #endif

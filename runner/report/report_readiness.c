@@ -155,7 +155,7 @@ static json_t *point_json(const struct kb_knee_point *p)
     if (!p->present)
         return json_null();
     return json_pack("{s:o,s:o,s:o,s:b,s:b,s:s?}", "achieved_rps", kb_json_figure(p->achieved_rps),
-        "delivery", kb_json_figure(p->delivery), "p99_us", kb_json_figure(p->p99_us),
+        "delivery_fraction", kb_json_figure(p->delivery), "p99_us", kb_json_figure(p->p99_us),
         "p99_is_bound", p->p99_bound, "held", p->held, "verdict", p->verdict[0] ? p->verdict : NULL);
 }
 
@@ -181,7 +181,7 @@ json_t *kb_report_readiness_json(const struct kb_report *r)
     for (size_t i = 0; i < n; i++) {
         kb_report_curve_paper(r, rates[i], &paper[i]);
         kb_report_curve_run(r, rates[i], &run[i]);
-        json_array_append_new(pts, json_pack("{s:I,s:o,s:o}", "rate", (json_int_t)rates[i],
+        json_array_append_new(pts, json_pack("{s:I,s:o,s:o}", "requested_rps", (json_int_t)rates[i],
                                              "paper", point_json(&paper[i]), "run",
                                              point_json(&run[i])));
     }

@@ -160,17 +160,22 @@ static int compare(struct kb_rederive *rd, const char *id, json_t *v, json_t *lo
 }
 
 /* Records a verdict the new criterion changed. */
+/* A change is the verdict's, or under a client-limited mark its own figures' verdict,
+ * which the answer's unproven levels read: either moves the answer. */
 static void note_change(struct kb_rederive *rd, const char *id, json_t *v,
                         const struct kb_judgement *j)
 {
     const char *sv = json_string_value(json_object_get(v, "verdict"));
-    if (sv && !strcmp(sv, kb_verdict_name(j->verdict)))
+    const char *ss = json_string_value(json_object_get(v, "server_verdict"));
+    if (sv && !strcmp(sv, kb_verdict_name(j->verdict)) &&
+        (!ss || !strcmp(ss, kb_verdict_name(j->server))))
         return;
     if (!rd->changed)
         rd->changed = json_array();
-    json_array_append_new(rd->changed, json_pack("{s:s,s:s,s:s,s:s}", "point", id, "stored",
-                          sv ? sv : "", "rejudged", kb_verdict_name(j->verdict), "reason",
-                          j->reason));
+    json_array_append_new(rd->changed, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "point", id,
+                          "stored", sv ? sv : "", "rejudged", kb_verdict_name(j->verdict),
+                          "stored_server", ss ? ss : "", "rejudged_server",
+                          kb_verdict_name(j->server), "reason", j->reason));
 }
 
 void kb_report_rederive_point(struct kb_report *r, const char *dir, const char *id, long rate,

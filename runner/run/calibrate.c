@@ -34,6 +34,7 @@
 #include "runner/util/evidence.h"
 #include "runner/util/jfield.h"
 #include "runner/util/root.h"
+#include "runner/load/loadout.h"
 #include "runner/sandbox/spawn.h"
 #include "runner/run/verdict.h"
 
@@ -235,7 +236,9 @@ static int run_step(struct cal *c, size_t i, int attempt, struct kb_calibrate_st
             return -1;
         status = wait_bounded(pid, c->warmup + c->duration + 60.0);
     }
-    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    /* responses counted wrong are the rung's to judge (kb_trust_rung fails them) */
+    if (status == -1 || !WIFEXITED(status) ||
+        (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != KB_LOAD_EXIT_NOT_RIGHT)) {
         snprintf(err, errlen, "load step at %s req/s failed (%s; see %s)", rate,
                  status == -1 ? "killed after its time bound" : "non-zero exit", log);
         return -1;
@@ -297,13 +300,14 @@ static int write_result(const struct cal *c, const struct kb_calibrate_result *r
             return -1;
         }
     j = json_pack("{s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:o, s:b, s:s, s:s, s:f, s:f, s:i, s:i, "
-                  "s:{s:f, s:f, s:f, s:f, s:i}, s:o, s:i, s:b}",
+                  "s:{s:s, s:I, s:f, s:f, s:f, s:f, s:i}, s:o, s:i, s:b}",
                   "calibrate_version", 1, "route", c->route->name, "up_to_rps", r->up_to_rps,
                   "factor", r->factor, "required_rps", r->required_rps, "margin_rps",
                   r->margin_rps, "highest_held_rps", r->highest_held_rps, "held_above_a_miss",
                   held_above_miss(r), "proven", r->proven, "server_cpus", c->server_list,
                   "client_cpus", c->client_list, "duration_s", c->duration, "warmup_s",
                   c->warmup, "threads", c->threads, "connections", c->connections, "criteria",
+                  "trust_rule", "could-decide", "max_p99_us", (json_int_t)c->crit.max_p99_us,
                   "client_cpu_max_fraction", c->crit.client_cpu_max_fraction, "lag_p99_max_us",
                   (double)c->crit.client_lag_p99_max_us, "rx_delay_p99_max_us",
                   (double)c->crit.client_rx_delay_p99_max_us,
@@ -414,9 +418,10 @@ static int attempt_step(struct cal *c, struct kb_calibrate_result *r, size_t i, 
         s->attempts = a + 1;
         if (c->cfg->progress)
             fprintf(c->cfg->progress, "calibrate %zu/%zu%s: %.0f req/s: achieved %.0f (in time "
-                    "%.4f), cpu %.2f, lag p99 %.0f us, rx delay p99 %.0f us, p99 %.0f us: %s%s\n",
-                    i + 1, r->nsteps, a ? " (again)" : "", s->rate, s->achieved_rps, s->delivery,
-                    s->cpu_fraction, s->lag_p99_us, s->rx_delay_p99_us, s->corrected_p99_us,
+                    "%.4f), cpu %.2f, harness p99 %.2f ms (lag p99 %.2f ms, rx delay p99 %.2f "
+                    "ms): %s%s\n", i + 1, r->nsteps, a ? " (again)" : "", s->rate,
+                    s->achieved_rps, s->delivery, s->cpu_fraction, s->corrected_p99_us / 1e3,
+                    s->lag_p99_us / 1e3, s->rx_delay_p99_us / 1e3,
                     s->held ? "held" : "NOT held: ", s->why);
         if (s->held)
             break;

@@ -2,6 +2,7 @@
  * child (server.h). */
 #define _GNU_SOURCE
 #include "runner/run/server.h"
+#include "runner/load/loadout.h"
 #include "runner/sandbox/capture.h"
 #include "runner/util/clock.h"
 #include "runner/util/cpulist.h"
@@ -393,6 +394,9 @@ int kb_srv_drive(struct kb_srv *fx, const struct kb_srv_load *ld, const char *ro
     }
     fx->load_pid = 0;
     obs->load_exit = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    /* its outputs are whole; the responses it counted wrong fail the point by themselves */
+    if (obs->load_exit == KB_LOAD_EXIT_NOT_RIGHT)
+        obs->load_exit = 0;
     return 0;
 }
 

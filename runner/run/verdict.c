@@ -45,8 +45,9 @@ static const char *failure(const struct kb_point_load *r, const struct kb_point_
     else if (r->non2xx > 0)
         snprintf(buf, len, "non-2xx responses: %lld", r->non2xx);
     else if (r->mismatches > 0)
-        snprintf(buf, len, "mismatched responses: %lld (status %lld, content_type %lld, body %lld)",
-                 r->mismatches, r->mm_status, r->mm_content_type, r->mm_body);
+        snprintf(buf, len, "mismatched responses: %lld (status %lld, content_type %lld, body %lld, "
+                 "header %lld)", r->mismatches, r->mm_status, r->mm_content_type, r->mm_body,
+                 r->mm_header);
     else if (r->unsolicited > 0)
         snprintf(buf, len, "unsolicited bytes from the server %lld times (more than one response "
                  "to a request, or bytes with none in flight)", r->unsolicited);

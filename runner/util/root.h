@@ -14,6 +14,16 @@
  * the user asked for that tree. Once found, $KB_ROOT is set to it, so that every program the
  * runner starts (the load child, kb-control, an agent's fixtures) finds the same tree.
  *
+ * Where no tree is found by 2-4, the contract alone may still be had:
+ *   5. the contract `make install` puts beside the executable's bin/,
+ *      BIN/../share/kneebench/contract.json (so PREFIX/bin/kneebench finds
+ *      PREFIX/share/kneebench/, with DESTDIR or a moved PREFIX too).
+ * It comes last because a tree's contract, fixtures and build/ belong together: wherever a
+ * tree is found, its own contract is the one its fixtures are checked against. The installed
+ * contract is the one the installed programs were built with, and it serves what needs a
+ * contract and no fixtures (load, kb-control, report, version); kb_root() stays NULL, so the
+ * commands that run fixtures still refuse without a tree.
+ *
  * Not thread-safe before the root is found: main() (or a test's first call) finds it. */
 #ifndef KB_ROOT_H
 #define KB_ROOT_H
@@ -32,8 +42,14 @@ const char *kb_root(void);
 const char *kb_root_error(void);
 
 /* The contract to read when none was named: $KNEEBENCH_CONTRACT when set, else
- * ROOT/fixtures/contract.json; NULL when neither (kb_root_error() says why). */
+ * ROOT/fixtures/contract.json, else the installed one (5 above); NULL when none
+ * (kb_root_error() says why). */
 const char *kb_root_contract(void);
+
+/* The installed contract that belongs to the executable exe: the canonical path of
+ * dirname(exe)/../share/kneebench/contract.json into out, 0 when it is readable; -1 otherwise,
+ * with the path looked at (not canonical) in out. */
+int kb_root_installed_contract(const char *exe, char *out, size_t outlen);
 
 /* ROOT/build, where `make` puts the fixtures; NULL without a root. */
 const char *kb_root_build(void);

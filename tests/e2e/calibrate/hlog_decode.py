@@ -6,12 +6,20 @@ header (cookie 0x1c849314, length), zlib, an encoding header (cookie 0x1c849313,
 length, normalizing offset, significant figures, lowest, highest, conversion ratio), then
 zigzag LEB128 counts where a negative number n stands for -n zero counts.
 
-  hlog_decode.py FILE                  print each interval's count, p50, p99, max
+The unit of a log's values is read from its header: kneebench writes
+"#[Value unit: nanoseconds; Interval_Max in milliseconds]" (HdrHistogram's convention, which
+HistogramLogProcessor prints as milliseconds); a kneebench log without that line was written
+before it and holds microseconds, its max column too. A log from another writer without the
+line is taken as HdrHistogram's nanoseconds with the max column in milliseconds, as Java's
+HistogramLogWriter writes it.
+
+  hlog_decode.py FILE                  print the unit and each interval's count, p50, p99, max
   hlog_decode.py --expect JSON FILE [--csv CSV]
-      JSON: {"intervals": [{"values": [...], "errors": n}, ...]} -- the raw values recorded.
-      Checks every decoded count against the values bucketed here, the percentiles against
-      the exact sorted values (to HdrHistogram's equivalence range), the max column, and the
-      CSV rows. Exit 0 when everything agrees, 1 with the first disagreement otherwise.
+      JSON: {"intervals": [{"values": [...], "errors": n}, ...]} -- the raw values recorded,
+      in the log's unit. Checks every decoded count against the values bucketed here, the
+      percentiles against the exact sorted values (to HdrHistogram's equivalence range), the
+      max column, and the CSV rows (microseconds: the log's figures in whole us). Exit 0 when
+      everything agrees, 1 with the first disagreement otherwise.
 """
 import base64
 import json
@@ -131,8 +139,33 @@ def value_at_percentile(layout, counts, pct):
     return 0
 
 
+UNIT_LINE = "#[Value unit: "
+
+
+def value_unit(path):
+    """'ns' or 'us': what the log's histogram values are (the module's docstring says how)."""
+    kneebench = False
+    with open(path) as f:
+        for line in f:
+            if not line.startswith("#"):
+                break
+            if line.startswith(UNIT_LINE):
+                unit = line[len(UNIT_LINE):].split(";")[0].split("]")[0].strip()
+                if unit not in ("nanoseconds", "microseconds"):
+                    raise ValueError(f"unknown value unit {unit!r}")
+                return "ns" if unit == "nanoseconds" else "us"
+            kneebench |= line.startswith("#[Logged with kneebench]")
+    return "us" if kneebench else "ns"
+
+
+def max_column(mx, unit):
+    """The Interval_Max column in the log's value unit: ms in an ns log, as written in a us one."""
+    return mx * 1e6 if unit == "ns" else mx
+
+
 def read_log(path):
-    """[(tag, start, length, max, layout, counts)] and the header's base time."""
+    """[(tag, start, length, max, layout, counts)] and the header's base time; max is the
+    column as written (value_unit() says its unit)."""
     out, base = [], None
     with open(path) as f:
         for line in f:
@@ -155,6 +188,8 @@ def check(expect_path, log_path, csv_path):
     with open(expect_path) as f:
         expect = json.load(f)["intervals"]
     got, base = read_log(log_path)
+    unit = value_unit(log_path)
+    to_us = (lambda v: v // 1000) if unit == "ns" else (lambda v: v)
     if base is None:
         return "no #[BaseTime: ...] header line"
     if len(got) != len(expect):
@@ -184,12 +219,15 @@ def check(expect_path, log_path, csv_path):
                 return f"interval {i}: {name} decoded {d}, exact sorted value gives {exact}"
             figures[name] = d
         exact_max = layout.highest_equiv(values[-1]) if values else 0
-        if int(mx) != exact_max:
-            return f"interval {i}: max column {mx}, exact {exact_max}"
+        # an ns log's max column is in ms with 3 decimals: exact to the microsecond
+        if (unit == "ns" and f"{mx:.3f}" != f"{exact_max / 1e6:.3f}") or \
+                (unit == "us" and int(mx) != exact_max):
+            return f"interval {i}: max column {mx} ({unit} log), exact {exact_max} {unit}"
         if rows:
             r = rows[i]
             # an empty interval has no latency: its cells are blank, never 0
-            lat = (("p50_us", figures["p50"]), ("p99_us", figures["p99"]), ("max_us", exact_max))
+            lat = (("p50_us", to_us(figures["p50"])), ("p99_us", to_us(figures["p99"])),
+                   ("max_us", to_us(exact_max)))
             if not values and any(r[col] != "" for col, _ in lat):
                 return f"interval {i}: empty, yet CSV latency {[r[c] for c, _ in lat]}"
             for col, want_v in (("completed", len(values)), ("errors", e.get("errors", 0)),
@@ -214,11 +252,13 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     got, base = read_log(argv[0])
-    print(f"base {base}")
+    unit = value_unit(argv[0])
+    print(f"base {base} unit {unit}")
     for tag, start, length, mx, layout, counts in got:
         print(f"{tag or '-'} {start:.3f}+{length:.3f} n={sum(counts.values())} "
               f"p50={value_at_percentile(layout, counts, 50)} "
-              f"p99={value_at_percentile(layout, counts, 99)} max={int(mx)}")
+              f"p99={value_at_percentile(layout, counts, 99)} "
+              f"max={max_column(mx, unit):.0f} ({unit})")
     return 0
 
 

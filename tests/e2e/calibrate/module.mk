@@ -1,7 +1,8 @@
 # tests/e2e/calibrate/: kneebench calibrate against kb-control, free and under a CPU quota;
-# and the per-second .hlog/CSV series of kneebench load read back by an independent decoder.
+# and the per-second .hlog/CSV series of kneebench load read back by an independent decoder
+# and by HdrHistogram's HistogramLogProcessor (against a one-point gray-static curve's report).
 .PHONY: test-calibrate
-test-calibrate: $(BUILD)/kneebench $(BUILD)/kb-control
+test-calibrate: $(BUILD)/kneebench $(BUILD)/kb-control $(BUILD)/gray-static
 	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
 	 python3 tests/e2e/calibrate/test_calibrate.py; a=$$?; \
 	 KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \

@@ -8,3 +8,12 @@ test-charts: $(BUILD)/kneebench
 	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
 	 python3 tests/e2e/charts/test_charts.py
 TESTS += test-charts
+# test_html.py: report.html opened in headless Chromium (chromium, installed by make deps)
+# over the DevTools protocol on a pipe: no console error, no request but the page, the
+# answer table equal to report.json's, every chart with a size, each runtime's colour on
+# screen, the readout following the pointer. A synthetic run: a few seconds.
+.PHONY: test-html
+test-html: $(BUILD)/kneebench
+	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
+	 python3 tests/e2e/charts/test_html.py
+TESTS += test-html

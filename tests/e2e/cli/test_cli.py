@@ -12,6 +12,7 @@ made slower on purpose: its drop is reported and the others show no change beyon
 import csv
 import io
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -148,7 +149,7 @@ def load_bad_values_exit_2():
         ["-d-1s"], ["-d0ms"], ["-d1e3"], ["-d10sec"], ["-d25h"], ["-d"],
         ["-t0"], ["-t4x"], ["-c0"], ["-c1k"], ["-T0"], ["-T2d"],
         ["--warmup", "2h"], ["--drain", "11m"], ["--duration", "5 s"],
-        ["-H", "X: y"],                       # wrk2's header flag: not ours, refused
+        ["-H", "X y"], ["-H", "Connection: close"],   # not a header; the client's own
     ]
     for extra in cases:
         p = kb("load", *good, *extra, url)
@@ -156,9 +157,12 @@ def load_bad_values_exit_2():
         assert p.stderr.startswith("kneebench load: "), (extra, p.stderr)
     for argv in (good, good + [url, url], good + ["--url", url, url],
                  ["-t1", "-c2", "-d1s", url], ["-t1", "-c2", "-R100", url],
-                 good + ["http://127.0.0.1:9/nosuch"], good + ["ftp://127.0.0.1/plaintext"]):
+                 good + ["--route", "nosuch", url], good + ["ftp://127.0.0.1/plaintext"]):
         p = kb("load", *argv)
         assert p.returncode == 2, (argv, p.returncode, p.stderr)
+    # a path outside the contract is a server of the user's own, loaded (here: unreachable)
+    p = kb("load", *good, "http://127.0.0.1:9/nosuch")
+    assert p.returncode == 3 and "unreachable" in p.stderr, (p.returncode, p.stderr)
 
 
 @test
@@ -370,6 +374,17 @@ def compare_reports_the_slowed_runtime():
     for rt in RUNTIMES:
         if rt != SLOWED:
             assert f"- {rt}: no change beyond noise at {n} points" in md, md
+    # what moved comes first: the slowed runtime's p99 moves, largest first, then the noise
+    moved = md.split("## What moved (B against A)", 1)[1].split("\n## ", 1)[0]
+    assert md.index("## What moved") < md.index("## Highest controlled point"), md
+    moves = [ln for ln in moved.splitlines() if re.search(r" \d+ and \d+ samples$", ln)]
+    assert moves and all(ln.startswith(f"- {SLOWED}-") for ln in moves), moved
+    assert ": p99 " in moves[0] and "(+" in moves[0] and "worse; 3 and 3 samples" in moves[0], moves
+    for run in ("A", "B"):
+        line = [ln for ln in moved.splitlines() if ln.startswith(f"- {run}: achieved rate ")]
+        assert line and f"; {len(RUNTIMES) * n} of {len(RUNTIMES) * n} points have 2 or more" \
+            in line[0], moved
+    assert "-0.0 %" not in md and "+0.0 %" not in md
     # the slowed runtime no longer holds a point: its highest controlled point drops
     for route in ROUTES:
         assert f"| {SLOWED} | {route} | 200 | below 100 | - |" in md, md
@@ -401,8 +416,11 @@ def compare_one_repeat_unjudged():
     a, b = synth_pair(1)
     p = kb("compare", a, b)
     assert p.returncode == 0, p.stderr
-    assert "unjudged (1 repeat)" in p.stdout
+    assert "unjudged (too few samples)" in p.stdout
     assert "worse, beyond noise" not in p.stdout and "within noise |" not in p.stdout, p.stdout
+    moved = p.stdout.split("## What moved (B against A)", 1)[1].split("\n## ", 1)[0]
+    assert "- none: no figure moved beyond noise (none could be judged" in moved, moved
+    assert "- A: one sample per point: no spread to judge against" in moved, moved
 
 
 @test

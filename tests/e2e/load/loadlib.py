@@ -63,15 +63,19 @@ def need(path):
 
 def load(port, *extra, kb=KB, route="plaintext", rate=200, duration=2, warmup=0, threads=2,
          connections=4, drain=2, env=None):
-    """One `kneebench load` run against 127.0.0.1:port that must exit 0: its JSON, and the
-    finished process (stdout, stderr)."""
+    """One `kneebench load` run against 127.0.0.1:port that must complete: its JSON, and the
+    finished process (stdout, stderr). The exit status must be what the counts say: 4 when
+    any response was not right (non-2xx or a mismatch), else 0."""
     out = os.path.join(TMP, f"load-{time.monotonic_ns()}.json")
     argv = [kb, "load", "--url", f"http://127.0.0.1:{port}{ROUTES[route]['path']}", "--route", route,
             "--rate", str(rate), "--duration", str(duration), "--warmup", str(warmup),
             "--threads", str(threads), "--connections", str(connections), "--drain", str(drain),
             "--json", out, *extra]
     p = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
-    assert p.returncode == 0, f"exit {p.returncode}: {p.stderr}{p.stdout}"
+    assert p.returncode in (0, 4), f"exit {p.returncode}: {p.stderr}{p.stdout}"
     assert "Sanitizer" not in p.stderr, p.stderr   # a TSan or ASan report, even at exit 0
     with open(out) as f:
-        return json.load(f), p
+        j = json.load(f)
+    wrong = j["non2xx"] + j["mismatches"]["total"]
+    assert p.returncode == (4 if wrong else 0), (p.returncode, j["non2xx"], j["mismatches"])
+    return j, p

@@ -86,8 +86,11 @@ def stall_shows_in_corrected_not_uncorrected():
     assert lag["p99"] < w["p99"] / 10, (lag, w)
     with open(hgrm) as f:
         text = f.read()
-    assert text.startswith("       Value   Percentile   TotalCount 1/(1-Percentile)\n\n")
+    # milliseconds, as wrk2 prints them, and a first line that says so
+    assert text.startswith("#[Value unit: milliseconds]\n"
+                           "       Value   Percentile   TotalCount 1/(1-Percentile)\n\n"), text[:120]
     assert f"Total count    = {j['completed']:12d}]" in text
+    assert f"#[Max     = {c['max'] / 1000:12.3f}," in text, (c["max"], text[-200:])
 
 
 def hostile_case(mode, every, timeout_ms=1000, connections=4):
@@ -291,6 +294,18 @@ def bad_arguments_exit_2_before_any_load():
         base + ["--url", f"http://127.0.0.1:{s.port}/plain\x1b[2Jtext"],
         base + ["--url", f"http://127.0.0.1:{s.port}/plain\u00e9text"],
         base + ["--rate", "0.4"],          # 0.4 x 1 s schedules no request at all
+        # a header would split the request, or take what the client owns
+        base + ["-H", "Connection: close"],
+        base + ["-H", "content-length: 5"],
+        base + ["-H", "no colon"],
+        base + ["-H", "X-A: one\r\nX-B: two"],
+        base + ["-H", "Bad Name: x"],
+        # an expectation beside the route would leave one of them unchecked
+        base + ["--expect-status", "200"],
+        ["--url", url, "--rate", "100", "--duration", "1", "--expect-status", "404"],
+        ["--url", url, "--rate", "100", "--duration", "1", "--expect-status", "2xy"],
+        ["--url", url, "--rate", "100", "--duration", "1", "--expect-body", "/nonexistent"],
+        ["--url", url, "--rate", "100", "--duration", "1", "--expect-header", "no colon"],
     ]
     try:
         for argv in cases:
@@ -315,6 +330,140 @@ def unreachable_target_exits_3():
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 3, (p.returncode, p.stderr)
     assert "unreachable" in p.stderr and "no load sent" in p.stderr, p.stderr
+
+
+def any_server(status=200):
+    """any_server.py: any path, a body outside the contract; its counts in s.stats."""
+    stats = os.path.join(TMP, f"any-{time.monotonic_ns()}.json")
+    s = Proc([sys.executable, os.path.join(HERE, "any_server.py"), "--status", str(status),
+              "--stats", stats])
+    s.stats = stats
+    return s
+
+
+def load_url(url, *extra, rate=100, duration=1, signal_at=None):
+    """`kneebench load URL` as a user types it; (process, JSON or None). signal_at:
+    (seconds, stop seconds) to stop the client itself once, mid-run."""
+    out = os.path.join(TMP, f"url-{time.monotonic_ns()}.json")
+    argv = [KB, "load", "-R", str(rate), "-d", str(duration), "-t1", "-c2", "--drain", "1",
+            "--json", out, *extra, url]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if signal_at:
+        time.sleep(signal_at[0])
+        p.send_signal(signal.SIGSTOP)
+        time.sleep(signal_at[1])
+        p.send_signal(signal.SIGCONT)
+    stdout, stderr = p.communicate(timeout=120)
+    p.stdout_text, p.stderr_text = stdout, stderr
+    assert "Sanitizer" not in stderr, stderr
+    j = None
+    if os.path.exists(out):
+        with open(out) as f:
+            j = json.load(f)
+    return p, j
+
+
+@test
+def any_url_is_loaded_and_its_headers_reach_the_server():
+    """A path no contract route has is loaded, not refused: any 2xx is right, and every -H
+    header is in every request the server saw."""
+    need(KB)
+    s = any_server()
+    try:
+        p, j = load_url(f"http://127.0.0.1:{s.port}/api/hello", "-H", "X-Token: abc",
+                        "-H", "X-Other: 1")
+    finally:
+        st = server_stats(s)
+    assert p.returncode == 0, (p.returncode, p.stderr_text)
+    assert j["route"] is None and j["expect"] == "status 2xx, any body", j
+    check_identity(j)
+    assert j["completed"] == j["scheduled"] > 0 and j["mismatches"]["total"] == 0, j
+    assert st["requests"] >= j["completed"] and st["with_token"] == st["requests"], st
+    assert "expecting status 2xx, any body" in p.stdout_text, p.stdout_text
+
+
+@test
+def a_response_not_as_expected_ends_in_exit_4():
+    """--expect-body, --expect-header and --expect-status each count the responses that
+    differ, under their own kind, and the run ends 4, never 0; the same server with the
+    right expectation ends 0."""
+    need(KB)
+    right = os.path.join(TMP, "right.body")
+    other = os.path.join(TMP, "other.body")
+    with open(right, "w") as f:
+        f.write("hello from any\n")
+    with open(other, "w") as f:
+        f.write("hello from elsewhere\n")
+    s = any_server()
+    try:
+        url = f"http://127.0.0.1:{s.port}/any/path?q=1"
+        runs = {
+            "right": load_url(url, "--expect-body", right, "--expect-header",
+                              "x-served-by:  any ", "--expect-status", "200"),
+            "body": load_url(url, "--expect-body", other),
+            "header": load_url(url, "--expect-header", "X-Served-By: other"),
+            "status": load_url(url, "--expect-status", "201"),
+            "route": load_url(url, "--route", "plaintext"),
+        }
+    finally:
+        server_stats(s)
+    p, j = runs["right"]
+    assert p.returncode == 0 and j["mismatches"]["total"] == 0, (p.stderr_text, j["mismatches"])
+    for kind, field in (("body", "body"), ("header", "header"), ("status", "status"),
+                        ("route", "body")):
+        p, j = runs[kind]
+        assert p.returncode == 4, (kind, p.returncode, p.stderr_text)
+        assert j["completed"] > 0 and j["mismatches"]["total"] == j["completed"], (kind, j)
+        assert j["mismatches"][field] == j["completed"], (kind, j["mismatches"])
+    s = any_server(status=503)
+    try:
+        p, j = load_url(f"http://127.0.0.1:{s.port}/x")
+    finally:
+        server_stats(s)
+    assert p.returncode == 4 and j["non2xx"] == j["completed"] > 0, (p.returncode, j)
+    h = subprocess.run([KB, "load", "--help"], capture_output=True, text=True).stdout
+    assert "4 it completed, but responses were not right" in h, h
+
+
+@test
+def dash_L_prints_the_whole_spectrum():
+    """wrk2's -L: the percentile spectrum (rising), its mean and stdev, and Requests/sec."""
+    need(KB)
+    s = any_server()
+    try:
+        p, j = load_url(f"http://127.0.0.1:{s.port}/", "-L")
+    finally:
+        server_stats(s)
+    out = p.stdout_text
+    assert p.returncode == 0, p.stderr_text
+    assert "Detailed Percentile spectrum" in out and "#[Mean" in out, out
+    rps = float(out.split("Requests/sec:")[1].split()[0])
+    assert abs(rps - j["achieved_rps"]) < 0.01, (rps, j["achieved_rps"])
+    rows = [ln.split() for ln in out.split("Detailed Percentile spectrum")[1].splitlines()
+            if ln.strip() and ln.strip()[0].isdigit()]
+    values = [float(r[0]) for r in rows]
+    counts = [int(r[2]) for r in rows]
+    assert len(rows) >= 5 and values == sorted(values) and counts == sorted(counts), rows
+    assert counts[-1] == j["corrected_us"]["count"], (counts[-1], j["corrected_us"])
+
+
+@test
+def a_client_late_enough_to_matter_is_warned():
+    """The client stopped for 600 ms mid-run (as a host that withholds its CPU would): the
+    corrected p99 is the client's lateness, the verdict could differ without it, and load
+    says so on stderr. The same run left alone gives no warning."""
+    need(KB)
+    s = any_server()
+    try:
+        quiet, _ = load_url(f"http://127.0.0.1:{s.port}/", rate=200, duration=3)
+        late, j = load_url(f"http://127.0.0.1:{s.port}/", rate=200, duration=3,
+                           signal_at=(1.0, 0.6))
+    finally:
+        server_stats(s)
+    assert quiet.returncode == 0 and "warning" not in quiet.stderr_text, quiet.stderr_text
+    assert late.returncode == 0, late.stderr_text
+    assert "warning: the client's own lateness was large enough to matter" in \
+        late.stderr_text, (late.stderr_text, j["corrected_us"], j.get("client_delay_us"))
 
 
 @test
@@ -359,6 +508,30 @@ def eager_and_timestamped_receive_agree_on_counts():
             check_identity(j)
             assert j["completed"] == 2000 and j["errors"]["total"] == 0, (extra, j)
             assert j["uncorrected_us"]["min"] >= 0 and j["lag_us"]["count"] == 2000, (extra, j)
+    finally:
+        s.stop()
+
+
+@test
+def the_timerfd_fallback_delivers_its_rate():
+    """Where the kernel has no epoll_pwait2 (before Linux 5.11) the threads sleep on a timerfd:
+    forced here, it must deliver the rate on time, say which it used, and auto must pick
+    epoll_pwait2 where the kernel has it (this one, 5.11+) or the timerfd where not."""
+    need(KB)
+    need(CONTROL)
+    s = Proc([CONTROL, "--port", "0"])
+    try:
+        j, _ = load(s.port, "--timer", "timerfd", rate=3000, duration=2, threads=2,
+                    connections=16)
+        check_identity(j)
+        assert j["timer"] == "timerfd", j["timer"]
+        assert j["completed"] == 6000 and j["errors"]["total"] == 0, j
+        assert j["completed_in_interval"] >= 0.99 * 6000, j["completed_in_interval"]
+        # on time: a millisecond-rounded wait would put the send lag's median past 1 ms
+        assert j["lag_us"]["p50"] < 1000, j["lag_us"]
+        j, _ = load(s.port, rate=1000, duration=1, threads=1, connections=4)
+        major, minor = (int(x) for x in os.uname().release.split(".")[:2])
+        assert j["timer"] == ("epoll_pwait2" if (major, minor) >= (5, 11) else "timerfd"), j["timer"]
     finally:
         s.stop()
 

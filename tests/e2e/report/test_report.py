@@ -15,12 +15,16 @@ copy of it, never on the recorded files:
 - re-judging leaves every file of the run as it was (hashes before and after), adding only
   the re-judged directory;
 - the report's first table shows the contract's published figures as the paper's host, with
-  the line saying they are not a target.
+  the line saying they are not a target;
+- every field of report.json (with a calibration beside the run) is documented in
+  docs/report-format.md, and every number outside the copied evidence files has its unit in
+  its name; a fixture without limits.json still has `limits`, null.
 """
 import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -102,8 +106,9 @@ def check_rejudged(run, us):
     out = os.path.join(run, f"rejudged-p99-{ms:g}ms-d{crit['min_delivery']:g}")
     assert os.path.isfile(os.path.join(out, "report.md")), (os.listdir(run), r.stdout)
     first = open(os.path.join(out, "report.md")).readline()
-    assert f"re-judged at corrected p99 < {ms:g} ms and delivery >= " \
+    assert f"re-judged: p99 < {ms:g} ms, delivery >= " \
         f"{100 * crit['min_delivery']:g} %" in first, first
+    assert len(first.rstrip("\n")) <= 100, first
     new = row_verdicts(os.path.join(out, "report.json"))
     assert set(new) == set(pts), (new, pts)
     # a tighter p99 can only turn a controlled point uncontrolled, and does exactly where
@@ -115,7 +120,12 @@ def check_rejudged(run, us):
     assert all(new[pid] == "uncontrolled" for pid in changed), new
     rep = load(os.path.join(out, "report.json"))
     assert rep["criteria"]["rejudged"] is True and rep["criteria"]["max_p99_us"] == us
-    assert {c["point"] for c in rep["rederived"]["changed"]} == want, rep["rederived"]
+    # the changes listed: the verdicts above, and any client-limited point whose own
+    # figures' verdict the tighter criterion moved (the answer's unproven levels read it)
+    verdicts = {c["point"] for c in rep["rederived"]["changed"] if c["stored"] != c["rejudged"]}
+    assert verdicts == want, rep["rederived"]
+    assert all(c["stored_server"] != c["rejudged_server"] for c in rep["rederived"]["changed"]
+               if c["point"] not in want), rep["rederived"]
     assert rep["rederived"]["checked_count"] == len(pts)
     return changed
 
@@ -143,7 +153,7 @@ def plain_report_rederives_and_writes():
     r = report(run)
     assert r.returncode == 0, r.stdout + r.stderr
     md = open(os.path.join(run, "report.md")).read()
-    assert md.splitlines()[0].endswith("-point comparison"), md.splitlines()[0]
+    assert md.splitlines()[0].endswith(" quick profile"), md.splitlines()[0]
     n = len(points(run))
     assert f"{n} of {n} point(s) re-derived, each as stored" in " ".join(md.split()), md
     rep = load(os.path.join(run, "report.json"))
@@ -198,20 +208,113 @@ def first_table_shows_the_papers_host():
     md = open(os.path.join(run, "report.md")).read()
     plan = load(os.path.join(run, "plan.json"))
     pub = CONTRACT["published"]["highest_controlled_rps"]
-    table = md[md.index("## Answer"):md.index("## Run")]
-    header = [c.strip() for c in table.splitlines()[2].strip("|").split("|")]
-    for route in plan["routes"]:
-        col = header.index(f"{route}, paper's host (not a target)")
-        for rt in plan["runtimes"]:
-            line = [ln for ln in table.splitlines()
-                    if ln.startswith("| ") and ln.count("|") > 3 and
-                    ln.split("|")[2].strip() == rt][0]
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            assert cells[col] == str(pub[rt][route]), (rt, route, cells, header)
+    table = md[md.index("## Answer"):md.index("## Cost")]
+    header = next(ln for ln in table.splitlines() if ln.startswith("| rank |"))
+    header = [c.strip() for c in header.strip("|").split("|")]
+    col = header.index("paper's host")
+    for rt in plan["runtimes"]:
+        line = [ln for ln in table.splitlines()
+                if ln.startswith("| ") and ln.count("|") > 3 and
+                ln.split("|")[2].strip() == rt][0]
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        # the routes in the plan's order, " / " between
+        assert cells[col] == " / ".join(str(pub[rt][route]) for route in plan["routes"]), \
+            (rt, cells, header)
     flat = " ".join(table.split())
-    assert "they are not a target" in flat and "virtualisation" in flat, flat
+    assert "they are no target" in flat and "virtualisation" in flat, flat
     rep = load(os.path.join(run, "report.json"))
     assert rep["published"]["highest_controlled_rps"] == pub
+
+
+DOC = os.path.join(ROOT, "docs", "report-format.md")
+# what a numeric field's name (or, for {median, min, max} and lists, its parent's) must say
+UNITS = {"rps", "us", "s", "fraction", "count", "bytes", "ratio", "mhz"}
+UNITLESS = {"schema_version", "rank"}          # a version and a place in a ranking
+COPIED = ("plan", "run", "fixtures")           # evidence files as written, in their names
+
+
+def calibrated_copy(name):
+    """A copy of the run with a calibration beside it, as kneebench calibrate writes one
+    (its criteria under calibrate.json's older names), so that report.json has every part."""
+    run = copy_run(name)
+    plan = load(os.path.join(run, "plan.json"))
+    hi = max(plan["rates"])
+    os.makedirs(os.path.join(run, "calibrate"))
+    step = {"rate": hi, "achieved_rps": hi * 0.99, "delivery": 0.999, "client_cpu_fraction": 0.5,
+            "lag_p99_us": 300.0, "rx_delay_p99_us": 200.0, "corrected_p99_us": 900.0,
+            "errors": 0, "held": True, "why": "", "attempts": 1, "missed_before": ""}
+    with open(os.path.join(run, "calibrate", "calibrate.json"), "w") as f:
+        json.dump({"calibrate_version": 1, "route": "plaintext", "up_to_rps": hi,
+                   "factor": 1.25, "required_rps": hi * 1.25, "margin_rps": hi * 1.25,
+                   "highest_held_rps": hi * 1.25, "proven": True, "server_cpus": "0",
+                   "client_cpus": "1", "duration_s": 3.0, "warmup_s": 1.0,
+                   "criteria": {"client_cpu_max_fraction": 0.9, "lag_p99_max_us": 1000.0,
+                                "rx_delay_p99_max_us": 1000.0, "min_delivery": 0.995,
+                                "errors_max": 0},
+                   "steps": [step, dict(step, rate=hi * 1.25, achieved_rps=hi * 1.24)],
+                   "complete": True}, f)
+    return run, plan
+
+
+def fields(o, path, names, out, parent=""):
+    """(path, key, named parent, value) of every field under o. Runtime and route names (the
+    maps keyed by them) are placeholders, and a field's named parent is the nearest one above
+    it that is neither such a name nor a list."""
+    items = o.items() if isinstance(o, dict) else enumerate(o) if isinstance(o, list) else ()
+    for k, v in items:
+        key = "<name>" if isinstance(k, str) and k in names else k
+        here = f"{path}.{key}" if isinstance(k, str) else f"{path}[]"
+        out.append((here, key if isinstance(k, str) else None, parent, v))
+        named = key if isinstance(k, str) and key != "<name>" else parent
+        fields(v, here, names, out, named)
+    return out
+
+
+@test
+def every_report_json_field_is_documented_with_its_unit():
+    """Every field name report.json writes is in docs/report-format.md, and every number
+    outside the copied evidence files carries its unit in its name or its parent's
+    (achieved_rps.median, held_rates_rps[]): the calibration's and the plan's criteria too."""
+    need_kb()
+    run, plan = calibrated_copy("documented")
+    r = report(run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = open(DOC).read()
+    rep = load(os.path.join(run, "report.json"))
+    names = {x["name"] for x in CONTRACT["runtimes"] + CONTRACT["routes"]}
+    undocumented, unitless = set(), set()
+    for path, key, parent, v in fields(rep, "", names, []):
+        top = path.split(".")[1].split("[")[0]
+        if top in ("plan", "run"):
+            continue                    # copied whole, named in the doc as copies
+        if key and key != "<name>" and not re.search(r"(?<![\w])" + re.escape(key) + r"(?![\w])", doc):
+            undocumented.add(path)
+        if top in COPIED or isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        own = set((key or "").split("_")) | set(parent.split("_"))
+        if not own & UNITS and (key or parent) not in UNITLESS:
+            unitless.add(path)
+    assert not undocumented, f"not in {DOC}: {sorted(undocumented)}"
+    assert not unitless, f"numbers without a unit in their names: {sorted(unitless)}"
+    # the renamed ones, and a failed fixture's limits present as null
+    assert rep["calibration"]["criteria"]["min_delivery_fraction"] == 0.995
+    assert rep["calibration"]["criteria"]["errors_max_count"] == 0
+    assert rep["criteria"]["run"]["min_delivery_fraction"] == plan["criteria"]["min_delivery"]
+    assert rep["schema_version"] == 3
+
+
+@test
+def a_fixture_without_limits_has_limits_null():
+    """A fixture that never started leaves no limits.json: report.json still has the key."""
+    need_kb()
+    run = copy_run("nolimits")
+    rt = load(os.path.join(run, "plan.json"))["runtimes"][0]
+    os.unlink(os.path.join(run, "fixtures", rt, "limits.json"))
+    r = report(run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    fx = load(os.path.join(run, "report.json"))["fixtures"]
+    assert "limits" in fx[rt] and fx[rt]["limits"] is None, fx[rt]
+    assert all(isinstance(f["limits"], dict) for k, f in fx.items() if k != rt), fx
 
 
 if __name__ == "__main__":

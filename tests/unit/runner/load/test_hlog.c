@@ -1,6 +1,7 @@
 /* test_hlog.c -- runner/hlog: the .hlog and CSV of a series, round-tripped through an
  * independent decoder (tests/e2e/calibrate/hlog_decode.py: base64, zlib, zigzag LEB128) that
- * compares counts, percentiles, the max column and the CSV with the raw values recorded. */
+ * compares counts, percentiles, the max column and the CSV with the raw values recorded.
+ * The series records nanoseconds and says so in its header; the CSV is in microseconds. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/load/hlog.h"
 #include "runner/util/root.h"
@@ -14,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define HIGHEST_US 60000000LL
+#define HIGHEST_NS 60000000000LL
 
 struct tmpdir {
     char path[256];
@@ -42,11 +43,11 @@ static uint64_t rnd(uint64_t *s)
     return *s * 2685821657736338717ULL;
 }
 
-/* Latency-like values: mostly tens to hundreds of µs, a tail up to ~60 s. */
+/* Latency-like values in ns: mostly tens to hundreds of us, a tail up to ~34 s. */
 static int64_t latency(uint64_t *s)
 {
     uint64_t r = rnd(s);
-    int shift = (int)(r % 100 < 90 ? 6 + r % 4 : 4 + r % 22);
+    int shift = (int)(r % 100 < 90 ? 14 + r % 6 : 10 + r % 26);
     return 1 + (int64_t)(rnd(s) % (1ULL << shift));
 }
 
@@ -60,7 +61,7 @@ static void write_case(const char *dir, const char *tag, const int *per_interval
     FILE *f;
 
     ck_assert_ptr_nonnull(s);
-    ck_assert_int_eq(kb_hist_init(&h, 1, HIGHEST_US, 3), 0);
+    ck_assert_int_eq(kb_hist_init(&h, 1, HIGHEST_NS, 3), 0);
     snprintf(path, sizeof(path), "%s/expect.json", dir);
     ck_assert_ptr_nonnull(f = fopen(path, "w"));
     fprintf(f, "{\"intervals\": [");
@@ -117,7 +118,7 @@ START_TEST(test_untagged_lines_and_header)
     static const int sizes[] = { 300, 300 };
     struct tmpdir t;
     char path[512], line[4096];
-    int base = 0, version = 0, start = 0, entries = 0;
+    int base = 0, version = 0, start = 0, entries = 0, unit = 0;
     FILE *f;
 
     tmpdir_make(&t);
@@ -128,6 +129,7 @@ START_TEST(test_untagged_lines_and_header)
         base += !strncmp(line, "#[BaseTime: 1700000000.250 ", 27);
         start += !strncmp(line, "#[StartTime: 1700000000.250 ", 28);
         version += !strcmp(line, "#[Histogram log format version 1.2]\n");
+        unit += !strcmp(line, KB_HLOG_UNIT_LINE "\n");
         if (line[0] != '#' && line[0] != '"') {
             ck_assert_msg(strncmp(line, "Tag=", 4) != 0, "untagged series wrote a tag");
             entries++;
@@ -137,8 +139,31 @@ START_TEST(test_untagged_lines_and_header)
     ck_assert_int_eq(base, 1);
     ck_assert_int_eq(start, 1);
     ck_assert_int_eq(version, 1);
+    ck_assert_int_eq(unit, 1);
     ck_assert_int_eq(entries, 2);
     ck_assert_int_eq(decode_check(t.path), 0);
+    tmpdir_remove(&t);
+}
+END_TEST
+
+/* Which unit a log holds is read from its header: ours say nanoseconds; a kneebench log
+ * without the unit line was written before it, in microseconds, and must be read so. */
+START_TEST(test_unit_line_tells_ns_from_older_us_logs)
+{
+    static const int sizes[] = { 10 };
+    struct tmpdir t;
+    char cmd[2048];
+    const char *decode = "python3 '%s/tests/e2e/calibrate/hlog_decode.py' '%s/point.hlog' "
+                         "| grep -q '^base .* unit %s$'";
+
+    tmpdir_make(&t);
+    write_case(t.path, NULL, sizes, 1);
+    snprintf(cmd, sizeof(cmd), decode, kb_root(), t.path, "ns");
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof(cmd), "sed -i '/^#\\[Value unit: /d' '%s/point.hlog'", t.path);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof(cmd), decode, kb_root(), t.path, "us");
+    ck_assert_int_eq(system(cmd), 0);
     tmpdir_remove(&t);
 }
 END_TEST
@@ -170,9 +195,9 @@ START_TEST(test_rows_match_histogram)
     const struct kb_hlog_row *r;
     char err[256];
 
-    ck_assert_int_eq(kb_hist_init(&h, 1, HIGHEST_US, 3), 0);
+    ck_assert_int_eq(kb_hist_init(&h, 1, HIGHEST_NS, 3), 0);
     for (int64_t v = 1; v <= 1000; v++)
-        kb_hist_record(&h, v);
+        kb_hist_record(&h, v * 1000);      /* 1..1000 us, in ns */
     ck_assert_int_eq(kb_hlog_series_add(s, 2.0, 0.5, &h, 7, err, sizeof(err)), 0);
     ck_assert_ptr_null(kb_hlog_series_row(s, 1));
     r = kb_hlog_series_row(s, 0);
@@ -195,17 +220,18 @@ START_TEST(test_bounded_values_flag_their_figures)
     struct kb_hist h;
     struct kb_hlog_series *s = kb_hlog_series_new(NULL, 0);
     struct kb_hlog_recorder r;
-    struct kb_hlog_collector *c = kb_hlog_collector_new(NULL, 0, 1.0, 1, HIGHEST_US, 3);
+    struct kb_hlog_collector *c = kb_hlog_collector_new(NULL, 0, 1.0, 1, HIGHEST_NS, 3);
     const struct kb_hlog_row *row;
     char path[512], line[256], err[256];
     FILE *f;
 
-    ck_assert_int_eq(kb_hist_init(&h, 1, HIGHEST_US, 3), 0);
+    ck_assert_int_eq(kb_hist_init(&h, 1, HIGHEST_NS, 3), 0);
     for (int64_t v = 1; v <= 95; v++)
-        kb_hist_record(&h, v);
+        kb_hist_record(&h, v * 1000);
     for (int k = 0; k < 5; k++)
-        kb_hist_record(&h, 2000000);      /* five unanswered, >= 2 s */
-    ck_assert_int_eq(kb_hlog_series_add_bounded(s, 0, 1.0, &h, 5, 5, 2000000, err, sizeof(err)), 0);
+        kb_hist_record(&h, 2000000000);   /* five unanswered, >= 2 s */
+    ck_assert_int_eq(kb_hlog_series_add_bounded(s, 0, 1.0, &h, 5, 5, 2000000000, err,
+                                                sizeof(err)), 0);
     row = kb_hlog_series_row(s, 0);
     ck_assert_int_eq(row->completed, 95);
     ck_assert_int_eq(row->bounded, 5);
@@ -221,8 +247,8 @@ START_TEST(test_bounded_values_flag_their_figures)
     fclose(f);
     /* the recorder path: a bound is an error of its interval and a value of its histogram */
     ck_assert_int_eq(kb_hlog_recorder_init(&r, c, 0), 0);
-    kb_hlog_recorder_value(&r, 100, 100);
-    kb_hlog_recorder_bound(&r, 1500000, 200);
+    kb_hlog_recorder_value(&r, 100000, 100);
+    kb_hlog_recorder_bound(&r, 1500000000, 200);
     kb_hlog_recorder_finish(&r, 500000000);
     kb_hlog_series_free(s);
     ck_assert_ptr_nonnull(s = kb_hlog_collector_finish(c, err, sizeof(err)));
@@ -301,7 +327,7 @@ START_TEST(test_collector_merges_threads_by_interval)
 {
     static struct col_thread ts[COL_THREADS];
     struct kb_hlog_collector *col = kb_hlog_collector_new("c", 1700000000.0, 1.0, COL_THREADS,
-                                                          HIGHEST_US, 3);
+                                                          HIGHEST_NS, 3);
     struct kb_hlog_series *s;
     pthread_t tid[COL_THREADS];
     uint64_t seed = 42;
@@ -375,6 +401,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_roundtrip_through_independent_decoder);
     tcase_add_test(tc, test_untagged_lines_and_header);
     tcase_add_test(tc, test_decoder_refuses_a_corrupted_log);
+    tcase_add_test(tc, test_unit_line_tells_ns_from_older_us_logs);
     tcase_add_test(tc, test_rows_match_histogram);
     tcase_add_test(tc, test_bounded_values_flag_their_figures);
     tcase_add_test(tc, test_atomic_write_leaves_no_temporary);

@@ -212,6 +212,36 @@ START_TEST(regex_body)
 }
 END_TEST
 
+/* A server outside the contract: a status range, any type and body, one required header
+ * (its value trimmed and compared case-insensitively), whatever the split. */
+START_TEST(the_users_expectation)
+{
+    static const struct kb_resp_expect any = {
+        .status = 200, .status_hi = 299, .any_body = 1, .header_name = "X-Served-By",
+        .header_value = "Any"
+    };
+    static const char *const cases[] = {
+        "HTTP/1.1 204 No Content\r\nx-served-by:  any \r\nContent-Length: 3\r\n\r\nabc",
+        "HTTP/1.1 200 OK\r\nX-Served-By: other\r\nContent-Length: 3\r\n\r\nabc",
+        "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc",
+        "HTTP/1.1 302 Found\r\nX-Served-By: any\r\nContent-Length: 0\r\n\r\n",
+    };
+    static const int status_ok[] = { 1, 1, 1, 0 }, header_ok[] = { 1, 0, 0, 1 };
+    for (size_t i = 0; i < 4; i++) {
+        size_t len = strlen(cases[i]);
+        for (size_t at = 0; at <= len; at++) {
+            struct kb_resp p;
+            size_t used;
+            kb_resp_init(&p, &any);
+            ck_assert_int_eq(feed_split(&p, cases[i], len, at, &used), KB_RESP_DONE);
+            ck_assert_int_eq(kb_resp_status_ok(&p), status_ok[i]);
+            ck_assert_int_eq(kb_resp_header_ok(&p), header_ok[i]);
+            ck_assert(kb_resp_ct_ok(&p) && kb_resp_body_ok(&p));
+        }
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("http_resp");
@@ -226,6 +256,7 @@ static Suite *suite(void)
     tcase_add_test(tc, overlong_header_line_is_malformed);
     tcase_add_test(tc, huge_body_streams_without_storing);
     tcase_add_test(tc, regex_body);
+    tcase_add_test(tc, the_users_expectation);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,8 +1,10 @@
 /* test_compare.c -- `kneebench compare`'s logic (runner/report/compare.h): the call on one figure's
- * change against the repeats' min-max ranges (overlap, apart either way, the floor, one
- * repeat, lower bounds), then the model of two synthetic runs read through kb_report_load
- * (go made slower in B on purpose, gray-static unchanged), points in one run only, and the
- * markdown and CSV written from it. */
+ * change against the samples' min-max ranges (overlap, apart either way, the floor, too few
+ * samples for the chance of ranges apart, lower bounds), then the model of two synthetic runs
+ * read through kb_report_load (go made slower in B on purpose, gray-static unchanged), runs
+ * with different sample counts at a point (repeats, and confirmation samples the report
+ * aggregates), points in one run only, and the markdown (what moved first, the noise floors,
+ * unproven answers, one unit per column) and CSV written from it. */
 #define _GNU_SOURCE
 #include "runner/report/compare.h"
 #include "runner/util/evidence.h"
@@ -45,12 +47,37 @@ START_TEST(judge_one_repeat_and_no_figure)
 {
     struct kb_stat a = st(1000, 1000, 1000, 1, 0), b = st(9000, 9000, 9000, 1, 0),
                    three = st(9000, 8000, 9500, 3, 0), none = st(0, 0, 0, 0, 0);
-    ck_assert_int_eq(kb_cmp_judge(&a, &b, 1, 1.0), KB_CMP_UNJUDGED_REPEATS);
-    ck_assert_int_eq(kb_cmp_judge(&a, &three, 1, 1.0), KB_CMP_UNJUDGED_REPEATS);
-    ck_assert_int_eq(kb_cmp_judge(&three, &a, 1, 1.0), KB_CMP_UNJUDGED_REPEATS);
+    ck_assert_int_eq(kb_cmp_judge(&a, &b, 1, 1.0), KB_CMP_UNJUDGED_FEW);
+    ck_assert_int_eq(kb_cmp_judge(&a, &three, 1, 1.0), KB_CMP_UNJUDGED_FEW);
+    ck_assert_int_eq(kb_cmp_judge(&three, &a, 1, 1.0), KB_CMP_UNJUDGED_FEW);
     ck_assert_int_eq(kb_cmp_judge(&none, &three, 1, 1.0), KB_CMP_NO_FIGURE);
-    ck_assert_str_eq(kb_cmp_call_words(KB_CMP_UNJUDGED_REPEATS), "unjudged (1 repeat)");
-    ck_assert_str_eq(kb_cmp_call_name(KB_CMP_UNJUDGED_REPEATS), "unjudged_1_repeat");
+    ck_assert_str_eq(kb_cmp_call_words(KB_CMP_UNJUDGED_FEW), "unjudged (too few samples)");
+    ck_assert_str_eq(kb_cmp_call_name(KB_CMP_UNJUDGED_FEW), "unjudged_few_samples");
+}
+END_TEST
+
+/* The chance that a and b alike samples come out with ranges apart, 2 a! b! / (a + b)!, and
+ * the call made only where it is at most 10 %, whatever each run's count. */
+START_TEST(judge_by_the_chance_of_each_count)
+{
+    struct kb_stat two = st(1000, 990, 1010, 2, 0), three = st(1000, 990, 1010, 3, 0),
+                   five = st(2000, 1900, 2100, 5, 0), one = st(1000, 1000, 1000, 1, 0),
+                   nineteen = st(2000, 1900, 2100, 19, 0), hi2 = st(2000, 1900, 2100, 2, 0),
+                   hi3 = st(2000, 1900, 2100, 3, 0);
+    ck_assert_double_eq_tol(kb_cmp_chance(3, 3), 0.1, 1e-12);
+    ck_assert_double_eq_tol(kb_cmp_chance(2, 3), 0.2, 1e-12);
+    ck_assert_double_eq_tol(kb_cmp_chance(1, 3), 0.5, 1e-12);
+    ck_assert_double_eq_tol(kb_cmp_chance(2, 5), 2.0 / 21, 1e-12);
+    ck_assert_double_eq_tol(kb_cmp_chance(5, 2), 2.0 / 21, 1e-12);
+    ck_assert_double_eq_tol(kb_cmp_chance(1, 1), 1, 1e-12);
+    ck_assert_double_eq_tol(kb_cmp_chance(0, 3), 1, 1e-12);
+    /* doubled latency, ranges apart: told from chance only with enough samples on both sides */
+    ck_assert_int_eq(kb_cmp_judge(&three, &hi3, 1, 1.0), KB_CMP_WORSE);      /* 10 % */
+    ck_assert_int_eq(kb_cmp_judge(&two, &hi3, 1, 1.0), KB_CMP_UNJUDGED_FEW); /* 20 % */
+    ck_assert_int_eq(kb_cmp_judge(&two, &hi2, 1, 1.0), KB_CMP_UNJUDGED_FEW); /* 33 % */
+    ck_assert_int_eq(kb_cmp_judge(&two, &five, 1, 1.0), KB_CMP_WORSE);       /* 9.5 % */
+    ck_assert_int_eq(kb_cmp_judge(&one, &nineteen, 1, 1.0), KB_CMP_WORSE);   /* 10 % */
+    ck_assert_int_eq(kb_cmp_judge(&five, &two, 1, 1.0), KB_CMP_BETTER);
 }
 END_TEST
 
@@ -106,14 +133,17 @@ static void write_plan(const char *dir, int repeats)
     json_decref(run);
 }
 
-static void write_point(const char *dir, const char *id, long rate, const char *verdict,
-                        double achieved, double p99_us)
+/* A point whose own figures give server_verdict and whose client was trusted unless
+ * verdict is client-limited. */
+static void write_point_as(const char *dir, const char *id, long rate, const char *verdict,
+                           const char *server_verdict, double achieved, double p99_us)
 {
     char pdir[256], path[300], err[256];
+    int trusted = strcmp(verdict, "client-limited") != 0;
     json_t *v = json_pack("{s:s,s:s,s:s,s:s,s:{s:b,s:s},s:{s:f,s:f,s:I,s:{s:I},"
                           "s:{s:I,s:f,s:f,s:f,s:f,s:f}}}",
-        "point", id, "verdict", verdict, "reason", verdict, "server_verdict", verdict,
-        "client_trust", "ok", 1, "reason", "",
+        "point", id, "verdict", verdict, "reason", verdict, "server_verdict", server_verdict,
+        "client_trust", "ok", trusted, "reason", trusted ? "" : "client CPU 95 % > 90 %",
         "load", "achieved_rps", achieved, "delivery", achieved / (double)rate,
         "scheduled", (json_int_t)rate, "errors", "total", (json_int_t)0,
         "corrected_us", "count", (json_int_t)200, "p50", p99_us / 4, "p90", p99_us / 2,
@@ -124,6 +154,12 @@ static void write_point(const char *dir, const char *id, long rate, const char *
     kb_write_json_atomic(kb_path(path, sizeof(path), pdir, "verdict.json"), v, err, sizeof(err));
     kb_write_atomic(kb_path(path, sizeof(path), pdir, "DONE"), "{}", 2, err, sizeof(err));
     json_decref(v);
+}
+
+static void write_point(const char *dir, const char *id, long rate, const char *verdict,
+                        double achieved, double p99_us)
+{
+    write_point_as(dir, id, rate, verdict, verdict, achieved, p99_us);
 }
 
 /* Run i: gray-static the same in both; go in B delivering 4 % less with 5x the p99 at 100
@@ -138,7 +174,9 @@ static void write_run(int i, int repeats)
             snprintf(sfx, sizeof(sfx), "-r%d", r);
         for (long rate = 100; rate <= 200; rate += 100) {
             snprintf(id, sizeof(id), "gray-static-plaintext-%ld%s", rate, sfx);
-            write_point(dirs[i], id, rate, "controlled", rate * (1 + 0.001 * r), 900 * wobble);
+            /* in B a hair lower: a change that rounds to nothing, never "-0.0 %" */
+            write_point(dirs[i], id, rate, "controlled", rate * (1 + 0.001 * r) - 0.0001 * i,
+                        900 * wobble);
             snprintf(id, sizeof(id), "go-plaintext-%ld%s", rate, sfx);
             if (i == 0)
                 write_point(dirs[i], id, rate, "controlled", rate * (1 + 0.001 * r), 1000 * wobble);
@@ -244,8 +282,8 @@ START_TEST(one_repeat_unjudged)
     write_run(1, 1);
     load_both(&l);
     for (size_t i = 0; i < l.c.npoints; i++) {
-        ck_assert_int_eq(l.c.points[i].achieved.call, KB_CMP_UNJUDGED_REPEATS);
-        ck_assert_int_eq(l.c.points[i].p99.call, KB_CMP_UNJUDGED_REPEATS);
+        ck_assert_int_eq(l.c.points[i].achieved.call, KB_CMP_UNJUDGED_FEW);
+        ck_assert_int_eq(l.c.points[i].p99.call, KB_CMP_UNJUDGED_FEW);
     }
     ck_assert_int_eq(tally(&l.c, "go")->unjudged, 2);
     free_both(&l);
@@ -292,11 +330,41 @@ static int fields(const char *line)
     return n;
 }
 
+/* The text of the markdown's section that starts with head, up to the next "## ". */
+static char *section(const char *md, const char *head)
+{
+    const char *at = strstr(md, head), *end;
+    ck_assert_msg(at != NULL, "no section %s", head);
+    end = strstr(at + strlen(head), "\n## ");
+    return strndup(at, end ? (size_t)(end - at) : strlen(at));
+}
+
+/* The cells of a markdown table row, trimmed, into cell[] (at most max); their count. */
+static int cells(const char *row, char cell[][64], int max)
+{
+    int n = 0;
+    const char *p = strchr(row, '|');
+    while (p && p[1] && p[1] != '\n' && n < max) {
+        const char *e = strchr(p + 1, '|');
+        size_t len;
+        if (!e)
+            break;
+        while (*++p == ' ')
+            ;
+        for (len = (size_t)(e - p); len && p[len - 1] == ' '; len--)
+            ;
+        snprintf(cell[n++], 64, "%.*s", (int)len, p);
+        p = e;
+    }
+    return n;
+}
+
 START_TEST(markdown_and_csv)
 {
     struct loaded l;
-    char *md, *csv, *line;
-    int header;
+    char *md, *csv, *line, *moved, *pts, cell[16][64], head[16][64];
+    const char *row;
+    int header, ncols;
     write_run(0, 3);
     write_run(1, 3);
     load_both(&l);
@@ -308,16 +376,157 @@ START_TEST(markdown_and_csv)
     ck_assert_ptr_nonnull(strstr(md, "| go-plaintext-200 | controlled -> uncontrolled |"));
     ck_assert_ptr_nonnull(strstr(md, "worse, beyond noise"));
     ck_assert_ptr_nonnull(strstr(md, "| A | A-dir |"));
+    /* what moved comes first: the largest move, then the rest, the answers, the noise */
+    moved = section(md, "## What moved (B against A)");
+    ck_assert_ptr_nonnull(strstr(moved, "Largest moves beyond noise, of 8 figures judged (were "
+                                        "nothing changed, chance alone would call about 0.8 "
+                                        "of them beyond noise):\n\n"
+                                        "- go-plaintext-200: p99 1.000 -> 300.000 ms "
+                                        "(+29900.0 %), worse; 3 and 3 samples\n"
+                                        "- go-plaintext-100: p99 1.000 -> 5.000 ms (+400.0 %), "
+                                        "worse; 3 and 3 samples\n"));
+    ck_assert_ptr_nonnull(strstr(moved, "- go-plaintext-200: achieved rate 200.4 -> 152.0 req/s"));
+    ck_assert_ptr_nonnull(strstr(moved, "- go plaintext: 200 -> 100\n"));
+    ck_assert_ptr_null(strstr(moved, "- gray-static plaintext:"));
+    ck_assert_ptr_nonnull(strstr(moved, "- A: achieved rate 0.2 % (largest 0.2 %); p99 20.0 % "
+                                        "(largest 20.0 %); 4 of 4 points have 2 or more "
+                                        "samples\n"));
+    ck_assert(strstr(md, "## What moved") < strstr(md, "## Highest controlled point"));
+    /* a change that rounds to nothing is 0.0 %, never signed */
+    ck_assert_ptr_null(strstr(md, "-0.0 %"));
+    ck_assert_ptr_null(strstr(md, "+0.0 %"));
+    /* the points table: no header twice, one unit per p99 column, named in its header */
+    pts = section(md, "## Points in both runs");
+    row = strstr(pts, "| point |");
+    ck_assert_ptr_nonnull(row);
+    ncols = cells(row, head, 16);
+    ck_assert_int_eq(ncols, 11);
+    for (int i = 0; i < ncols; i++)
+        for (int k = i + 1; k < ncols; k++)
+            ck_assert_str_ne(head[i], head[k]);
+    ck_assert_str_eq(head[7], "p99 A (ms)");
+    ck_assert_str_eq(head[8], "p99 B (ms)");
+    for (row = strstr(pts, "| gray-static-plaintext-100 |"); row; row = NULL) {
+        ck_assert_int_eq(cells(row, cell, 16), 11);
+        ck_assert_str_eq(cell[7], "0.900 (0.810-0.990)");
+        ck_assert_str_eq(cell[5], "0.0 %");
+    }
+    row = strstr(pts, "| go-plaintext-200 |");
+    ck_assert_int_eq(cells(row, cell, 16), 11);
+    ck_assert_str_eq(cell[2], "3, 3");
+    ck_assert_str_eq(cell[8], "300.000 (270.000-330.000)");
     csv = written(&l, 1);
     header = fields(csv);
-    ck_assert_int_eq(header, 31);
+    ck_assert_int_eq(header, 39);
     for (line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n'))
         ck_assert_int_eq(fields(line + 1), header);
-    ck_assert_ptr_nonnull(strstr(csv, "highest,go,plaintext,,,,,200,0,100,0,"));
+    ck_assert_ptr_nonnull(strstr(csv, "highest,go,plaintext,,,,,200,0,,100,0,,"));
     ck_assert_ptr_nonnull(strstr(csv, "point,go,plaintext,100,go-plaintext-100,controlled,controlled,"));
-    ck_assert_ptr_nonnull(strstr(csv, ",worse\n"));
+    ck_assert_ptr_nonnull(strstr(csv, ",1000.000,900.000,1100.000,0,3,5000.000,4500.000,5500.000,"
+                                      "0,3,400.000,0.1000,worse\n"));
+    free(moved);
+    free(pts);
     free(md);
     free(csv);
+    free_both(&l);
+}
+END_TEST
+
+/* B's go was never trusted, but its own figures held both rates: its answer is unproven, not
+ * "none". */
+START_TEST(unproven_answers_shown_as_such)
+{
+    struct loaded l;
+    char *md;
+    write_run(0, 1);
+    write_plan(dirs[1], 1);
+    write_point(dirs[1], "gray-static-plaintext-100", 100, "controlled", 100, 900);
+    write_point(dirs[1], "gray-static-plaintext-200", 200, "controlled", 200, 900);
+    write_point_as(dirs[1], "go-plaintext-100", 100, "client-limited", "controlled", 100, 900);
+    write_point_as(dirs[1], "go-plaintext-200", 200, "client-limited", "controlled", 200, 900);
+    load_both(&l);
+    md = written(&l, 0);
+    ck_assert_ptr_nonnull(strstr(md, "| go | plaintext | 200 | none proven; 200 unproven | - |"));
+    ck_assert_ptr_nonnull(strstr(md, "- go plaintext: 200 -> none proven; 200 unproven\n"));
+    ck_assert_ptr_null(strstr(md, "| none |"));
+    free(md);
+    free_both(&l);
+}
+END_TEST
+
+/* A with 3 repeats, B with 5: each figure judged by its own counts (chance 2 3! 5! / 8!). */
+START_TEST(different_sample_counts_judged_by_their_chance)
+{
+    struct loaded l;
+    const struct kb_cmp_point *p;
+    char *md;
+    write_run(0, 3);
+    write_run(1, 5);
+    load_both(&l);
+    p = point(&l.c, "go-plaintext-100");
+    ck_assert_int_eq(p->p99.a.n, 3);
+    ck_assert_int_eq(p->p99.b.n, 5);
+    ck_assert_double_eq_tol(p->p99.chance, 2.0 * 6 * 120 / 40320, 1e-12);
+    ck_assert_int_eq(p->p99.call, KB_CMP_WORSE);
+    ck_assert_int_eq(point(&l.c, "gray-static-plaintext-100")->p99.call, KB_CMP_WITHIN);
+    md = written(&l, 0);
+    ck_assert_ptr_nonnull(strstr(md, "p99 1.000 -> 5.500 ms (+450.0 %), worse; 3 and 5 samples\n"));
+    free(md);
+    free_both(&l);
+}
+END_TEST
+
+/* Confirmation samples (confirm.json) at points of runs of one repeat: the report aggregates
+ * them into their rows, so compare judges those points -- 3 and 3 samples -- and leaves 1 and
+ * 3 unjudged, as it does 1 and 1. */
+static void add_confirm(int i, const char *id, long rate, double achieved, double p99_us)
+{
+    char cid[2][80], path[128], err[256];
+    json_t *cf;
+    for (int k = 0; k < 2; k++) {
+        snprintf(cid[k], sizeof(cid[k]), "%s-c%d", id, k + 2);
+        write_point(dirs[i], cid[k], rate, "controlled", achieved, p99_us * (1 + 0.05 * k));
+    }
+    cf = json_pack("{s:i,s:i,s:[{s:s,s:s,s:s,s:I,s:i},{s:s,s:s,s:s,s:I,s:i}]}",
+                   "schema_version", 1, "samples", 3, "points",
+                   "id", cid[0], "runtime", "go", "route", "plaintext", "rate", (json_int_t)rate,
+                   "sample", 2,
+                   "id", cid[1], "runtime", "go", "route", "plaintext", "rate", (json_int_t)rate,
+                   "sample", 3);
+    ck_assert_ptr_nonnull(cf);
+    ck_assert_int_eq(kb_write_json_atomic(kb_path(path, sizeof(path), dirs[i], "confirm.json"),
+                                          cf, err, sizeof(err)), 0);
+    json_decref(cf);
+}
+
+START_TEST(confirmation_samples_are_samples)
+{
+    struct loaded l;
+    const struct kb_cmp_point *p;
+    write_run(0, 1);
+    write_run(1, 1);
+    add_confirm(0, "go-plaintext-100", 100, 100.1, 1050);
+    add_confirm(1, "go-plaintext-100", 100, 95.7, 5250);
+    load_both(&l);
+    p = point(&l.c, "go-plaintext-100");
+    ck_assert_int_eq(p->p99.a.n, 3);
+    ck_assert_int_eq(p->p99.b.n, 3);
+    ck_assert_int_eq(p->p99.call, KB_CMP_WORSE);
+    ck_assert_int_eq(point(&l.c, "go-plaintext-200")->p99.call, KB_CMP_UNJUDGED_FEW);
+    ck_assert_int_eq(l.c.noise[0].rows_sampled, 1);
+    ck_assert_int_eq(l.c.noise[0].p99_n, 1);
+    free_both(&l);
+    teardown();
+    setup();
+    write_run(0, 1);
+    write_run(1, 1);
+    add_confirm(1, "go-plaintext-100", 100, 95.7, 5250);     /* B only: 1 and 3 */
+    load_both(&l);
+    p = point(&l.c, "go-plaintext-100");
+    ck_assert_int_eq(p->p99.a.n, 1);
+    ck_assert_int_eq(p->p99.b.n, 3);
+    ck_assert_double_eq_tol(p->p99.chance, 0.5, 1e-12);
+    ck_assert_int_eq(p->p99.call, KB_CMP_UNJUDGED_FEW);
     free_both(&l);
 }
 END_TEST
@@ -329,12 +538,16 @@ static Suite *suite(void)
     tcase_add_test(judge, judge_ranges);
     tcase_add_test(judge, judge_floor);
     tcase_add_test(judge, judge_one_repeat_and_no_figure);
+    tcase_add_test(judge, judge_by_the_chance_of_each_count);
     tcase_add_test(judge, judge_bounds);
     tcase_add_checked_fixture(runs, setup, teardown);
     tcase_add_test(runs, slowed_runtime_found);
     tcase_add_test(runs, one_repeat_unjudged);
     tcase_add_test(runs, points_in_one_run_counted);
     tcase_add_test(runs, markdown_and_csv);
+    tcase_add_test(runs, unproven_answers_shown_as_such);
+    tcase_add_test(runs, different_sample_counts_judged_by_their_chance);
+    tcase_add_test(runs, confirmation_samples_are_samples);
     suite_add_tcase(s, judge);
     suite_add_tcase(s, runs);
     return s;

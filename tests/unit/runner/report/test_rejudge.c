@@ -362,8 +362,8 @@ START_TEST(rejudged_report_names_criterion)
     f = fopen(kb_path(path, sizeof(path), dir, "report.md"), "r");
     ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
     fclose(f);
-    ck_assert_str_eq(line, "# kneebench: 3-point comparison, re-judged at corrected p99 < 10 ms "
-                           "and delivery >= 95 %\n");
+    ck_assert_str_eq(line, "# kneebench: 1 runtime x 1 route x 3 rates, quick, re-judged: "
+                           "p99 < 10 ms, delivery >= 95 %\n");
     doc = json_load_file(kb_path(path, sizeof(path), dir, "report.json"), 0, NULL);
     ck_assert(json_is_true(json_object_get(json_object_get(doc, "criteria"), "rejudged")));
     ck_assert_double_eq_tol(json_number_value(json_object_get(json_object_get(doc, "criteria"),

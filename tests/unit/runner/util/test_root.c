@@ -1,6 +1,7 @@
 /* test_root.c -- runner/root: the tree named by --root or $KB_ROOT (and refused, naming which,
  * when it holds no contract), found beside this test's own executable otherwise, $KB_ROOT set
- * for the programs started, and the contract and build paths under it. Each test runs in its
+ * for the programs started, and the contract and build paths under it; the installed
+ * contract found from an executable's path (BIN/../share/kneebench/contract.json). Each test runs in its
  * own process (Check's fork mode), so the environment it changes dies with it. */
 #define _GNU_SOURCE
 #include "runner/util/root.h"
@@ -94,6 +95,30 @@ START_TEST(found_above_the_executable)
 }
 END_TEST
 
+/* PREFIX/bin/kneebench's contract is PREFIX/share/kneebench/contract.json, named without the
+ * "bin/.."; without that file there is none, and the path looked at is said. */
+START_TEST(installed_contract_beside_bin)
+{
+    char dir[PATH_MAX], exe[PATH_MAX], out[PATH_MAX], want[PATH_MAX + 64];
+    snprintf(dir, sizeof(dir), "%s/bin", kb_tmp);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    snprintf(exe, sizeof(exe), "%s/bin/kneebench", kb_tmp);
+    ck_assert_int_eq(kb_root_installed_contract(exe, out, sizeof(out)), -1);
+    ck_assert(ends_with(out, "/bin/../share/kneebench/contract.json"));
+    snprintf(dir, sizeof(dir), "%s/share", kb_tmp);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    snprintf(dir, sizeof(dir), "%s/share/kneebench", kb_tmp);
+    ck_assert_int_eq(mkdir(dir, 0755), 0);
+    kb_tmp_put("share/kneebench/contract.json", "{}\n");
+    ck_assert_int_eq(kb_root_installed_contract(exe, out, sizeof(out)), 0);
+    snprintf(want, sizeof(want), "%s/share/kneebench/contract.json", real_tmp);
+    ck_assert_str_eq(out, want);
+    /* only the executable's own directory's parent is looked in, never further up */
+    snprintf(exe, sizeof(exe), "%s/bin/deeper/kneebench", kb_tmp);
+    ck_assert_int_eq(kb_root_installed_contract(exe, out, sizeof(out)), -1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("root");
@@ -103,6 +128,7 @@ static Suite *suite(void)
     tcase_add_test(tc, env_root_is_used);
     tcase_add_test(tc, a_named_root_without_contract_is_refused);
     tcase_add_test(tc, found_above_the_executable);
+    tcase_add_test(tc, installed_contract_beside_bin);
     suite_add_tcase(s, tc);
     return s;
 }
