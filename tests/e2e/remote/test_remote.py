@@ -115,11 +115,19 @@ class Hosts:
 
 
 def start_agent(hosts, *args):
+    """The agent in host a and its address. Lines before "listening on" (the sweep of cgroups
+    a dead agent or runner left, which other runs on this host may leave) are passed over;
+    never a read to EOF from an agent that runs on (it would wait for ever)."""
     p = hosts.spawn(NS_A, KNEEBENCH, "serve-agent", "--port", "0", "--token", TOKEN, *args)
-    line = p.stdout.readline()
-    if "listening on " not in line:
-        raise AssertionError(f"serve-agent did not start: {line}{p.stdout.read()}")
-    return p, line.rsplit("listening on ", 1)[1].strip()
+    seen = []
+    # the agent says where it listens before it serves, or exits (EOF) when it cannot
+    for line in iter(p.stdout.readline, ""):
+        if "listening on " in line:
+            return p, line.rsplit("listening on ", 1)[1].strip()
+        seen.append(line)
+        if len(seen) > 20:
+            break
+    raise AssertionError(f"serve-agent did not start: {''.join(seen)[-2000:]!r}")
 
 
 def stop_agent(p):
@@ -434,9 +442,15 @@ class LocalAgent:
             self.p.stdin.write(b"go\n")
             self.p.stdin.close()
             self.p.stdin = None         # communicate() must not touch it again
-            line = self.p.stdout.readline().decode()
+            seen, line = [], ""
+            # lines before it (a sweep of what a dead agent or runner left) are passed over
+            for raw in iter(self.p.stdout.readline, b""):
+                line = raw.decode(errors="replace")
+                if "listening on " in line or len(seen) > 20:
+                    break
+                seen.append(line)
             if "listening on " not in line:
-                raise AssertionError(f"serve-agent did not start: {line}")
+                raise AssertionError(f"serve-agent did not start: {''.join(seen)[-2000:]}")
         except BaseException:
             self.end()
             raise
