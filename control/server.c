@@ -3,12 +3,14 @@
  * Level-triggered epoll; each readable connection is read once per wake-up (up to 16 KB),
  * every complete request in its buffer is answered into its output buffer, and the output
  * is written at once; EPOLLOUT is armed only while output is pending, and reading pauses
- * while it is. Requests are parsed just enough to route them: the request line and the
- * blank line that ends the headers; a request with a body (Content-Length other than 0 or
- * Transfer-Encoding) is refused with 400 and the connection closed, which keeps the
- * framing honest without a body parser. */
+ * while it is. Requests are parsed just enough to route them (request.h): the request line,
+ * the field lines and the empty line that ends them (CR LF or bare LF); a request with a
+ * body (Content-Length other than 0, or Transfer-Encoding) or a malformed field line is
+ * refused with 400 and the connection closed, which keeps the framing honest without a
+ * body parser. */
 #define _GNU_SOURCE
 #include "control/server.h"
+#include "control/request.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -130,58 +132,18 @@ static int out_append(struct kbc_conn *c, const char *b, size_t n)
     return 0;
 }
 
-/* Headers [h, end) of one request: 1 when the request carries a body, 0 otherwise.
- * Sets *close_after for Connection: close, clears it for Connection: keep-alive. */
-static int has_body(const char *h, const char *end, int *close_after)
-{
-    while (h < end) {
-        const char *eol = memchr(h, '\n', (size_t)(end - h));
-        size_t len = eol ? (size_t)(eol - h) : (size_t)(end - h);
-        if (len >= 15 && !strncasecmp(h, "Content-Length:", 15)) {
-            const char *v = h + 15;
-            while (*v == ' ')
-                v++;
-            if (*v != '0')
-                return 1;
-        } else if (len >= 18 && !strncasecmp(h, "Transfer-Encoding:", 18)) {
-            return 1;
-        } else if (len >= 17 && !strncasecmp(h, "Connection: close", 17)) {
-            *close_after = 1;
-        } else if (len >= 22 && !strncasecmp(h, "Connection: keep-alive", 22)) {
-            *close_after = 0;
-        }
-        h += len + 1;
-    }
-    return 0;
-}
-
 /* Answer every complete request in c->in. -1 when the connection must close now. */
 static int serve_buffer(struct kbc_server *s, struct kbc_conn *c)
 {
     size_t off = 0;
-    while (!c->closing) {
-        char *start = c->in + off, *end = memmem(start, c->in_len - off, "\r\n\r\n", 4);
-        char *sp1, *sp2, *lf;
-        const struct kbc_response *r;
-        int close_after = 0;
-        if (!end)
-            break;
-        lf = memchr(start, '\n', (size_t)(end + 2 - start));
-        sp1 = memchr(start, ' ', (size_t)(lf - start));
-        sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(lf - sp1 - 1)) : NULL;
-        /* HTTP/1.0 closes after the response unless it asks for keep-alive. */
-        close_after = sp2 && lf - sp2 >= 9 && !memcmp(sp2 + 1, "HTTP/1.0", 8);
-        if (!sp2 || sp1 - start != 3 || memcmp(start, "GET", 3) || has_body(lf + 1, end + 2, &close_after)) {
-            r = &s->routes->bad_request;
-            close_after = 1;
-        } else {
-            char *q = memchr(sp1 + 1, '?', (size_t)(sp2 - sp1 - 1));
-            r = kbc_routes_find(s->routes, sp1 + 1, (size_t)((q ? q : sp2) - sp1 - 1));
-        }
+    struct kbc_request rq;
+    while (!c->closing && kbc_request_parse(c->in + off, c->in_len - off, &rq)) {
+        const struct kbc_response *r = rq.bad ? &s->routes->bad_request
+                                              : kbc_routes_find(s->routes, rq.path, rq.path_len);
         if (out_append(c, r->bytes, r->len))
             return -1;
-        c->closing = close_after;
-        off = (size_t)(end + 4 - c->in);
+        c->closing = rq.close_after;
+        off += rq.head_len;
     }
     memmove(c->in, c->in + off, c->in_len - off);
     c->in_len -= off;

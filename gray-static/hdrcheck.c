@@ -1,5 +1,11 @@
 /* hdrcheck.c -- see hdrcheck.h.
  *
+ * On 0.9.75 (the version guard below) the checks that need the bytes libmicrohttpd does not
+ * hand over read its own request buffer, within bounds it states: a target cut short by a
+ * NUL is told by the byte after the target's terminator (the version, or the line's end),
+ * and what is left of the head once parsed lies between the request line's start (the
+ * method) and MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE bytes on.
+ *
  * The NUL check reads libmicrohttpd 0.9.75's own request buffer (verified on that version
  * only, hence the version guard): it parses headers in place, turning each line's CR and LF
  * into NULs, so a value's terminating NUL is followed only by NULs up to the next header's
@@ -64,6 +70,53 @@ int gs_host_ok(const char *v, size_t len)
     return 1;
 }
 
+int gs_target_ok(const char *t, size_t len)
+{
+    size_t i = 1;
+
+    for (size_t j = 0; j < len; j++)
+        if ((unsigned char)t[j] <= ' ' || t[j] == 0x7f)
+            return 0;
+    if (len == 0)
+        return 0;
+    if (t[0] == '/' || (len == 1 && t[0] == '*'))
+        return 1;
+    /* absolute-form: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then ":" */
+    if (!((t[0] >= 'a' && t[0] <= 'z') || (t[0] >= 'A' && t[0] <= 'Z')))
+        return 0;
+    while (i < len && ((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= 'A' && t[i] <= 'Z') ||
+                       (t[i] >= '0' && t[i] <= '9') || t[i] == '+' || t[i] == '-' ||
+                       t[i] == '.'))
+        i++;
+    return i < len && t[i] == ':';
+}
+
+int gs_field_value_ok(const char *v, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (((unsigned char)v[i] < ' ' && v[i] != '\t') || v[i] == 0x7f)
+            return 0;
+    return 1;
+}
+
+/* 1*DIGIT that a signed 64-bit length holds (RFC 9110 8.6; Go and nginx refuse more). */
+static int parse_length(const char *v, size_t len, unsigned long long *out)
+{
+    unsigned long long n = 0;
+
+    if (!v || len == 0 || len > 19)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return -1;
+        n = n * 10 + (unsigned)(v[i] - '0');
+    }
+    if (n > 9223372036854775807ULL)
+        return -1;
+    *out = n;
+    return 0;
+}
+
 static int is(const char *name, size_t len, const char *lit, size_t lit_len)
 {
     return len == lit_len && !strncasecmp(name, lit, len);
@@ -75,15 +128,18 @@ int gs_head_field(struct gs_head_walk *w, const char *name, size_t name_len, con
                   size_t value_len)
 {
     /* A bare CR: RFC 9110 5.5 lets a recipient refuse it or read it as a space; refused, as
-     * Go, node and nginx do, rather than passed on to a route as it is now. */
-    if (!gs_field_name_ok(name, name_len) || (value && memchr(value, '\r', value_len)))
+     * Go, node and nginx do, with every other control but HTAB (Go and node refuse them). */
+    if (!gs_field_name_ok(name, name_len) || (value && !gs_field_value_ok(value, value_len)))
         w->bad = 1;
     else if (IS(name, name_len, MHD_HTTP_HEADER_HOST)) {
         w->hosts++;
         if (value && !gs_host_ok(value, value_len))
             w->bad = 1;
-    } else if (IS(name, name_len, MHD_HTTP_HEADER_CONTENT_LENGTH))
+    } else if (IS(name, name_len, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
         w->lengths++;
+        if (parse_length(value, value ? value_len : 0, &w->length) < 0)
+            w->bad = 1;
+    }
     else if (IS(name, name_len, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
         w->codings++;
         w->chunked = value && IS(value, value_len, "chunked");
@@ -91,16 +147,16 @@ int gs_head_field(struct gs_head_walk *w, const char *name, size_t name_len, con
     return w->bad ? -1 : 0;
 }
 
-unsigned gs_head_verdict(const struct gs_head_walk *w, int http10)
+unsigned gs_head_verdict(const struct gs_head_walk *w, int http10, unsigned long long body_max)
 {
-    /* RFC 9112 3.2: a second Host is a 400. RFC 9112 6.3: so are two Content-Lengths (equal
-     * ones may be accepted, but MHD would frame by the first whatever the second says, and
-     * no client needs to send two), and Content-Length beside Transfer-Encoding is a
-     * smuggling attempt that must at least close the connection. */
-    if (w->bad || w->hosts > 1 || w->lengths > 1)
+    /* RFC 9112 3.2: a second Host is a 400, and so is none in HTTP/1.1. RFC 9112 6.3: so
+     * are two Content-Lengths (equal ones may be accepted, but MHD would frame by the first
+     * whatever the second says, and no client needs to send two), and Content-Length beside
+     * Transfer-Encoding is a smuggling attempt that must at least close the connection. */
+    if (w->bad || w->hosts > 1 || w->lengths > 1 || (!http10 && w->hosts == 0))
         return MHD_HTTP_BAD_REQUEST;
     if (!w->codings)
-        return 0;
+        return w->lengths && w->length > body_max ? MHD_HTTP_CONTENT_TOO_LARGE : 0;
     /* RFC 9112 6.1: 501 for a coding the server does not do; two field lines are either a
      * coding applied twice or chunked not last. */
     if (w->codings > 1 || !w->chunked)
@@ -116,11 +172,15 @@ struct walk {
     size_t pool;          /* the connection's memory pool size: no gap is longer */
 };
 
-/* Only NULs in [from, to); 1 also when to is not after from within the pool. */
-static int gap_is_nuls(const char *from, const char *to, size_t pool)
+/* Only NULs in [from, to), and no more than max of them: a line's end is one (LF) or two
+ * (CR LF), so more is a NUL the client sent at the end of a value. 1 also when to is not
+ * after from within the pool (MHD moved a folded line's name: not judged). */
+static int gap_is_line_end(const char *from, const char *to, size_t pool, size_t max)
 {
     if (to <= from || (size_t)(to - from) >= pool)
         return 1;
+    if ((size_t)(to - from) > max)
+        return 0;
     for (const char *p = from; p < to; p++)
         if (*p)
             return 0;
@@ -133,7 +193,7 @@ static enum MHD_Result check_one(void *cls, enum MHD_ValueKind kind, const char 
     struct walk *k = cls;
 
     (void)kind;
-    if (GS_CHECK_NUL_LAYOUT && k->prev_end && !gap_is_nuls(k->prev_end, key, k->pool))
+    if (GS_CHECK_NUL_LAYOUT && k->prev_end && !gap_is_line_end(k->prev_end, key, k->pool, 2))
         k->w.bad = 1;
     else if (gs_head_field(&k->w, key, key_size, value, value_size) == 0) {
         k->prev_end = value ? value + value_size : NULL;
@@ -142,13 +202,48 @@ static enum MHD_Result check_one(void *cls, enum MHD_ValueKind kind, const char 
     return MHD_NO;
 }
 
-unsigned gs_head_refusal(struct MHD_Connection *c, size_t pool, const char *version)
+unsigned gs_line_refusal(const char *t)
+{
+    size_t len = strlen(t);
+
+    if (!gs_target_ok(t, len))
+        return MHD_HTTP_BAD_REQUEST;
+    /* 0.9.75 ends the target with a NUL where the space before the version was (or the
+     * line ended), so the next byte is the version's "H" or the line end's NUL: anything
+     * else follows a NUL the client put inside the target. */
+    if (GS_CHECK_NUL_LAYOUT && t[len + 1] != '\0' && strncmp(t + len + 1, "HTTP/", 5))
+        return MHD_HTTP_BAD_REQUEST;
+    return 0;
+}
+
+/* After the last value, up to the end of the head MHD counted from the method: its line's
+ * end and the empty line, two to four NULs. Anything else there (a line MHD dropped, such
+ * as one with no name before its colon, or a NUL at the end of the value) is refused. */
+static int tail_is_head_end(const struct walk *k, struct MHD_Connection *c, const char *method)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    const char *end;
+
+    if (!GS_CHECK_NUL_LAYOUT || !k->prev_end || !ci || !method)
+        return 1;
+    end = method + ci->header_size;
+    if (end <= k->prev_end || (size_t)(end - method) > k->pool)
+        return 1;          /* not the layout this reads: not judged */
+    return gap_is_line_end(k->prev_end, end, k->pool, 4);
+}
+
+unsigned gs_head_refusal(struct MHD_Connection *c, size_t pool, const char *method,
+                         const char *version)
 {
     struct walk k = { .pool = pool };
+    int http10 = !version || strncmp(version, "HTTP/1.", 7) || !strcmp(version, "HTTP/1.0");
 
+    /* RFC 9112 3.1: the method is a token */
+    if (!method || !gs_field_name_ok(method, strlen(method)))
+        return MHD_HTTP_BAD_REQUEST;
     MHD_get_connection_values_n(c, MHD_HEADER_KIND, check_one, &k);
-    /* The last value: its line end and the empty line both became NULs. */
-    if (GS_CHECK_NUL_LAYOUT && !k.w.bad && k.prev_end && k.prev_end[1] != '\0')
+    if (!k.w.bad && !tail_is_head_end(&k, c, method))
         k.w.bad = 1;
-    return gs_head_verdict(&k.w, k.w.codings && version && !strcmp(version, MHD_HTTP_VERSION_1_0));
+    return gs_head_verdict(&k.w, http10, GS_BODY_MAX);
 }

@@ -26,8 +26,9 @@ static void usage(FILE *f)
             "  --loop KIND       epoll (default: our epoll loop drives MHD), mhd-epoll,\n"
             "                    poll, select (libmicrohttpd's internal thread)\n"
             "  --turbo           MHD_USE_TURBO (opportunistic reads/writes)\n"
-            "  --conn-limit N    connections kept (default 4096); a new one past it closes\n"
-            "                    the one that has waited longest for a request\n"
+            "  --conn-limit N    connections kept (default 4096, lowered to what the\n"
+            "                    descriptor limit allows); a new one past it closes the one\n"
+            "                    that has waited longest for a request\n"
             "  --idle-timeout S  close idle connections after S seconds, also a request line\n"
             "                    trickled for S seconds (0: never; default 60)\n"
             "  --head-timeout S  close a connection whose request is not whole S seconds\n"
@@ -59,16 +60,36 @@ static int parse_uint(const char *s, long max, long *out)
 }
 
 /* Every connection is a descriptor: lift the soft limit as far as conn_limit needs (MHD
- * holds up to GS_CONN_SPARE more while it closes those shut to make room). */
-static void raise_nofile(unsigned conn_limit)
+ * holds up to GS_CONN_SPARE more while it closes those shut to make room, and the server
+ * keeps `reserve` of its own: loops, timers, the database pool). Where the hard limit
+ * stops short, the connection limit comes down to what the descriptors allow: past them
+ * accept() fails with EMFILE, libmicrohttpd stops accepting, and every new client waits
+ * out the idle timeout, where a limit below them closes the connection waiting longest
+ * instead. -1 when not even a few connections fit. */
+static int fit_nofile(struct gs_config *c, unsigned reserve)
 {
     struct rlimit rl;
-    rlim_t want = (rlim_t)conn_limit + GS_CONN_SPARE + 64;
+    rlim_t want = (rlim_t)c->conn_limit + GS_CONN_SPARE + reserve, floor = GS_CONN_SPARE + reserve;
 
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return 0;
+    if (rl.rlim_cur < want) {
         rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
         setrlimit(RLIMIT_NOFILE, &rl);
+        getrlimit(RLIMIT_NOFILE, &rl);
     }
+    if (rl.rlim_cur >= want)
+        return 0;
+    if (rl.rlim_cur < floor + 16) {
+        fprintf(stderr, "gray-static: only %llu descriptors (RLIMIT_NOFILE): too few to serve\n",
+                (unsigned long long)rl.rlim_cur);
+        return -1;
+    }
+    fprintf(stderr, "gray-static: only %llu descriptors (RLIMIT_NOFILE): --conn-limit %u "
+            "lowered to %llu\n", (unsigned long long)rl.rlim_cur, c->conn_limit,
+            (unsigned long long)(rl.rlim_cur - floor));
+    c->conn_limit = (unsigned)(rl.rlim_cur - floor);
+    return 0;
 }
 
 /* The db flags that mean nothing together: a mode without a database, a pool for the
@@ -191,7 +212,9 @@ int main(int argc, char **argv)
     if ((p = parse_flags(argc, argv, &cfg, &dcfg)) != 0)
         return p == 1 ? 0 : 2;
     signal(SIGPIPE, SIG_IGN);
-    raise_nofile(cfg.conn_limit);
+    if (fit_nofile(&cfg, 64 + (dcfg.conninfo ? (unsigned)(dcfg.pool_size > 0 ? dcfg.pool_size
+                                                         : GS_DB_POOL_DEFAULT) : 0)) < 0)
+        return 1;
     if (!(s = gs_server_new(&cfg, err, sizeof(err))) ||
         !(db = gs_db_new(s, &dcfg, err, sizeof(err))) ||
         gs_server_catch_signals(s, err, sizeof(err)) < 0 ||

@@ -17,7 +17,8 @@
  * internal-thread loops stay selectable (--loop) so that the comparison can be repeated.
  *
  * Request lifecycle. MHD calls on_request_line when a request line is in (the gs_request is
- * allocated then), on_request first when the headers are in: we only check them then.
+ * allocated then, and the raw target checked), on_request first when the headers are in:
+ * we only check them then.
  * Answering on that first call makes 0.9.75 mark the connection "must close" (it stops
  * reading the request), which is what a refused head gets (hdrcheck.h); every other response
  * is queued on a later call, once the request (and any body, which no route reads) is
@@ -58,19 +59,20 @@
 #define GS_MAX_STOP_HOOKS 8
 #define GS_TICK_MS 100 /* how often deadlines are swept and departed peers poked */
 
-/* Strict client parsing: HTTP/1.1 without Host is a 400 (RFC 9112 3.2), as from nginx, Go
- * and Node. 0.9.75 needs MHD_OPTION_STRICT_FOR_CLIENT 1 for that. libmicrohttpd 1.0 renamed
- * the option, and its default level 0 already answers 400 for a missing Host, a NUL in a
- * value, whitespace before a colon and a line without one; level 1 (what the old 1 maps to)
- * also refuses bare-LF line ends, which 0.9.75's strict mode accepts and RFC 9112 2.2 lets a
- * server accept, so 1.0 gets level 0 to answer the same requests as 0.9.75 (tested on 1.0.0
- * and 1.0.1: tests/e2e/mhd1). */
+/* Client parsing left to hdrcheck.c: 0.9.75's strict mode (MHD_OPTION_STRICT_FOR_CLIENT 1)
+ * answers an HTTP/1.1 request without Host with its 400 status line and headers twice (its
+ * error path builds the head, then its reply state builds it again), so level 0 here and
+ * the Host requirement is ours (a 400 sent once). Level 0 also lets a space into the target,
+ * which hdrcheck.c refuses as Go and nginx do. libmicrohttpd 1.0 renamed the option, and its
+ * default level 0 answers 400 for a missing Host, a NUL in a value, whitespace before a
+ * colon and a line without one; level 1 also refuses bare-LF line ends, which RFC 9112 2.2
+ * lets a server accept, so 1.0 gets level 0 too (tested on 1.0.0 and 1.0.1: tests/e2e/mhd1). */
 #if MHD_VERSION >= 0x00097701
 #define GS_STRICT_OPTION MHD_OPTION_CLIENT_DISCIPLINE_LVL
 #define GS_STRICT_LEVEL 0
 #else
 #define GS_STRICT_OPTION MHD_OPTION_STRICT_FOR_CLIENT
-#define GS_STRICT_LEVEL 1
+#define GS_STRICT_LEVEL 0
 #endif
 
 struct gs_stop_hook {
@@ -411,11 +413,12 @@ static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *
     const union MHD_ConnectionInfo *ci;
     struct gs_request *req = calloc(1, sizeof(*req));
 
-    (void)uri;
     if (!req)
         return NULL;
     ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    *req = (struct gs_request){ .conn = conn, .server = s };
+    /* the target as received: MHD decodes it before on_request sees it */
+    *req = (struct gs_request){ .conn = conn, .server = s,
+                                .line_refusal = uri ? gs_line_refusal(uri) : 400 };
     req->tracked = ci ? ci->socket_context : NULL;
     if (req->tracked) {
         conns_lock(s);
@@ -429,12 +432,13 @@ static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *
  * more of it, and closed, since whatever follows cannot be framed. */
 static enum MHD_Result refuse(struct gs_server *s, struct gs_request *req, unsigned status)
 {
-    static const char bad_request[] = "Bad Request\n", not_impl[] = "Not Implemented\n";
-    int ni = status == MHD_HTTP_NOT_IMPLEMENTED;
+    static const char bad_request[] = "Bad Request\n", not_impl[] = "Not Implemented\n",
+                      too_large[] = "Content Too Large\n";
+    const char *body = status == MHD_HTTP_NOT_IMPLEMENTED ? not_impl
+                       : status == MHD_HTTP_CONTENT_TOO_LARGE ? too_large : bad_request;
 
     conns_busy(s, req);
-    return respond(req, status, "text/plain", ni ? not_impl : bad_request,
-                   ni ? sizeof(not_impl) - 1 : sizeof(bad_request) - 1, GS_BODY_STATIC,
+    return respond(req, status, "text/plain", body, strlen(body), GS_BODY_STATIC,
                    MHD_HTTP_HEADER_CONNECTION, "close");
 }
 
@@ -453,7 +457,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!req->method) { /* the head is in: see "Request lifecycle" above */
         req->method = method;
         req->url = url;
-        status = gs_head_refusal(conn, s->cfg.conn_memory, version);
+        status = req->line_refusal ? req->line_refusal
+                                   : gs_head_refusal(conn, s->cfg.conn_memory, method, version);
         return status ? refuse(s, req, status) : MHD_YES;
     }
     if (*upload_data_size) { /* no route reads a body: consume and drop it */

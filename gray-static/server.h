@@ -60,6 +60,7 @@ struct gs_request {
     /* internal to server.c */
     struct gs_conn *tracked;       /* the connection's entry in the server's table, or NULL */
     int abandoned;                 /* resumed by the shutdown: closed, handler not called */
+    unsigned line_refusal;         /* the request line's status to refuse with, or 0 */
     struct gs_request *prev, *next; /* on the server's list while suspended */
 };
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The php-fpm fixture: nginx in front of PHP-FPM (pm = static, 16 children) over a unix
-# socket, both configured from the templates beside this script, rendered into --dir.
+# socket, both configured from the templates beside this script, rendered into --dir, which
+# must be the caller's own directory that no one else may write.
 #
 #   run.sh --port PORT [--bind ADDR] --dir RUNDIR    serve in the foreground
 #   run.sh --version                                 print nginx's and php-fpm's versions
@@ -34,8 +35,12 @@ find_nginx() {
 # Escape a value for the replacement side of a sed s||| expression.
 sed_escape() { printf '%s' "$1" | sed -e 's/[\\|&]/\\&/g'; }
 
+# Each file is written to a fresh name mktemp makes (never an existing file, never through a
+# link) and renamed over the old one (rename replaces a link, never follows it).
 render() {
-    local src=$1 dst=$2
+    local src=$1 dst=$2 tmp
+    tmp=$(mktemp "$dst.XXXXXX") || die "cannot make a temporary file beside $dst"
+    chmod 0644 "$tmp"
     sed -e "s|@DIR@|$(sed_escape "$dir")|g" \
         -e "s|@BIND@|$(sed_escape "$bind")|g" \
         -e "s|@PORT@|$(sed_escape "$port")|g" \
@@ -45,8 +50,8 @@ render() {
         -e "s|@NGX_ROOT@|$ngx_root|g" \
         -e "s|@FPM_ROOT@|$fpm_root|g" \
         -e "s|@OPCACHE_EXT@|$opcache_ext|g" \
-        "$src" > "$dst.tmp"
-    mv "$dst.tmp" "$dst"
+        "$src" > "$tmp"
+    mv -fT "$tmp" "$dst"
 }
 
 fpm=$(find_fpm)
@@ -69,6 +74,12 @@ done
 [ -n "$dir" ] || die "--dir is required"
 case $port in *[!0-9]*) die "bad --port $port" ;; esac
 mkdir -p "$dir"
+# Everything below is written into it by name, as root for the servers' root masters: a
+# directory another user owns or may write could hold their links, or their nginx.conf.
+[ ! -L "$dir" ] && [ -d "$dir" ] && [ -O "$dir" ] \
+    || die "$dir must be a directory (not a symlink) of uid $(id -u)"
+perm=$(stat -c %a "$dir")
+(( (8#$perm & 8#022) == 0 )) || die "$dir must not be writable by others (mode $perm)"
 dir=$(cd "$dir" && pwd)
 
 # As root, FPM's children and nginx's worker run as an unprivileged user that owns the

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "runner/run/calibrate.h"
+#include "runner/util/evidence.h"
 
 static int usage(FILE *f)
 {
@@ -22,7 +23,8 @@ static int usage(FILE *f)
             "  their bounds, CPU under its guard) and the control server answered >= 0.995\n"
             "  in time with no error. The margin is the highest rung with every rung below it\n"
             "  held; every rung is run and reported, rungs held above a miss named as such.\n"
-            "  --out DIR            where calibrate.json and each step's load JSON go (made)\n"
+            "  --out DIR            where calibrate.json and each step's load JSON go (made;\n"
+            "                       an existing one must be yours, writable by no one else)\n"
             "  --up-to RATE         the highest rate the curve will request (contract's max)\n"
             "  --factor F           margin to prove above it (1.25)\n"
             "  --steps N            rungs of the ladder, evenly spaced up to the top (6)\n"
@@ -126,6 +128,11 @@ int cmd_calibrate(int argc, char **argv)
         return rc > 0 ? usage(stdout) : usage(stderr);
     if (mkdir(cfg.out_dir, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "kneebench calibrate: %s: %s\n", cfg.out_dir, strerror(errno));
+        return 2;
+    }
+    /* its evidence is written inside by name, often as root */
+    if (kb_dir_own(cfg.out_dir, 0, err, sizeof(err)) < 0) {
+        fprintf(stderr, "kneebench calibrate: --out %s\n", err);
         return 2;
     }
     if (!(r = calloc(1, sizeof(*r))))

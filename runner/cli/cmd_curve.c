@@ -109,6 +109,8 @@ static int usage(FILE *f)
 {
     fprintf(f,
         "usage: kneebench curve --run DIR [options]\n"
+        "  --run DIR               the run (made; an existing one must be yours, writable by\n"
+        "                          no one else: a re-run resumes it)\n"
         "  --profile paper|quick   durations from the contract's profile (default paper)\n"
         "                          (paper: the papers' 30 s points; its 5 s warmup and 2 s\n"
         "                          drain are this suite's own)\n"
@@ -142,6 +144,8 @@ static int usage(FILE *f)
         "                          default: it adds about 5 points a cell)\n"
         "  --backend native|docker|remote  sandbox backend (default native)\n"
         "  --agent HOST:PORT       remote: the fixture host's `kneebench serve-agent`\n"
+        "  --agent-token FILE      remote: the agent's token (the file the agent was given,\n"
+        "                          or the one it wrote; yours alone to read: docs/security.md)\n"
         "  --target IPV4           remote: the fixture host's address for the load, the\n"
         "                          readiness wait and pre/postflight (default: the agent's)\n"
         "  --image IMG             the docker backend's image (default $KB_DOCKER_IMAGE, else\n"
@@ -171,7 +175,7 @@ static int usage(FILE *f)
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
        O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET,
-       O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG, O_REFINE };
+       O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG, O_REFINE, O_TOKEN };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -187,7 +191,7 @@ static const struct option long_opts[] = {
     { "client-sched", 1, 0, O_CSCHED }, { "agent", 1, 0, O_AGENT }, { "target", 1, 0, O_TARGET },
     { "db-cpus", 1, 0, O_DBCPUS }, { "confirm", 1, 0, O_CONFIRM },
     { "db-mode", 1, 0, O_DBMODE }, { "requests-log", 1, 0, O_REQLOG },
-    { "refine", 2, 0, O_REFINE },
+    { "refine", 2, 0, O_REFINE }, { "agent-token", 1, 0, O_TOKEN },
     { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
 };
@@ -195,7 +199,7 @@ static const struct option long_opts[] = {
 struct args {
     struct kb_plan_opts plan;
     const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus, *image;
-    const char *agent, *target, *db_cpus;
+    const char *agent, *target, *agent_token, *db_cpus;
     int no_limits, free_ports, client_other, calibrate, force, requests_log;
     double refine;             /* --refine's resolution in percent; 0: off */
 };
@@ -309,6 +313,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         case O_IMAGE: a->image = optarg; break;
         case O_AGENT: a->agent = optarg; break;
         case O_TARGET: a->target = optarg; break;
+        case O_TOKEN: a->agent_token = optarg; break;
         case O_CSCHED:
             if (strcmp(optarg, "fifo") && strcmp(optarg, "other")) {
                 fprintf(stderr, "kneebench curve: --client-sched is fifo or other, not '%s'\n", optarg);
@@ -326,13 +331,14 @@ static int parse_args(int argc, char **argv, struct args *a)
         fprintf(stderr, "kneebench curve: %s\n", a->run ? "unexpected argument" : "--run DIR is required");
         return 2;
     }
-    if ((a->agent || a->target) && strcmp(a->backend, "remote") != 0) {
-        fprintf(stderr, "kneebench curve: --agent and --target are for --backend remote\n");
+    if ((a->agent || a->target || a->agent_token) && strcmp(a->backend, "remote") != 0) {
+        fprintf(stderr, "kneebench curve: --agent, --target and --agent-token are for "
+                "--backend remote\n");
         return 2;
     }
-    if (!strcmp(a->backend, "remote") && !a->agent) {
+    if (!strcmp(a->backend, "remote") && (!a->agent || !a->agent_token)) {
         fprintf(stderr, "kneebench curve: --backend remote needs --agent HOST:PORT (the fixture "
-                "host's kneebench serve-agent)\n");
+                "host's kneebench serve-agent) and --agent-token FILE (its token)\n");
         return 2;
     }
     if (a->image && strcmp(a->backend, "docker") != 0) {
@@ -850,6 +856,13 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
         kb_srv_read_load(dir, &obs, &lr, &load);
         kb_srv_postflight(&cv->r.fx, kb_contract_route(&cv->r.c, pt->route), &obs);
     }
+    /* a remote agent's session lost is the harness's failure: no verdict, redone later */
+    if (cv->r.fx.sb && kb_sandbox_lost(cv->r.fx.sb, why, sizeof(why))) {
+        fclose(s.csv);
+        json_decref(load);
+        snprintf(err, errlen, "%s: %.400s; left to redo", pt->id, why);
+        return -1;
+    }
     kb_run_csv_close(&ev, &s.csv, dir, "samples.csv");
     kb_judge_point(&lr, &obs, &crit, cv->cal, (double)pt->rate, &jd);
     if (kb_hostclock_write_point(&s.clock, HOSTCLOCK_CPUS(cv), dir, why, sizeof(why)) < 0)
@@ -862,7 +875,8 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
         cv->ran++;
         cv->run_secs += kb_srv_now_s() - t0;
     }
-    progress(cv, pt, kb_verdict_name(jd.verdict), load, 0);
+    /* a point whose evidence could not be written has no verdict to show: it is redone */
+    progress(cv, pt, rc < 0 ? "incomplete" : kb_verdict_name(jd.verdict), load, 0);
     json_decref(load);
     return rc;
 }
@@ -896,7 +910,7 @@ static int setup(struct curve *cv, const struct args *a, char *err, size_t errle
 {
     const struct kb_srv_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
                                    a->ccpus, a->load_cmd, a->no_limits, a->client_other,
-                                   a->image, a->agent, a->target };
+                                   a->image, a->agent, a->target, a->agent_token };
     cv->free_ports = a->free_ports;
     cv->requests_log = a->requests_log;
     cv->refine = a->refine;
@@ -1384,9 +1398,7 @@ int cmd_curve(int argc, char **argv)
                 "resume\n");
         return 130;
     }
-    if (cv.r.incomplete)
-        fprintf(stderr, "kneebench curve: %d point(s) left without complete evidence, each "
-                "with an incomplete.json saying why; re-run to redo them\n", cv.r.incomplete);
+    kb_run_say_incomplete(&cv.r, "point");
     printf("kneebench curve: done in %.0f s\n", kb_srv_now_s() - t0);
     return failures ? 1 : 0;
 }

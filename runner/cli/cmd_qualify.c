@@ -25,6 +25,8 @@ static int usage(FILE *f)
 {
     fprintf(f,
         "usage: kneebench qualify --out DIR [options]\n"
+        "  --out DIR               the run (made; an existing one must be yours, writable by\n"
+        "                          no one else)\n"
         "  The PostgreSQL paper's qualification of " KB_QUAL_RUNTIME "'s /db: one fixed rate for one\n"
         "  duration with its pool (the contract's qualification section) against a\n"
         "  throwaway PostgreSQL cluster, /stats read by its own thread throughout, server\n"
@@ -168,7 +170,7 @@ static void print_summary(const char *run)
 static int run(struct args *a, int argc, char **argv)
 {
     const struct kb_srv_opts fo = { "native", a->build ? a->build : kb_root_build(), a->scpus,
-                                   a->ccpus, a->load_cmd, a->no_limits, 0, NULL, NULL, NULL };
+                                   a->ccpus, a->load_cmd, a->no_limits, 0, NULL, NULL, NULL, NULL };
     struct kb_qual_params p;
     struct kb_qualrun q;
     char err[1024];

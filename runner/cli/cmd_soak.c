@@ -70,6 +70,8 @@ static int usage(FILE *f)
 {
     fprintf(f,
         "usage: kneebench soak --out DIR [options]\n"
+        "  --out DIR               the run (made; an existing one must be yours, writable by\n"
+        "                          no one else)\n"
         "  The one-hour qualification on " RUNTIME ": sequential phases, routes, rates,\n"
         "  durations and windows from the contract's soak section unless overridden.\n"
         "  --phases a,b (--routes)  which phases, in this order (default: the contract's)\n"
@@ -667,7 +669,8 @@ static int finish_phase(struct soak *s, const struct kb_soak_planned *p, struct 
     printf("  %-10s %7ld/s  achieved %9.1f/s  p99 %9.2f ms  RSS %+.0f KiB/h  fds %+.2f/h  "
            "%zu samples  %s: %s\n", p->route, p->rate, lr->achieved_rps,
            lr->corrected.p99 / 1000.0, o->rss.per_hour / 1024.0, o->fds.per_hour, sm->n,
-           kb_soak_verdict_name(v), reason);
+           rc < 0 ? "incomplete" : kb_soak_verdict_name(v),
+           rc < 0 ? "its evidence could not be written whole; redone on re-run" : reason);
     fflush(stdout);
     o->windows = NULL;
     free(w);
@@ -785,7 +788,7 @@ out:
 static int setup(struct soak *s, const struct args *a, char *err, size_t errlen)
 {
     const struct kb_srv_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
-                                   a->ccpus, a->load_cmd, a->no_limits, 0, a->image, NULL, NULL };
+                                   a->ccpus, a->load_cmd, a->no_limits, 0, a->image, NULL, NULL, NULL };
     if (kb_run_open(&s->r, "soak", a->out, a->contract, err, errlen) < 0)
         return -1;
     if (!(s->rt = kb_contract_runtime(&s->r.c, RUNTIME))) {
@@ -888,9 +891,7 @@ int cmd_soak(int argc, char **argv)
         return 130;
     }
     passed = report(&s);
-    if (s.r.incomplete)
-        fprintf(stderr, "kneebench soak: %d phase(s) left without complete evidence, each "
-                "with an incomplete.json saying why; re-run to redo them\n", s.r.incomplete);
+    kb_run_say_incomplete(&s.r, "phase");
     printf("kneebench soak: %d of %zu phases passed; report %s/report.md\n",
            passed < 0 ? 0 : passed, s.nph, s.r.dir);
     kb_run_close(&s.r, SIGTERM);

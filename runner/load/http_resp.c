@@ -196,6 +196,10 @@ static int headers_done(struct kb_resp *p)
     }
     if (no_body)
         return S_DONE;
+    /* RFC 9112 6.3: both framings in one response is a smuggling sign: which one frames
+     * it is the attacker's choice, so neither is taken (as two Content-Lengths are not) */
+    if (p->chunked && p->content_length >= 0)
+        return -1;
     if (p->chunked)
         return S_CHUNK_SIZE;
     if (p->content_length >= 0) {

@@ -3,8 +3,9 @@
  * Design: the control server and every load step are separate processes, so a step is
  * measured exactly as a curve point is (the same `kneebench load`, its own JSON), and a
  * client slowed on purpose (a cgroup the children join) slows only the client. Each child
- * gets its CPU affinity and cgroup between fork and exec; the control server is stopped by
- * its PID on every exit path. A step that cannot be judged (no JSON) stops the calibration
+ * gets its CPU affinity and cgroup between fork and exec, and a parent-death signal: the
+ * control server is stopped by its PID on every exit path, and dies with the runner
+ * however the runner ends. A step that cannot be judged (no JSON) stops the calibration
  * with an error; a step that misses a criterion is data, recorded with the reason. */
 #define _GNU_SOURCE
 #include "runner/run/calibrate.h"
@@ -21,6 +22,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -50,11 +52,18 @@ struct cal {
     pid_t control;
 };
 
-/* In the child, before exec: pin, join the cgroups, send output to log. Never returns. */
+/* In the child, before exec: die with the runner (the control server and a step outlived a
+ * calibrate killed with -9, for ever), pin, join the cgroups, send output to log. Never
+ * returns. */
 static void child_exec(char *const *argv, const cpu_set_t *cpus, const char *const *cgroups,
-                       const char *log)
+                       const char *log, pid_t runner)
 {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd;
+
+    /* the getppid() check: a runner that died before prctl took effect sent nothing */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != runner)
+        _exit(126);
+    fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 
     if (fd >= 0) {
         dup2(fd, STDOUT_FILENO);
@@ -82,10 +91,10 @@ static void child_exec(char *const *argv, const cpu_set_t *cpus, const char *con
 static pid_t spawn(char *const *argv, const cpu_set_t *cpus, const char *const *cgroups,
                    const char *log, char *err, size_t errlen)
 {
-    pid_t pid = fork();
+    pid_t runner = getpid(), pid = fork();
 
     if (pid == 0)
-        child_exec(argv, cpus, cgroups, log);
+        child_exec(argv, cpus, cgroups, log, runner);
     if (pid < 0)
         snprintf(err, errlen, "fork: %s", strerror(errno));
     return pid;

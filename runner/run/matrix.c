@@ -147,7 +147,7 @@ static int pick_rates(const struct kb_contract *c, const struct kb_profile *pr, 
         memcpy(p->rates, dflt, ndflt * sizeof(long));
         p->nrates = ndflt;
     }
-    for (const char *s = csv; s && *s && p->nrates < ndflt + 64;) {
+    for (const char *s = csv; s && *s;) {
         char *end;
         errno = 0;
         long v = strtol(s, &end, 10);
@@ -155,10 +155,21 @@ static int pick_rates(const struct kb_contract *c, const struct kb_profile *pr, 
             snprintf(err, errlen, "bad rate in '%s'", csv);
             return -1;
         }
+        if (p->nrates == ndflt + 64) {
+            snprintf(err, errlen, "more than %zu rates in '%.100s'", ndflt + 64, csv);
+            return -1;
+        }
         p->rates[p->nrates++] = v;
         s = *end ? end + 1 : end;
     }
     qsort(p->rates, p->nrates, sizeof(long), cmp_long);
+    /* a point's id is its runtime, route and rate: a rate twice would plan one id twice */
+    for (size_t i = 1; i < p->nrates; i++)
+        if (p->rates[i] == p->rates[i - 1]) {
+            snprintf(err, errlen, "rate %ld given twice in '%.100s' (--repeats N samples a "
+                     "rate again)", p->rates[i], csv);
+            return -1;
+        }
     return 0;
 }
 

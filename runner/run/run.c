@@ -52,6 +52,10 @@ int kb_run_open(struct kb_run *r, const char *cmd, const char *dir, const char *
      * a relative name would be read there again, one level deeper. */
     if (kb_abspath(dir, r->dirbuf, sizeof(r->dirbuf), err, errlen) < 0)
         return -1;
+    /* As root the run writes fixtures' configs and evidence inside it by name: a directory
+     * another user owns or may write could hold their links (`--run /tmp/q` made by them). */
+    if (kb_dir_own(r->dirbuf, 1, err, errlen) < 0)
+        return -1;
     return kb_contract_load(contract ? contract : kb_root_contract(), &r->c, err, errlen);
 }
 
@@ -63,11 +67,14 @@ int kb_run_setup(struct kb_run *r, const struct kb_srv_opts *o, char *err, size_
 
 void kb_run_sweep(struct kb_run *r, const char *sessions)
 {
+    char note[2048] = "";
     if (kb_sandbox_sweep_stale(r->fx.sandbox) > 0)
         fprintf(stderr, "kneebench %s: removed cgroups left by an earlier run\n", r->cmd);
-    if (sessions && kb_srv_sweep_sessions(&r->fx, sessions) > 0)
+    if (sessions && kb_srv_sweep_sessions(&r->fx, sessions, note, sizeof(note)) > 0)
         fprintf(stderr, "kneebench %s: stopped unconstrained fixtures left by an earlier "
                 "run\n", r->cmd);
+    if (note[0])
+        fprintf(stderr, "kneebench %s: left running: %s\n", r->cmd, note);
 }
 
 void kb_run_stop_fixture(struct kb_run *r)
@@ -109,7 +116,8 @@ int kb_run_plan_file(const char *dir, json_t *want, const char *what, char *err,
     char path[4200];
     json_t *have;
     int rc = 0;
-    if (kb_mkdirs(dir, err, errlen) < 0) {
+    /* checked again once made: someone may have made it since kb_run_open looked */
+    if (kb_mkdirs(dir, err, errlen) < 0 || kb_dir_own(dir, 0, err, errlen) < 0) {
         json_decref(want);
         return -1;
     }
@@ -272,6 +280,12 @@ int kb_run_launch(struct kb_run *r, const char *fixdir, const char *pgdir, int d
     struct kb_fixture_spec spec;
     int rc;
     kb_run_fixture_begin(r, fixdir);
+    /* a fixture's script writes its configs there as this user: the harness's fault, not
+     * the fixture's, when that directory is someone else's */
+    if (kb_dir_own(fixdir, 0, err, sizeof(err)) < 0) {
+        snprintf(reason, reasonlen, KB_FX_HARNESS_PREFIX "%.900s", err);
+        return KB_FX_HARNESS;
+    }
     if (pgdir && kb_sandbox_db_start(r->fx.sandbox, &r->pg, pgdir, err, sizeof(err)) < 0) {
         snprintf(reason, reasonlen, "PostgreSQL: %.400s", err);
         return -1;
@@ -363,7 +377,7 @@ int kb_run_point_finish(struct kb_run *r, const struct kb_run_evidence *ev, cons
                         json_t *marker, char *err, size_t errlen)
 {
     /* the fixture's files failed first, if they did */
-    struct kb_run_evidence e = r->fixture_ev.file[0] ? r->fixture_ev : *ev;
+    struct kb_run_evidence e = r->fixture_ev.file[0] ? r->fixture_ev : *ev, rec = { "", "" };
     json_t *inc;
     if (!e.file[0])
         kb_run_write_json(&e, dir, "DONE", marker);
@@ -372,9 +386,25 @@ int kb_run_point_finish(struct kb_run *r, const struct kb_run_evidence *ev, cons
         return 0;
     r->incomplete++;
     inc = json_pack("{s:s,s:s}", "file", e.file, "reason", e.reason);
-    kb_run_write_json(&e, dir, "incomplete.json", inc);     /* best effort */
+    if (kb_run_write_json(&rec, dir, "incomplete.json", inc) < 0 && !r->unrecorded++)
+        snprintf(r->unrecorded_why, sizeof(r->unrecorded_why), "%.250s", rec.reason);
     json_decref(inc);
-    snprintf(err, errlen, "%.600s incomplete, not marked DONE (re-run to redo it): %s: %.600s",
-             dir, e.file, e.reason);
+    snprintf(err, errlen, "%.600s incomplete, not marked DONE%s (re-run to redo it): %s: %.600s",
+             dir, rec.file[0] ? ", no incomplete.json either" : "", e.file, e.reason);
     return -1;
+}
+
+void kb_run_say_incomplete(const struct kb_run *r, const char *what)
+{
+    if (!r->incomplete)
+        return;
+    if (!r->unrecorded)
+        fprintf(stderr, "kneebench %s: %d %s(s) left without complete evidence, each with an "
+                "incomplete.json saying why; re-run to redo them\n", r->cmd, r->incomplete,
+                what);
+    else
+        fprintf(stderr, "kneebench %s: %d %s(s) left without complete evidence, %d of them "
+                "without an incomplete.json either (%s; the lines above say what failed); "
+                "re-run to redo them\n", r->cmd, r->incomplete, what, r->unrecorded,
+                r->unrecorded_why);
 }

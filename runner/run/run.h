@@ -44,6 +44,8 @@ struct kb_run {
     struct kb_run_evidence fixture_ev;   /* the running fixture's files (limits, identity,
                                           * preflight): every point it serves inherits it */
     int incomplete;                /* points left without complete evidence */
+    int unrecorded;                /* of those, points whose incomplete.json failed too */
+    char unrecorded_why[256];      /* the first such failure */
 };
 
 /* SIGINT/SIGTERM set the run's one flag (no SA_RESTART: blocking calls return early),
@@ -53,9 +55,11 @@ void kb_run_signals(void);
 /* The signal that interrupted the run, 0 while none has. */
 int kb_run_interrupted(void);
 
-/* Zero r, name it, load the contract (NULL: the tree's, kb_root_contract()). The fixture's
- * readiness waits and load child give up on the interrupt flag. 0, or -1 with err; call
- * kb_run_close() either way. */
+/* Zero r, name it, make dir absolute, load the contract (NULL: the tree's,
+ * kb_root_contract()). dir, when it exists, must be this user's own directory that no one
+ * else may write (kb_dir_own; kb_run_plan_file checks again once it is made). The
+ * fixture's readiness waits and load child give up on the interrupt flag. 0, or -1 with
+ * err; call kb_run_close() either way. */
 int kb_run_open(struct kb_run *r, const char *cmd, const char *dir, const char *contract,
                 char *err, size_t errlen);
 
@@ -124,8 +128,9 @@ void kb_run_fixture_begin(struct kb_run *r, const char *fixdir);
  * PostgreSQL first (its cluster there) and the fixture given the db arguments and db_pool;
  * then kb_srv_start() (ready, limits.json read back, identity), a limits.json it could not
  * write noted. argv (64 slots) gets the fixture's command, the caller's to free with
- * kb_tmpl_free(). kb_srv_start()'s result with reason, or -1 with reason "PostgreSQL: ..."
- * when the cluster did not start. */
+ * kb_tmpl_free(). kb_srv_start()'s result with reason, -1 with reason "PostgreSQL: ..."
+ * when the cluster did not start, or KB_FX_HARNESS, nothing started, when fixdir is not
+ * this user's own directory that no one else may write (kb_dir_own). */
 int kb_run_launch(struct kb_run *r, const char *fixdir, const char *pgdir, int db_pool,
                   char **argv, char *reason, size_t reasonlen);
 
@@ -147,9 +152,15 @@ int kb_run_csv_close(struct kb_run_evidence *ev, FILE **f, const char *dir, cons
 
 /* The point's last step: with nothing noted in ev or in r->fixture_ev (the fixture that
  * served it), dir/DONE from marker; else (or when DONE itself cannot be written) no DONE,
- * dir/incomplete.json naming the file and the reason (best effort), r->incomplete counted,
- * and -1 with err saying so. Takes marker. */
+ * dir/incomplete.json naming the file and the reason (best effort: one that cannot be
+ * written either is counted in r->unrecorded), r->incomplete counted, and -1 with err saying
+ * so. Takes marker. */
 int kb_run_point_finish(struct kb_run *r, const struct kb_run_evidence *ev, const char *dir,
                         json_t *marker, char *err, size_t errlen);
+
+/* On stderr, when points (a soak's phases: what = "phase") were left incomplete: how many,
+ * and whether each has its incomplete.json or why some have none (a full disk writes
+ * neither). Nothing when all are complete. */
+void kb_run_say_incomplete(const struct kb_run *r, const char *what);
 
 #endif

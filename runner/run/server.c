@@ -76,8 +76,10 @@ static int pin_controller(struct kb_srv *fx, char *err, size_t errlen)
 int kb_srv_setup(struct kb_srv *fx, const struct kb_contract *c, const struct kb_srv_opts *o,
                 char *err, size_t errlen)
 {
-    const struct kb_sandbox_config sc = { o->backend, kb_root(), o->image, o->agent, o->target,
-                                          o->no_limits };
+    const struct kb_sandbox_config sc = { .backend = o->backend, .root = kb_root(),
+                                          .image = o->image, .agent = o->agent,
+                                          .target = o->target, .agent_token = o->agent_token,
+                                          .no_limits = o->no_limits };
     fx->c = c;
     fx->build = o->build;
     fx->client_rt = !o->client_other;
@@ -222,13 +224,13 @@ static void abandon(struct kb_srv *fx, char *reason, size_t reasonlen)
 static int port_free_before(struct kb_srv *fx, const struct kb_fixture_spec *spec,
                             char *reason, size_t reasonlen)
 {
-    char why[512];
+    char why[512], note[600] = "";
     if (spec->no_limits)
-        kb_sandbox_sweep_rundir(fx->sandbox, spec->rundir);
+        kb_sandbox_sweep_rundir(fx->sandbox, spec->rundir, note, sizeof(note));
     if (kb_sandbox_port_free(fx->sandbox, fx->port, 2000, why, sizeof(why)) == 0)
         return 0;
     snprintf(reason, reasonlen, KB_FX_HARNESS_PREFIX "%.400s before the fixture started, "
-             "not by a fixture of this run", why);
+             "not by a fixture of this run%s%.500s", why, note[0] ? "; " : "", note);
     return -1;
 }
 
@@ -260,17 +262,22 @@ int kb_srv_start(struct kb_srv *fx, const struct kb_fixture_spec *spec, const ch
     return limits_and_identity(fx, rundir, reason, reasonlen);
 }
 
-int kb_srv_sweep_sessions(struct kb_srv *fx, const char *dir)
+int kb_srv_sweep_sessions(struct kb_srv *fx, const char *dir, char *note, size_t notelen)
 {
-    char path[4200];
+    char path[4200], one[600];
     struct dirent *e;
     DIR *d = opendir(dir);
+    size_t len = 0;
     int n = 0;
+    if (notelen)
+        note[0] = '\0';
     while (d && (e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
         kb_path(path, sizeof(path), dir, e->d_name);
-        n += kb_sandbox_sweep_rundir(fx->sandbox, path);
+        n += kb_sandbox_sweep_rundir(fx->sandbox, path, one, sizeof(one));
+        if (one[0] && len < notelen)
+            len += (size_t)snprintf(note + len, notelen - len, "%s%s", len ? "; " : "", one);
     }
     if (d)
         closedir(d);

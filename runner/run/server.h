@@ -38,6 +38,7 @@ struct kb_srv_opts {
     int no_limits;
     int client_other;              /* load threads in SCHED_OTHER instead of SCHED_FIFO 1 */
     const char *image, *agent, *target;   /* the backend's, NULL when not given (sandbox.h) */
+    const char *agent_token;       /* remote: the agent's token file, NULL when not given */
 };
 
 /* The most records a point's requests.log holds (kneebench load --requests-log-max): at
@@ -123,8 +124,9 @@ int kb_srv_start(struct kb_srv *fx, const struct kb_fixture_spec *spec, const ch
                 char *reason, size_t reasonlen);
 
 /* Sweep what runners that are gone left in every directory under dir (a run's fixtures/):
- * the records of unconstrained fixtures (kb_sandbox_sweep_rundir). How many. */
-int kb_srv_sweep_sessions(struct kb_srv *fx, const char *dir);
+ * the records of unconstrained fixtures (kb_sandbox_sweep_rundir). How many were swept;
+ * note gets what was left running and why, "; " between directories ("" when nothing). */
+int kb_srv_sweep_sessions(struct kb_srv *fx, const char *dir, char *note, size_t notelen);
 
 /* Stop the fixture (and so its cgroup or container) and forget its identity. 0, or -1 with
  * err; fx->sb is NULL either way. */

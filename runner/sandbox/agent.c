@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <jansson.h>
 #include <libgen.h>
 #include <limits.h>
@@ -30,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runner/sandbox/agent_auth.h"
 #include "runner/util/evidence.h"
 #include "runner/util/portown.h"
 #include "runner/sandbox/procs.h"
@@ -38,7 +40,6 @@
 #include "runner/sandbox/spawn.h"
 
 #define ANSWER_MAX 4096
-#define SEND_TIMEOUT_MS 5000
 
 struct agent {
     const struct kb_agent_cfg *cfg;
@@ -47,8 +48,12 @@ struct agent {
     struct kb_sandbox_fixture *sb;
     char running[64];
     int port;
+    unsigned long owner;        /* the session that started the fixture */
+    unsigned long sessions;     /* sessions numbered from 1 */
     char build[PATH_MAX], rundir[512];
+    int made_rundir;            /* a fresh one: removed at exit */
     const char *serve_bind;
+    char token[KB_AGENT_TOKEN_MAX];
 };
 
 static int runtime_known(const struct kb_contract *c, const char *name)
@@ -138,12 +143,12 @@ static void do_identity(struct agent *a, char *out, size_t outlen)
     for (size_t i = 0; i < a->contract.nruntimes; i++)
         json_array_append_new(rts, json_string(a->contract.runtimes[i].name));
     json_array_append_new(rts, json_string("control"));
-    answer_json(out, outlen, json_pack("{s:s, s:i, s:s, s:s, s:s, s:i, s:o, s:s, s:b, s:s?}",
-                "agent", "kneebench serve-agent", "protocol", KB_AGENT_PROTOCOL,
+    answer_json(out, outlen, json_pack("{s:s, s:i, s:s, s:s, s:s, s:i, s:o, s:s, s:b, s:s, "
+                "s:s?}", "agent", "kneebench serve-agent", "protocol", KB_AGENT_PROTOCOL,
                 "hostname", u.nodename, "kernel", u.release, "cpu_model", model,
                 "cpus_online", (int)sysconf(_SC_NPROCESSORS_ONLN), "runtimes", rts,
                 "backend", kb_sandbox_name(a->box), "limits", !a->cfg->no_limits,
-                "running", a->running[0] ? a->running : NULL));
+                "serve_bind", a->serve_bind, "running", a->running[0] ? a->running : NULL));
 }
 
 /* What the contract's placeholders stand for on this agent. */
@@ -249,13 +254,16 @@ out:
     return rc;
 }
 
-static void do_start(struct agent *a, const struct kb_agent_cmd *cmd, char *out, size_t outlen)
+static void do_start(struct agent *a, unsigned long session, const struct kb_agent_cmd *cmd,
+                     char *out, size_t outlen)
 {
     char err[512] = "";
 
+    /* one fixture at a time: another session's in the way is the harness's doing */
     if (a->sb) {
-        snprintf(out, outlen, "err busy: %s is running on port %d (stop it first)", a->running,
-                 a->port);
+        snprintf(out, outlen, "err %sbusy: %s is running on port %d for %s", a->owner == session
+                 ? "" : KB_AGENT_HARNESS, a->running, a->port, a->owner == session
+                 ? "this session (stop it first)" : "another session");
         return;
     }
     if (cmd->port < 1024 && !a->cfg->allow_privileged_ports) {
@@ -267,6 +275,7 @@ static void do_start(struct agent *a, const struct kb_agent_cmd *cmd, char *out,
         snprintf(out, outlen, "err %s", err);
         return;
     }
+    a->owner = session;
     answer_json(out, outlen, json_pack("{s:s, s:i, s:s}", "started", a->running, "port",
                                        a->port, "bind", a->serve_bind));
 }
@@ -332,8 +341,22 @@ static void do_stop(struct agent *a, char *out, size_t outlen)
     answer_json(out, outlen, json_pack("{s:s}", "stopped", name));
 }
 
-/* One command line in, one answer line out (no newline). Returns 1 to close the client. */
-static int handle(struct agent *a, const char *line, char *out, size_t outlen)
+/* sample, limits and stop act on the fixture of the session that started it only. */
+static int owned(const struct agent *a, unsigned long session, char *out, size_t outlen)
+{
+    if (!a->sb)
+        snprintf(out, outlen, "err nothing is running");
+    else if (a->owner != session)
+        snprintf(out, outlen, "err refused: the running fixture belongs to another session");
+    else
+        return 1;
+    return 0;
+}
+
+/* One command line of an authenticated session in, one answer line out (no newline).
+ * Returns 1 to close the session. */
+static int handle(struct agent *a, unsigned long session, const char *line, char *out,
+                  size_t outlen)
 {
     struct kb_agent_cmd cmd;
     char err[256];
@@ -344,10 +367,10 @@ static int handle(struct agent *a, const char *line, char *out, size_t outlen)
     }
     switch (cmd.verb) {
     case KB_AGENT_IDENTITY: do_identity(a, out, outlen); break;
-    case KB_AGENT_START: do_start(a, &cmd, out, outlen); break;
-    case KB_AGENT_SAMPLE: do_sample(a, out, outlen); break;
-    case KB_AGENT_LIMITS: do_limits(a, out, outlen); break;
-    case KB_AGENT_STOP: do_stop(a, out, outlen); break;
+    case KB_AGENT_START: do_start(a, session, &cmd, out, outlen); break;
+    case KB_AGENT_SAMPLE: if (owned(a, session, out, outlen)) do_sample(a, out, outlen); break;
+    case KB_AGENT_LIMITS: if (owned(a, session, out, outlen)) do_limits(a, out, outlen); break;
+    case KB_AGENT_STOP: if (owned(a, session, out, outlen)) do_stop(a, out, outlen); break;
     case KB_AGENT_QUIT: snprintf(out, outlen, "ok {\"bye\":true}"); return 1;
     }
     return 0;
@@ -357,8 +380,15 @@ static int handle(struct agent *a, const char *line, char *out, size_t outlen)
 
 struct client {
     int fd;                     /* -1: a free slot */
+    unsigned long session;      /* its number, for the fixture it owns */
+    int authed;                 /* it proved the token */
+    int closing;                /* close once out is sent */
+    char hello[96];             /* the greeting, which the proof covers */
     char buf[KB_AGENT_LINE_MAX + 1];
     size_t len;
+    char out[ANSWER_MAX + 2];   /* the answer not yet sent: no line is read meanwhile */
+    size_t outlen, outoff;
+    long since_ms;              /* the connect */
     long last_ms;               /* the last complete line, or the connect */
     long line_ms;               /* when the unfinished line in buf began; 0: none */
 };
@@ -370,62 +400,94 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* The whole answer within SEND_TIMEOUT_MS: a client that reads nothing is dropped rather
- * than allowed to stall the others. */
-static int write_all(int fd, const char *p, size_t n)
+/* What the socket takes now of the pending answer, never waiting: a client that reads
+ * nothing keeps its own answer, not the agent. -1 when the connection is broken. */
+static int flush_out(struct client *c)
 {
-    long deadline = now_ms() + SEND_TIMEOUT_MS;
-    while (n > 0) {
-        struct pollfd pf = { .fd = fd, .events = POLLOUT };
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
-            long left = deadline - now_ms();
-            if (left <= 0 || poll(&pf, 1, (int)left) < 0)
-                return -1;
+    while (c->outoff < c->outlen) {
+        ssize_t w = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && errno == EINTR)
             continue;
-        }
+        if (w < 0 && errno == EAGAIN)
+            return 0;
         if (w <= 0)
             return -1;
-        p += w;
-        n -= (size_t)w;
+        c->outoff += (size_t)w;
     }
+    c->outlen = c->outoff = 0;
     return 0;
 }
 
-/* Answers every complete line in the client's buffer; returns 1 when it is done. */
+static void queue(struct client *c, const char *line)
+{
+    snprintf(c->out, sizeof(c->out), "%s\n", line);
+    c->outlen = strlen(c->out);
+    c->outoff = 0;
+}
+
+/* The first line of a session: the proof of the token for this connection's greeting. */
+static int authenticate(struct agent *a, struct client *c, const char *line, char *out,
+                        size_t outlen)
+{
+    if (strncmp(line, "auth ", 5)) {
+        snprintf(out, outlen, "err refused: authenticate first (auth PROOF: see "
+                 "docs/security.md)");
+        return 1;
+    }
+    if (!kb_agent_proof_ok(a->token, c->hello, line + 5)) {
+        snprintf(out, outlen, "err refused: authentication failed");
+        return 1;
+    }
+    c->authed = 1;
+    snprintf(out, outlen, "ok {\"session\":%lu}", c->session);
+    return 0;
+}
+
+/* Answers the complete lines in the client's buffer, one at a time: the next only once the
+ * answer before it is sent. Returns 1 when the client is to be closed. */
 static int drain_lines(struct agent *a, struct client *c)
 {
     char *nl, out[ANSWER_MAX];
 
-    while ((nl = memchr(c->buf, '\n', c->len))) {
+    while (!c->outlen && !c->closing && (nl = memchr(c->buf, '\n', c->len))) {
         size_t linelen = (size_t)(nl - c->buf);
-        int done;
         *nl = '\0';
         if (linelen && c->buf[linelen - 1] == '\r')
             c->buf[linelen - 1] = '\0';
-        done = handle(a, c->buf, out, sizeof(out) - 1);
+        c->closing = c->authed ? handle(a, c->session, c->buf, out, sizeof(out))
+                               : authenticate(a, c, c->buf, out, sizeof(out));
         if (a->cfg->log)
-            fprintf(a->cfg->log, "serve-agent: '%.80s' -> %.120s\n", c->buf, out);
-        strcat(out, "\n");
-        if (write_all(c->fd, out, strlen(out)) < 0 || done)
-            return 1;
+            fprintf(a->cfg->log, "serve-agent: session %lu '%.80s' -> %.120s\n", c->session,
+                    c->authed && strncmp(c->buf, "auth ", 5) ? c->buf : "auth ...", out);
+        queue(c, out);
         memmove(c->buf, nl + 1, c->len - linelen - 1);
         c->len -= linelen + 1;
         c->last_ms = now_ms();
         c->line_ms = c->len ? c->last_ms : 0;
+        if (flush_out(c) < 0)
+            return 1;
     }
-    if (c->len >= KB_AGENT_LINE_MAX) {
-        static const char refuse[] = "err refused: line too long\n";
-        write_all(c->fd, refuse, sizeof(refuse) - 1);
-        return 1;
+    if (!c->outlen && c->len >= KB_AGENT_LINE_MAX) {
+        queue(c, "err refused: line too long");
+        c->closing = 1;
+        flush_out(c);
     }
-    return 0;
+    return c->closing && !c->outlen;
 }
 
-static void drop(struct client *c)
+/* A session's end stops the fixture it owns: no one else may, and no one is left to. */
+static void drop(struct agent *a, struct client *c)
 {
     close(c->fd);
     c->fd = -1;
+    if (a->sb && a->owner == c->session) {
+        char err[256];
+        if (a->cfg->log)
+            fprintf(a->cfg->log, "serve-agent: session %lu ended: stopping its %s\n",
+                    c->session, a->running);
+        stop_fixture(a, err, sizeof(err));
+    }
 }
 
 /* What arrived on a client; 1 when it is to be closed. */
@@ -442,42 +504,66 @@ static int client_input(struct agent *a, struct client *c)
     return drain_lines(a, c);
 }
 
-/* 1 when the client has been silent too long, or too slow to finish a line. */
+/* The pending answer sent as far as the client takes it, then its next lines. */
+static int client_output(struct agent *a, struct client *c)
+{
+    if (flush_out(c) < 0)
+        return 1;
+    return c->outlen ? 0 : drain_lines(a, c);
+}
+
+/* 1 when the client has been silent (or not reading) too long, slow to finish a line, or
+ * slow to prove the token. */
 static int expired(const struct agent *a, const struct client *c, long now)
 {
     int idle = a->cfg->idle_timeout_ms > 0 ? a->cfg->idle_timeout_ms : KB_AGENT_IDLE_TIMEOUT_MS;
+    if (!c->authed)
+        return now - c->since_ms > KB_AGENT_AUTH_TIMEOUT_MS;
     return now - c->last_ms > idle || (c->line_ms && now - c->line_ms > KB_AGENT_LINE_TIMEOUT_MS);
 }
 
-/* A free slot, or the one idle longest, closed to make room. */
-static struct client *slot_for_new(struct client *cl)
+/* A free slot, or the one that has waited longest without proving the token, closed to make
+ * room; NULL when every slot is an authenticated session (a newcomer evicts none of those). */
+static struct client *slot_for_new(struct agent *a, struct client *cl)
 {
-    struct client *oldest = &cl[0];
+    struct client *oldest = NULL;
     for (int i = 0; i < KB_AGENT_MAX_CLIENTS; i++) {
         if (cl[i].fd < 0)
             return &cl[i];
-        if (cl[i].last_ms < oldest->last_ms)
+        if (!cl[i].authed && (!oldest || cl[i].since_ms < oldest->since_ms))
             oldest = &cl[i];
     }
-    drop(oldest);
+    if (oldest)
+        drop(a, oldest);
     return oldest;
 }
 
-static void accept_client(int lfd, struct client *cl)
+static void accept_client(struct agent *a, int lfd, struct client *cl)
 {
+    static const char full[] = "err busy: every session of this agent is taken\n";
     int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    char nonce[KB_AGENT_NONCE_HEX];
     struct client *c;
     if (fd < 0)
         return;
-    c = slot_for_new(cl);
+    if (!(c = slot_for_new(a, cl)) || kb_agent_nonce(nonce) < 0) {
+        if (send(fd, full, sizeof(full) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+            (void)0;   /* it is closed either way */
+        close(fd);
+        return;
+    }
+    memset(c, 0, sizeof(*c));
     c->fd = fd;
-    c->len = 0;
-    c->last_ms = now_ms();
-    c->line_ms = 0;
+    c->session = ++a->sessions;
+    c->since_ms = c->last_ms = now_ms();
+    snprintf(c->hello, sizeof(c->hello), KB_AGENT_GREETING " %d %s", KB_AGENT_PROTOCOL, nonce);
+    queue(c, c->hello);
+    if (flush_out(c) < 0)
+        drop(a, c);
 }
 
 /* One round of the loop: wait up to 200 ms, take a new connection, serve what arrived,
- * close what timed out. */
+ * send what a client is ready to take, close what timed out. */
 static void serve_round(struct agent *a, int lfd, struct client *cl)
 {
     struct pollfd p[1 + KB_AGENT_MAX_CLIENTS];
@@ -488,19 +574,24 @@ static void serve_round(struct agent *a, int lfd, struct client *cl)
     for (int i = 0; i < KB_AGENT_MAX_CLIENTS; i++)
         if (cl[i].fd >= 0) {
             idx[n] = i;
-            p[n++] = (struct pollfd){ .fd = cl[i].fd, .events = POLLIN };
+            p[n++] = (struct pollfd){ .fd = cl[i].fd,
+                                      .events = cl[i].outlen ? POLLOUT : POLLIN };
         }
     if (poll(p, n, 200) > 0) {
-        for (nfds_t j = 1; j < n; j++)
-            if (p[j].revents && cl[idx[j]].fd >= 0 && client_input(a, &cl[idx[j]]))
-                drop(&cl[idx[j]]);
+        for (nfds_t j = 1; j < n; j++) {
+            struct client *c = &cl[idx[j]];
+            if (!p[j].revents || c->fd < 0)
+                continue;
+            if ((c->outlen ? client_output(a, c) : client_input(a, c)))
+                drop(a, c);
+        }
         if (p[0].revents & POLLIN)
-            accept_client(lfd, cl);
+            accept_client(a, lfd, cl);
     }
     now = now_ms();
     for (int i = 0; i < KB_AGENT_MAX_CLIENTS; i++)
         if (cl[i].fd >= 0 && expired(a, &cl[i], now))
-            drop(&cl[i]);
+            drop(a, &cl[i]);
 }
 
 static int listen_on(const struct kb_agent_cfg *cfg, char *err, size_t errlen)
@@ -534,18 +625,11 @@ static int listen_on(const struct kb_agent_cfg *cfg, char *err, size_t errlen)
  * the fixtures' logs and configs are written inside it as this (often root) user. */
 static int own_dir(const char *dir, char *err, size_t errlen)
 {
-    struct stat st;
-    if (lstat(dir, &st) < 0) {
-        snprintf(err, errlen, "%.300s: %s", dir, strerror(errno));
-        return -1;
-    }
-    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-        snprintf(err, errlen, "--rundir %.300s must be a directory (not a symlink) owned by uid "
-                 "%ld that no one else may write (it is owned by uid %ld, mode %04o)", dir,
-                 (long)geteuid(), (long)st.st_uid, (unsigned)(st.st_mode & 07777));
-        return -1;
-    }
-    return 0;
+    char why[480];
+    if (kb_dir_own(dir, 0, why, sizeof(why)) == 0)
+        return 0;
+    snprintf(err, errlen, "--rundir %s", why);
+    return -1;
 }
 
 /* The private run directory: a fresh one (mkdtemp), or the one given, made if absent.
@@ -570,11 +654,43 @@ static int make_rundir(struct agent *a, const struct kb_agent_cfg *cfg, char *er
     }
     if (own_dir(a->rundir, err, errlen) < 0)
         return -1;
+    a->made_rundir = !cfg->rundir;
     if (made && chmod(a->rundir, 0711) < 0) {
         snprintf(err, errlen, "chmod %.300s: %s", a->rundir, strerror(errno));
         return -1;
     }
     return 0;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);           /* a link is removed, never followed (FTW_PHYS) */
+    return 0;
+}
+
+/* The fresh directory made at start goes with the agent: its fixtures' logs and configs,
+ * and the token it wrote, are this run's alone. A given --rundir is the user's to keep. */
+static void remove_rundir(const struct agent *a)
+{
+    if (a->made_rundir && a->rundir[0])
+        nftw(a->rundir, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* The token every session must prove: the one given, or a fresh one in the private run
+ * directory, readable by this user alone. */
+static int agent_token(struct agent *a, const struct kb_agent_cfg *cfg, char *err,
+                       size_t errlen)
+{
+    char path[600];
+    if (cfg->token_path)
+        return kb_agent_token_load(cfg->token_path, a->token, sizeof(a->token), err, errlen);
+    kb_path(path, sizeof(path), a->rundir, "token");
+    return kb_agent_token_make(path, a->token, sizeof(a->token), err, errlen);
 }
 
 static int agent_setup(struct agent *a, const struct kb_agent_cfg *cfg, char *err,
@@ -586,12 +702,14 @@ static int agent_setup(struct agent *a, const struct kb_agent_cfg *cfg, char *er
     ssize_t n;
 
     a->cfg = cfg;
-    a->serve_bind = cfg->serve_bind ? cfg->serve_bind : cfg->bind ? cfg->bind : "127.0.0.1";
+    /* never the agent's own address by default: a fixture reachable from the network is
+     * asked for, not implied by where the agent listens */
+    a->serve_bind = cfg->serve_bind ? cfg->serve_bind : "127.0.0.1";
     if (!(a->box = kb_sandbox_open(&sc, err, errlen)))
         return -1;
     if (!cfg->no_limits && kb_sandbox_available(a->box, err, errlen) < 0)
         return -1;
-    if (make_rundir(a, cfg, err, errlen) < 0)
+    if (make_rundir(a, cfg, err, errlen) < 0 || agent_token(a, cfg, err, errlen) < 0)
         return -1;
     /* the cgroups of an agent killed with -9 hold their fixture and its port */
     if (!cfg->no_limits && kb_sandbox_sweep_stale(a->box) > 0 && cfg->log)
@@ -622,6 +740,8 @@ int kb_agent_serve(const struct kb_agent_cfg *cfg, char *err, size_t errlen)
         goto out;
     if (cfg->log) {
         fprintf(cfg->log, "serve-agent: fixtures run under %s\n", a.rundir);
+        if (!cfg->token_path)
+            fprintf(cfg->log, "serve-agent: token in %s/token\n", a.rundir);
         fflush(cfg->log);
     }
     while (!*cfg->stop)
@@ -630,12 +750,13 @@ int kb_agent_serve(const struct kb_agent_cfg *cfg, char *err, size_t errlen)
 out:
     for (int i = 0; i < KB_AGENT_MAX_CLIENTS; i++)
         if (cl[i].fd >= 0)
-            drop(&cl[i]);
+            drop(&a, &cl[i]);
     if (a.sb) {
         char e2[256];
         stop_fixture(&a, e2, sizeof(e2));
     }
     kb_sandbox_close(a.box);
+    remove_rundir(&a);
     if (lfd >= 0)
         close(lfd);
     if (a.contract.path)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "runner/sandbox/agent.h"
+#include "runner/sandbox/agent_auth.h"
 
 struct kb_agent_conn {
     int fd;
@@ -62,14 +63,54 @@ fail:
     return -1;
 }
 
-struct kb_agent_conn *kb_agent_connect(const char *hostport, int timeout_ms, char *err,
-                                       size_t errlen)
+static int send_line(int fd, const char *line);
+static long read_line(struct kb_agent_conn *c, int timeout_ms);
+
+/* The agent's greeting, then "auth PROOF" and its answer. 0, or -1 with err. */
+static int authenticate(struct kb_agent_conn *c, const char *hostport, const char *token,
+                        int timeout_ms, char *err, size_t errlen)
+{
+    char want[64], line[KB_AGENT_PROOF_HEX + 8], proof[KB_AGENT_PROOF_HEX];
+    long n = read_line(c, timeout_ms);
+    int ok;
+    snprintf(want, sizeof(want), KB_AGENT_GREETING " %d ", KB_AGENT_PROTOCOL);
+    if (n < 0 || strncmp(c->buf, want, strlen(want))) {
+        snprintf(err, errlen, "agent %s: %s%.200s", hostport, n < 0 ? "no greeting"
+                 : "not a serve-agent speaking this protocol: ", n < 0 ? "" : c->buf);
+        return -1;
+    }
+    if (kb_agent_proof(token, c->buf, proof) < 0) {
+        snprintf(err, errlen, "agent %s: HMAC failed", hostport);
+        return -1;
+    }
+    memmove(c->buf, c->buf + n + 1, c->len - (size_t)n - 1);
+    c->len -= (size_t)n + 1;
+    snprintf(line, sizeof(line), "auth %s", proof);
+    if (send_line(c->fd, line) < 0 || (n = read_line(c, timeout_ms)) < 0) {
+        snprintf(err, errlen, "agent %s: no answer to auth", hostport);
+        return -1;
+    }
+    ok = !strncmp(c->buf, "ok ", 3);
+    if (!ok)
+        snprintf(err, errlen, "agent %s: %.300s", hostport,
+                 !strncmp(c->buf, "err ", 4) ? c->buf + 4 : c->buf);
+    memmove(c->buf, c->buf + n + 1, c->len - (size_t)n - 1);
+    c->len -= (size_t)n + 1;
+    return ok ? 0 : -1;
+}
+
+struct kb_agent_conn *kb_agent_connect(const char *hostport, const char *token, int timeout_ms,
+                                       char *err, size_t errlen)
 {
     struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *ai = NULL;
     char host[256], port[16];
     struct kb_agent_conn *c = NULL;
     int fd, gai;
 
+    if (!token || !*token) {
+        snprintf(err, errlen, "agent %s: no token to prove (--agent-token FILE)", hostport);
+        return NULL;
+    }
     if (split_hostport(hostport, host, sizeof(host), port, sizeof(port)) < 0) {
         snprintf(err, errlen, "agent address must be HOST:PORT, not '%s'", hostport);
         return NULL;
@@ -90,6 +131,10 @@ struct kb_agent_conn *kb_agent_connect(const char *hostport, int timeout_ms, cha
         return NULL;
     }
     c->fd = fd;
+    if (authenticate(c, hostport, token, timeout_ms, err, errlen) < 0) {
+        kb_agent_close(c);
+        return NULL;
+    }
     return c;
 }
 

@@ -1,5 +1,6 @@
 /* agent_client.h -- the client side of the serve-agent protocol (runner/sandbox/agent.h): what the
- * curve uses with --agent HOST:PORT to start, sample and stop a fixture on another host.
+ * curve uses with --agent HOST:PORT and --agent-token FILE to start, sample and stop a fixture
+ * on another host.
  * A connection is owned by the caller: kb_agent_connect makes it, kb_agent_close frees it. */
 #ifndef KB_AGENT_CLIENT_H
 #define KB_AGENT_CLIENT_H
@@ -8,9 +9,11 @@
 
 struct kb_agent_conn;
 
-/* Connects to "HOST:PORT" (IPv4 address or resolvable name). NULL with err on failure. */
-struct kb_agent_conn *kb_agent_connect(const char *hostport, int timeout_ms, char *err,
-                                       size_t errlen);
+/* Connects to "HOST:PORT" (IPv4 address or resolvable name) and proves token (the secret
+ * itself, as kb_agent_token_load read it) for the agent's greeting: a session of its own.
+ * NULL with err on failure (no agent, another protocol, a token the agent refused). */
+struct kb_agent_conn *kb_agent_connect(const char *hostport, const char *token, int timeout_ms,
+                                       char *err, size_t errlen);
 
 /* Sends one command line and reads the answer. 0 with the JSON after "ok " in reply; -1 with
  * the agent's refusal ("err ..." text) or the I/O failure in err. timeout_ms bounds the wait

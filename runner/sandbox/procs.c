@@ -195,3 +195,22 @@ size_t kb_procs_tree(pid_t root, pid_t *out, size_t max)
     free(v);
     return count;
 }
+
+size_t kb_procs_session(pid_t sid, pid_t *out, size_t max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    size_t n = 0;
+    if (!d || sid <= 0) {
+        if (d)
+            closedir(d);
+        return 0;
+    }
+    while (n < max && (e = readdir(d))) {
+        pid_t p = (pid_t)atol(e->d_name);
+        if (p > 0 && getsid(p) == sid)
+            out[n++] = p;
+    }
+    closedir(d);
+    return n;
+}

@@ -34,4 +34,8 @@ int kb_procs_running(pid_t pid);
  * cgroup is made of. */
 size_t kb_procs_tree(pid_t root, pid_t *out, size_t max);
 
+/* Every process of the session sid (sid == its leader's PID, whether the leader still runs
+ * or not): at most max, the count. */
+size_t kb_procs_session(pid_t sid, pid_t *out, size_t max);
+
 #endif

@@ -36,6 +36,8 @@ struct kb_sandbox *kb_sandbox_open(const struct kb_sandbox_config *cfg, char *er
     snprintf(sb->image, sizeof(sb->image), "%s", cfg->image ? cfg->image : "");
     snprintf(sb->agent, sizeof(sb->agent), "%s", cfg->agent ? cfg->agent : "");
     snprintf(sb->target, sizeof(sb->target), "%s", cfg->target ? cfg->target : "");
+    snprintf(sb->agent_token, sizeof(sb->agent_token), "%s",
+             cfg->agent_token ? cfg->agent_token : "");
     if (ops->open && ops->open(sb, err, errlen) < 0) {
         kb_sandbox_close(sb);
         return NULL;
@@ -58,9 +60,9 @@ void kb_sandbox_close(struct kb_sandbox *sb)
 
 int kb_sandbox_refuse_remote_opts(const struct kb_sandbox *sb, char *err, size_t errlen)
 {
-    if (!sb->agent[0] && !sb->target[0])
+    if (!sb->agent[0] && !sb->target[0] && !sb->agent_token[0])
         return 0;
-    snprintf(err, errlen, "--agent and --target are for --backend remote");
+    snprintf(err, errlen, "--agent, --target and --agent-token are for --backend remote");
     return -1;
 }
 
@@ -94,9 +96,13 @@ int kb_sandbox_sweep_stale(struct kb_sandbox *sb)
     return sb->ops->sweep_stale ? sb->ops->sweep_stale(sb) : 0;
 }
 
-int kb_sandbox_sweep_rundir(struct kb_sandbox *sb, const char *rundir)
+int kb_sandbox_sweep_rundir(struct kb_sandbox *sb, const char *rundir, char *note,
+                            size_t notelen)
 {
-    return sb->ops->sweep_rundir && rundir ? sb->ops->sweep_rundir(sb, rundir) : 0;
+    if (notelen)
+        note[0] = '\0';
+    return sb->ops->sweep_rundir && rundir ? sb->ops->sweep_rundir(sb, rundir, note, notelen)
+                                           : 0;
 }
 
 int kb_sandbox_port_free(struct kb_sandbox *sb, int port, int timeout_ms, char *why,
@@ -161,6 +167,13 @@ int kb_sandbox_sample(struct kb_sandbox_fixture *f, struct kb_proc_sample *out, 
 int kb_sandbox_alive(struct kb_sandbox_fixture *f)
 {
     return f->sb->ops->alive(f);
+}
+
+int kb_sandbox_lost(struct kb_sandbox_fixture *f, char *why, size_t whylen)
+{
+    if (whylen)
+        why[0] = '\0';
+    return f->sb->ops->lost ? f->sb->ops->lost(f, why, whylen) : 0;
 }
 
 const char *kb_sandbox_exit_reason(struct kb_sandbox_fixture *f)

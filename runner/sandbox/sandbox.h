@@ -75,6 +75,7 @@ struct kb_sandbox_config {
     const char *image;         /* docker: the image; NULL = kneebench:latest */
     const char *agent;         /* remote: the fixture host's serve-agent, HOST:PORT */
     const char *target;        /* remote: the fixture host's IPv4 address; NULL = the agent's */
+    const char *agent_token;   /* remote: the file holding the agent's token (yours alone) */
     int no_limits;             /* fixtures run unconstrained (the remote agent decides) */
 };
 
@@ -131,12 +132,16 @@ int kb_sandbox_sweep_stale(struct kb_sandbox *sb);
 
 /* What such a runner left in one fixture run directory: a fixture run without limits
  * (native no_limits) has no cgroup to sweep, so start() records its session in
- * rundir/KB_SANDBOX_SESSION_FILE and stop() removes the record. This kills what a record
- * left by a runner that is gone (or a zombie) still names -- every process of that session,
- * and the tree under its leader if the leader still runs -- waits for them (2 s at most)
- * and removes the record. 1 when it swept, 0 when there was nothing to sweep. */
+ * rundir/KB_SANDBOX_SESSION_FILE, with every process the runner sees of it, and stop()
+ * removes the record. This kills what the record of a runner that is gone (or a zombie)
+ * proves was that runner's (runner/sandbox/session.h: the record this user's own and no
+ * one else's to write, of this boot, each process matched on its PID and start time, and
+ * what those started), waits for them (2 s at most) and removes the record. Anything else
+ * it names that still runs is left running and named in note ("" when nothing). 1 when it
+ * killed something, 0 otherwise. */
 #define KB_SANDBOX_SESSION_FILE ".kneebench-session"
-int kb_sandbox_sweep_rundir(struct kb_sandbox *sb, const char *rundir);
+int kb_sandbox_sweep_rundir(struct kb_sandbox *sb, const char *rundir, char *note,
+                            size_t notelen);
 
 /* For a fixture on this host: port free (a process killed a moment ago is given timeout_ms
  * to let go of it). 0, or -1 with who holds it in why. Always 0 for a fixture elsewhere
@@ -163,6 +168,11 @@ int kb_sandbox_sample(struct kb_sandbox_fixture *f, struct kb_proc_sample *out, 
 
 /* 1 while the fixture's main process runs; 0 once it has exited (reaped). */
 int kb_sandbox_alive(struct kb_sandbox_fixture *f);
+
+/* 1 when the runner lost its hold on the fixture rather than the fixture dying: a remote
+ * agent's session closed or unanswering (the agent then stops the fixture itself). why
+ * says what was lost. The harness's failure, not the fixture's: its point is not judged. */
+int kb_sandbox_lost(struct kb_sandbox_fixture *f, char *why, size_t whylen);
 
 /* The exit description of the main process once dead ("exit 1", "signal 9"); "" while alive. */
 const char *kb_sandbox_exit_reason(struct kb_sandbox_fixture *f);

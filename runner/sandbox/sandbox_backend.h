@@ -16,6 +16,7 @@ struct kb_sandbox {
     char image[256];
     char agent[256];
     char target[64];           /* where the fixture is reached; the backend's open sets it */
+    char agent_token[4096];    /* the token file's path (remote) */
     int no_limits;
     void *state;               /* the backend's own */
     struct kb_sandbox_fixture *running;   /* the one started and not yet stopped */
@@ -34,7 +35,7 @@ struct kb_sandbox_ops {
     void (*close)(struct kb_sandbox *sb);
     int (*available)(struct kb_sandbox *sb, char *err, size_t errlen);
     int (*sweep_stale)(struct kb_sandbox *sb);
-    int (*sweep_rundir)(struct kb_sandbox *sb, const char *rundir);
+    int (*sweep_rundir)(struct kb_sandbox *sb, const char *rundir, char *note, size_t notelen);
     /* f->priv from spec: 0, -1 or KB_SANDBOX_HARNESS with err. */
     int (*start)(struct kb_sandbox_fixture *f, const struct kb_fixture_spec *spec, char *err,
                  size_t errlen);
@@ -43,6 +44,7 @@ struct kb_sandbox_ops {
                   size_t errlen);
     int (*alive)(struct kb_sandbox_fixture *f);
     const char *(*exit_reason)(struct kb_sandbox_fixture *f);
+    int (*lost)(struct kb_sandbox_fixture *f, char *why, size_t whylen);   /* NULL: never */
     int (*limits)(struct kb_sandbox_fixture *f, struct kb_limits_applied *out, char *err,
                   size_t errlen);
     /* Stop the fixture and free f->priv (not f). 0, or -1 with err. */
@@ -63,8 +65,8 @@ extern const struct kb_sandbox_ops kb_sandbox_native;
 extern const struct kb_sandbox_ops kb_sandbox_docker;
 extern const struct kb_sandbox_ops kb_sandbox_remote;
 
-/* For the backends on this host: refuse an agent or target, which only a fixture on
- * another host has. 0, or -1 with err. */
+/* For the backends on this host: refuse an agent, target or agent token, which only a
+ * fixture on another host has. 0, or -1 with err. */
 int kb_sandbox_refuse_remote_opts(const struct kb_sandbox *sb, char *err, size_t errlen);
 
 #endif

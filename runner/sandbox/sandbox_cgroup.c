@@ -8,8 +8,9 @@
  * (nginx workers, every PHP-FPM child) is counted against the same limits. The child also
  * starts its own session, and without limits the fixture is that session plus the tree
  * under its main process (nginx and php-fpm start sessions of their own), pinned to the
- * server CPUs by affinity since no cpuset does it, and recorded in its run directory so a
- * later run can sweep what a runner that died hard left. The child gets a parent-death
+ * server CPUs by affinity since no cpuset does it, and recorded in its run directory
+ * (session.h) so that a later run can sweep what the record proves a runner that died hard
+ * left, and nothing else. The child gets a parent-death
  * signal: the fixture does not outlive the runner, however the runner ends.
  * stop() kills by PID what is in the cgroup (or the tree), waits, and removes the dirs.
  * What runs is the host's build: a fixture's identity hashes its executables and sources. */
@@ -20,6 +21,7 @@
 #include "runner/util/evidence.h"
 #include "runner/sandbox/procs.h"
 #include "runner/sandbox/sandbox_backend.h"
+#include "runner/sandbox/session.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -49,7 +51,7 @@ struct cg_fx {
     size_t ndirs;
     int pin;                   /* unconstrained: pin the child to cpus */
     cpu_set_t cpus;
-    char record[4200];         /* unconstrained: the session record, "" when none */
+    struct kb_session_rec rec; /* unconstrained: what proves its processes ours */
 };
 
 static int write_file(const char *dir, const char *file, const char *val)
@@ -230,20 +232,6 @@ static int pin_set(struct cg_fx *sb, const struct kb_fixture_spec *spec, char *e
     return 0;
 }
 
-/* "runner runner_start leader leader_start": what cg_sweep_rundir reads. */
-static void record_session(struct cg_fx *sb, const struct kb_fixture_spec *spec)
-{
-    char line[128], err[256];
-    int n;
-    if (!spec->rundir)
-        return;
-    n = snprintf(line, sizeof(line), "%ld %lld %ld %lld\n", (long)getpid(),
-                 kb_procs_start_time(getpid()), (long)sb->pid, kb_procs_start_time(sb->pid));
-    kb_path(sb->record, sizeof(sb->record), spec->rundir, KB_SANDBOX_SESSION_FILE);
-    if (kb_write_atomic(sb->record, line, (size_t)n, err, sizeof(err)) < 0)
-        sb->record[0] = '\0';
-}
-
 static struct cg_fx *start_fx(const struct kb_fixture_spec *spec, char *err, size_t errlen)
 {
     struct cg_fx *sb = calloc(1, sizeof(*sb));
@@ -264,7 +252,7 @@ static struct cg_fx *start_fx(const struct kb_fixture_spec *spec, char *err, siz
     if (sb->pid == 0)
         child_exec(sb, spec, runner);
     if (spec->no_limits)
-        record_session(sb, spec);
+        kb_session_begin(&sb->rec, spec->rundir, sb->pid);
     return sb;
 fail:
     remove_dirs(sb);
@@ -299,31 +287,19 @@ static const char *fx_exit_reason(struct cg_fx *sb)
     return sb->exit_reason;
 }
 
-/* Unconstrained: every process in the session the child started (sid == its pid). */
-static size_t pids_from_session(pid_t sid, pid_t *out, size_t max)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    size_t n = 0;
-    if (!d)
-        return 0;
-    while (n < max && (e = readdir(d))) {
-        pid_t p = (pid_t)atol(e->d_name);
-        if (p > 0 && getsid(p) == sid)
-            out[n++] = p;
-    }
-    closedir(d);
-    return n;
-}
-
 static size_t fx_pids(struct cg_fx *sb, pid_t *out, size_t max)
 {
     /* Unconstrained: the tree under the main process while it is our unreaped child (its
      * PID cannot have been reused), then what is left in its session. */
     if (sb->version == 0) {
+        size_t n;
         reap(sb, WNOHANG);
-        return sb->exited ? pids_from_session(sb->pid, out, max)
-                          : kb_procs_tree(sb->pid, out, max);
+        if (sb->exited)
+            return kb_procs_session(sb->pid, out, max);
+        /* recorded only while the main process is unreaped: then no PID here is reused */
+        n = kb_procs_tree(sb->pid, out, max);
+        kb_session_seen(&sb->rec, out, n);
+        return n;
     }
     /* v1: the pids controller's directory holds every task; v2: the one directory. */
     return kb_cgfile_procs(sb->dirs[sb->version == 2 ? 0 : 3], out, max);
@@ -417,8 +393,7 @@ static int fx_stop(struct cg_fx *sb, char *err, size_t errlen)
         kb_sleep_ms(50);
     }
     reap(sb, 0);
-    if (sb->record[0])
-        unlink(sb->record);
+    kb_session_end(&sb->rec);
     for (size_t d = 0; d < sb->ndirs; d++) {
         for (i = 0; i < 40 && sb->dirs[d][0] && rmdir(sb->dirs[d]) < 0 && errno == EBUSY; i++)
             kb_sleep_ms(50);
@@ -454,6 +429,13 @@ static int owner_running(long owner, long long start)
            (start < 0 || kb_procs_start_time((pid_t)owner) == start);
 }
 
+/* A cgroup another user was delegated and named like ours is not ours to empty. */
+static int made_by_this_user(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid();
+}
+
 static int sweep_parent(const char *parent)
 {
     DIR *d = opendir(parent);
@@ -473,7 +455,8 @@ static int sweep_parent(const char *parent)
         if (owner_running(owner, start))
             continue;
         snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);
-        n += sweep_dir(path);
+        if (made_by_this_user(path))
+            n += sweep_dir(path);
     }
     closedir(d);
     return n;
@@ -493,47 +476,11 @@ static int cg_sweep_stale(struct kb_sandbox *box)
     return n;
 }
 
-/* SIGKILL to what a dead runner's unconstrained fixture left, until nothing is left (2 s):
- * the tree under the leader while the leader is the same process, else its session (a
- * session's ID is not reused while any member lives). */
-static void kill_session(pid_t leader, long long leader_start)
+static int cg_sweep_rundir(struct kb_sandbox *box, const char *rundir, char *note,
+                           size_t notelen)
 {
-    pid_t pids[KB_SANDBOX_MAX_PIDS];
-    for (int i = 0; i < 40; i++) {
-        size_t n = kb_procs_start_time(leader) == leader_start
-                       ? kb_procs_tree(leader, pids, KB_SANDBOX_MAX_PIDS)
-                       : pids_from_session(leader, pids, KB_SANDBOX_MAX_PIDS);
-        size_t live = 0;
-        for (size_t j = 0; j < n; j++)
-            if (kb_procs_running(pids[j]) && kill(pids[j], SIGKILL) == 0)
-                live++;
-        if (live == 0)
-            return;
-        kb_sleep_ms(50);
-    }
-}
-
-static int cg_sweep_rundir(struct kb_sandbox *box, const char *rundir)
-{
-    char path[4200], line[160];
-    long owner, leader;
-    long long owner_start, leader_start;
-    FILE *f;
-    int ok;
     (void)box;
-    kb_path(path, sizeof(path), rundir, KB_SANDBOX_SESSION_FILE);
-    if (!(f = fopen(path, "re")))
-        return 0;
-    ok = fgets(line, sizeof(line), f) &&
-         sscanf(line, "%ld %lld %ld %lld", &owner, &owner_start, &leader, &leader_start) == 4 &&
-         leader > 1;
-    fclose(f);
-    if (ok && owner_running(owner, owner_start))
-        return 0;       /* its runner still runs: its fixture is not a leftover */
-    if (ok)
-        kill_session((pid_t)leader, leader_start);
-    unlink(path);
-    return ok;
+    return kb_session_sweep(rundir, note, notelen);
 }
 
 /* ---- the ops on the handles ------------------------------------------------------------ */

@@ -4,14 +4,16 @@
  * The sandbox keeps the agent's address, the target (the fixture host's IPv4 address the
  * load and the pre/postflight go to; the agent's host unless given) and the agent's
  * "identity" answer from kb_sandbox_available(): the agent decides whether its fixtures
- * run under limits (serve-agent --no-limits), and serves one client at a time, so the
+ * run under limits (serve-agent --no-limits), and runs one fixture at a time, so the
  * identity is not asked again while a fixture runs. Each fixture holds its own connection
  * to the agent: start -> "start NAME PORT" (spec's argv, env and rundir stay on the
  * agent's side: it expands the contract's own template), alive/exit_reason and sample ->
- * "sample", limits -> "limits", stop -> "stop". Its processes are not on this host: pids()
+ * "sample", limits -> "limits", stop -> "stop". Every connection proves the agent's token
+ * (--agent-token FILE, read once at open). Its processes are not on this host: pids()
  * has none, and the port checks are the agent's, which says so with KB_AGENT_HARNESS. The
- * answers are JSON objects read with jansson; a lost connection reads as "the fixture is
- * gone" (alive 0, with the reason). A fixture's identity is the agent's host as it
+ * answers are JSON objects read with jansson; a lost session reads as "the fixture is
+ * gone" (alive 0, with the reason) and as lost (kb_sandbox_lost): the agent stops a fixture
+ * whose session ended, and the point is the harness's to redo, not the fixture's failure. A fixture's identity is the agent's host as it
  * described itself plus the contract's command: the agent hashes no files, so a rebuild on
  * its host is not seen here (a resumed run asks anew, and a different host then fails the
  * identity baseline). */
@@ -25,6 +27,7 @@
 #include <string.h>
 
 #include "runner/sandbox/agent.h"
+#include "runner/sandbox/agent_auth.h"
 #include "runner/sandbox/agent_client.h"
 #include "runner/util/digest.h"
 
@@ -34,12 +37,14 @@
 /* The sandbox's state. */
 struct rm_state {
     json_t *identity;          /* the agent's "identity" answer; NULL until asked */
+    char token[KB_AGENT_TOKEN_MAX];   /* the secret every session proves */
 };
 
 /* One fixture's. */
 struct rm_fx {
     struct kb_agent_conn *conn;
     int gone;
+    int lost;                  /* the session, not the fixture, went: the agent stopped it */
     char exit_reason[160];
 };
 
@@ -70,11 +75,17 @@ static int rm_open(struct kb_sandbox *box, char *err, size_t errlen)
                  box->target);
         return -1;
     }
+    if (!box->agent_token[0]) {
+        snprintf(err, errlen, "the remote backend needs --agent-token FILE (the agent's token; "
+                 "docs/security.md)");
+        return -1;
+    }
     if (!(box->state = calloc(1, sizeof(struct rm_state)))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    return 0;
+    return kb_agent_token_load(box->agent_token, ((struct rm_state *)box->state)->token,
+                               KB_AGENT_TOKEN_MAX, err, errlen);
 }
 
 static void rm_close(struct kb_sandbox *box)
@@ -104,6 +115,18 @@ static json_t *call_json(struct kb_agent_conn *c, const char *line, int timeout_
     return j;
 }
 
+/* 1 when the agent's fixtures bind an address that is not the target (serve-agent
+ * --serve-bind, loopback unless given): the load could not reach them. */
+static int serves_elsewhere(const struct kb_sandbox *box, json_t *id, char *err, size_t errlen)
+{
+    const char *bind = json_string_value(json_object_get(id, "serve_bind"));
+    if (!bind || !strcmp(bind, "0.0.0.0") || !strcmp(bind, box->target))
+        return 0;
+    snprintf(err, errlen, "agent %s: its fixtures bind %s, not the target %s (start it with "
+             "serve-agent --serve-bind %s)", box->agent, bind, box->target, box->target);
+    return 1;
+}
+
 /* The agent answers, speaks this protocol, and says whether it applies limits; its
  * identity is kept as the run's evidence of the fixture's host. */
 static int rm_available(struct kb_sandbox *box, char *err, size_t errlen)
@@ -112,7 +135,7 @@ static int rm_available(struct kb_sandbox *box, char *err, size_t errlen)
     struct kb_agent_conn *c;
     json_t *id;
 
-    if (!(c = kb_agent_connect(box->agent, 5000, err, errlen)))
+    if (!(c = kb_agent_connect(box->agent, st->token, 5000, err, errlen)))
         return -1;
     id = call_json(c, "identity", CALL_TIMEOUT_MS, err, errlen);
     kb_agent_close(c);
@@ -120,6 +143,10 @@ static int rm_available(struct kb_sandbox *box, char *err, size_t errlen)
         return -1;
     if (json_integer_value(json_object_get(id, "protocol")) != KB_AGENT_PROTOCOL) {
         snprintf(err, errlen, "agent at %s speaks another protocol version", box->agent);
+        json_decref(id);
+        return -1;
+    }
+    if (serves_elsewhere(box, id, err, errlen)) {
         json_decref(id);
         return -1;
     }
@@ -144,7 +171,8 @@ static int rm_start(struct kb_sandbox_fixture *f, const struct kb_fixture_spec *
         return -1;
     }
     snprintf(line, sizeof(line), "start %s %d", spec->name, spec->port);
-    if ((fx->conn = kb_agent_connect(f->sb->agent, 5000, err, errlen)))
+    if ((fx->conn = kb_agent_connect(f->sb->agent, ((struct rm_state *)f->sb->state)->token,
+                                     5000, err, errlen)))
         j = call_json(fx->conn, line, START_TIMEOUT_MS, err, errlen);
     if (!j) {
         kb_agent_close(fx->conn);
@@ -165,6 +193,9 @@ static json_t *sample_json(struct rm_fx *fx, char *err, size_t errlen)
 
     if (!j && !fx->gone) {
         fx->gone = 1;
+        /* an answer that is not the fixture's state is the session's end, not the fixture's:
+         * no answer, a lost connection, or a refusal */
+        fx->lost = 1;
         snprintf(fx->exit_reason, sizeof(fx->exit_reason), "agent: %.140s", err);
     }
     return j;
@@ -187,6 +218,15 @@ static int rm_alive(struct kb_sandbox_fixture *f)
     }
     json_decref(j);
     return alive;
+}
+
+static int rm_lost(struct kb_sandbox_fixture *f, char *why, size_t whylen)
+{
+    struct rm_fx *fx = f->priv;
+    if (fx->lost)
+        snprintf(why, whylen, "lost the session with agent %s (%s)", f->sb->agent,
+                 fx->exit_reason);
+    return fx->lost;
 }
 
 static const char *rm_exit_reason(struct kb_sandbox_fixture *f)
@@ -342,6 +382,7 @@ const struct kb_sandbox_ops kb_sandbox_remote = {
     .sample = rm_sample,
     .alive = rm_alive,
     .exit_reason = rm_exit_reason,
+    .lost = rm_lost,
     .limits = rm_limits,
     .stop = rm_stop,
     .identity = rm_identity,

@@ -42,6 +42,25 @@ int kb_abspath(const char *path, char *out, size_t outlen, char *err, size_t err
     return 0;
 }
 
+int kb_dir_own(const char *dir, int absent_ok, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(dir, &st) < 0) {
+        if (errno == ENOENT && absent_ok)
+            return 0;
+        snprintf(err, errlen, "%.300s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        snprintf(err, errlen, "%.300s must be a directory (not a symlink) owned by uid %ld that "
+                 "no one else may write (it is %sowned by uid %ld, mode %04o)", dir,
+                 (long)geteuid(), S_ISDIR(st.st_mode) ? "" : "not a directory, ",
+                 (long)st.st_uid, (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    return 0;
+}
+
 int kb_mkdirs(const char *path, char *err, size_t errlen)
 {
     char buf[4096];

@@ -19,6 +19,12 @@ char *kb_path(char *out, size_t outlen, const char *dir, const char *file);
  * a fixture's directory. 0, or -1 with err (no current directory, or too long). */
 int kb_abspath(const char *path, char *out, size_t outlen, char *err, size_t errlen);
 
+/* A directory the runner (often root) may write into: when it exists, a real directory
+ * (no symlink) of this user that no other user may write, since a file is created in it
+ * by name and a planted link or a swapped subdirectory would redirect the write. Absent
+ * is fine when absent_ok (the caller makes it). 0, or -1 with err saying whose it is. */
+int kb_dir_own(const char *dir, int absent_ok, char *err, size_t errlen);
+
 /* mkdir -p. 0 or -1 with err. */
 int kb_mkdirs(const char *path, char *err, size_t errlen);
 

@@ -22,8 +22,10 @@ int kb_port_listeners(const char *addr, int port, unsigned long *inodes, size_t 
  * process when pids is NULL; 0 when none is found (gone, or not ours to read). */
 pid_t kb_port_holder(unsigned long inode, const pid_t *pids, size_t n);
 
-/* 0 when nothing listens on addr:port; -1 with who does in why ("port 8084 is held by
- * pid 1234 (gray-static)"). */
+/* 0 when nothing listens on addr:port and nothing else bound to it would make a fixture's
+ * bind fail (a socket bound and not listening, which no /proc table lists: a bind with
+ * SO_REUSEADDR is tried and undone); -1 with who does in why ("port 8084 is held by pid
+ * 1234 (gray-static)"). */
 int kb_port_check_free(const char *addr, int port, char *why, size_t whylen);
 
 /* Poll kb_port_check_free every 50 ms for up to timeout_ms (a process killed a moment

@@ -7,7 +7,7 @@ For each runtime (in the contract's run order) it expands the runtime's argv tem
 of its own on a free loopback port, waits until it answers, and checks with a raw-socket
 HTTP/1.1 client written here: exact status, Content-Type, body bytes and Content-Length,
 Date (IMF-fixdate, current, changing across seconds), Server, keep-alive for 100 requests,
-a request split across TCP writes, ten pipelined requests, 404, 405 with Allow, and twenty
+a request split across TCP writes, ten pipelined requests, 404, 405 with Allow, and forty
 kinds of malformed or hostile request, each of which must be answered with a 4xx or a close
 while a second client on another connection keeps getting exact answers. Last, SIGTERM must
 stop the fixture with status 0 and leave none of its processes behind (with --asan: and no
@@ -811,6 +811,87 @@ FRAMING = [
 ]
 
 
+# Request-line and field syntax (RFC 9112 3, 5.1; RFC 9110 5.5): what Go and nginx (and
+# node) answer with 400 and a close, every fixture must (issue 27: gray-static served the
+# first four, answered 404 or 405 for the others). Probed by hand against Go 1.26, node 20
+# and nginx 1.22; a control byte in a field value, which nginx serves, is not here.
+SYNTAX = [
+    ("nul_cuts_the_target", b"GET /plaintext\x00junk HTTP/1.1\r\n" + H + b"\r\n"),
+    ("control_in_target", b"GET /plain\x01text HTTP/1.1\r\n" + H + b"\r\n"),
+    ("del_in_target", b"GET /plain\x7ftext HTTP/1.1\r\n" + H + b"\r\n"),
+    ("tab_in_target", b"GET /plain\ttext HTTP/1.1\r\n" + H + b"\r\n"),
+    ("space_in_target", b"GET /plain text HTTP/1.1\r\n" + H + b"\r\n"),
+    ("target_without_slash", b"GET plaintext HTTP/1.1\r\n" + H + b"\r\n"),
+    ("control_in_method", b"G\x01T /plaintext HTTP/1.1\r\n" + H + b"\r\n"),
+    ("eight_bit_method", b"G\xc3\xa9T /plaintext HTTP/1.1\r\n" + H + b"\r\n"),
+    ("empty_field_name", b"GET /plaintext HTTP/1.1\r\n" + H + b": v\r\nX-B: c\r\n\r\n"),
+    ("empty_field_name_last", b"GET /plaintext HTTP/1.1\r\n" + H + b": v\r\n\r\n"),
+    ("nul_ends_a_value", b"GET /plaintext HTTP/1.1\r\nX-A: b\x00\r\n" + H + b"\r\n"),
+    ("nul_ends_the_last_value", b"GET /plaintext HTTP/1.1\r\nHost: t\x00\r\n\r\n"),
+    ("content_length_past_64_bits", b"POST /plaintext HTTP/1.1\r\n" + H
+     + b"Content-Length: 9223372036854775808\r\n\r\n"),
+]
+
+
+def check_syntax(fx, kind, payload):
+    """400 and a close, while the witness is served."""
+    return check_framing(fx, kind, payload, (400,))
+
+
+def check_answered_once(fx, kind, payload):
+    """One 400 status line, then the close: no second head after the answer (issue 27:
+    libmicrohttpd 0.9.75's own answer sent its status line and headers twice)."""
+
+    def act(witness):
+        c = Client(fx.port)
+        try:
+            c.send(payload)
+            witness_round(fx, witness)
+            outcome = hostile_outcome(c)
+            if outcome[0] != "response" or outcome[1].status != 400:
+                raise AssertionError(f"{kind}: want one 400, got {outcome[:2]!r}")
+            closed = c.drain_to_close(2.0)
+            # a second head read as the first one's body, or after it
+            if b"HTTP/1." in outcome[1].body or b"HTTP/1." in c.buf:
+                raise AssertionError(f"{kind}: a second status line followed the first: "
+                                     f"{(outcome[1].body + c.buf)[:200]!r}")
+            if not closed:
+                raise AssertionError(f"{kind}: answered 400, then kept the connection open")
+            return "400 once and close"
+        finally:
+            c.close()
+    return with_witness(fx, act)
+
+
+# A runtime that answers twice (gray-static on libmicrohttpd 0.9.75, for a Content-Length
+# that is no number) says so in its contract entry's conformance_skips.
+ONCE = [
+    ("missing_host", b"GET /plaintext HTTP/1.1\r\n\r\n"),
+    ("content_length_not_a_number", b"POST /plaintext HTTP/1.1\r\n" + H
+     + b"Content-Length: banana\r\n\r\n"),
+]
+
+
+def check_length_too_large(fx):
+    """A body far past what a route takes (no route reads one): answered at once (a 4xx:
+    gray-static and nginx 413, Go the route's 405), not a wait for bytes that never come
+    (issue 27: gray-static waited out its head timeout, then closed without a word)."""
+    def act(witness):
+        c = Client(fx.port)
+        try:
+            c.send(b"POST /plaintext HTTP/1.1\r\n" + H
+                   + b"Content-Length: 9223372036854775807\r\n\r\n")
+            witness_round(fx, witness)
+            outcome = hostile_outcome(c, timeout=2.0)
+            if fx.name == "gray-static" and (outcome[0] != "response" or
+                                             outcome[1].status != 413):
+                raise AssertionError(f"want 413 at once, got {outcome[:2]!r}")
+            return judge("content_length_too_large", outcome)
+        finally:
+            c.close()
+    return with_witness(fx, act)
+
+
 def check_framing(fx, kind, payload, statuses):
     """Refused with one of statuses, and then closed, while the witness is served."""
     def act(witness):
@@ -945,6 +1026,10 @@ def cases(routes):
             for name, payload, also_ok, http09 in HOSTILE]
     out += [(f"framing_{name}", check_framing, (name, payload, statuses))
             for name, payload, statuses in FRAMING]
+    out += [(f"syntax_{name}", check_syntax, (name, payload)) for name, payload in SYNTAX]
+    out += [(f"answered_once_{name}", check_answered_once, (name, payload))
+            for name, payload in ONCE]
+    out += [("content_length_too_large", check_length_too_large, ())]
     out += [("framing_length_with_chunked", check_length_with_chunked, ()),
             ("hostile_slow_trickle", check_slow_trickle, ()),
             ("hostile_rst_mid_request", check_rst_mid_request, ()),

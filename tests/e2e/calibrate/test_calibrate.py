@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -144,6 +145,60 @@ def free_client_proves_a_small_margin():
         assert s["client_cpu_fraction"] <= crit["client_cpu_max_fraction"], s
         assert s["rx_delay_p99_us"] <= FREE_LAG_MAX_US and s["threads"] >= 1, s
         assert s["lag_p99_us"] < FREE_LAG_MAX_US and s["errors"] == 0
+
+
+def children(pid):
+    """PIDs whose parent is pid."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
+def running(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except (OSError, IndexError):
+        return False
+
+
+@test
+def kill9_takes_the_control_server_with_it():
+    """Issue 27: kill -9 of calibrate (or of `make curve` while it calibrates) orphaned
+    kb-control for ever. Its children now die with it."""
+    if not os.access(KNEEBENCH, os.X_OK) or not os.access(os.path.join(BUILD, "kb-control"),
+                                                          os.X_OK):
+        skip("kneebench or kb-control is not built")
+    with tempfile.TemporaryDirectory(prefix="kb-cal-kill-") as d:
+        p = subprocess.Popen([KNEEBENCH, "calibrate", "--out", os.path.join(d, "out"),
+                              *LADDER], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline, kids = time.monotonic() + 20, []
+            while time.monotonic() < deadline and p.poll() is None:
+                kids = [k for k in children(p.pid) if running(k)]
+                if kids:
+                    break
+                time.sleep(0.02)
+            assert kids, "calibrate started no child"
+            time.sleep(0.2)                 # the control server listening, a step loading
+            kids = [k for k in children(p.pid) if running(k)]
+        finally:
+            p.kill()
+            p.wait()
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and any(running(k) for k in kids):
+            time.sleep(0.05)
+        left = [k for k in kids if running(k)]
+        for k in left:                      # ours to end: this test started them
+            os.kill(k, 9)
+        assert not left, f"children of a calibrate killed with -9 still run: {left}"
 
 
 @test

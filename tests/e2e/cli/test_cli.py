@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -105,6 +106,37 @@ def wrk2_style_load_runs():
     assert j["threads_requested"] == 2 and j["scheduled"] == 400, j
     assert j["completed"] == 400 and j["errors"]["total"] == 0, j
     assert "requested 200/s" in p.stdout, p.stdout
+
+
+def exchange(port, data, seconds=3):
+    """What kb-control sends back to data before it closes (or seconds pass)."""
+    import socket
+    with socket.create_connection(("127.0.0.1", port), timeout=seconds) as sk:
+        sk.sendall(data)
+        got, deadline = b"", time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                chunk = sk.recv(65536)
+            except socket.timeout:
+                break
+            if not chunk:
+                break
+            got += chunk
+        return got
+
+
+@test
+def control_reads_heads_as_rfc_9112_frames_them():
+    """Issue 27: kb-control left an LF-only request unanswered and read "Content-Length : 40"
+    as no length at all, answering 200 and taking the 40 body bytes for a request."""
+    with Control() as ctl:
+        got = exchange(ctl.port, b"GET /plaintext HTTP/1.1\nHost: t\nConnection: close\n\n")
+        assert got.startswith(b"HTTP/1.1 200 OK\r\n") and got.endswith(b"Hello, World!"), got
+        body = b"GET /json HTTP/1.1\r\nHost: t\r\n\r\n" + b"x" * 8
+        got = exchange(ctl.port, b"GET /plaintext HTTP/1.1\r\nHost: t\r\n"
+                       b"Content-Length : 40\r\n\r\n" + body)
+        assert got.startswith(b"HTTP/1.1 400 Bad Request\r\n"), got
+        assert got.count(b"HTTP/1.1 ") == 1, f"the body was read as a request: {got!r}"
 
 
 @test

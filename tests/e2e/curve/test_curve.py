@@ -502,6 +502,27 @@ def evidence_write_failure_leaves_point_incomplete():
 
 
 @test
+def evidence_that_cannot_be_recorded_is_not_claimed():
+    """Issue 27: on a full disk the run said each incomplete point had "an incomplete.json
+    saying why" when none could be written, and printed such points with a verdict. Here both
+    samples.csv and incomplete.json have a directory planted at their names: the point is
+    shown incomplete, and the summary says it has no incomplete.json either, and why."""
+    need_root()
+    run = os.path.join(TMP, "unrecorded")
+    bad = f"{run}/points/go-plaintext-200"
+    os.makedirs(f"{bad}/samples.csv/planted")
+    os.makedirs(f"{bad}/incomplete.json/planted")
+    r = curve(run, "--runtimes", "go", "--routes", "plaintext", "--rates", "200")
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    line = [x for x in r.stdout.splitlines() if "plaintext" in x and "200/s" in x]
+    assert line and " incomplete " in line[0], r.stdout
+    assert "each with an incomplete.json" not in r.stderr, r.stderr
+    assert "1 of them without an incomplete.json either" in r.stderr, r.stderr
+    assert "no incomplete.json either" in r.stderr, r.stderr
+    assert not os.path.exists(f"{bad}/DONE")
+
+
+@test
 def no_limits_marks_unconstrained():
     if not os.access(KB, os.X_OK):
         skip(f"{KB} is not built")
@@ -890,6 +911,133 @@ def kill9_unconstrained_then_resume_sweeps_what_was_left():
 
 
 @test
+def a_session_record_that_proves_nothing_kills_nothing():
+    """Issue 27's repro: a session record the runner cannot prove (the first version's,
+    naming a process of another session with another start time, as a reboot, a copied run
+    directory or another user leaves it) must not make a curve kill that session; the run
+    names it and leaves it."""
+    need_root()
+    run = os.path.join(TMP, "planted-session")
+    os.makedirs(f"{run}/fixtures/go")
+    bystander = subprocess.Popen(["setsid", "sleep", "300"])
+    try:
+        with open(f"{run}/fixtures/go/.kneebench-session", "w") as f:
+            f.write(f"999999 0 {bystander.pid} 1\n")
+        r = curve(run, "--runtimes", "go", "--routes", "plaintext", "--rates", "100")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert bystander.poll() is None, "the curve killed a session it never started"
+        assert f"running: pid {bystander.pid}" in r.stderr, r.stderr
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def need_setpriv():
+    need_root()
+    if not shutil.which("setpriv"):
+        skip("needs setpriv to act as another user")
+
+
+def as_nobody(script):
+    """What an unprivileged local user could do: script run as nobody."""
+    r = subprocess.run([*NOBODY, "sh", "-c", script], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 0, r.stderr
+
+
+def roots_file(name):
+    path = os.path.join(TMP, name)
+    with open(path, "w") as f:
+        f.write("root's own\n")
+    return path
+
+
+def unchanged(path):
+    with open(path) as f:
+        return f.read() == "root's own\n"
+
+
+@test
+def a_run_directory_another_user_could_write_is_refused():
+    """Issue 27's repro: user nobody makes the run directory a root curve is about to use
+    (the README's own `--run /tmp/q`) with php.ini.tmp a link to a file of root's. The run
+    is refused before anything is written there; so is a directory of root's that anyone
+    may write; and a fixture directory nobody made inside root's own run directory is a
+    harness error (no point judged, exit 1), its fixture never started."""
+    need_setpriv()
+    victim = roots_file("victim-rundir")
+    home = os.path.join(TMP, "nobody-home")
+    os.makedirs(home)
+    os.chown(home, 65534, 65534)
+    q = os.path.join(home, "q")
+    as_nobody(f"mkdir -p {q}/fixtures/php-fpm && ln -s {victim} {q}/fixtures/php-fpm/php.ini.tmp")
+    args = ["--runtimes", "php-fpm", "--routes", "plaintext", "--rates", "100"]
+    r = curve(q, *args)
+    assert r.returncode == 2 and "owned by uid 65534" in r.stderr, (r.returncode, r.stderr)
+    assert unchanged(victim) and not os.path.exists(f"{q}/plan.json")
+
+    shared = os.path.join(TMP, "shared-run")
+    os.makedirs(shared)
+    os.chmod(shared, 0o777)
+    r = curve(shared, *args)
+    assert r.returncode == 2 and "mode 0777" in r.stderr, (r.returncode, r.stderr)
+    assert not os.path.exists(f"{shared}/plan.json")
+
+    own = os.path.join(TMP, "own-run")
+    os.makedirs(f"{own}/fixtures")
+    os.chmod(own, 0o755)
+    os.makedirs(f"{own}/fixtures/go")
+    os.chown(f"{own}/fixtures/go", 65534, 65534)
+    r = curve(own, "--runtimes", "go", "--routes", "plaintext", "--rates", "100")
+    assert r.returncode == 1 and "owned by uid 65534" in r.stderr, (r.returncode, r.stderr)
+    assert not glob.glob(f"{own}/points/*/DONE"), glob.glob(f"{own}/points/*/*")
+
+
+@test
+def php_fpm_renders_its_configs_without_following_links():
+    """php-fpm/run.sh, as root, into a directory of root's holding links to root's files
+    where it writes (php.ini.tmp, the old temporary name, and nginx.conf itself): no file
+    is written through a link; a directory of another user's is refused."""
+    need_setpriv()
+    if not shutil.which("nginx") or not glob.glob("/usr/sbin/php-fpm*"):
+        skip("nginx or php-fpm is not installed")
+    tmp_victim, conf_victim = roots_file("victim-tmp"), roots_file("victim-conf")
+    d = os.path.join(TMP, "fpm-links")
+    os.makedirs(d)
+    os.symlink(tmp_victim, f"{d}/php.ini.tmp")
+    os.symlink(conf_victim, f"{d}/nginx.conf")
+    port = free_port()
+    p = subprocess.Popen([os.path.join(ROOT, "php-fpm", "run.sh"), "--port", str(port),
+                          "--dir", d], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and p.poll() is None:
+            with socket.socket() as sk:
+                if sk.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+    finally:
+        p.send_signal(signal.SIGTERM)
+        out = p.communicate(timeout=20)[0]
+    assert unchanged(tmp_victim), "run.sh wrote through php.ini.tmp"
+    assert unchanged(conf_victim), "run.sh wrote through nginx.conf"
+    assert not os.path.islink(f"{d}/nginx.conf") and os.path.isfile(f"{d}/nginx.conf"), out
+    assert p.returncode == 0, out
+
+    theirs = os.path.join(TMP, "fpm-theirs")
+    os.makedirs(theirs)
+    os.chown(theirs, 65534, 65534)
+    r = subprocess.run([os.path.join(ROOT, "php-fpm", "run.sh"), "--port", str(port), "--dir",
+                        theirs], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "must be a directory" in r.stderr, (r.returncode, r.stderr)
+    assert os.listdir(theirs) == [], os.listdir(theirs)
+
+
+@test
 def port_held_by_another_process_is_a_harness_error():
     """A process that is not the fixture holds its port and answers the contract's bytes
     (an old fixture would): no point is charged to the fixture, none is marked done, the
@@ -922,6 +1070,30 @@ def port_held_by_another_process_is_a_harness_error():
     r = subprocess.run(args, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert all(v != "failed" for v in verdicts(run).values()), verdicts(run)
+
+
+@test
+def port_bound_without_listening_is_a_harness_error():
+    """Issue 27: a socket bound to the fixture's port but not listening made the fixture's
+    bind fail, and the point was judged "failed: the process exited before accepting",
+    marked DONE, kept for ever. It is the harness's fault: no point judged, exit 1."""
+    if not os.access(KB, os.X_OK):
+        skip(f"{KB} is not built")
+    cpath, port = go_contract("bound")
+    run = os.path.join(TMP, "bound")
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", port))
+    try:
+        args = [KB, "curve", "--run", run, "--contract", cpath, "--no-limits", *KILL_ARGS]
+        r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+        assert "does not listen" in r.stderr and "left to redo" in r.stderr, r.stderr
+        assert not glob.glob(f"{run}/points/*/DONE"), glob.glob(f"{run}/points/*/DONE")
+        assert load(f"{run}/fixtures/go/preflight.json")["harness_error"] is True
+    finally:
+        holder.close()
+    r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
 
 
 @test

@@ -31,7 +31,7 @@ from email.utils import formatdate
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 MODES = ("ok", "stall", "close", "reset", "garbage", "trickle", "cl-long", "cl-short", "big",
-         "mixed")
+         "mixed", "cl-and-te")
 BIG_BODY_BYTES = 10 * 1024 * 1024
 
 
@@ -121,6 +121,14 @@ class Conn:
             s.sendall(response(route, body=body, content_length=max(1, len(body) // 2)))
         elif mode == "big":
             s.sendall(response(route, body=self.srv.big_body))
+        elif mode == "cl-and-te":
+            # the route's bytes, chunked, with a Content-Length beside the Transfer-Encoding
+            # (RFC 9112 6.3: a smuggling sign, never a response to take)
+            body = route["body"].encode()
+            chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+            head = response(route, body=b"", content_length=len(chunked)).replace(
+                b"\r\n\r\n", b"\r\nTransfer-Encoding: chunked\r\n\r\n", 1)
+            s.sendall(head + chunked)
         return True
 
 

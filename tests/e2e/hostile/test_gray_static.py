@@ -9,6 +9,8 @@
   flight than the limit and the listen backlog together, so the backlog stays full and a
   new SYN is dropped whatever the server closes; that is a SYN flood's problem, not this
   one's.)
+- idle_flood_within_a_small_descriptor_limit: under `prlimit --nofile=1024:1024`, 1,100 idle
+  connections; fresh clients are answered (the limit follows the descriptors).
 - head_deadline: a request head trickled a byte at a time is cut off after --head-timeout
   although every byte comes well inside the idle timeout; a request line trickled the same
   way after --idle-timeout; an idle keep-alive connection outlives the head timeout.
@@ -19,6 +21,7 @@
 Every server and flood is started here and stopped by PID; every wait is bounded.
 """
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -41,13 +44,13 @@ IDLE, SLOW, PROBES, PROBE_BOUND_S = 5000, 4200, 20, 0.100
 class Gray:
     """gray-static on a free port with extra flags; stopped by PID (SIGTERM, then SIGKILL)."""
 
-    def __init__(self, *flags):
+    def __init__(self, *flags, wrap=()):
         if not os.access(GRAY, os.X_OK):
             skip(f"{GRAY} is not built")
         # stderr to a file, never a pipe nobody reads: MHD logs to it, and a full pipe
         # would stop the server.
         self.errf = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([GRAY, "--port", "0", *flags], stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([*wrap, GRAY, "--port", "0", *flags], stdout=subprocess.PIPE,
                                      stderr=self.errf, text=True)
         line = self.proc.stdout.readline()
         if "listening on" not in line:
@@ -181,6 +184,44 @@ def floods():
     est = int(ready.split("established=")[1].split()[0])
     assert est == IDLE + SLOW, \
         f"the floods never reached {IDLE + SLOW} established connections: {ready}"
+
+
+@test
+def idle_flood_within_a_small_descriptor_limit():
+    """Issue 27: under a 1,024-descriptor limit, 1,100 idle connections made libmicrohttpd
+    stop accepting (EMFILE) and every fresh client waited up to the idle timeout: the
+    server's eviction keyed on --conn-limit (4,096), not on the descriptors it had. It now
+    lowers its limit to what the descriptors allow, and a fresh client evicts the idlest."""
+    if not shutil.which("prlimit"):
+        skip("needs prlimit (util-linux)")
+    idle, probes = 1100, 10
+    with Gray(wrap=["prlimit", "--nofile=1024:1024", "--"]) as g:
+        fl = subprocess.Popen([sys.executable, os.path.join(HERE, "flood.py"), "--port",
+                               str(g.port), "--idle", str(idle), "--slow", "0",
+                               "--settle", "4", "--seconds", "30", "--no-reopen"],
+                              stdout=subprocess.PIPE, text=True)
+        try:
+            ready = fl.stdout.readline().strip()
+            if ready.startswith("NOFILE"):
+                skip(f"flood.py cannot hold {idle} sockets here: {ready}")
+            assert ready.startswith("READY"), ready
+            results = [probe(g.port) for _ in range(probes)]
+        finally:
+            if fl.poll() is None:
+                fl.send_signal(signal.SIGTERM)
+            try:
+                fl.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                fl.kill()
+                fl.communicate()
+        log = g.stderr()
+        rc = g.stop()
+    print(f"     {ready}", flush=True)
+    failed = [why for t, why in results if t is None]
+    # probe() allows a fresh client 1 s, ten times its usual bound: locked out is 60 s
+    assert not failed, f"{len(failed)} of {probes} fresh clients not answered: {failed[:3]}"
+    assert "lowered to" in log, log[-500:]
+    assert rc == 0, f"gray-static did not stop cleanly ({rc})"
 
 
 def trickle_until_closed(port, first, step, every_s, bound_s):

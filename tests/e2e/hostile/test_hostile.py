@@ -225,8 +225,18 @@ def check_mixed(flavour):
     expect_reconnects("mixed", j)
 
 
+def check_cl_and_te(flavour):
+    """Issue 27: a response with both Content-Length and Transfer-Encoding was accepted (two
+    Content-Lengths were refused). It is malformed, every time."""
+    j, errors, mm = scenario("cl-and-te", flavour)
+    assert errors["malformed"] > 0, f"cl-and-te: no malformed counted: {errors} {mm}"
+    assert int(field(j, "completed")) == 0, \
+        f"cl-and-te: {field(j, 'completed')} responses with both framings accepted"
+    expect_reconnects("cl-and-te", j)
+
+
 CHECKS = [check_ok, check_stall, check_close, check_reset, check_garbage, check_trickle,
-          check_cl_long, check_cl_short, check_big, check_mixed]
+          check_cl_long, check_cl_short, check_big, check_mixed, check_cl_and_te]
 
 
 def register(check, flavour):

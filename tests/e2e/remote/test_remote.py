@@ -3,13 +3,18 @@
 creates (kb-<pid>-a for the server host, kb-<pid>-b for the client host), joined by a veth
 pair with 10.77.0.1/24 and 10.77.0.2/24 inside them only, and removed on every exit path.
 
-The agent (`kneebench serve-agent --bind 10.77.0.1`) runs in a, starts gray-static under the
-contract's limits on its side; `kneebench load` in b drives it across the veth; the agent
-samples and stops it. `kneebench curve --backend remote` does the same for a tiny matrix (one
-runtime, one route, one low rate, 1 s) and its evidence names the target and the agent. Also:
-refusals over the wire, and an agent started without --bind is not reachable from the other
-host.
+The agent (`kneebench serve-agent --bind 10.77.0.1 --serve-bind 10.77.0.1 --token FILE`) runs
+in a, starts gray-static under the contract's limits on its side; `kneebench load` in b drives
+it across the veth; the agent samples and stops it. `kneebench curve --backend remote` does
+the same for a tiny matrix (one runtime, one route, one low rate, 1 s) and its evidence names
+the target and the agent. Also: refusals over the wire, an agent started without --bind is
+not reachable from the other host and its fixtures bind loopback unless --serve-bind says
+otherwise; on this host's loopback, a local user without the token drives nothing, one
+session cannot touch another's fixture, idle or unread connections evict or stall no
+session, and the agent leaves no directory of its own behind.
 """
+import hashlib
+import hmac
 import atexit
 import glob
 import json
@@ -22,6 +27,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,6 +42,12 @@ NS_A, NS_B = f"kb-{PID}-a", f"kb-{PID}-b"
 VETH_A, VETH_B = f"kb{PID % 1000000}a", f"kb{PID % 1000000}b"
 ADDR_A, ADDR_B = "10.77.0.1", "10.77.0.2"
 BOUND_S = 30
+TOKDIR = tempfile.mkdtemp(prefix="kb-remote-token-")
+TOKEN_SECRET = os.urandom(24).hex()
+TOKEN = os.path.join(TOKDIR, "token")
+with open(os.open(TOKEN, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as _f:
+    _f.write(TOKEN_SECRET + "\n")
+atexit.register(shutil.rmtree, TOKDIR, True)
 
 
 def sh(*argv, check=True):
@@ -103,11 +115,19 @@ class Hosts:
 
 
 def start_agent(hosts, *args):
-    p = hosts.spawn(NS_A, KNEEBENCH, "serve-agent", "--port", "0", *args)
-    line = p.stdout.readline()
-    if "listening on " not in line:
-        raise AssertionError(f"serve-agent did not start: {line}{p.stdout.read()}")
-    return p, line.rsplit("listening on ", 1)[1].strip()
+    """The agent in host a and its address. Lines before "listening on" (the sweep of cgroups
+    a dead agent or runner left, which other runs on this host may leave) are passed over;
+    never a read to EOF from an agent that runs on (it would wait for ever)."""
+    p = hosts.spawn(NS_A, KNEEBENCH, "serve-agent", "--port", "0", "--token", TOKEN, *args)
+    seen = []
+    # the agent says where it listens before it serves, or exits (EOF) when it cannot
+    for line in iter(p.stdout.readline, ""):
+        if "listening on " in line:
+            return p, line.rsplit("listening on ", 1)[1].strip()
+        seen.append(line)
+        if len(seen) > 20:
+            break
+    raise AssertionError(f"serve-agent did not start: {''.join(seen)[-2000:]!r}")
 
 
 def stop_agent(p):
@@ -119,7 +139,7 @@ def stop_agent(p):
 
 
 def call(hosts, addr, *cmds):
-    p = hosts.run(NS_B, KNEEBENCH, "serve-agent", "--call", addr, *cmds)
+    p = hosts.run(NS_B, KNEEBENCH, "serve-agent", "--token", TOKEN, "--call", addr, *cmds)
     lines = p.stdout.splitlines()
     return p.returncode, lines, p.stderr
 
@@ -127,6 +147,52 @@ def call(hosts, addr, *cmds):
 def ok_json(line):
     assert line.startswith("ok "), f"agent answered: {line}"
     return json.loads(line[3:])
+
+
+class Session:
+    """One `serve-agent --call` session kept open (commands on its standard input), as a
+    runner holds one for the fixture it started: the fixture is the session's."""
+
+    def __init__(self, argv_prefix, addr, token=TOKEN):
+        self.p = subprocess.Popen([*argv_prefix, KNEEBENCH, "serve-agent", "--token", token,
+                                   "--call", addr], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  bufsize=1)
+
+    def ask(self, cmd, timeout=BOUND_S):
+        self.p.stdin.write(cmd + "\n")
+        self.p.stdin.flush()
+        ready, _, _ = select.select([self.p.stdout], [], [], timeout)
+        assert ready, f"no answer to {cmd!r}"
+        return self.p.stdout.readline().rstrip("\n")
+
+    def close(self):
+        if self.p.poll() is None:
+            self.p.stdin.close()
+            try:
+                self.p.wait(BOUND_S)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def authed_socket(port, secret=TOKEN_SECRET):
+    """A connection to the agent on this host's loopback, past its greeting and proof."""
+    sk = socket.create_connection(("127.0.0.1", port), timeout=BOUND_S)
+    f = sk.makefile("rb")
+    hello = f.readline().decode().rstrip("\n")
+    assert hello.startswith("hello kneebench-agent 2 "), hello
+    proof = hmac.new(secret.encode(), hello.encode(), hashlib.sha256).hexdigest()
+    sk.sendall(f"auth {proof}\n".encode())
+    answer = f.readline().decode()
+    assert answer.startswith("ok "), answer
+    return sk, f
 
 
 def free_port():
@@ -146,40 +212,62 @@ def load_across_hosts_through_the_agent():
     need_builds()
     port = free_port()
     with Hosts() as hosts, tempfile.TemporaryDirectory(prefix="kb-remote-") as d:
-        agent, addr = start_agent(hosts, "--bind", ADDR_A, "--rundir", os.path.join(d, "run"))
+        agent, addr = start_agent(hosts, "--bind", ADDR_A, "--serve-bind", ADDR_A, "--rundir",
+                                  os.path.join(d, "run"))
         assert addr == f"{ADDR_A}:{addr.split(':')[1]}"
-        rc, lines, err = call(hosts, addr, "identity", f"start gray-static {port}", "limits")
-        assert rc == 0, f"agent calls failed: {lines} {err}"
-        ident, started, limits = (ok_json(x) for x in lines)
-        assert ident["protocol"] == 1 and "gray-static" in ident["runtimes"]
-        assert started == {"started": "gray-static", "port": port, "bind": ADDR_A}
-        with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:
-            lim = json.load(f)["limits"]
-        assert limits["cpus"] == lim["cpus"] and limits["memory_bytes"] == lim["memory_bytes"]
-        assert limits["pids_max"] == lim["pids"], limits
+        with Session(in_ns(NS_B), addr) as sess:
+            ident = ok_json(sess.ask("identity"))
+            started = ok_json(sess.ask(f"start gray-static {port}"))
+            limits = ok_json(sess.ask("limits"))
+            assert ident["protocol"] == 2 and "gray-static" in ident["runtimes"]
+            assert ident["serve_bind"] == ADDR_A, ident
+            assert started == {"started": "gray-static", "port": port, "bind": ADDR_A}
+            with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:
+                lim = json.load(f)["limits"]
+            assert limits["cpus"] == lim["cpus"] and limits["memory_bytes"] == lim["memory_bytes"]
+            assert limits["pids_max"] == lim["pids"], limits
 
-        out = os.path.join(d, "load.json")
-        p = hosts.run(NS_B, KNEEBENCH, "load", "--url", f"http://{ADDR_A}:{port}/plaintext",
-                      "--route", "plaintext", "--rate", "300", "--duration", "1", "--warmup",
-                      "0.5", "--drain", "1", "--threads", "1", "--connections", "4", "--quiet",
-                      "--json", out)
-        assert p.returncode == 0, f"load across the veth: exit {p.returncode}: {p.stderr}"
-        with open(out) as f:
-            j = json.load(f)
-        assert j["scheduled"] > 0 and j["completed"] == j["scheduled"], j
-        assert j["errors"]["total"] == 0 and j["mismatches"]["total"] == 0, j
+            out = os.path.join(d, "load.json")
+            p = hosts.run(NS_B, KNEEBENCH, "load", "--url", f"http://{ADDR_A}:{port}/plaintext",
+                          "--route", "plaintext", "--rate", "300", "--duration", "1", "--warmup",
+                          "0.5", "--drain", "1", "--threads", "1", "--connections", "4", "--quiet",
+                          "--json", out)
+            assert p.returncode == 0, f"load across the veth: exit {p.returncode}: {p.stderr}"
+            with open(out) as f:
+                j = json.load(f)
+            assert j["scheduled"] > 0 and j["completed"] == j["scheduled"], j
+            assert j["errors"]["total"] == 0 and j["mismatches"]["total"] == 0, j
 
-        rc, lines, err = call(hosts, addr, "sample", "stop", "sample")
-        sample = ok_json(lines[0])
-        assert sample["alive"] is True and sample["processes"] >= 1 and sample["rss_bytes"] > 0
-        # CPU time comes in 10 ms ticks: a few hundred requests may read as 0, never negative.
-        assert isinstance(sample["cpu_seconds"], float) and sample["cpu_seconds"] >= 0
-        assert sample["fds"] > 0 and sample["threads"] >= 1, sample
-        assert ok_json(lines[1]) == {"stopped": "gray-static"}
-        assert lines[2].startswith("err "), lines[2]
+            sample = ok_json(sess.ask("sample"))
+            assert sample["alive"] is True and sample["processes"] >= 1
+            assert sample["rss_bytes"] > 0
+            # CPU time comes in 10 ms ticks: a few hundred requests may read as 0, never negative.
+            assert isinstance(sample["cpu_seconds"], float) and sample["cpu_seconds"] >= 0
+            assert sample["fds"] > 0 and sample["threads"] >= 1, sample
+            assert ok_json(sess.ask("stop")) == {"stopped": "gray-static"}
+            assert sess.ask("sample").startswith("err ")
         # The fixture is gone: nothing answers on its port any more.
-        p = hosts.run(NS_B, KNEEBENCH, "serve-agent", "--call", f"{ADDR_A}:{port}", "identity")
-        assert p.returncode == 2, "the stopped fixture's port still accepts"
+        p = hosts.run(NS_B, "python3", "-c", "import socket,sys; s=socket.socket(); "
+                      f"sys.exit(s.connect_ex(('{ADDR_A}', {port})) == 0)")
+        assert p.returncode == 0, "the stopped fixture's port still accepts"
+        stop_agent(agent)
+
+
+@test
+def fixtures_bind_loopback_unless_told():
+    """An agent bound to the network starts fixtures on its loopback unless --serve-bind
+    names an address: the other host cannot reach them."""
+    need_builds()
+    port = free_port()
+    with Hosts() as hosts, tempfile.TemporaryDirectory(prefix="kb-remote-") as d:
+        agent, addr = start_agent(hosts, "--bind", ADDR_A, "--rundir", os.path.join(d, "run"))
+        with Session(in_ns(NS_B), addr) as sess:
+            started = ok_json(sess.ask(f"start gray-static {port}"))
+            assert started["bind"] == "127.0.0.1", started
+            p = hosts.run(NS_B, "python3", "-c", "import socket,sys; s=socket.socket(); "
+                          "s.settimeout(3); "
+                          f"sys.exit(s.connect_ex(('{ADDR_A}', {port})) == 0)")
+            assert p.returncode == 0, "a fixture of an agent bound to the network was reachable"
         stop_agent(agent)
 
 
@@ -193,10 +281,12 @@ def curve_across_hosts_through_the_agent():
     need_builds()
     with Hosts() as hosts, tempfile.TemporaryDirectory(prefix="kb-remote-") as d:
         os.chmod(d, 0o755)
-        agent, addr = start_agent(hosts, "--bind", ADDR_A, "--rundir", os.path.join(d, "agent"))
+        agent, addr = start_agent(hosts, "--bind", ADDR_A, "--serve-bind", ADDR_A, "--rundir",
+                                  os.path.join(d, "agent"))
         run = os.path.join(d, "run")
         p = hosts.spawn(NS_B, KNEEBENCH, "curve", "--run", run, "--backend", "remote",
-                        "--agent", addr, "--target", ADDR_A, "--runtimes", "gray-static",
+                        "--agent", addr, "--agent-token", TOKEN, "--target", ADDR_A,
+                        "--runtimes", "gray-static",
                         "--routes", "plaintext", "--rates", "200", "--duration", "1",
                         "--warmup", "0.5", "--drain", "1", "--threads", "1", "--connections",
                         "4", "--free-ports", "--client-sched", "other")
@@ -207,7 +297,7 @@ def curve_across_hosts_through_the_agent():
         rj = read_json(os.path.join(run, "run.json"))
         assert rj["backend"] == "remote", rj
         assert rj["target"]["host"] == ADDR_A and rj["target"]["agent"] == addr, rj["target"]
-        assert rj["target"]["agent_identity"]["protocol"] == 1, rj["target"]
+        assert rj["target"]["agent_identity"]["protocol"] == 2, rj["target"]
         assert rj["runtime_versions"]["gray-static"].startswith("unknown (remote"), rj
         plan = read_json(os.path.join(run, "plan.json"))
         assert plan["target"] == {"host": ADDR_A, "agent": addr}, plan
@@ -258,17 +348,22 @@ def curve_refuses_remote_without_its_parts():
     with tempfile.TemporaryDirectory(prefix="kb-remote-") as d:
         run = os.path.join(d, "run")
         for args, want in ((["--backend", "remote"], "needs --agent"),
+                           (["--backend", "remote", "--agent", "127.0.0.1:1"],
+                            "--agent-token FILE"),
                            (["--agent", "127.0.0.1:1"], "are for --backend remote"),
-                           (["--backend", "remote", "--agent", "127.0.0.1:1", "--target",
-                             "not-an-address", "--routes", "plaintext"], "IPv4"),
-                           (["--backend", "remote", "--agent", "127.0.0.1:1", "--routes",
-                             "plaintext", "--no-limits"], "--no-limits is the agent's")):
+                           (["--backend", "remote", "--agent", "127.0.0.1:1", "--agent-token",
+                             TOKEN, "--target", "not-an-address", "--routes", "plaintext"],
+                            "IPv4"),
+                           (["--backend", "remote", "--agent", "127.0.0.1:1", "--agent-token",
+                             TOKEN, "--routes", "plaintext", "--no-limits"],
+                            "--no-limits is the agent's")):
             p = subprocess.run([KNEEBENCH, "curve", "--run", run, *args], capture_output=True,
                                text=True, timeout=BOUND_S)
             assert p.returncode == 2 and want in p.stderr, (args, p.returncode, p.stderr)
         # an agent that does not answer: refused before anything runs
         p = subprocess.run([KNEEBENCH, "curve", "--run", run, "--backend", "remote", "--agent",
-                            f"127.0.0.1:{free_port()}", "--routes", "plaintext"],
+                            f"127.0.0.1:{free_port()}", "--agent-token", TOKEN, "--routes",
+                            "plaintext"],
                            capture_output=True, text=True, timeout=BOUND_S)
         assert p.returncode == 2 and not os.path.exists(os.path.join(run, "run.json")), p.stderr
 
@@ -278,16 +373,18 @@ def agent_exit_stops_a_running_fixture():
     need_builds()
     port = free_port()
     with Hosts() as hosts, tempfile.TemporaryDirectory(prefix="kb-remote-") as d:
-        agent, addr = start_agent(hosts, "--bind", ADDR_A, "--rundir", os.path.join(d, "run"))
-        rc, lines, err = call(hosts, addr, f"start gray-static {port}", "limits")
-        assert rc == 0, f"{lines} {err}"
-        cgroups = ok_json(lines[1])["paths"].split()
-        assert cgroups and all(os.path.isdir(c) for c in cgroups), cgroups
-        stop_agent(agent)
+        agent, addr = start_agent(hosts, "--bind", ADDR_A, "--serve-bind", ADDR_A, "--rundir",
+                                  os.path.join(d, "run"))
+        with Session(in_ns(NS_B), addr) as sess:
+            ok_json(sess.ask(f"start gray-static {port}"))
+            cgroups = ok_json(sess.ask("limits"))["paths"].split()
+            assert cgroups and all(os.path.isdir(c) for c in cgroups), cgroups
+            stop_agent(agent)
         left = [c for c in cgroups if os.path.exists(c)]
         assert not left, f"cgroups left after the agent exited: {left}"
-        p = hosts.run(NS_B, KNEEBENCH, "serve-agent", "--call", f"{ADDR_A}:{port}", "identity")
-        assert p.returncode == 2, "the fixture outlived its agent"
+        p = hosts.run(NS_B, "python3", "-c", "import socket,sys; s=socket.socket(); "
+                      f"sys.exit(s.connect_ex(('{ADDR_A}', {port})) == 0)")
+        assert p.returncode == 0, "the fixture outlived its agent"
 
 
 @test
@@ -317,7 +414,8 @@ def loopback_only_unless_told():
         assert host == "127.0.0.1", addr
         rc, lines, err = call(hosts, f"{ADDR_A}:{port}", "identity")
         assert rc == 2, f"an agent with no --bind answered from the other host: {lines}"
-        p = hosts.run(NS_A, KNEEBENCH, "serve-agent", "--call", addr, "identity")
+        p = hosts.run(NS_A, KNEEBENCH, "serve-agent", "--token", TOKEN, "--call", addr,
+                      "identity")
         assert p.returncode == 0, f"not reachable on its own loopback: {p.stdout}{p.stderr}"
 
 
@@ -327,11 +425,14 @@ class LocalAgent:
     """`kneebench serve-agent` on 127.0.0.1 of this host, in a with block that ends it by
     its own PID whatever the test's outcome."""
 
-    def __init__(self, *args, pre_exec=None):
+    def __init__(self, *args, pre_exec=None, own_token=False):
         # through sh so that the agent's PID (sh execs it) is known before it starts;
-        # unbuffered, so that select() sees what readline() has not taken yet
+        # unbuffered, so that select() sees what readline() has not taken yet. own_token:
+        # no --token, the agent makes one in its run directory
+        self.own_token = own_token
+        tok = [] if own_token else ["--token", TOKEN]
         self.p = subprocess.Popen(["sh", "-c", 'read go; exec "$0" "$@"', KNEEBENCH,
-                                   "serve-agent", "--port", "0", *args],
+                                   "serve-agent", "--port", "0", *tok, *args],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, bufsize=0)
         self._rundir = None
@@ -341,14 +442,30 @@ class LocalAgent:
             self.p.stdin.write(b"go\n")
             self.p.stdin.close()
             self.p.stdin = None         # communicate() must not touch it again
-            line = self.p.stdout.readline().decode()
+            seen, line = [], ""
+            # lines before it (a sweep of what a dead agent or runner left) are passed over
+            for raw in iter(self.p.stdout.readline, b""):
+                line = raw.decode(errors="replace")
+                if "listening on " in line or len(seen) > 20:
+                    break
+                seen.append(line)
             if "listening on " not in line:
-                raise AssertionError(f"serve-agent did not start: {line}")
+                raise AssertionError(f"serve-agent did not start: {''.join(seen)[-2000:]}")
         except BaseException:
             self.end()
             raise
         self.addr = line.rsplit("listening on ", 1)[1].strip()
         self.port = int(self.addr.rsplit(":", 1)[1])
+        # its log (a line per command) read as it comes: a full pipe would stall the agent
+        self.lines, self._got = [], threading.Condition()
+        self._reader = threading.Thread(target=self._read_log, daemon=True)
+        self._reader.start()
+
+    def _read_log(self):
+        for raw in iter(self.p.stdout.readline, b""):
+            with self._got:
+                self.lines.append(raw.decode(errors="replace"))
+                self._got.notify_all()
 
     def __enter__(self):
         return self
@@ -360,21 +477,26 @@ class LocalAgent:
     def rundir(self):
         """Where its fixtures run, as its second line says (5 s at most)."""
         if self._rundir is None:
-            ready, _, _ = select.select([self.p.stdout], [], [], 5)
-            line = self.p.stdout.readline().decode() if ready else ""
+            with self._got:
+                self._got.wait_for(lambda: self.lines, timeout=5)
+            line = self.lines[0] if self.lines else ""
             assert "fixtures run under " in line, f"no run directory named: {line!r}"
             self._rundir = line.rsplit("fixtures run under ", 1)[1].strip()
         return self._rundir
 
     def call(self, *cmds, timeout=BOUND_S):
-        p = subprocess.run([KNEEBENCH, "serve-agent", "--call", self.addr, *cmds],
+        token = f"{self.rundir}/token" if self.own_token else TOKEN
+        p = subprocess.run([KNEEBENCH, "serve-agent", "--token", token, "--call", self.addr,
+                            *cmds],
                            capture_output=True, text=True, timeout=timeout)
         return p.returncode, p.stdout.splitlines()
 
     def stop(self):
         """The clean stop the test expects (exit 0, no sanitizer report)."""
         self.p.send_signal(signal.SIGTERM)
-        rest = self.p.communicate(timeout=15)[0].decode(errors="replace")
+        self.p.wait(15)
+        self._reader.join(15)
+        rest = "".join(self.lines)
         assert self.p.returncode == 0, f"serve-agent exited {self.p.returncode}:\n{rest[-3000:]}"
         assert "Sanitizer" not in rest, rest[-3000:]
 
@@ -438,6 +560,20 @@ def privileged_ports_only_when_asked():
             agent.stop()
 
 
+def at_eof(sk, seconds):
+    """True when the agent closes sk within seconds (after its greeting, if it sent one)."""
+    sk.settimeout(seconds)
+    data = b""
+    try:
+        while True:
+            chunk = sk.recv(4096)
+            if not chunk:
+                return True
+            data += chunk
+    except socket.timeout:
+        return False
+
+
 @test
 def an_idle_connection_blocks_no_one():
     local_agent_or_skip()
@@ -448,21 +584,183 @@ def an_idle_connection_blocks_no_one():
         half.sendall(b"iden")                   # a line begun and never finished
         t0 = time.monotonic()
         rc, lines = agent.call("identity", timeout=10)
-        assert rc == 0 and ok_json(lines[0])["protocol"] == 1, lines
+        assert rc == 0 and ok_json(lines[0])["protocol"] == 2, lines
         assert time.monotonic() - t0 < 5, "the answer waited on the idle connection"
-        # the silent ones are closed once idle past --idle-timeout (2 s), not before
-        idle.settimeout(8)
-        half.settimeout(8)
-        assert idle.recv(16) == b"" and half.recv(16) == b"", "idle connections kept open"
-        assert time.monotonic() - t0 >= 1.5, "closed before the idle timeout"
-        # more connections than the agent keeps: the one idle longest makes room
+        # the ones that never authenticate are closed once the proof is overdue (5 s)
+        assert at_eof(idle, 9) and at_eof(half, 9), "unauthenticated connections kept open"
+        assert time.monotonic() - t0 >= 1.5, "closed before their time"
+        # an authenticated session idle past --idle-timeout (2 s) is closed too, not before
+        sk, f = authed_socket(agent.port)
+        t1 = time.monotonic()
+        assert at_eof(sk, 8), "an idle session kept open"
+        assert time.monotonic() - t1 >= 1.5, "an idle session closed before --idle-timeout"
+        # more connections than the agent keeps: the one waiting longest makes room
         crowd = [socket.create_connection(("127.0.0.1", agent.port)) for _ in range(10)]
         rc, lines = agent.call("identity", timeout=10)
         assert rc == 0, lines
-        crowd[0].settimeout(1)
-        assert crowd[0].recv(16) == b"", "the connection idle longest was not the one closed"
-        for sk in (idle, half, *crowd):
+        assert at_eof(crowd[0], 1), "the connection waiting longest was not the one closed"
+        for x in (idle, half, sk, *crowd):
+            x.close()
+        agent.stop()
+
+
+@test
+def idle_connections_never_evict_a_session():
+    """Issue 27: eight idle connections evicted the runner's own session, and its fixture
+    was left running. Connections that never authenticate now make room only among
+    themselves: the session keeps its fixture and its answers."""
+    local_agent_or_skip()
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="kb-remote-") as d, \
+            LocalAgent("--rundir", os.path.join(d, "run")) as agent, \
+            Session([], agent.addr) as sess:
+        assert ok_json(sess.ask(f"start gray-static {port}"))["port"] == port
+        crowd = [socket.create_connection(("127.0.0.1", agent.port)) for _ in range(12)]
+        try:
+            sample = ok_json(sess.ask("sample"))
+            assert sample["alive"] is True, sample
+        finally:
+            for x in crowd:
+                x.close()
+        assert ok_json(sess.ask("stop")) == {"stopped": "gray-static"}
+        sess.close()
+        agent.stop()
+
+
+@test
+def a_curve_survives_idle_connections_to_its_agent():
+    """The runner's side of the same: a remote curve whose agent is crowded by idle
+    connections while it runs completes every point, none failed."""
+    local_agent_or_skip()
+    with tempfile.TemporaryDirectory(prefix="kb-remote-") as d, \
+            LocalAgent("--rundir", os.path.join(d, "agent")) as agent:
+        os.chmod(d, 0o755)
+        run = os.path.join(d, "run")
+        p = subprocess.Popen([KNEEBENCH, "curve", "--run", run, "--backend", "remote", "--agent",
+                              agent.addr, "--agent-token", TOKEN, "--runtimes", "gray-static",
+                              "--routes", "plaintext", "--rates", "100,200", "--duration", "1",
+                              "--warmup", "0.5", "--drain", "0.5", "--threads", "1",
+                              "--connections", "4", "--free-ports", "--client-sched", "other"],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        crowd = []
+        try:
+            deadline = time.monotonic() + 60
+            while p.poll() is None and time.monotonic() < deadline:
+                if len(crowd) < 24:
+                    crowd.append(socket.create_connection(("127.0.0.1", agent.port)))
+                time.sleep(0.1)
+            out = p.communicate(timeout=120)[0]
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            for x in crowd:
+                x.close()
+        assert p.returncode == 0, out[-3000:]
+        for pt in glob.glob(os.path.join(run, "points", "*")):
+            assert os.path.exists(os.path.join(pt, "DONE")), (pt, out[-3000:])
+            assert read_json(os.path.join(pt, "verdict.json"))["verdict"] != "failed", out
+        assert len(glob.glob(os.path.join(run, "points", "*"))) == 2
+        agent.stop()
+
+
+@test
+def a_client_that_never_reads_stalls_no_one():
+    """Issue 27: a client that pipelined commands without reading stalled the agent for 5 s
+    per connection. Its answers now wait in its own buffer; everyone else is answered."""
+    local_agent_or_skip()
+    with tempfile.TemporaryDirectory(prefix="kb-remote-") as d, \
+            LocalAgent("--rundir", os.path.join(d, "run")) as agent:
+        greedy = []
+        for _ in range(3):
+            sk, _f = authed_socket(agent.port)
+            sk.setblocking(False)
+            try:
+                for _ in range(20000):       # until the agent stops taking them
+                    sk.send(b"identity\n" * 64)
+            except BlockingIOError:
+                pass
+            greedy.append(sk)
+        t0 = time.monotonic()
+        rc, lines = agent.call("identity", timeout=20)
+        took = time.monotonic() - t0
+        for sk in greedy:
             sk.close()
+        assert rc == 0 and ok_json(lines[0])["protocol"] == 2, lines
+        # the old agent waited 5 s on each of the three; a host's stall is far below 4 s
+        assert took < 4, f"answered after {took:.1f} s behind clients that do not read"
+        agent.stop()
+
+
+@test
+def a_local_user_without_the_token_drives_nothing():
+    """Issue 27: user nobody made the root agent start gray-static on a port of its choice.
+    Without the token (a file only root may read) nobody's calls are refused, and a raw
+    connection that skips the proof learns nothing (no identity) and starts nothing."""
+    local_agent_or_skip()
+    if not shutil.which("setpriv"):
+        skip("needs setpriv to act as another user")
+    port = free_port()
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    with tempfile.TemporaryDirectory(prefix="kb-remote-") as d, \
+            LocalAgent("--rundir", os.path.join(d, "run")) as agent:
+        os.chmod(d, 0o755)
+        p = subprocess.run([*nobody, KNEEBENCH, "serve-agent", "--token", TOKEN, "--call",
+                            agent.addr, f"start gray-static {port}"], capture_output=True,
+                           text=True, timeout=BOUND_S)
+        assert p.returncode == 2 and "token file" in p.stderr, (p.returncode, p.stderr)
+        guess = os.path.join(d, "guess")
+        with open(os.open(guess, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            f.write("a guess at the secret, long enough\n")
+        os.chown(guess, 65534, 65534)
+        p = subprocess.run([*nobody, KNEEBENCH, "serve-agent", "--token", guess, "--call",
+                            agent.addr, f"start gray-static {port}"], capture_output=True,
+                           text=True, timeout=BOUND_S)
+        assert p.returncode == 2 and "authentication failed" in p.stderr, (p.returncode,
+                                                                            p.stderr)
+        raw = subprocess.run([*nobody, "python3", "-c", f"""
+import socket
+s = socket.create_connection(("127.0.0.1", {agent.port}), timeout=10)
+s.sendall(b"identity\\nstart gray-static {port}\\n")
+data = b""
+while True:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+print(data.decode())
+"""], capture_output=True, text=True, timeout=BOUND_S)
+        assert "authenticate first" in raw.stdout, raw.stdout + raw.stderr
+        assert "hostname" not in raw.stdout and "cpu_model" not in raw.stdout, raw.stdout
+        with socket.socket() as sk:
+            assert sk.connect_ex(("127.0.0.1", port)) != 0, "a fixture was started"
+        rc, lines = agent.call("identity")
+        assert rc == 0 and ok_json(lines[0])["running"] is None, lines
+        agent.stop()
+
+
+@test
+def one_session_cannot_touch_anothers_fixture():
+    """Issue 27: any client could stop another client's fixture. A fixture is its starting
+    session's: another session's stop, sample and start are refused, and the fixture is
+    stopped when its own session ends."""
+    local_agent_or_skip()
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="kb-remote-") as d, \
+            LocalAgent("--rundir", os.path.join(d, "run")) as agent:
+        with Session([], agent.addr) as mine, Session([], agent.addr) as theirs:
+            ok_json(mine.ask(f"start gray-static {port}"))
+            for cmd in ("stop", "sample", "limits"):
+                line = theirs.ask(cmd)
+                assert line.startswith("err ") and "another session" in line, (cmd, line)
+            line = theirs.ask(f"start go {free_port()}")
+            assert line.startswith("err agent: harness: busy"), line
+            assert ok_json(mine.ask("sample"))["alive"] is True
+        # both sessions ended: the fixture went with the one that started it
+        rc, lines = agent.call("identity")
+        assert rc == 0 and ok_json(lines[0])["running"] is None, lines
+        with socket.socket() as sk:
+            assert sk.connect_ex(("127.0.0.1", port)) != 0, "the fixture outlived its session"
         agent.stop()
 
 
@@ -491,18 +789,23 @@ def default_run_directory_is_private_and_symlinks_are_not_followed():
         with open(target, "w") as f:
             f.write("root's own\n")
         try:
-            with LocalAgent(pre_exec=plant) as agent:
+            with LocalAgent(pre_exec=plant, own_token=True) as agent:
                 rc, lines = agent.call(f"start gray-static {free_port()}", "stop")
                 assert rc == 0, lines
                 with open(target) as f:
                     assert f.read() == "root's own\n", "the agent wrote through the symlink"
                 rundirs.append(agent.rundir)
+                assert os.path.isfile(f"{agent.rundir}/gray-static/fixture.log")
+                st = os.lstat(agent.rundir)
+                assert st.st_uid == os.geteuid() and (st.st_mode & 0o7777) == 0o711, \
+                    oct(st.st_mode)
+                assert (os.lstat(f"{agent.rundir}/token").st_mode & 0o777) == 0o600
                 agent.stop()
             assert agent.rundir != planted[0], agent.rundir
             assert re.fullmatch(r"/tmp/kneebench-agent-\w{6}", agent.rundir), agent.rundir
-            st = os.lstat(agent.rundir)
-            assert st.st_uid == os.geteuid() and (st.st_mode & 0o7777) == 0o711, oct(st.st_mode)
-            assert os.path.isfile(f"{agent.rundir}/gray-static/fixture.log")
+            # its own fresh directory goes with it (issue 27); the planted one is not its own
+            assert not os.path.exists(agent.rundir), os.listdir(agent.rundir)
+            assert os.path.islink(f"{planted[0]}/gray-static/fixture.log")
         finally:
             for path in planted + rundirs:
                 shutil.rmtree(path, ignore_errors=True)

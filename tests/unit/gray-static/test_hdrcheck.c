@@ -60,7 +60,7 @@ static unsigned verdict(int http10, const char *const *fields)
         if (gs_head_field(&w, *fields, (size_t)(colon - *fields), v, strlen(v)) < 0)
             break;
     }
-    return gs_head_verdict(&w, http10);
+    return gs_head_verdict(&w, http10, GS_BODY_MAX);
 }
 
 #define V(http10, ...) verdict(http10, (const char *const[]){ __VA_ARGS__, NULL })
@@ -96,6 +96,50 @@ START_TEST(framing)
 }
 END_TEST
 
+/* Issue 27: what Go and nginx answer 400 (or 413), gray-static served. */
+START_TEST(request_line_and_fields)
+{
+    static const char *const good[] = { "/", "/plaintext", "/plaintext?a=b", "/a%00b",
+                                        "/caf\xc3\xa9", "*", "http://t/plaintext",
+                                        "HTTPS://t:8080/x" };
+    static const char *const bad[] = { "", "plaintext", "plain/text", "/plain text",
+                                       "/plain\ttext", "/plain\x01text", "/plain\x7ftext",
+                                       "**", "1http://t/", "http//t/" };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        ck_assert_msg(gs_target_ok(good[i], strlen(good[i])), "refused [%s]", good[i]);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(!gs_target_ok(bad[i], strlen(bad[i])), "accepted [%s]", bad[i]);
+    ck_assert(!gs_target_ok("/plaintext\0junk", 15));
+    /* the target as 0.9.75 leaves it: NUL-terminated where the space was, the version or
+     * the line's end after it; a NUL the client sent cuts it short */
+    ck_assert_uint_eq(gs_line_refusal("plaintext\0HTTP/1.1\0"), 400);
+    ck_assert_uint_eq(gs_line_refusal("/plaintext\0HTTP/1.1\0"), 0);
+    ck_assert_uint_eq(gs_line_refusal("/plaintext\0\0"), 0);
+    ck_assert_uint_eq(gs_line_refusal("/plaintext\0junk\0HTTP/1.1\0"),
+                      MHD_VERSION < 0x00097600 ? 400 : 0);
+    /* a method is a token */
+    ck_assert(ok("GET") && ok("M-SEARCH"));
+    ck_assert(!ok("G\x01T") && !ok("G\xc3\xa9T") && !ok(""));
+    /* field values: HTAB and 8-bit pass, other controls do not */
+    ck_assert(gs_field_value_ok("a\tb \xc3\xa9", 6));
+    ck_assert(!gs_field_value_ok("a\x01b", 3) && !gs_field_value_ok("b\0", 2));
+    ck_assert(!gs_field_value_ok("a\x7f", 2));
+    ck_assert_uint_eq(V(0, "Host: t", "X-A: a\x01b"), 400);
+    /* RFC 9112 3.2: HTTP/1.1 needs its Host; 1.0 does not */
+    ck_assert_uint_eq(V(0, "X-A: b"), 400);
+    ck_assert_uint_eq(V(1, "X-A: b"), 0);
+    /* RFC 9110 8.6: a length is 1*DIGIT; past a 64-bit one, 400; past what is read, 413 */
+    ck_assert_uint_eq(V(0, "Host: t", "Content-Length: 1048576"), 0);
+    ck_assert_uint_eq(V(0, "Host: t", "Content-Length: 1048577"), 413);
+    ck_assert_uint_eq(V(0, "Host: t", "Content-Length: 9223372036854775807"), 413);
+    ck_assert_uint_eq(V(0, "Host: t", "Content-Length: 9223372036854775808"), 400);
+    ck_assert_uint_eq(V(0, "Host: t", "Content-Length: 99999999999999999999"), 400);
+    ck_assert_uint_eq(V(0, "Host: t", "Content-Length: -1"), 400);
+    ck_assert_uint_eq(V(0, "Host: t", "Content-Length: 1 2"), 400);
+    ck_assert_uint_eq(V(0, "Host: t", "Content-Length: "), 400);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("gray-static hdrcheck");
@@ -104,6 +148,7 @@ static Suite *suite(void)
     tcase_add_test(tc, non_tokens_fail);
     tcase_add_test(tc, hosts);
     tcase_add_test(tc, framing);
+    tcase_add_test(tc, request_line_and_fields);
     suite_add_tcase(s, tc);
     return s;
 }

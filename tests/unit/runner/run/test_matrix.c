@@ -128,6 +128,14 @@ START_TEST(bad_names_and_numbers_refused)
     o = defaults();
     o.rates = "100,fast";
     ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), -1);
+    /* issue 27: a rate twice planned one point id twice */
+    o = defaults();
+    o.rates = "300,300";
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "rate 300 given twice") != NULL, "%s", err);
+    o = defaults();
+    o.rates = "100,300,200,300";
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), -1);
     o = defaults();
     o.profile = "nosuch";
     ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), -1);

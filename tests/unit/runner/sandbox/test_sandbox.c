@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,10 +167,15 @@ static pid_t runner_with_fixture(char *const *argv, int no_limits, pid_t *fixtur
         struct kb_fixture_spec spec = spec_for(argv, no_limits);
         struct kb_sandbox_fixture *sb = NULL;
         pid_t p[1] = { 0 };
+        pid_t all[16];
         kb_sandbox_start(box, &spec, &sb, err, sizeof(err));
         /* the child joins its cgroup after the fork */
         for (int i = 0; sb && i < 100 && kb_sandbox_pids(sb, p, 1) == 0; i++)
             sleep_ms(10);
+        /* and the runner looks at the whole fixture once, as a curve's sampler does */
+        sleep_ms(100);
+        if (sb)
+            kb_sandbox_pids(sb, all, 16);
         if (write(fds[1], p, sizeof(p)) < 0)
             _exit(1);
         pause();
@@ -198,23 +204,24 @@ START_TEST(session_left_by_a_dead_runner_is_swept)
 {
     /* the server is sh's child: the parent-death signal reaches sh, not it */
     char *argv[] = { "sh", "-c", "sleep 30 & wait", NULL };
-    char record[256];
+    char record[256], note[512];
     pid_t pids[16], fixture, runner = runner_with_fixture(argv, 1, &fixture);
     struct kb_sandbox *box = native(1);
     size_t n;
     sleep_ms(200);
     snprintf(record, sizeof(record), "%s/" KB_SANDBOX_SESSION_FILE, kb_tmp);
     ck_assert_int_eq(access(record, F_OK), 0);
-    ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp), 0);     /* its runner still runs */
+    ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp, note, sizeof(note)), 0); /* runs */
     n = kb_procs_tree(fixture, pids, 16);
     ck_assert_uint_eq(n, 2);
     kill(runner, SIGKILL);
     sleep_ms(200);              /* the runner is a zombie now: gone all the same */
-    ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp), 1);
+    ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp, note, sizeof(note)), 1);
     for (size_t i = 0; i < n; i++)
         ck_assert_msg(gone(pids[i]), "pid %d left running", pids[i]);
     ck_assert_int_ne(access(record, F_OK), 0);
-    ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp), 0);
+    ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp, note, sizeof(note)), 0);
+    ck_assert_str_eq(note, "");
     waitpid(runner, NULL, 0);
     kb_sandbox_close(box);
 }
@@ -251,6 +258,97 @@ START_TEST(cgroups_of_a_zombie_runner_are_swept)
 }
 END_TEST
 
+/* ---- records the runner cannot prove: nothing they name is killed ------------------------ */
+
+/* A process of a session of its own that no runner started (`setsid sleep 300 &`). */
+static pid_t bystander(void)
+{
+    pid_t p = fork();
+    if (p == 0) {
+        setsid();
+        execlp("sleep", "sleep", "300", (char *)NULL);
+        _exit(127);
+    }
+    ck_assert_int_gt(p, 0);
+    sleep_ms(100);
+    return p;
+}
+
+static void end_bystander(pid_t p)
+{
+    kill(p, SIGKILL);
+    waitpid(p, NULL, 0);
+}
+
+static void boot(char *out, size_t len)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(out, (int)len, f));
+    out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
+/* A record of the current version naming p with the given start time and boot, of a runner
+ * that is gone (PID 999999 at start time 0). */
+static void plant_record(pid_t p, long long start, const char *bootid, uid_t owner, mode_t mode)
+{
+    char text[512], path[256];
+    snprintf(text, sizeof(text), "kneebench-session 2\nboot %s\nrunner 999999 0\nproc %ld %lld\n",
+             bootid, (long)p, start);
+    kb_tmp_put(KB_SANDBOX_SESSION_FILE, text);
+    snprintf(path, sizeof(path), "%s/" KB_SANDBOX_SESSION_FILE, kb_tmp);
+    ck_assert_int_eq(chown(path, owner, (gid_t)-1), 0);
+    ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+START_TEST(records_that_prove_nothing_kill_nothing)
+{
+    struct kb_sandbox *box = native(1);
+    char note[512], text[128], id[64];
+    pid_t p = bystander();
+    long long start = kb_procs_start_time(p);
+    boot(id, sizeof(id));
+
+    /* the first version's record ("runner start leader leader_start"), as a copied run
+     * directory, a reboot or another user leaves it: the leader's start time differs */
+    snprintf(text, sizeof(text), "999999 0 %ld 1\n", (long)p);
+    kb_tmp_put(KB_SANDBOX_SESSION_FILE, text);
+    ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp, note, sizeof(note)), 0);
+    ck_assert_msg(kb_procs_running(p), "an unproved record's session was killed");
+    snprintf(text, sizeof(text), "running: pid %ld", (long)p);
+    ck_assert_msg(strstr(note, text) && strstr(note, "nothing it names was stopped"), "%s", note);
+
+    /* the right process of this boot, but a record another user wrote, or may write */
+    if (geteuid() == 0) {
+        plant_record(p, start, id, 65534, 0644);
+        ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp, note, sizeof(note)), 0);
+        ck_assert_msg(kb_procs_running(p), "another user's record was obeyed");
+        ck_assert_ptr_nonnull(strstr(note, "owner uid 65534"));
+    }
+    plant_record(p, start, id, geteuid(), 0666);
+    ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp, note, sizeof(note)), 0);
+    ck_assert_msg(kb_procs_running(p), "a record anyone may write was obeyed");
+    ck_assert_ptr_nonnull(strstr(note, "mode 0666"));
+
+    /* this user's own record, but the PID was given to another process (another start
+     * time), or the record is of another boot */
+    plant_record(p, start + 1, id, geteuid(), 0644);
+    ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp, note, sizeof(note)), 0);
+    ck_assert_msg(kb_procs_running(p), "a reused PID was killed");
+    plant_record(p, start, "00000000-0000-0000-0000-000000000000", geteuid(), 0644);
+    ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp, note, sizeof(note)), 0);
+    ck_assert_msg(kb_procs_running(p), "another boot's record was obeyed");
+
+    /* and the same record, proved: the process is killed */
+    plant_record(p, start, id, geteuid(), 0644);
+    ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp, note, sizeof(note)), 1);
+    ck_assert_msg(gone(p), "a proved leftover runs on");
+    end_bystander(p);
+    kb_sandbox_close(box);
+}
+END_TEST
+
 START_TEST(backend_by_name)
 {
     const struct kb_sandbox_config none = { 0 }, nosuch = { .backend = "nosuch" },
@@ -269,14 +367,14 @@ START_TEST(backend_by_name)
     ck_assert_ptr_null(kb_sandbox_open(&nosuch, err, sizeof(err)));
     ck_assert_ptr_nonnull(strstr(err, "nosuch"));
     ck_assert_ptr_null(kb_sandbox_open(&agent, err, sizeof(err)));
-    ck_assert_ptr_nonnull(strstr(err, "--agent and --target are for --backend remote"));
+    ck_assert_ptr_nonnull(strstr(err, "are for --backend remote"));
     /* opening asks nothing of the engine: the image is only kept */
     ck_assert_ptr_nonnull(box = kb_sandbox_open(&docker, err, sizeof(err)));
     ck_assert_str_eq(kb_sandbox_name(box), "docker");
     kb_sandbox_describe(box, where, sizeof(where));
     ck_assert_str_eq(where, " image img:1");
     ck_assert_int_eq(kb_sandbox_sweep_stale(box), 0);
-    ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp), 0);
+    ck_assert_int_eq(kb_sandbox_sweep_rundir(box, kb_tmp, where, sizeof(where)), 0);
     kb_sandbox_close(box);
 }
 END_TEST
@@ -306,6 +404,7 @@ static Suite *suite(void)
     tcase_add_test(tc, fixture_dies_with_its_runner);
     tcase_add_test(tc, session_left_by_a_dead_runner_is_swept);
     tcase_add_test(tc, cgroups_of_a_zombie_runner_are_swept);
+    tcase_add_test(tc, records_that_prove_nothing_kill_nothing);
     tcase_add_test(tc, backend_by_name);
     tcase_add_test(tc, native_identity_hashes_the_files);
     suite_add_tcase(s, tc);

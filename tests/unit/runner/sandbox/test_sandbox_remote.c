@@ -4,23 +4,31 @@
  * the answers, refusals and a lost agent, and what the sandbox handle says of a fixture on
  * another host (its target, its identity, the run's evidence). */
 #define _GNU_SOURCE
+#include "runner/sandbox/agent.h"
+#include "runner/sandbox/agent_auth.h"
 #include "runner/sandbox/procs.h"
 #include "runner/sandbox/sandbox.h"
 #include "tests/lib/kb_check.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#define FAKE_TOKEN "a secret of the fake agent's, 0123456789"
+#define FAKE_HELLO KB_AGENT_GREETING " 2 00112233445566778899aabbccddeeff"
 
 struct fake {
     int lfd, port;
     pthread_t tid;
     atomic_int protocol, alive, stop, hangup;   /* hangup: close on the next line */
+    atomic_int loopback_only;                   /* its fixtures bind 127.0.0.1, not 0.0.0.0 */
     char seen[32][128];
     atomic_int nseen;
 };
@@ -31,7 +39,8 @@ static void answer(struct fake *f, int fd, const char *line)
 
     if (!strcmp(line, "identity"))
         snprintf(out, sizeof(out), "ok {\"protocol\":%d,\"runtimes\":[\"go\"],\"limits\":true,"
-                 "\"hostname\":\"fixhost\"}\n", atomic_load(&f->protocol));
+                 "\"hostname\":\"fixhost\",\"serve_bind\":\"%s\"}\n", atomic_load(&f->protocol),
+                 atomic_load(&f->loopback_only) ? "127.0.0.1" : "0.0.0.0");
     else if (!strcmp(line, "start go 8083"))
         snprintf(out, sizeof(out), "ok {\"started\":\"go\",\"port\":8083}\n");
     else if (!strcmp(line, "start go 8084"))
@@ -55,12 +64,27 @@ static void answer(struct fake *f, int fd, const char *line)
         return;
 }
 
+/* Its greeting, then the token proved as serve-agent asks it; 0 when it was. */
+static int fake_auth(int fd, const char *line)
+{
+    static const char ok[] = "ok {\"session\":1}\n", no[] = "err refused: authentication failed\n";
+    int good = !strncmp(line, "auth ", 5) && kb_agent_proof_ok(FAKE_TOKEN, FAKE_HELLO, line + 5);
+    if (write(fd, good ? ok : no, good ? sizeof(ok) - 1 : sizeof(no) - 1) < 0)
+        return -1;
+    return good ? 0 : -1;
+}
+
 static void serve_conn(struct fake *f, int fd)
 {
     char buf[512];
     size_t len = 0;
     ssize_t r;
+    int authed = 0;
 
+    if (write(fd, FAKE_HELLO "\n", sizeof(FAKE_HELLO)) < 0) {
+        close(fd);
+        return;
+    }
     while ((r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0) {
         char *nl;
         len += (size_t)r;
@@ -71,11 +95,13 @@ static void serve_conn(struct fake *f, int fd)
                 snprintf(f->seen[n], sizeof(f->seen[n]), "%.120s", buf);
                 atomic_store(&f->nseen, n + 1);
             }
-            if (atomic_load(&f->hangup)) {
+            if (atomic_load(&f->hangup) || (!authed && fake_auth(fd, buf) < 0)) {
                 close(fd);
                 return;
             }
-            answer(f, fd, buf);
+            if (authed)
+                answer(f, fd, buf);
+            authed = 1;
             len -= (size_t)(nl + 1 - buf);
             memmove(buf, nl + 1, len);
         }
@@ -94,7 +120,17 @@ static void *fake_main(void *arg)
 }
 
 static struct fake fake;
-static char fake_addr[64];
+static char fake_addr[64], token_file[64] = "/tmp/kb-token-XXXXXX";
+
+/* The token the runner is given, in a file of its own (mode as given). */
+static void put_token(const char *secret, mode_t mode)
+{
+    int fd;
+    ck_assert_int_ge(fd = open(token_file, O_WRONLY | O_TRUNC), 0);
+    ck_assert_int_eq(write(fd, secret, strlen(secret)), (ssize_t)strlen(secret));
+    close(fd);
+    ck_assert_int_eq(chmod(token_file, mode), 0);
+}
 
 static void fake_start(void)
 {
@@ -102,7 +138,7 @@ static void fake_start(void)
     socklen_t len = sizeof(a);
 
     memset(&fake, 0, sizeof(fake));
-    atomic_store(&fake.protocol, 1);
+    atomic_store(&fake.protocol, KB_AGENT_PROTOCOL);
     atomic_store(&fake.alive, 1);
     fake.lfd = socket(AF_INET, SOCK_STREAM, 0);
     ck_assert_int_ge(fake.lfd, 0);
@@ -119,7 +155,8 @@ static struct kb_sandbox *open_remote(const char *agent, const char *target, cha
                                       size_t errlen)
 {
     const struct kb_sandbox_config cfg = { .backend = "remote", .agent = agent ? agent : fake_addr,
-                                           .target = target };
+                                           .target = target, .agent_token = token_file };
+    put_token(FAKE_TOKEN "\n", 0600);
     return kb_sandbox_open(&cfg, err, errlen);
 }
 
@@ -157,6 +194,39 @@ START_TEST(test_refuses_a_malformed_agent_address)
     ck_assert_ptr_nonnull(strstr(err, "IPv4"));
     ck_assert_ptr_null(kb_sandbox_open(&nolimits, err, sizeof(err)));
     ck_assert_ptr_nonnull(strstr(err, "--no-limits is the agent's"));
+}
+END_TEST
+
+START_TEST(test_every_session_proves_the_token)
+{
+    const struct kb_sandbox_config none = { .backend = "remote", .agent = "127.0.0.1:1" };
+    const struct kb_sandbox_config cfg = { .backend = "remote", .agent = fake_addr,
+                                           .agent_token = token_file };
+    struct kb_sandbox *box;
+    char err[256] = "";
+
+    ck_assert_ptr_null(kb_sandbox_open(&none, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "needs --agent-token"));
+    fake_start();
+    put_token(FAKE_TOKEN "\n", 0644);          /* a token others may read proves nothing */
+    ck_assert_ptr_null(kb_sandbox_open(&cfg, err, sizeof(err)));
+    ck_assert_msg(strstr(err, "readable by no one else") != NULL, "%s", err);
+    put_token("short", 0600);
+    ck_assert_ptr_null(kb_sandbox_open(&cfg, err, sizeof(err)));
+    ck_assert_msg(strstr(err, "bytes of secret") != NULL, "%s", err);
+    put_token("another secret, not the agent's one", 0600);
+    ck_assert_ptr_nonnull(box = kb_sandbox_open(&cfg, err, sizeof(err)));
+    ck_assert_int_eq(kb_sandbox_available(box, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "authentication failed") != NULL, "%s", err);
+    ck_assert(!seen("identity"));               /* nothing asked before the proof */
+    kb_sandbox_close(box);
+    /* an agent whose fixtures bind loopback cannot serve a load from elsewhere */
+    atomic_store(&fake.loopback_only, 1);
+    ck_assert_ptr_nonnull(box = open_remote(NULL, "127.0.0.2", err, sizeof(err)));
+    ck_assert_int_eq(kb_sandbox_available(box, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "--serve-bind 127.0.0.2") != NULL, "%s", err);
+    kb_sandbox_close(box);
+    fake_stop();
 }
 END_TEST
 
@@ -199,6 +269,7 @@ START_TEST(test_drives_a_fixture_through_the_agent)
     atomic_store(&fake.alive, 0);
     ck_assert_int_eq(kb_sandbox_alive(sb), 0);
     ck_assert_str_eq(kb_sandbox_exit_reason(sb), "exit 1");
+    ck_assert_int_eq(kb_sandbox_lost(sb, err, sizeof(err)), 0);     /* the fixture's exit */
     ck_assert_int_eq(kb_sandbox_stop(sb, err, sizeof(err)), 0);
     ck_assert(seen("stop"));
     kb_sandbox_close(box);
@@ -218,7 +289,7 @@ START_TEST(test_reports_refusals_and_protocol_mismatch)
     ck_assert_int_eq(kb_sandbox_start(box, &spec, &sb, err, sizeof(err)), -1);
     ck_assert_ptr_null(sb);
     ck_assert_msg(strstr(err, "refused") != NULL, "%s", err);
-    atomic_store(&fake.protocol, 2);
+    atomic_store(&fake.protocol, KB_AGENT_PROTOCOL + 1);
     ck_assert_int_eq(kb_sandbox_available(box, err, sizeof(err)), -1);
     ck_assert_ptr_nonnull(strstr(err, "protocol"));
     kb_sandbox_close(box);
@@ -240,6 +311,8 @@ START_TEST(test_a_lost_agent_reads_as_a_dead_fixture)
     ck_assert_int_eq(kb_sandbox_alive(sb), 0);
     ck_assert_int_eq(kb_sandbox_alive(sb), 0);
     ck_assert_ptr_nonnull(strstr(kb_sandbox_exit_reason(sb), "agent"));
+    ck_assert_int_eq(kb_sandbox_lost(sb, err, sizeof(err)), 1);     /* the harness's loss */
+    ck_assert_ptr_nonnull(strstr(err, "lost the session"));
     ck_assert_int_eq(kb_sandbox_sample(sb, &ps, err, sizeof(err)), -1);
     ck_assert_uint_eq(ps.nprocs, 0);
     ck_assert_int_eq(kb_sandbox_stop(sb, err, sizeof(err)), -1);   /* freed either way */
@@ -289,7 +362,7 @@ START_TEST(test_identity_and_evidence_are_the_agents_host)
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(ev, "target"), "host")),
                      "127.0.0.2");
     ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(json_object_get(
-        ev, "target"), "agent_identity"), "protocol")), 1);
+        ev, "target"), "agent_identity"), "protocol")), KB_AGENT_PROTOCOL);
     plan = kb_sandbox_plan_keys(box);
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(plan, "target"),
                                                        "agent")), fake_addr);
@@ -312,6 +385,7 @@ static Suite *suite(void)
 
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_refuses_a_malformed_agent_address);
+    tcase_add_test(tc, test_every_session_proves_the_token);
     tcase_add_test(tc, test_drives_a_fixture_through_the_agent);
     tcase_add_test(tc, test_reports_refusals_and_protocol_mismatch);
     tcase_add_test(tc, test_a_lost_agent_reads_as_a_dead_fixture);
@@ -323,6 +397,12 @@ static Suite *suite(void)
 
 int main(void)
 {
+    int rc, fd = mkstemp(token_file);    /* made here: each test runs in a child of this */
     signal(SIGPIPE, SIG_IGN);
-    return kb_check_run(suite(), "sandbox_remote");
+    if (fd < 0)
+        return 1;
+    close(fd);
+    rc = kb_check_run(suite(), "sandbox_remote");
+    unlink(token_file);
+    return rc;
 }

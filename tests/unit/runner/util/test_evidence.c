@@ -1,5 +1,5 @@
 /* test_evidence.c -- atomic writes leave only the final file, fixture identity follows
- * every byte of the sources, mkdirs nests. (SHA-256 itself: test_digest.) */
+ * every byte of the sources, mkdirs nests, a directory to write in must be one's own. (SHA-256 itself: test_digest.) */
 #define _GNU_SOURCE
 #include "runner/util/evidence.h"
 #include "tests/lib/kb_check.h"
@@ -206,6 +206,31 @@ START_TEST(relative_paths_become_absolute)
 }
 END_TEST
 
+START_TEST(a_directory_to_write_in_must_be_ones_own)
+{
+    char sub[128], link[128], err[512];
+    kb_path(sub, sizeof(sub), dir, "run");
+    ck_assert_int_eq(kb_dir_own(sub, 1, err, sizeof(err)), 0);      /* absent: we make it */
+    ck_assert_int_eq(kb_dir_own(sub, 0, err, sizeof(err)), -1);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    ck_assert_int_eq(chmod(sub, 0755), 0);
+    ck_assert_int_eq(kb_dir_own(sub, 0, err, sizeof(err)), 0);
+    ck_assert_int_eq(chmod(sub, 0775), 0);
+    ck_assert_int_eq(kb_dir_own(sub, 1, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "mode 0775"));
+    ck_assert_int_eq(chmod(sub, 0755), 0);
+    kb_path(link, sizeof(link), dir, "link");
+    ck_assert_int_eq(symlink(sub, link), 0);
+    ck_assert_int_eq(kb_dir_own(link, 1, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "not a symlink"));
+    if (geteuid() == 0) {
+        ck_assert_int_eq(chown(sub, 65534, 65534), 0);
+        ck_assert_int_eq(kb_dir_own(sub, 1, err, sizeof(err)), -1);
+        ck_assert_ptr_nonnull(strstr(err, "owned by uid 65534"));
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("evidence");
@@ -218,6 +243,7 @@ static Suite *suite(void)
     tcase_add_test(tc, host_identity);
     tcase_add_test(tc, mhd_version_is_the_fixtures);
     tcase_add_test(tc, relative_paths_become_absolute);
+    tcase_add_test(tc, a_directory_to_write_in_must_be_ones_own);
     suite_add_tcase(s, tc);
     return s;
 }

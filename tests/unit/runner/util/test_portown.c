@@ -69,12 +69,31 @@ START_TEST(wildcard_counts_other_address_does_not)
 }
 END_TEST
 
+START_TEST(a_socket_bound_without_listening_holds_the_port)
+{
+    /* what the fixture's bind would fail on, though /proc/net/tcp lists nothing */
+    struct sockaddr_in a = { .sin_family = AF_INET };
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    port = ntohs(a.sin_port);
+    ck_assert_int_eq(kb_port_check_free("127.0.0.1", port, why, sizeof(why)), -1);
+    ck_assert_msg(strstr(why, "does not listen") != NULL, "%s", why);
+    ck_assert_int_eq(kb_port_check_free("0.0.0.0", port, why, sizeof(why)), -1);
+    close(fd);
+    ck_assert_int_eq(kb_port_check_free("127.0.0.1", port, why, sizeof(why)), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("portown");
     TCase *tc = tcase_create("proc");
     tcase_add_test(tc, listener_found_and_held_by_us);
     tcase_add_test(tc, wildcard_counts_other_address_does_not);
+    tcase_add_test(tc, a_socket_bound_without_listening_holds_the_port);
     suite_add_tcase(s, tc);
     return s;
 }
