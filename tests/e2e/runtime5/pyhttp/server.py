@@ -112,7 +112,8 @@ class Handler(socketserver.StreamRequestHandler):
                 if len(self.rfile.read(n)) != n or self.rfile.read(2) != b"\r\n":
                     raise Refused(400)
         if cl:
-            if len(set(cl)) != 1 or not cl[0].isdigit():
+            # a length no 64-bit counter holds is not a length (RFC 9110 8.6), as Go says
+            if len(set(cl)) != 1 or not cl[0].isdigit() or int(cl[0]) >= 1 << 63:
                 raise Refused(400)
             n = int(cl[0])
             if n > BODY_MAX:
