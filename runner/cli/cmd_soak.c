@@ -165,10 +165,13 @@ static int parse_args(int argc, char **argv, struct kb_soak_opts *a)
 
 static int report(struct kb_soakrun *s)
 {
-    const struct kb_soak_report in = { s->r.dir, KB_SOAK_RUNTIME, s->r.backend, s->r.fx.server_cpus,
-        s->r.fx.client_cpus, s->r.fx.no_limits, s->connections, s->threads, s->duration_s,
-        s->warmup_s, s->settle_s, s->every_s, &s->crit, s->ph, s->nph, s->db_mode,
-        &s->r.c.published_soak };
+    const struct kb_soak_report in = { .run = s->r.dir, .runtime = KB_SOAK_RUNTIME,
+        .backend = s->r.backend, .server_cpus = s->r.fx.server_cpus,
+        .client_cpus = s->r.fx.client_cpus, .unconstrained = s->r.fx.no_limits,
+        .connections = s->connections, .threads = s->threads, .duration_s = s->duration_s,
+        .warmup_s = s->warmup_s, .settle_s = s->settle_s, .every_s = s->every_s,
+        .crit = &s->crit, .ph = s->ph, .nph = s->nph, .db_mode = s->db_mode,
+        .paper = &s->r.c.published_soak };
     char err[1024], path[4300];
     size_t complete = 0;
     int passed = kb_report_soak(&in, &complete, err, sizeof(err));

@@ -184,7 +184,8 @@ static int refine_plan(struct kb_curve *cv, struct refine *rf, char *err, size_t
         return -1;
     nb = kb_report_boundaries(&rep, b, sizeof(b) / sizeof(b[0]));
     for (size_t i = 0; i < nb && rf->n < sizeof(rf->pts) / sizeof(rf->pts[0]); i++) {
-        struct kb_refine_cell c = { b[i].runtime, b[i].route, b[i].held.rps, b[i].next.rps };
+        struct kb_refine_cell c = { .runtime = b[i].runtime, .route = b[i].route,
+                                    .grid_lo = b[i].held.rps, .grid_hi = b[i].next.rps };
         struct kb_point *pt = &rf->pts[rf->n];
         size_t rt, ro;
         if (!c.grid_lo || !c.grid_hi || strcmp(b[i].held.verdict, "controlled"))

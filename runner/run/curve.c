@@ -145,9 +145,11 @@ static int db_placement(struct kb_curve *cv, const char *db_cpus, char *err, siz
 
 static int setup(struct kb_curve *cv, const struct kb_curve_opts *a, char *err, size_t errlen)
 {
-    const struct kb_srv_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
-                                   a->ccpus, a->load_cmd, a->no_limits, a->client_other,
-                                   a->image, a->agent, a->target, a->agent_token };
+    const struct kb_srv_opts fo = { .backend = a->backend,
+        .build = a->build ? a->build : kb_root_build(), .server_cpus = a->scpus,
+        .client_cpus = a->ccpus, .load_cmd = a->load_cmd, .no_limits = a->no_limits,
+        .client_other = a->client_other, .image = a->image, .agent = a->agent,
+        .target = a->target, .agent_token = a->agent_token };
     cv->free_ports = a->free_ports;
     cv->requests_log = a->requests_log;
     cv->refine = a->refine;

@@ -121,11 +121,13 @@ static json_t *command_json(const struct kb_curve *cv, const struct kb_point *pt
 static int drive(struct kb_curve *cv, const struct kb_point *pt, const char *dir,
                  struct sampler *s, struct kb_point_obs *obs)
 {
-    const struct kb_srv_load ld = { cv->plan.duration_s, cv->plan.warmup_s, cv->plan.drain_s,
-                                   cv->plan.threads, cv->plan.connections,
-                                   cv->requests_log != KB_RL_NONE };
+    const struct kb_srv_load ld = { .duration_s = cv->plan.duration_s,
+        .warmup_s = cv->plan.warmup_s, .drain_s = cv->plan.drain_s,
+        .threads = cv->plan.threads, .connections = cv->plan.connections,
+        .requests_log = cv->requests_log != KB_RL_NONE };
     /* killed outright on interrupt: its figures are discarded anyway */
-    const struct kb_srv_sampling sp = { 0, 1.0, INFINITY, sample_once, s, SIGKILL };
+    const struct kb_srv_sampling sp = { .first_s = 0, .every_s = 1.0, .until_s = INFINITY,
+        .sample = sample_once, .arg = s, .kill_signal = SIGKILL };
     s->cv = cv;
     return kb_srv_drive(&cv->r.fx, &ld, pt->route, pt->rate, dir, &sp, obs);
 }

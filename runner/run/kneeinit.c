@@ -192,8 +192,9 @@ int kb_knee_begin(struct kb_knee_ctx *x, struct kb_kneerun *k, int argc, char **
     memset(k, 0, sizeof(*k));
     k->dir = x->dir;
     k->plan = plan_json(&x->a, &x->t, &x->crit);
-    k->opts = (struct kb_knee_opts){ llround(x->a.start), llround(x->a.min), llround(x->a.max),
-        x->a.factor, x->a.resolution / 100, (int)x->a.confirm, x->crit };
+    k->opts = (struct kb_knee_opts){ .start_rate = llround(x->a.start),
+        .min_rate = llround(x->a.min), .max_rate = llround(x->a.max), .factor = x->a.factor,
+        .resolution = x->a.resolution / 100, .confirm = (int)x->a.confirm, .crit = x->crit };
     k->point = (struct kb_kneepoint_cfg){ .url = x->a.spec.url, .target = &x->t,
         .crit = &x->crit, .warmup_s = x->a.warmup, .duration_s = x->a.duration,
         .drain_s = x->a.drain, .threads = (int)x->a.threads,

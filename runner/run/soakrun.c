@@ -157,11 +157,11 @@ static void sample_once(void *arg, double t0, double now)
 static int drive(struct kb_soakrun *s, const struct kb_soak_planned *p, struct samples *sm,
                  struct kb_soak_obs *o)
 {
-    const struct kb_srv_load ld = { s->duration_s, s->warmup_s, s->drain_s, s->threads,
-                                   s->connections, 0 };
-    const struct kb_srv_sampling sp = { s->warmup_s + s->settle_s, s->every_s,
-                                       s->warmup_s + s->duration_s + 0.05, sample_once, sm,
-                                       SIGTERM };
+    const struct kb_srv_load ld = { .duration_s = s->duration_s, .warmup_s = s->warmup_s,
+        .drain_s = s->drain_s, .threads = s->threads, .connections = s->connections };
+    const struct kb_srv_sampling sp = { .first_s = s->warmup_s + s->settle_s,
+        .every_s = s->every_s, .until_s = s->warmup_s + s->duration_s + 0.05,
+        .sample = sample_once, .arg = sm, .kill_signal = SIGTERM };
     return kb_srv_drive(&s->r.fx, &ld, p->route, p->rate, p->dir, &sp, &o->point);
 }
 
@@ -421,8 +421,10 @@ out:
 
 static int setup(struct kb_soakrun *s, const struct kb_soak_opts *a, char *err, size_t errlen)
 {
-    const struct kb_srv_opts fo = { a->backend, a->build ? a->build : kb_root_build(), a->scpus,
-                                   a->ccpus, a->load_cmd, a->no_limits, 0, a->image, NULL, NULL, NULL };
+    const struct kb_srv_opts fo = { .backend = a->backend,
+        .build = a->build ? a->build : kb_root_build(), .server_cpus = a->scpus,
+        .client_cpus = a->ccpus, .load_cmd = a->load_cmd, .no_limits = a->no_limits,
+        .image = a->image };
     if (kb_run_open(&s->r, "soak", a->out, a->contract, err, errlen) < 0)
         return -1;
     if (!(s->rt = kb_contract_runtime(&s->r.c, KB_SOAK_RUNTIME))) {
