@@ -141,7 +141,9 @@ START_TEST(a_written_log_reads_back_interval_by_interval)
     char path[256];
     for (int i = 0; i < 3; i++) {
         fill(&h[i], 100 + (uint64_t)i, 1000 * (i + 1));
-        ck_assert_int_eq(kb_hlog_series_add(ser, i, 1.0, &h[i], 0, err, sizeof(err)), 0);
+        /* the last, as a drain's last sliver can be, shorter than the log's 3 decimals */
+        ck_assert_int_eq(kb_hlog_series_add(ser, i, i < 2 ? 1.0 : 0.0002, &h[i], 0, err,
+                                            sizeof(err)), 0);
     }
     snprintf(path, sizeof(path), "%s/series.hlog", kb_tmp);
     ck_assert_msg(kb_hlog_series_write(ser, path, NULL, err, sizeof(err)) == 0, "%s", err);
@@ -149,7 +151,7 @@ START_TEST(a_written_log_reads_back_interval_by_interval)
     ck_assert_uint_eq(s.n, 3);
     for (int i = 0; i < 3; i++) {
         ck_assert_double_eq_tol(s.start[i], i, 1e-9);
-        ck_assert_double_eq_tol(s.length[i], 1.0, 1e-9);
+        ck_assert_double_eq_tol(s.length[i], i < 2 ? 1.0 : 0.0, 1e-9);
         assert_same(&h[i], &s.h[i]);
         kb_hist_free(&h[i]);
         kb_hist_free(&s.h[i]);
