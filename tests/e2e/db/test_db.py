@@ -12,10 +12,12 @@ import json
 import os
 import re
 import signal
+import shutil
 import socket
 import subprocess
 import sys
 import threading
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -339,6 +341,34 @@ def postgres_stopped_gives_503_then_service_resumes():
         err = srv.stop()
         srv.stop = lambda: None
         assert "database unreachable" in err and "reachable again" in err, err
+
+
+@test
+def a_cluster_under_a_deep_directory_answers_on_a_short_socket():
+    """A run directory deep enough that DIR/sock would pass a unix socket's 107 bytes (as
+    a clone at a long path, or a user's deep RUN, makes it): the socket lies in a private
+    /tmp/kb-pg.* directory instead, gray-static reaches the database through the conninfo,
+    and stopping the cluster removes that directory."""
+    need_cluster()
+    base = tempfile.mkdtemp(prefix="kb-deep-pg-")
+    os.chmod(base, 0o755)          # the cluster's owner (postgres, under root) walks into it
+    deep = os.path.join(base, "d" * 120, "pg")
+    try:
+        p = subprocess.run([PGCLUSTER, "start", deep], capture_output=True, text=True,
+                           timeout=120)
+        assert p.returncode == 0, p.stderr
+        conninfo = p.stdout.strip()
+        sock = conninfo.split()[0].split("=", 1)[1]
+        assert sock.startswith("/tmp/kb-pg.") and os.stat(sock).st_mode & 0o777 == 0o700, sock
+        with Server("--db", conninfo, "--db-pool", "2") as srv:
+            srv.wait_stats(lambda st: st["pool_idle"] == 2)
+            status, _, body = srv.get("/db")
+            assert status == 200 and BODY_RE.fullmatch(body), (status, body)
+        subprocess.run([PGCLUSTER, "stop", deep], check=True, capture_output=True, timeout=60)
+        assert not os.path.exists(sock), f"{sock} left behind"
+    finally:
+        subprocess.run([PGCLUSTER, "stop", deep], capture_output=True, timeout=60)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def libpq_mapped(pid):

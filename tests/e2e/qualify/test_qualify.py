@@ -126,7 +126,9 @@ def verdict_follows_from_the_evidence():
     assert load["errors"]["total"] == 0 and load["non2xx"] == 0, load
     assert load["mismatches"]["total"] == 0, load["mismatches"]
     argv = load_json(os.path.join(out, "command.json"))["fixture_argv"]
-    assert f"host={out}/pg/sock" in argv[argv.index("--db") + 1], argv
+    sock = open(os.path.join(out, "pg", "sockdir")).read().strip()
+    assert f"host={sock} " in argv[argv.index("--db") + 1] and \
+        (sock == f"{out}/pg/sock" or sock.startswith("/tmp/kb-pg.")), (sock, argv)
     assert argv[argv.index("--db-pool") + 1] == str(QUAL["db_pool"]), argv
     print(f"    ({r['attempts']} attempt(s)) {load['achieved_rps']:.1f}/s, "
           f"p99 {load['corrected_us']['p99'] / 1000:.2f} ms")
