@@ -534,7 +534,7 @@ static void ensure_fixture(struct curve *cv, const struct kb_point *pt)
 
 struct sampler {
     const struct curve *cv;
-    FILE *csv;
+    struct kb_afile *csv;
     double t0, last_t, last_cpu;
     double cpu_sum_frac, n;
     long long rss_max, pss_max;
@@ -580,11 +580,11 @@ static void sample_once(void *arg, double t0, double t)
     kb_procs_sample(&s->cv->r.fx.load_pid, 1, &cli);
     frac = s->n > 0 || s->last_t > 0 ? (srv.cpu_seconds - s->last_cpu) / (t - s->last_t) : 0;
     sample_steal(s, t);
-    fprintf(s->csv, "%.3f,%.2f,%.3f,%lld,%lld,%ld,%ld,%zu,%.2f,%lld,", t - s->t0,
+    fprintf(s->csv->f, "%.3f,%.2f,%.3f,%lld,%lld,%ld,%ld,%zu,%.2f,%lld,", t - s->t0,
             srv.cpu_seconds, frac, srv.rss_bytes, srv.pss_bytes, srv.fds, srv.threads,
             srv.nprocs, cli.cpu_seconds, cli.rss_bytes);
-    csv_fraction(s->csv, s->steal_srv.last_fraction, ',');
-    csv_fraction(s->csv, s->steal_cli.last_fraction, '\n');
+    csv_fraction(s->csv->f, s->steal_srv.last_fraction, ',');
+    csv_fraction(s->csv->f, s->steal_cli.last_fraction, '\n');
     if (s->last_t > 0) {
         s->cpu_sum_frac += frac;
         s->n++;
@@ -845,7 +845,7 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
         obs.preflight_failed = 1;
         snprintf(obs.preflight_reason, sizeof(obs.preflight_reason), "%.200s", cv->preflight_reason);
     } else if ((st = settle(cv, pt)), drive(cv, pt, dir, &s, &obs) < 0) {
-        fclose(s.csv);  /* no marker: the point is redone on resume, its .tmp files swept */
+        kb_run_csv_abort(&s.csv);  /* no marker: the point is redone on resume */
         snprintf(err, errlen, "%s: the load generator did not run to its end%s", pt->id,
                  kb_run_interrupted() ? " (interrupted)" : "; left to redo");
         return -1;
@@ -858,12 +858,12 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
     }
     /* a remote agent's session lost is the harness's failure: no verdict, redone later */
     if (cv->r.fx.sb && kb_sandbox_lost(cv->r.fx.sb, why, sizeof(why))) {
-        fclose(s.csv);
+        kb_run_csv_abort(&s.csv);
         json_decref(load);
         snprintf(err, errlen, "%s: %.400s; left to redo", pt->id, why);
         return -1;
     }
-    kb_run_csv_close(&ev, &s.csv, dir, "samples.csv");
+    kb_run_csv_close(&ev, &s.csv, "samples.csv");
     kb_judge_point(&lr, &obs, &crit, cv->cal, (double)pt->rate, &jd);
     if (kb_hostclock_write_point(&s.clock, HOSTCLOCK_CPUS(cv), dir, why, sizeof(why)) < 0)
         kb_run_note(&ev, "hostclock.json", why);

@@ -177,7 +177,7 @@ static int write_command(struct kb_qualrun *q, const struct kb_qual_params *p, c
 
 struct rsamples {
     struct kb_qualrun *q;
-    FILE *csv;
+    struct kb_afile *csv;
     double t0;                 /* the load's start: the sampler's origin too */
     double t[1 << 16], rss[1 << 16], fds[1 << 16];
     size_t n;
@@ -192,9 +192,9 @@ static void sample_server(void *arg, double t0, double now)
     (void)t0;
     kb_srv_sample_server(&s->q->r.fx, &srv);
     /* a failed write stays in the stream's error flag, which kb_run_csv_close() reads */
-    fprintf(s->csv, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
+    fprintf(s->csv->f, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
             srv.pss_bytes, srv.fds, srv.threads, srv.nprocs);
-    fflush(s->csv);
+    fflush(s->csv->f);
     if (srv.nprocs > 0 && s->n < sizeof(s->t) / sizeof(s->t[0])) {
         s->t[s->n] = t;
         s->rss[s->n] = (double)srv.rss_bytes;
@@ -256,14 +256,11 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
     }
     if (q->sampler && kb_stats_sampler_stop(q->sampler, rc == 0, err, errlen) < 0)
         rc = -1;
-    if (rc == 0 && kb_run_csv_close(&ev, &rs->csv, q->r.dir, "samples.csv") < 0) {
+    if (rc == 0 && kb_run_csv_close(&ev, &rs->csv, "samples.csv") < 0) {
         snprintf(err, errlen, "%s: %s", ev.file, ev.reason);
         rc = -1;
     }
-    if (rs->csv) {              /* the run failed first: no samples.csv, its .tmp left */
-        fclose(rs->csv);
-        rs->csv = NULL;
-    }
+    kb_run_csv_abort(&rs->csv);   /* the run failed first: no samples.csv */
     return q->r.fx.stop && *q->r.fx.stop ? -1 : rc;
 }
 

@@ -4,6 +4,7 @@
 #include "runner/sandbox/capture.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/sandbox/spawn.h"
+#include "runner/util/atomicfile.h"
 #include "runner/util/digest.h"
 #include "runner/util/evidence.h"
 #include "runner/util/root.h"
@@ -328,49 +329,48 @@ int kb_run_point_done(const char *dir)
     return kb_file_exists(kb_path(marker, sizeof(marker), dir, "DONE"));
 }
 
-FILE *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, const char *file,
-                      const char *header)
+struct kb_afile *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, const char *file,
+                                 const char *header)
 {
-    char path[4300], name[200];
-    FILE *f;
-    snprintf(name, sizeof(name), "%s.tmp", file);
-    if (!(f = kb_fopen_tmp(kb_path(path, sizeof(path), dir, name)))) {
-        kb_run_note(ev, file, strerror(errno));
+    char path[4300], why[4400];
+    struct kb_afile *f = malloc(sizeof(*f));
+    if (!f) {
+        kb_run_note(ev, file, "out of memory");
         return NULL;
     }
-    fputs(header, f);
+    if (kb_afile_open(f, kb_path(path, sizeof(path), dir, file), why, sizeof(why)) < 0) {
+        kb_run_note(ev, file, why);
+        free(f);
+        return NULL;
+    }
+    fputs(header, f->f);
     return f;
 }
 
-int kb_run_csv_close(struct kb_run_evidence *ev, FILE **f, const char *dir, const char *file)
+int kb_run_csv_close(struct kb_run_evidence *ev, struct kb_afile **f, const char *file)
 {
-    char tmp[4300], path[4300], name[200], why[600];
-    int lost, closed;
+    char why[4400];
+    int rc = 0;
     if (!*f)
         return 0;
-    lost = ferror(*f);
-    /* flushed and synced before the rename, as kb_write_atomic() does for every other file:
-     * the final name never stands for bytes still buffered; a full disk shows here, not at
-     * the last fprintf */
-    closed = fflush(*f) == 0 && fsync(fileno(*f)) == 0 ? 0 : errno;
-    if (fclose(*f) != 0 && !closed)
-        closed = errno;
+    /* a write that failed at any time, a full disk at the last flush, a failed sync or
+     * rename: the final name never stands for bytes that are not all there */
+    if (kb_afile_commit(*f, why, sizeof(why)) < 0) {
+        kb_run_note(ev, file, why);
+        rc = -1;
+    }
+    free(*f);
     *f = NULL;
-    snprintf(name, sizeof(name), "%s.tmp", file);
-    kb_path(tmp, sizeof(tmp), dir, name);
-    kb_path(path, sizeof(path), dir, file);
-    if (lost || closed) {
-        snprintf(why, sizeof(why), "writing %.300s: %s", name,
-                 closed ? strerror(closed) : "a write failed");
-        kb_run_note(ev, file, why);
-        return -1;
-    }
-    if (rename(tmp, path) < 0) {
-        snprintf(why, sizeof(why), "rename to %.300s: %s", path, strerror(errno));
-        kb_run_note(ev, file, why);
-        return -1;
-    }
-    return 0;
+    return rc;
+}
+
+void kb_run_csv_abort(struct kb_afile **f)
+{
+    if (!*f)
+        return;
+    kb_afile_abort(*f);
+    free(*f);
+    *f = NULL;
 }
 
 int kb_run_point_finish(struct kb_run *r, const struct kb_run_evidence *ev, const char *dir,

@@ -17,6 +17,7 @@
 #include "runner/run/dbplace.h"
 #include "runner/sandbox/pgcluster.h"
 #include "fixtures/contract.h"
+#include "runner/util/atomicfile.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -142,13 +143,19 @@ int kb_run_point_begin(const char *dir, char *err, size_t errlen);
 /* 1 when dir's point is complete (its DONE exists). */
 int kb_run_point_done(const char *dir);
 
-/* dir/file + ".tmp" opened for writing with the header line; NULL noted in ev. */
-FILE *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, const char *file,
-                      const char *header);
+/* dir/file opened for writing under a temporary name (runner/util/atomicfile.h), the header
+ * line written: write rows to ->f. NULL, noted in ev, when it cannot be created. */
+struct kb_afile *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, const char *file,
+                                 const char *header);
 
-/* Close *f (NULL: nothing to do), flushed and synced, and give dir/file.tmp its final name;
- * a write, sync, close or rename that failed is noted in ev. *f is NULL after. 0 or -1. */
-int kb_run_csv_close(struct kb_run_evidence *ev, FILE **f, const char *dir, const char *file);
+/* Commit *f (NULL: nothing to do): flushed, synced and given its final name; a write, sync,
+ * close or rename that failed is noted in ev under file, and the temporary file removed.
+ * *f is freed and NULL after. 0 or -1. */
+int kb_run_csv_close(struct kb_run_evidence *ev, struct kb_afile **f, const char *file);
+
+/* Drop *f (NULL: nothing to do): closed and its temporary file removed, nothing noted (the
+ * point it belongs to gets no marker and is redone). *f is NULL after. */
+void kb_run_csv_abort(struct kb_afile **f);
 
 /* The point's last step: with nothing noted in ev or in r->fixture_ev (the fixture that
  * served it), dir/DONE from marker; else (or when DONE itself cannot be written) no DONE,

@@ -2,15 +2,19 @@
  * (its directory made) and a different plan refused, run.json kept on resume, the first
  * evidence failure remembered, a point marked DONE only when every file was written (else
  * incomplete.json names the file, also when the fixture's own file failed), a point's
- * leftovers swept before it runs, and the sample files' close and rename checked. */
+ * leftovers swept before it runs, and the sample files' commit checked (a failed write or
+ * rename noted, no temporary file left) or dropped. */
 #define _GNU_SOURCE
 #include "runner/run/run.h"
 #include "tests/lib/kb_check.h"
 #include "tests/unit/runner/tmpdir.h"
 
+#include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -152,48 +156,86 @@ START_TEST(point_begin_sweeps_leftovers)
     ck_assert_int_eq(kb_run_point_begin(dir, err, sizeof(err)), 0);
     kb_tmp_put("points/p/DONE", "{}");
     kb_tmp_put("points/p/incomplete.json", "{}");
-    kb_tmp_put("points/p/samples.csv.tmp", "partial");
+    kb_tmp_put("points/p/samples.csv.tmp.4242.0", "partial");
     kb_tmp_put("points/p/load.json", "{}");
     ck_assert(kb_run_point_done(dir));
     ck_assert_int_eq(kb_run_point_begin(dir, err, sizeof(err)), 0);
     ck_assert(!kb_run_point_done(dir));
     ck_assert(!exists("points/p/incomplete.json"));
-    ck_assert(!exists("points/p/samples.csv.tmp"));
+    ck_assert(!exists("points/p/samples.csv.tmp.4242.0"));
     ck_assert(exists("points/p/load.json"));   /* the load child rewrites it */
 }
 END_TEST
 
+/* Nothing in dir but the names given: no temporary file left behind. */
+static int only(const char *a, const char *b)
+{
+    DIR *d = opendir(kb_tmp);
+    struct dirent *e;
+    int ok = 1;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.' && strcmp(e->d_name, a) && (!b || strcmp(e->d_name, b)))
+            ok = 0;
+    if (d)
+        closedir(d);
+    return ok;
+}
+
 START_TEST(csv_renamed_or_noted)
 {
     struct kb_run_evidence ev = { "", "" };
-    FILE *f = kb_run_csv_open(&ev, kb_tmp, "samples.csv", "t_s\n");
+    struct kb_afile *f = kb_run_csv_open(&ev, kb_tmp, "samples.csv", "t_s\n");
     ck_assert_ptr_nonnull(f);
-    fprintf(f, "1.0\n");
-    ck_assert_int_eq(kb_run_csv_close(&ev, &f, kb_tmp, "samples.csv"), 0);
+    fprintf(f->f, "1.0\n");
+    ck_assert(!exists("samples.csv"));          /* the final name only once complete */
+    ck_assert_int_eq(kb_run_csv_close(&ev, &f, "samples.csv"), 0);
     ck_assert_ptr_null(f);
-    ck_assert(exists("samples.csv") && !exists("samples.csv.tmp"));
+    ck_assert(exists("samples.csv") && only("samples.csv", NULL));
     ck_assert_str_eq(ev.file, "");
-    ck_assert_int_eq(kb_run_csv_close(&ev, &f, kb_tmp, "samples.csv"), 0);   /* none open */
+    ck_assert_int_eq(kb_run_csv_close(&ev, &f, "samples.csv"), 0);   /* none open */
     plant_dir("stats.csv");
     f = kb_run_csv_open(&ev, kb_tmp, "stats.csv", "t_s\n");
-    ck_assert_int_eq(kb_run_csv_close(&ev, &f, kb_tmp, "stats.csv"), -1);
+    ck_assert_int_eq(kb_run_csv_close(&ev, &f, "stats.csv"), -1);
     ck_assert_str_eq(ev.file, "stats.csv");
-    ck_assert_ptr_nonnull(strstr(ev.reason, "rename"));
+    ck_assert_ptr_nonnull(strstr(ev.reason, "stats.csv"));
+    ck_assert(only("samples.csv", "stats.csv"));   /* its temporary file removed */
 }
 END_TEST
 
 START_TEST(csv_close_failure_noted)
 {
+    /* a write that fails mid-series (here the file size limit, as a full disk would):
+     * noted, no final name, no temporary file */
     struct kb_run_evidence ev = { "", "" };
+    struct rlimit small = { 4096, 4096 }, was;
     char big[8192];
-    FILE *f = fopen("/dev/full", "w");    /* every write fails when the buffer is flushed */
+    struct kb_afile *f = kb_run_csv_open(&ev, kb_tmp, "samples.csv", "t_s\n");
     ck_assert_ptr_nonnull(f);
     memset(big, 'x', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
-    fputs(big, f);
-    ck_assert_int_eq(kb_run_csv_close(&ev, &f, kb_tmp, "samples.csv"), -1);
+    signal(SIGXFSZ, SIG_IGN);
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+    fputs(big, f->f);
+    fputs(big, f->f);
+    ck_assert_int_eq(kb_run_csv_close(&ev, &f, "samples.csv"), -1);
+    setrlimit(RLIMIT_FSIZE, &was);
     ck_assert_str_eq(ev.file, "samples.csv");
-    ck_assert(!exists("samples.csv"));
+    ck_assert(!exists("samples.csv") && only("none", NULL));
+}
+END_TEST
+
+START_TEST(csv_abort_leaves_nothing)
+{
+    struct kb_run_evidence ev = { "", "" };
+    struct kb_afile *f = kb_run_csv_open(&ev, kb_tmp, "samples.csv", "t_s\n");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f->f, "1.0\n");
+    kb_run_csv_abort(&f);
+    ck_assert_ptr_null(f);
+    kb_run_csv_abort(&f);                         /* none open */
+    ck_assert(only("none", NULL));
+    ck_assert_str_eq(ev.file, "");
 }
 END_TEST
 
@@ -211,6 +253,7 @@ static Suite *suite(void)
     tcase_add_test(tc, point_begin_sweeps_leftovers);
     tcase_add_test(tc, csv_renamed_or_noted);
     tcase_add_test(tc, csv_close_failure_noted);
+    tcase_add_test(tc, csv_abort_leaves_nothing);
     suite_add_tcase(s, tc);
     return s;
 }
