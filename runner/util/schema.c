@@ -5,9 +5,11 @@
 
 json_t *kb_schema_stamp(json_t *o, int version)
 {
-    json_t *rest;
+    json_t *rest, *own = json_object_get(o, "schema_version");
     if (!json_is_object(o))
         return o;
+    if (json_is_integer(own))  /* a file whose format moved past the common one says so */
+        version = (int)json_integer_value(own);
     /* insertion order is the file's order: take the keys out and put them back after it */
     if (!(rest = json_copy(o)))
         return o;              /* out of memory: the file goes without, its reader says 0 */

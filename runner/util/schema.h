@@ -20,8 +20,9 @@
 
 #define KB_SCHEMA_EVIDENCE 1
 
-/* o with "schema_version": version as its first key (a reader sees it before anything it
- * qualifies). Returns o; NULL stays NULL (a value that could not be built). */
+/* o with "schema_version" as its first key (a reader sees it before anything it qualifies):
+ * the version o already carries, else version. Returns o; NULL stays NULL (a value that
+ * could not be built). */
 json_t *kb_schema_stamp(json_t *o, int version);
 
 /* The version o carries: 0 when it has none; -1 with err naming file when it is not a
