@@ -696,11 +696,10 @@ static double cpu_at(const struct sampler *s, double t)
  * the interval's ends on the same monotonic clock as the samples) over the responses that
  * ended inside it. Where the knee lies past the client's reach, this still tells runtimes
  * apart: 1 / cost is what one CPU would serve. Nulls when it cannot be measured. */
-static void server_cost(json_t *server, const struct sampler *s, json_t *load)
+static void server_cost(json_t *server, const struct sampler *s, const struct kb_point_load *lr)
 {
-    double a = json_number_value(json_object_get(load, "interval_start_mono_s"));
-    double b = json_number_value(json_object_get(load, "interval_end_mono_s"));
-    double n = json_number_value(json_object_get(load, "completed_in_window"));
+    double a = lr->interval_start_mono_s, b = lr->interval_end_mono_s;
+    double n = (double)lr->completed_in_window;
     double cpu = a > 0 && b > a ? cpu_at(s, b) - cpu_at(s, a) : NAN;
     double us = n > 0 && cpu > 0 ? cpu * 1e6 / n : NAN;
     json_object_set_new(server, "cpu_interval_s", kb_json_figure(cpu));
@@ -710,7 +709,7 @@ static void server_cost(json_t *server, const struct sampler *s, json_t *load)
 
 static json_t *verdict_json(const struct curve *cv, const struct kb_point *pt,
                             enum kb_verdict v, const char *reason, json_t *load,
-                            const struct sampler *s, double wall)
+                            const struct kb_point_load *lr, const struct sampler *s, double wall)
 {
     json_t *j = json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:s,s:b,s:f,s:s}", "point", pt->id,
         "runtime", pt->runtime, "route", pt->route, "rate", (json_int_t)pt->rate,
@@ -722,45 +721,45 @@ static json_t *verdict_json(const struct curve *cv, const struct kb_point *pt,
         "rss_max_bytes", (json_int_t)s->rss_max, "pss_max_bytes", (json_int_t)s->pss_max,
         "fds_max", (json_int_t)s->fds_max, "threads_max", (json_int_t)s->threads_max,
         "procs_max", (json_int_t)s->procs_max, "samples", (int)s->n + (s->last_t > 0)));
-    server_cost(json_object_get(j, "server"), s, load);
+    server_cost(json_object_get(j, "server"), s, lr);
     json_object_set(j, "load", load ? load : json_null());
     return j;
 }
 
+/* lr NULL: the point has no load figures */
 static void progress(struct curve *cv, const struct kb_point *pt, const char *verdict,
-                     json_t *load, int kept)
+                     const struct kb_point_load *lr, int kept)
 {
     double left = (double)(cv->total - cv->finished);
     double per = cv->ran ? cv->run_secs / (double)cv->ran
                          : cv->plan.warmup_s + cv->plan.duration_s + cv->plan.drain_s + 1;
     double eta = left * per;
-    json_t *lat = json_object_get(load, "corrected_us");
-    json_t *p99 = json_object_get(lat, "p99");
     char p99s[32];
     /* no latency is "-", never 0; a lower bound (unanswered requests) is ">=" */
-    if (!json_is_number(p99))
+    if (!lr || !isfinite(lr->corrected.p99))
         snprintf(p99s, sizeof(p99s), "-");
     else
-        snprintf(p99s, sizeof(p99s), "%s%.2f",
-                 json_is_true(json_object_get(json_object_get(lat, "is_bound"), "p99")) ? ">=" : "",
-                 json_number_value(p99) / 1000.0);
+        snprintf(p99s, sizeof(p99s), "%s%.2f", lr->corrected_p99_is_bound ? ">=" : "",
+                 lr->corrected.p99 / 1000.0);
     printf("[%s%*zu/%zu] %-12s %-10s %6ld/s  achieved %8.0f/s  p99 %11s ms  %-14s %s eta %dm%02ds\n",
            cv->confirming ? cv->confirming : "", cv->total >= 100 ? 3 : 2, cv->finished, cv->total,
            pt->runtime,
-           pt->route, pt->rate, json_number_value(json_object_get(load, "achieved_rps")),
+           pt->route, pt->rate, lr ? lr->achieved_rps : 0.0,
            p99s, verdict, kept ? "(kept)" : "", (int)eta / 60, (int)eta % 60);
     fflush(stdout);
 }
 
 static void show_kept(struct curve *cv, const struct kb_point *pt, const char *dir)
 {
-    char path[4300];
+    char path[4300], err[256];
+    struct kb_point_load lr;
     json_t *v;
     kb_path(path, sizeof(path), dir, "verdict.json");
     v = json_load_file(path, 0, NULL);
     cv->finished++;
     progress(cv, pt, json_string_value(json_object_get(v, "verdict")),
-             json_object_get(v, "load"), 1);
+             kb_point_load_parse(json_object_get(v, "load"), &lr, err, sizeof(err)) == 0 ? &lr
+                                                                                       : NULL, 1);
     json_decref(v);
 }
 
@@ -801,7 +800,7 @@ static void write_verdict(struct curve *cv, const struct kb_point *pt, const cha
                           double wall, struct kb_run_evidence *ev)
 {
     struct kb_criteria crit = kb_criteria_of(&cv->r.c);
-    json_t *j = verdict_json(cv, pt, jd->verdict, jd->reason, load, s, wall);
+    json_t *j = verdict_json(cv, pt, jd->verdict, jd->reason, load, lr, s, wall);
     /* judged_by keeps what the judgement read beside load.json: the report re-derives it */
     kb_judgement_record(j, jd, lr, obs, &crit, cv->cal != NULL);
     json_object_set_new(j, "settle_s", json_real(st->seconds));
@@ -876,7 +875,8 @@ static int run_point(struct curve *cv, const struct kb_point *pt, const char *di
         cv->run_secs += kb_srv_now_s() - t0;
     }
     /* a point whose evidence could not be written has no verdict to show: it is redone */
-    progress(cv, pt, rc < 0 ? "incomplete" : kb_verdict_name(jd.verdict), load, 0);
+    progress(cv, pt, rc < 0 ? "incomplete" : kb_verdict_name(jd.verdict),
+             obs.have_load ? &lr : NULL, 0);
     json_decref(load);
     return rc;
 }
@@ -1103,7 +1103,7 @@ static int write_confirm(struct curve *cv, const struct confirm *cf, char *err, 
     char path[4200];
     json_t *doc = json_pack("{s:i,s:i,s:O}", "schema_version", 1, "samples",
                             cv->plan.confirm_samples, "points", cf->points);
-    int rc = kb_write_json_atomic(kb_path(path, sizeof(path), cv->r.dir, "confirm.json"), doc,
+    int rc = kb_run_evidence_json(kb_path(path, sizeof(path), cv->r.dir, "confirm.json"), doc,
                                   err, errlen);
     json_decref(doc);
     return rc;
@@ -1208,7 +1208,7 @@ static int write_refine(struct curve *cv, const struct refine *rf, char *err, si
     json_t *doc = json_pack("{s:i,s:f,s:i,s:O}", "schema_version", 1, "resolution",
                             cv->refine / 100, "confirm_samples", cv->plan.confirm_samples,
                             "cells", rf->cells);
-    int rc = kb_write_json_atomic(kb_path(path, sizeof(path), cv->r.dir, "refine.json"), doc,
+    int rc = kb_run_evidence_json(kb_path(path, sizeof(path), cv->r.dir, "refine.json"), doc,
                                   err, errlen);
     json_decref(doc);
     return rc;
@@ -1335,7 +1335,7 @@ static int settle_requests_logs(struct curve *cv)
                         cv->requests_log == RL_ALL ? "all" : "knee", "file", "requests.log",
                         "records_max_per_point", (json_int_t)KB_SRV_REQUESTS_LOG_MAX,
                         "bytes_kept", (json_int_t)bytes, "kept", kept, "removed", removed);
-        rc = kb_write_json_atomic(kb_path(path, sizeof(path), cv->r.dir, "requests-logs.json"),
+        rc = kb_run_evidence_json(kb_path(path, sizeof(path), cv->r.dir, "requests-logs.json"),
                                   doc, err, sizeof(err));
         json_decref(doc);
         kept = removed = NULL;
