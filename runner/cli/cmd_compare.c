@@ -125,6 +125,9 @@ static int load_runs(const struct compare_args *a, struct kb_report r[2])
         if (r[i].nmissing)
             fprintf(stderr, "kneebench compare: %s: %zu planned point(s) incomplete, left out\n",
                     a->run[i], r[i].nmissing);
+        if (r[i].contract_note[0])
+            fprintf(stderr, "kneebench compare: %s: warning: %s\n", a->run[i],
+                    r[i].contract_note);
     }
     return 0;
 }

@@ -157,6 +157,8 @@ int cmd_report(int argc, char **argv)
         kb_rederive_free(&rd);
         return 2;
     }
+    if (r.contract_note[0])
+        fprintf(stderr, "kneebench report: warning: %s\n", r.contract_note);
     if (r.nmissing) {
         name_missing(&r);
         if (!partial) {

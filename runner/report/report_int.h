@@ -144,6 +144,11 @@ json_t *kb_report_readiness_json(const struct kb_report *r);
  * r->published_curve (its delivery or achieved derived from the other), or NULL. */
 void kb_report_load_curve(struct kb_report *r, const struct kb_published_curve *c);
 
+/* A JSON evidence file of the run (plan.json, verdict.json, ...): NULL when absent or not
+ * JSON, and NULL with r->schema_err set (the first such file) when its schema_version is one
+ * this kneebench does not know (runner/util/schema.h): kb_report_load then fails, naming it. */
+json_t *kb_report_evidence(struct kb_report *r, const char *path);
+
 /* Internal to kb_report_load/kb_report_free (report_proof.c): the calibration (before the
  * rows: a re-derived verdict needs its margin) and the series (after them); neither fails
  * the load, a missing or unreadable file is noted in the model. */

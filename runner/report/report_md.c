@@ -68,6 +68,8 @@ static void stamps(FILE *f, const struct kb_report *r)
     if (r->unconstrained)
         para(f, "> **UNCONSTRAINED**: this run used `--no-limits`; no CPU, memory or process "
              "limit was applied, so no point is comparable with the paper's.");
+    if (r->contract_note[0])
+        para(f, "> **CONTRACT**: %s.", r->contract_note);
 }
 
 /* " `id` stored -> re-judged" per change; a client-limited point whose own verdict changed
@@ -650,10 +652,12 @@ static void identity(FILE *f, const struct kb_report *r)
     const char *k;
     fprintf(f, "## Identity\n\n- host %s, kernel `%s`, %lld CPUs online\n- CPU `%s`\n"
             "- libmicrohttpd %s\n- runner SHA-256 `%s`\n- contract `%s`\n"
-            "- contract SHA-256 `%s`\n", js(h, "hostname"), js(h, "kernel"),
+            "- contract SHA-256 `%s`\n- %s\n", js(h, "hostname"), js(h, "kernel"),
             json_integer_value(json_object_get(h, "online_cpus")), js(h, "cpu_model"),
             mhd_version(r), js(r->run, "runner_sha256"), js(r->run, "contract"),
-            js(r->run, "contract_sha256"));
+            js(r->run, "contract_sha256"), r->contract_kept
+                ? "contract kept as `contract.json`: the one this report read"
+                : "contract not kept: the checkout's was read");
     kb_text_wrap(f, js(r->hostclock, "line"));
     image_lines(f, r);
     json_object_foreach(v, k, val) {

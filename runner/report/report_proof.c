@@ -30,7 +30,7 @@ static void load_calibration(struct kb_report *r, const char *dir)
         r->cal = NULL;
         return;
     }
-    r->cal_json = json_load_file(path, 0, NULL);
+    r->cal_json = kb_report_evidence(r, path);
 }
 
 int kb_report_covers(const struct kb_report *r, long rate)
