@@ -123,9 +123,9 @@ json_t *kb_loadout_json(const struct kb_load_meta *m, const struct kb_load_resul
     uint64_t errs = kb_load_errors_total(c), ended = c->completed + errs;
     double achieved = kb_loadout_achieved_rps(m, r);
     json_t *o = json_object();
-    /* kneebench_load: what readers before schema_version looked for */
-    json_object_set_new(o, "kneebench_load", json_integer(1));
     json_object_set_new(o, "schema_version", json_integer(KB_SCHEMA_EVIDENCE));
+    /* what readers before schema_version looked for */
+    json_object_set_new(o, "kneebench_load", json_integer(1));
     json_object_set_new(o, "url", json_string(m->url));
     json_object_set_new(o, "route", m->route ? json_string(m->route) : json_null());
     if (m->expectation)
