@@ -60,8 +60,8 @@ static int rederived_ok(const struct kb_rederive *rd)
     }
     for (size_t i = 0; i < rd->nunchecked; i++)
         fprintf(stderr, "kneebench report: point %s: %s\n", rd->unchecked[i], rd->rejudge
-                ? "cannot be re-judged: no record of its judgement and no load generator output"
-                : "not re-derived: no record of its judgement and no load generator output; "
+                ? "cannot be re-judged: its verdict.json has no record of its judgement"
+                : "not re-derived: its verdict.json has no record of its judgement; "
                   "its stored verdict is shown as written");
     return rd->rejudge && rd->nunchecked ? 1 : 0;
 }

@@ -46,13 +46,10 @@ static struct kb_stat stat_of(struct fig *f)
     return s;
 }
 
-/* One latency figure of a load.json histogram, when the histogram has it: an empty one
- * (count 0) has none, whatever an older writer put in its place. *bound from is_bound. */
+/* One latency figure of a load.json histogram, when the histogram has it (an empty one
+ * writes null). *bound from is_bound. */
 static int lat_fig(json_t *h, const char *k, double *us, int *bound)
 {
-    json_t *count = json_object_get(h, "count");
-    if (json_is_number(count) && json_number_value(count) <= 0)
-        return 0;
     if (!kb_jnum_opt(h, k, NULL, us))
         return 0;
     *bound = json_is_true(json_object_get(json_object_get(h, "is_bound"), k));
@@ -131,16 +128,12 @@ static int vindex(const char *v)
     return -1;
 }
 
-/* The verdict the point's own figures give. Newer evidence says it (server_verdict); in
- * older evidence every verdict but client-limited is already the server's. NULL: unknown. */
+/* The verdict the point's own figures give (verdict.json's server_verdict, which every
+ * version of it carries). NULL: unknown. */
 static const char *server_verdict_of(json_t *v, const char **reason)
 {
-    const char *verdict = json_string_value(json_object_get(v, "verdict"));
-    const char *sv = json_string_value(json_object_get(v, "server_verdict"));
-    *reason = json_string_value(json_object_get(v, sv ? "server_reason" : "reason"));
-    if (sv)
-        return sv;
-    return verdict && strcmp(verdict, "client-limited") ? verdict : NULL;
+    *reason = json_string_value(json_object_get(v, "server_reason"));
+    return json_string_value(json_object_get(v, "server_verdict"));
 }
 
 static void add_latency(struct acc *a, json_t *h)
@@ -502,7 +495,7 @@ static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd
     }
     crit = json_object_get(r->plan, "criteria");
     if (!json_is_number(json_object_get(crit, "max_p99_us"))) {
-        snprintf(err, errlen, "%s/plan.json has no criteria (written by an older kneebench?)", dir);
+        snprintf(err, errlen, "%s/plan.json has no criteria.max_p99_us", dir);
         kb_report_free(r);
         return -1;
     }

@@ -50,8 +50,8 @@ struct kb_report_row {
     int controlled_n;            /* of them, those whose own verdict was controlled */
     char verdict[16];            /* aggregated verdict */
     char reason[512];            /* first failure/client-limit reason, or the last point's */
-    /* What the figures alone give, trusted client or not (verdict.json's server_verdict;
-     * for older evidence the verdict itself unless client-limited). "" when unknown. */
+    /* What the figures alone give, trusted client or not (verdict.json's server_verdict).
+     * "" when unknown. */
     char server_verdict[16];
     char server_reason[512];
     int trust_known, trust_ok;   /* client_trust: known for every repeat; ok in every one */

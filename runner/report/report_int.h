@@ -22,9 +22,8 @@ struct kb_report_sec {
 
 /* A runtime's first uncontrolled point on a route and its series (n == 0: note says why).
  * A client-limited point is never uncontrolled, so where the client was not trusted the
- * first point whose own figures are uncontrolled stands in (past_margin): its server
- * verdict says so, or in older evidence of a --force run its delivery or p99 misses the
- * criteria above the calibrated margin. */
+ * first point whose own figures are uncontrolled (its server verdict) stands in
+ * (past_margin). */
 struct kb_report_series {
     char runtime[32], route[32], point[128];
     long rate;

@@ -115,9 +115,9 @@ static void rederived(FILE *f, const struct kb_report *r)
         free(ids);
     } else if (rd->nunchecked) {
         ids = id_list(rd->unchecked, rd->nunchecked);
-        para(f, "> **NOT RE-DERIVED**: %zu point(s) have neither a record of their judgement "
-             "nor the load generator's output (hand-made or damaged evidence); their stored "
-             "verdicts are shown as written:%s", rd->nunchecked, ids ? ids : "");
+        para(f, "> **NOT RE-DERIVED**: %zu point(s) have no record of their judgement in their "
+             "verdict.json (hand-made or damaged evidence); their stored verdicts are shown "
+             "as written:%s", rd->nunchecked, ids ? ids : "");
         free(ids);
     }
 }
