@@ -31,10 +31,14 @@ static int usage(FILE *f)
                "  given stays the run's) from its raw files, running nothing; the report goes\n"
                "  to DIR/rejudged-p99-<N>ms-d<F>/ and names the criterion on its first line.\n"
                "  DIR's own files are never written.\n"
+               "  The papers' figures and the runtimes' order come from DIR/contract.json, the\n"
+               "  contract the run ran under, not the checkout's (a warning when they differ).\n"
+               "  Evidence files carry schema_version; one this kneebench does not know is\n"
+               "  refused, naming the file.\n"
                "  report.csv and report.json: docs/report-format.md (schema_version 4).\n"
                "exit: 0 written; 1 an incomplete run or a stored verdict that does not follow\n"
                "      refused, or a file could not be written;\n"
-               "      2 bad usage, or DIR is not a run directory.\n");
+               "      2 bad usage, DIR is not a run directory, or a newer kneebench wrote it.\n");
     return f == stdout ? 0 : 2;
 }
 
