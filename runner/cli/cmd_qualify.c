@@ -169,8 +169,9 @@ static void print_summary(const char *run)
 
 static int run(struct args *a, int argc, char **argv)
 {
-    const struct kb_srv_opts fo = { "native", a->build ? a->build : kb_root_build(), a->scpus,
-                                   a->ccpus, a->load_cmd, a->no_limits, 0, NULL, NULL, NULL, NULL };
+    const struct kb_srv_opts fo = { .backend = "native",
+        .build = a->build ? a->build : kb_root_build(), .server_cpus = a->scpus,
+        .client_cpus = a->ccpus, .load_cmd = a->load_cmd, .no_limits = a->no_limits };
     struct kb_qual_params p;
     struct kb_qualrun q;
     char err[1024];

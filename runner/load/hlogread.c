@@ -181,8 +181,9 @@ static int split_line(char *line, double *start, double *length, char **payload)
     *start = strtod(f[0], &end);
     if (*end)
         return -1;
+    /* a last sliver of the drain can round to a length of 0.000: still an interval */
     *length = strtod(f[1], &end);
-    if (*end || *length <= 0)
+    if (*end || *length < 0)
         return -1;
     *payload = f[3];
     return 0;

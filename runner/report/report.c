@@ -36,7 +36,7 @@ static void fig_add(struct fig *f, double v, int bound)
 /* Median (mean of the middle two for an even count), min, max of the values present. */
 static struct kb_stat stat_of(struct fig *f)
 {
-    struct kb_stat s = { 0, 0, 0, f->n, f->bound };
+    struct kb_stat s = { .n = f->n, .bound = f->bound };
     if (f->n <= 0)
         return s;
     qsort(f->v, (size_t)f->n, sizeof(double), cmp_double);

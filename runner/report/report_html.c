@@ -7,6 +7,7 @@
  * from a disk, an archive or a mail attachment as it opened here. */
 #define _GNU_SOURCE
 #include "runner/report/report.h"
+#include "runner/report/svgkit.h"
 #include "runner/report/report_int.h"
 #include "runner/report/report_text.h"
 #include "runner/util/evidence.h"
@@ -16,17 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void esc(FILE *f, const char *s)
-{
-    for (; s && *s; s++)
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-}
 
 static const char *js(json_t *o, const char *k)
 {
@@ -57,11 +47,11 @@ static void head(FILE *f, const struct kb_report *r)
             "<meta name=\"viewport\" content=\"width=device-width\"><title>kneebench: %zu "
             "runtimes x %zu routes x %zu rates, ", kb_report_nruntimes(r), kb_report_nroutes(r),
             kb_report_nrates(r));
-    esc(f, js(r->plan, "profile"));
+    kb_svg_xml(f, js(r->plan, "profile"));
     fprintf(f, " profile</title><style>%s</style></head><body>\n<h1>kneebench: %zu runtimes x "
             "%zu routes x %zu rates, ", STYLE, kb_report_nruntimes(r), kb_report_nroutes(r),
             kb_report_nrates(r));
-    esc(f, js(r->plan, "profile"));
+    kb_svg_xml(f, js(r->plan, "profile"));
     fprintf(f, " profile</h1>\n");
     if (r->partial)
         fprintf(f, "<p class=\"stamp\">PARTIAL: %zu planned point(s) have no complete evidence "
@@ -85,11 +75,11 @@ static void answer_cell(FILE *f, const struct kb_report *r, const char *rt, cons
     kb_report_answer_of(r, rt, route, &a);
     kb_report_answer_text(text, sizeof(text), r, rt, route, u);
     fprintf(f, "<td class=\"n answer\" data-route=\"");
-    esc(f, route);
+    kb_svg_xml(f, route);
     fprintf(f, "\" data-proven=\"%ld\" data-bound=\"%d\" data-indicative=\"%ld\" "
             "data-below=\"%ld\" data-failed=\"%ld\">", a.proven, a.client_from != 0,
             a.indicative, a.below, a.failed_at);
-    esc(f, text);
+    kb_svg_xml(f, text);
     fprintf(f, "</td>");
 }
 
@@ -107,19 +97,19 @@ static void answer(FILE *f, const struct kb_report *r)
             100 * r->min_delivery, r->max_p99_us / 1000);
     for (size_t j = 0; j < kb_report_nroutes(r); j++) {
         fprintf(f, "<th>");
-        esc(f, kb_report_route(r, j));
+        kb_svg_xml(f, kb_report_route(r, j));
         fprintf(f, "</th>");
     }
     fprintf(f, "<th>cost vs ");
-    esc(f, kb_report_baseline_label(r));
+    kb_svg_xml(f, kb_report_baseline_label(r));
     fprintf(f, "</th></tr></thead><tbody>\n");
     for (size_t i = 0; i < n; i++) {
         const char *rt = kb_report_runtime(r, order[i]);
         double e = kb_report_efficiency_ratio(r, rt);
         fprintf(f, "<tr data-runtime=\"");
-        esc(f, rt);
+        kb_svg_xml(f, rt);
         fprintf(f, "\"><td class=\"n\">%d</td><td>", rank[i]);
-        esc(f, rt);
+        kb_svg_xml(f, rt);
         fprintf(f, "</td>");
         for (size_t j = 0; j < kb_report_nroutes(r); j++)
             answer_cell(f, r, rt, kb_report_route(r, j), &u);
@@ -158,9 +148,9 @@ static void confirmation(FILE *f, const struct kb_report *r)
             "<th>next</th><th>samples controlled</th></tr></thead><tbody>\n");
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "<tr><td>");
-        esc(f, b[i].runtime);
+        kb_svg_xml(f, b[i].runtime);
         fprintf(f, "</td><td>");
-        esc(f, b[i].route);
+        kb_svg_xml(f, b[i].route);
         fprintf(f, "</td>");
         boundary_cells(f, &b[i].held);
         boundary_cells(f, &b[i].next);
@@ -181,9 +171,9 @@ static void cost(FILE *f, const struct kb_report *r)
             if (!c.rate)
                 continue;
             fprintf(f, "<tr><td>");
-            esc(f, kb_report_route(r, j));
+            kb_svg_xml(f, kb_report_route(r, j));
             fprintf(f, "</td><td>");
-            esc(f, kb_report_runtime(r, i));
+            kb_svg_xml(f, kb_report_runtime(r, i));
             fprintf(f, "</td><td class=\"n\">%ld</td>", c.rate);
             c.us > 0 ? fprintf(f, "<td class=\"n\">%.1f</td><td class=\"n\">%s%.0f</td></tr>\n",
                                c.us, c.capacity_floor ? "&gt;= " : "~", c.capacity_rps)
@@ -199,7 +189,7 @@ static void curves(FILE *f, const struct kb_report *r)
     fprintf(f, "<h2 id=\"curves\">Curves</h2>\n");
     for (size_t j = 0; j < kb_report_nroutes(r); j++) {
         fprintf(f, "<h3>");
-        esc(f, kb_report_route(r, j));
+        kb_svg_xml(f, kb_report_route(r, j));
         fprintf(f, "</h3>\n<div class=\"charts\">\n");
         for (size_t k = 0; k < 3; k++)
             kb_report_svg_chart(f, r, kinds[k], kb_report_route(r, j));
@@ -250,7 +240,7 @@ static void series_grid(FILE *f, const struct kb_report *r)
         double lo, hi;
         route_range(r, route, &lo, &hi);
         fprintf(f, "<h3>");
-        esc(f, route);
+        kb_svg_xml(f, route);
         fprintf(f, "</h3>\n<div class=\"grid\" style=\"grid-template-columns:repeat(%zu,minmax(0,1fr))\">\n",
                 kb_report_nrates(r));
         for (size_t i = 0; i < kb_report_nruntimes(r); i++)
@@ -258,7 +248,7 @@ static void series_grid(FILE *f, const struct kb_report *r)
                 const struct kb_report_row *w = kb_report_row(r, kb_report_runtime(r, i), route,
                                                               kb_report_rate(r, k));
                 fprintf(f, "<div>");
-                esc(f, kb_report_runtime(r, i));
+                kb_svg_xml(f, kb_report_runtime(r, i));
                 fprintf(f, " %ld<br>", kb_report_rate(r, k));
                 if (w && w->planned && w->n && read_point_series(r, w, &s))
                     kb_report_svg_small_series(f, r, &s, lo, hi);
@@ -285,14 +275,14 @@ static void evidence(FILE *f, const struct kb_report *r, const char *prefix)
         if (!w->planned)
             continue;
         fprintf(f, "<tr><td>");
-        esc(f, w->runtime);
+        kb_svg_xml(f, w->runtime);
         fprintf(f, "</td><td>");
-        esc(f, w->route);
+        kb_svg_xml(f, w->route);
         fprintf(f, "</td><td class=\"n\">%ld</td><td class=\"n\">%d</td><td>%s</td><td>",
                 w->rate, w->n, w->verdict);
         for (size_t k = 0; w->first_id[0] && k < sizeof(files) / sizeof(files[0]); k++) {
             fprintf(f, "%s<a href=\"%spoints/", k ? " " : "", prefix);
-            esc(f, w->first_id);
+            kb_svg_xml(f, w->first_id);
             fprintf(f, "/%s\">%s</a>", files[k], files[k]);
         }
         fprintf(f, "</td></tr>\n");
@@ -304,19 +294,19 @@ static void foot(FILE *f, const struct kb_report *r)
 {
     json_t *h = json_object_get(r->run, "host");
     fprintf(f, "<h2 id=\"identity\">Run</h2>\n<p>Started ");
-    esc(f, js(r->run, "started"));
+    kb_svg_xml(f, js(r->run, "started"));
     fprintf(f, " on ");
-    esc(f, js(h, "hostname"));
+    kb_svg_xml(f, js(h, "hostname"));
     fprintf(f, " (kernel ");
-    esc(f, js(h, "kernel"));
+    kb_svg_xml(f, js(h, "kernel"));
     fprintf(f, ", CPU ");
-    esc(f, js(h, "cpu_model"));
+    kb_svg_xml(f, js(h, "cpu_model"));
     fprintf(f, "); sandbox ");
-    esc(f, js(r->plan, "backend"));
+    kb_svg_xml(f, js(r->plan, "backend"));
     fprintf(f, ", server CPUs ");
-    esc(f, js(r->plan, "server_cpus"));
+    kb_svg_xml(f, js(r->plan, "server_cpus"));
     fprintf(f, ", client CPUs ");
-    esc(f, js(r->plan, "client_cpus"));
+    kb_svg_xml(f, js(r->plan, "client_cpus"));
     fprintf(f, ". report.md has the whole identity and every note; report.csv and report.json "
             "every figure.</p>\n<script>%s</script>\n</body></html>\n", SCRIPT);
 }

@@ -231,7 +231,8 @@ void kb_report_md_curves(FILE *f, const struct kb_report *r)
 static void curve_cells(FILE *f, const struct kb_knee_point *p)
 {
     char b[64], a[32], d[32];
-    struct kb_stat lat = { p->p99_us, p->p99_us, p->p99_us, 1, p->p99_bound };
+    struct kb_stat lat = { .med = p->p99_us, .min = p->p99_us, .max = p->p99_us, .n = 1,
+                           .bound = p->p99_bound };
     if (!p->present) {
         fprintf(f, " - | - | - |");
         return;

@@ -48,7 +48,7 @@ void kb_svg_tick_label(char *buf, size_t len, double v, enum kb_svg_unit unit)
 
 void kb_svg_xml(FILE *f, const char *s)
 {
-    for (; *s; s++)
+    for (; s && *s; s++)
         switch (*s) {
         case '&': fputs("&amp;", f); break;
         case '<': fputs("&lt;", f); break;

@@ -31,7 +31,8 @@ enum kb_svg_unit { KB_SVG_RATE, KB_SVG_MS, KB_SVG_US };
 /* A tick's label: a rate ("20k"), milliseconds ("5 ms", "2 s") or microseconds. */
 void kb_svg_tick_label(char *buf, size_t len, double v, enum kb_svg_unit unit);
 
-/* s as SVG text: names come from the contract or the user, so they are escaped. */
+/* s as SVG or HTML text (NULL: nothing): names come from the contract or the user, so they
+ * are escaped. */
 void kb_svg_xml(FILE *f, const char *s);
 /* <title>text</title>: what a screen reader says and a hover shows. */
 void kb_svg_title(FILE *f, const char *text);

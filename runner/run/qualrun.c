@@ -228,11 +228,11 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
                  struct kb_qual_obs *o, struct kb_point_load *lr, json_t **load, char *err,
                  size_t errlen)
 {
-    const struct kb_srv_load ld = { p->duration_s, p->warmup_s, p->drain_s, p->threads,
-                                   p->connections, 0 };
-    const struct kb_srv_sampling sp = { p->warmup_s + p->settle_s, p->sample_every_s,
-                                       p->warmup_s + p->duration_s + 0.05, sample_server, rs,
-                                       SIGTERM };
+    const struct kb_srv_load ld = { .duration_s = p->duration_s, .warmup_s = p->warmup_s,
+        .drain_s = p->drain_s, .threads = p->threads, .connections = p->connections };
+    const struct kb_srv_sampling sp = { .first_s = p->warmup_s + p->settle_s,
+        .every_s = p->sample_every_s, .until_s = p->warmup_s + p->duration_s + 0.05,
+        .sample = sample_server, .arg = rs, .kill_signal = SIGTERM };
     struct kb_run_evidence ev = { "", "" };
     char path[4300];
     int rc;

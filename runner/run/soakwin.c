@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runner/run/soakwin.h"
 #include "runner/load/hist.h"
+#include "runner/load/hlog.h"
 #include "runner/load/hlogread.h"
 #include "runner/util/evidence.h"
 
@@ -11,7 +12,6 @@
 #include <string.h>
 
 /* The load generator's histogram layout (runner/load/loadgen.c): 1 us to an hour, 3 figures. */
-#define HIST_HIGHEST_US 3600000000LL
 
 size_t kb_soakwin_count(double duration_s, double max_s)
 {
@@ -139,7 +139,8 @@ int kb_soakwin_read(const char *dir, double duration_s, double max_s, struct kb_
     c->w = out;
     c->duration_s = duration_s;
     for (; made < out->n; made++)
-        if (kb_hist_init(&c->h[made], 1, HIST_HIGHEST_US, 3) < 0)
+        /* the layout series.hlog is written in (runner/load/hlog.h): nanoseconds */
+        if (kb_hist_init(&c->h[made], 1, KB_HLOG_HIGHEST_NS, 3) < 0)
             break;
     if (made == out->n &&
         read_csv(kb_path(path, sizeof(path), dir, "series.csv"), c, err, errlen) == 0 &&
@@ -156,7 +157,7 @@ int kb_soakwin_read(const char *dir, double duration_s, double max_s, struct kb_
         }
         w->achieved_rps = w->seconds > 0 ? (double)w->completed / w->seconds : 0;
         w->p99_us = k < made && c->h[k].total_count ? (double)kb_hist_value_at_percentile(
-                                                          &c->h[k], 99.0) : NAN;
+                                                          &c->h[k], 99.0) / 1000.0 : NAN;
         w->p99_bound = w->bounded > 0;
     }
     for (size_t k = 0; k < made; k++)

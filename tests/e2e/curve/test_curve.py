@@ -175,10 +175,17 @@ def expected_verdict(v):
     ld = v["load"]
     if ld["errors"]["total"] or ld["non2xx"] or ld["mismatches"]["total"]:
         return "failed"
-    if ld["client_cpu_fraction"] > CRIT["client_cpu_max_fraction"] or \
-            ld["lag_us"]["p99"] > CRIT["client_lag_p99_max_us"]:
+    # the client is trusted unless its own delay could have decided the verdict: judged as
+    # measured and again without that delay (docs/protocol.md, "Trusting the client"), the
+    # two must agree; it lost no request and stayed under its CPU guard
+    unanswered_ok = ld["unfinished_at_drain_end"] <= 0.01 * ld["scheduled"]
+    ok = ld["delivery"] >= CRIT["min_delivery"] and ld["corrected_us"]["p99"] < CRIT["max_p99_us"] \
+        and unanswered_ok
+    less = ld["delivery_less_client"] >= CRIT["min_delivery"] and \
+        ld["corrected_less_client_us"]["p99"] < CRIT["max_p99_us"] and unanswered_ok
+    if ok != less or ld["client_dropped"] or \
+            ld["client_cpu_fraction"] > CRIT["client_cpu_max_fraction"]:
         return "client-limited"
-    ok = ld["delivery"] >= CRIT["min_delivery"] and ld["corrected_us"]["p99"] < CRIT["max_p99_us"]
     return "controlled" if ok else "uncontrolled"
 
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HIGHEST_US 3600000000LL   /* the load generator's: an hour in us */
+#define HIGHEST KB_HLOG_HIGHEST_NS   /* the layout series.hlog is written in: an hour in ns */
 
 static char err[512];
 
@@ -28,7 +28,7 @@ static uint64_t rnd(uint64_t *s)
 
 static void fill(struct kb_hist *h, uint64_t seed, int n)
 {
-    ck_assert_int_eq(kb_hist_init(h, 1, HIGHEST_US, 3), 0);
+    ck_assert_int_eq(kb_hist_init(h, 1, HIGHEST, 3), 0);
     for (int i = 0; i < n; i++) {
         uint64_t r = rnd(&seed);
         kb_hist_record(h, 1 + (int64_t)(rnd(&seed) % (1ULL << (4 + r % 28))));
@@ -54,7 +54,7 @@ START_TEST(round_trip_gives_the_same_histogram)
     fill(&h, 0x1234 + (uint64_t)_i, _i == 0 ? 1 : 20000);
     b64 = kb_hlog_encode(&h, err, sizeof(err));
     ck_assert_msg(b64 != NULL, "%s", err);
-    ck_assert_int_eq(kb_hist_init(&back, 1, HIGHEST_US, 3), 0);
+    ck_assert_int_eq(kb_hist_init(&back, 1, HIGHEST, 3), 0);
     ck_assert_msg(kb_hlog_decode_add(b64, &back, err, sizeof(err)) == 0, "%s", err);
     assert_same(&h, &back);
     free(b64);
@@ -72,10 +72,10 @@ START_TEST(payloads_add_like_their_histograms)
     pa = kb_hlog_encode(&a, err, sizeof(err));
     pb = kb_hlog_encode(&b, err, sizeof(err));
     ck_assert(pa && pb);
-    ck_assert_int_eq(kb_hist_init(&sum, 1, HIGHEST_US, 3), 0);
+    ck_assert_int_eq(kb_hist_init(&sum, 1, HIGHEST, 3), 0);
     ck_assert_int_eq(kb_hist_add(&sum, &a), 0);
     ck_assert_int_eq(kb_hist_add(&sum, &b), 0);
-    ck_assert_int_eq(kb_hist_init(&back, 1, HIGHEST_US, 3), 0);
+    ck_assert_int_eq(kb_hist_init(&back, 1, HIGHEST, 3), 0);
     ck_assert_int_eq(kb_hlog_decode_add(pa, &back, err, sizeof(err)), 0);
     ck_assert_int_eq(kb_hlog_decode_add(pb, &back, err, sizeof(err)), 0);
     assert_same(&sum, &back);
@@ -100,7 +100,7 @@ START_TEST(damage_and_other_layouts_are_refused)
     ck_assert_int_eq(kb_hlog_decode_add(p, &other, err, sizeof(err)), -1);
     ck_assert_msg(strstr(err, "layout") != NULL, "%s", err);
     ck_assert_int_eq(other.total_count, 0);
-    ck_assert_int_eq(kb_hist_init(&back, 1, HIGHEST_US, 3), 0);
+    ck_assert_int_eq(kb_hist_init(&back, 1, HIGHEST, 3), 0);
     ck_assert_int_eq(kb_hlog_decode_add("not base64!", &back, err, sizeof(err)), -1);
     n = strlen(p);
     p[n / 2] = p[n / 2] == 'A' ? 'B' : 'A';          /* a bit flipped in the zlib stream */
@@ -128,7 +128,7 @@ static int take(void *arg, double start, double length, const char *payload, cha
         return -1;
     s->start[s->n] = start;
     s->length[s->n] = length;
-    kb_hist_init(&s->h[s->n], 1, HIGHEST_US, 3);
+    kb_hist_init(&s->h[s->n], 1, HIGHEST, 3);
     return kb_hlog_decode_add(payload, &s->h[s->n++], e, elen);
 }
 
@@ -141,7 +141,9 @@ START_TEST(a_written_log_reads_back_interval_by_interval)
     char path[256];
     for (int i = 0; i < 3; i++) {
         fill(&h[i], 100 + (uint64_t)i, 1000 * (i + 1));
-        ck_assert_int_eq(kb_hlog_series_add(ser, i, 1.0, &h[i], 0, err, sizeof(err)), 0);
+        /* the last, as a drain's last sliver can be, shorter than the log's 3 decimals */
+        ck_assert_int_eq(kb_hlog_series_add(ser, i, i < 2 ? 1.0 : 0.0002, &h[i], 0, err,
+                                            sizeof(err)), 0);
     }
     snprintf(path, sizeof(path), "%s/series.hlog", kb_tmp);
     ck_assert_msg(kb_hlog_series_write(ser, path, NULL, err, sizeof(err)) == 0, "%s", err);
@@ -149,7 +151,7 @@ START_TEST(a_written_log_reads_back_interval_by_interval)
     ck_assert_uint_eq(s.n, 3);
     for (int i = 0; i < 3; i++) {
         ck_assert_double_eq_tol(s.start[i], i, 1e-9);
-        ck_assert_double_eq_tol(s.length[i], 1.0, 1e-9);
+        ck_assert_double_eq_tol(s.length[i], i < 2 ? 1.0 : 0.0, 1e-9);
         assert_same(&h[i], &s.h[i]);
         kb_hist_free(&h[i]);
         kb_hist_free(&s.h[i]);

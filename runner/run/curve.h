@@ -1,0 +1,98 @@
+/* curve.h -- `kneebench curve`'s method: the runtime x route x rate comparison measured into
+ * a run directory (docs/protocol.md). The command (runner/cli/cmd_curve.c) parses its
+ * options into struct kb_curve_opts and calls these.
+ *
+ * Flow: the plan (runner/run/matrix.c) -> per runtime: start it in the sandbox, wait until
+ * it accepts, read the limits back, hash its identity, preflight every route (curvefix.c)
+ * -> per point (curvepoint.c): wait until the fixture is at rest, the load generator as a
+ * child pinned to the client CPUs, the fixture sampled every second, postflight, identity
+ * again, the verdict and its evidence, the completion marker last. A fixture that died is
+ * restarted for the next point; points whose marker exists are kept on a re-run (resume).
+ * The run's skeleton (run directory, plan.json, run.json, the interrupt flag, a point's
+ * evidence) is runner/run/run.c's; the rounds after the matrix that read the report's rows
+ * (confirmation, refinement, the requests logs kept) are the command's (cli/curve_rounds.c).
+ *
+ * Evidence layout (every file written atomically):
+ *   RUN/plan.json               the plan: parameters, criteria, placement, every point id
+ *   RUN/run.json                identity: runner and contract SHA-256, host, runtime
+ *                               versions, command line, limits requested, what the sandbox
+ *                               adds (run-resumed-<t>.json per later invocation)
+ *   RUN/fixtures/<rt>[-r<k>]/   limits.json, identity.json (the run's baseline),
+ *                               preflight.json, fixture.log, pg/ (the db route's cluster)
+ *   RUN/points/<id>/            command.json, load.json, corrected.hgrm, uncorrected.hgrm,
+ *                               load.log, requests.log (where kept), samples.csv,
+ *                               hostclock.json, verdict.json, DONE (last; else
+ *                               incomplete.json: {"file", "reason"})
+ *   RUN/confirm.json, refine.json, requests-logs.json   the rounds after the matrix */
+#ifndef KB_CURVE_H
+#define KB_CURVE_H
+
+#include <stddef.h>
+
+#include "runner/run/matrix.h"
+#include "runner/run/run.h"
+
+struct kb_calibrate_result;
+
+/* --requests-log: every point's requests kept (all), kept only at each runtime-route's
+ * final boundary (knee, the default), or not recorded (none). */
+enum kb_reqlog { KB_RL_KNEE, KB_RL_ALL, KB_RL_NONE };
+
+/* What the command line asks for. */
+struct kb_curve_opts {
+    struct kb_plan_opts plan;
+    const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus, *image;
+    const char *agent, *target, *agent_token, *db_cpus;
+    int no_limits, free_ports, client_other, calibrate, force, requests_log;
+    double refine;             /* --refine's resolution in percent; 0: off */
+};
+
+struct kb_curve {
+    struct kb_run r;            /* the run directory, contract, server (r.fx: placement,
+                                 * sandbox, the fixture now running, the load child), its
+                                 * PostgreSQL, the interrupt flag */
+    struct kb_plan plan;
+    int free_ports;
+    /* the fixture now running */
+    int repeat, preflight_failed;
+    int harness_error;          /* the harness kept it from starting (preflight_reason says
+                                 * how): its points are not judged but left to redo */
+    char fixdir[4096], preflight_reason[512];
+    /* progress: finished of total, in the matrix or (confirming: "confirm ", "refine ") in a
+     * round after it */
+    size_t finished, ran, total;
+    const char *confirming;
+    double run_secs;
+    struct kb_calibrate_result *cal;   /* --calibrate: the client's proven margin, or NULL */
+    int requests_log;           /* enum kb_reqlog */
+    double refine;              /* the resolution in percent, 0 off */
+};
+
+/* The run opened: the directory, the contract, the plan (checked against an earlier
+ * invocation's), run.json, what a runner killed with -9 left swept, and with --calibrate the
+ * client's margin proven (or, with --force, recorded). 0, or -1 with err; kb_curve_close()
+ * either way. */
+int kb_curve_open(struct kb_curve *cv, const struct kb_curve_opts *o, int argc, char **argv,
+                  char *err, size_t errlen);
+/* Each point of pts in order, a complete one kept; the count that could not be run. */
+int kb_curve_run_points(struct kb_curve *cv, const struct kb_point *pts, size_t n);
+/* The load child and the fixture stopped, everything freed. */
+void kb_curve_close(struct kb_curve *cv);
+
+/* ---- within the method (curvefix.c, curvepoint.c) ----------------------------------------- */
+
+/* 1 when the plan has points of runtime on route. */
+int kb_curve_plan_has(const struct kb_curve *cv, const char *runtime, const char *route);
+/* The fixture for pt running (the live one kept, a dead one restarted; one that could not
+ * start for this runtime is not retried), or its preflight failure recorded. */
+void kb_curve_ensure_fixture(struct kb_curve *cv, const struct kb_point *pt);
+void kb_curve_stop_fixture(struct kb_curve *cv);
+/* One point measured into dir, its evidence and marker written. 0, or -1 with err. */
+int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const char *dir,
+                       char *err, size_t errlen);
+/* The progress line of a point finished (kept: read back from an earlier run); lr NULL:
+ * the point has no load figures. */
+void kb_curve_progress(struct kb_curve *cv, const struct kb_point *pt, const char *verdict,
+                       const struct kb_point_load *lr, int kept);
+
+#endif

@@ -1,0 +1,126 @@
+/* curvefix.c -- the curve's fixture: started per runtime (and per repeat), its limits read
+ * back, its identity held to the run's first, every planned route preflighted; a failure is
+ * recorded as the preflight reason of every point it would serve, never fatal to the run
+ * (curve.h). */
+#define _GNU_SOURCE
+#include "runner/run/curve.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fixtures/contract.h"
+#include "runner/load/preflight.h"
+#include "runner/run/server.h"
+#include "runner/sandbox/pgcluster.h"
+#include "runner/sandbox/sandbox.h"
+#include "runner/sandbox/spawn.h"
+#include "runner/util/evidence.h"
+
+void kb_curve_stop_fixture(struct kb_curve *cv)
+{
+    kb_run_stop_fixture(&cv->r);
+    cv->r.fx.rt = NULL;
+}
+
+/* 1 when the plan has points of runtime on route (a variant, or a design --db-mode left
+ * out, has none on some routes its runtime serves). */
+int kb_curve_plan_has(const struct kb_curve *cv, const char *runtime, const char *route)
+{
+    for (size_t i = 0; i < cv->plan.npoints; i++)
+        if (!strcmp(cv->plan.points[i].runtime, runtime) &&
+            !strcmp(cv->plan.points[i].route, route))
+            return 1;
+    return 0;
+}
+
+/* Preflight every route the plan runs this runtime on; the first failure is the reason. */
+static void preflight_all(struct kb_curve *cv, json_t *out)
+{
+    for (size_t i = 0; i < cv->plan.routes.n; i++) {
+        const struct kb_route *r = kb_contract_route(&cv->r.c, cv->plan.routes.v[i]);
+        char reason[512] = "";
+        if (!kb_curve_plan_has(cv, cv->r.fx.rt->name, r->name))
+            continue;
+        /* the db pool connects after the port opens: give that route time to answer */
+        int ok = (cv->r.pg.running && !strcmp(r->name, "db")
+                      ? kb_pgrun_wait_route(cv->r.fx.port, r, 15000, kb_srv_alive, &cv->r.fx,
+                                            reason, sizeof(reason))
+                      : kb_preflight_route_at(cv->r.fx.target, cv->r.fx.port, r, reason,
+                                              sizeof(reason))) == 0;
+        json_object_set_new(out, r->name, json_pack("{s:b,s:s}", "ok", ok, "reason", reason));
+        if (!ok && !cv->preflight_failed) {
+            cv->preflight_failed = 1;
+            snprintf(cv->preflight_reason, sizeof(cv->preflight_reason), "%s", reason);
+        }
+    }
+}
+
+/* The first start of a runtime in this run directory records its identity; every later
+ * start (a restart after a death, a resumed run) must match it, or the points measured
+ * from then on would be of different code. */
+static void check_identity_baseline(struct kb_curve *cv)
+{
+    char path[4300];
+    json_t *first;
+    kb_path(path, sizeof(path), cv->fixdir, "identity.json");
+    if (!cv->r.fx.identity)
+        return;
+    if (!(first = json_load_file(path, 0, NULL))) {
+        kb_run_write_json(&cv->r.fixture_ev, cv->fixdir, "identity.json", cv->r.fx.identity);
+        return;
+    }
+    if (!json_equal(json_object_get(first, "sha256"),
+                    json_object_get(cv->r.fx.identity, "sha256")) &&
+        !cv->preflight_failed) {
+        cv->preflight_failed = 1;
+        snprintf(cv->preflight_reason, sizeof(cv->preflight_reason),
+                 "changed fixture identity since this run began (see %.300s)", path);
+    }
+    json_decref(first);
+}
+
+/* Start, wait until ready, read the limits back, hash, preflight. Failures are recorded as
+ * the preflight reason of every point this fixture would serve, never fatal to the run. */
+static void start_fixture(struct kb_curve *cv, const struct kb_runtime *rt, int repeat)
+{
+    char *argv[64] = { 0 }, err[1024], pgdir[4300];
+    json_t *pre = json_object();
+    int rc;
+    cv->r.fx.rt = rt;
+    cv->repeat = repeat;
+    cv->preflight_failed = cv->harness_error = 0;
+    cv->r.fx.port = cv->free_ports ? kb_free_port(err, sizeof(err)) : rt->port;
+    snprintf(cv->fixdir, sizeof(cv->fixdir), cv->plan.repeats > 1 ? "%s/fixtures/%s-r%d"
+             : "%s/fixtures/%s", cv->r.dir, rt->name, repeat);
+    kb_path(pgdir, sizeof(pgdir), cv->fixdir, "pg");
+    rc = kb_run_launch(&cv->r, cv->fixdir,
+                       rt->db_command_extra.n && kb_curve_plan_has(cv, rt->name, "db") ? pgdir : NULL,
+                       cv->r.c.db_pool_size, argv, cv->preflight_reason,
+                       sizeof(cv->preflight_reason));
+    cv->harness_error = rc == KB_FX_HARNESS;
+    cv->preflight_failed = rc < 0 && !cv->harness_error;
+    if (cv->r.fx.sb) {            /* it runs (its limits or identity may have failed) */
+        check_identity_baseline(cv);
+        preflight_all(cv, pre);
+    }
+    json_object_set_new(pre, "failed", json_boolean(cv->preflight_failed));
+    json_object_set_new(pre, "harness_error", json_boolean(cv->harness_error));
+    json_object_set_new(pre, "reason", json_string(cv->preflight_reason));
+    json_object_set_new(pre, "port", json_integer(cv->r.fx.port));
+    kb_run_write_json(&cv->r.fixture_ev, cv->fixdir, "preflight.json", pre);
+    json_decref(pre);
+    kb_tmpl_free(argv, 64);
+}
+
+void kb_curve_ensure_fixture(struct kb_curve *cv, const struct kb_point *pt)
+{
+    const struct kb_runtime *rt = kb_contract_runtime(&cv->r.c, pt->runtime);
+    /* keep a live fixture; do not retry one that could not start for this runtime */
+    if (cv->r.fx.rt == rt && cv->repeat == pt->repeat &&
+        (cv->r.fx.sb ? kb_sandbox_alive(cv->r.fx.sb) : cv->preflight_failed))
+        return;
+    kb_curve_stop_fixture(cv);
+    start_fixture(cv, rt, pt->repeat);
+}
+

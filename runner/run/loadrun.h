@@ -1,0 +1,42 @@
+/* loadrun.h -- one load as `kneebench load` runs it: the target opened (runner/load/target.h),
+ * the client's CPUs, its cgroup quota and its descriptor limit fitted, every output checked
+ * writable before anything is sent, the target probed, the load run (runner/load/loadgen.h),
+ * its summary, spectrum and files written (runner/load/loadout.h), and the client's trust
+ * judged as the curve judges it (runner/run/verdict.h) for the warning the command gives.
+ *
+ * The exit statuses are the command's (cli/cmd_load.c): 0 run and every response right; 4
+ * run with responses not right (KB_LOAD_EXIT_NOT_RIGHT); 2 bad arguments, said on stderr
+ * before anything is sent; 3 the target unreachable; 1 the run or its outputs failed. */
+#ifndef KB_LOADRUN_H
+#define KB_LOADRUN_H
+
+#include "runner/load/loadgen.h"
+#include "runner/load/target.h"
+
+struct kb_contract;
+
+/* The command line, as parsed; the contract's defaults filled in by the command. */
+struct kb_load_args {
+    struct kb_target_spec spec;    /* the URL, --route, -H and --expect-* */
+    const char *json, *hgrm, *uhgrm, *contract, *cpus, *hlog, *series_csv, *requests_log;
+    double rate, duration, warmup, drain;
+    int threads, connections, quiet, latency;
+    long timeout_ms;
+    long spin_us;
+    long slack_us;
+    long quantum_us;
+    int have_quantum;
+    int eager_rx;
+    int rt;
+    int exact_threads;
+    enum kb_load_timer timer;
+    long requests_log_max;
+    int have_requests_log_max;
+    int have_rate, have_duration, have_warmup, have_drain;
+};
+
+
+/* The whole run. The exit status above. */
+int kb_loadrun(struct kb_load_args *a, const struct kb_contract *ct);
+
+#endif
