@@ -13,13 +13,20 @@
  * the same file, and a thousand of them is a directory to look at, not to fill further. */
 #define MAX_TRIES 1000
 
-static int fail(struct kb_afile *a, const char *path, int e, char *err, size_t errlen)
+/* step: what failed ("writing", "syncing", "rename to"); e 0: a write failed long before */
+static int fail_at(struct kb_afile *a, const char *step, const char *path, int e, char *err,
+                   size_t errlen)
 {
-    snprintf(err, errlen, "writing %.3900s: %s", path, e ? strerror(e) : "a write failed");
+    snprintf(err, errlen, "%s %.3900s: %s", step, path, e ? strerror(e) : "a write failed");
     if (a->tmp[0])
         unlink(a->tmp);
     a->tmp[0] = '\0';
     return -1;
+}
+
+static int fail(struct kb_afile *a, const char *path, int e, char *err, size_t errlen)
+{
+    return fail_at(a, "writing", path, e, err, errlen);
 }
 
 /* The first free PATH.tmp.<pid>.<n>, created; its descriptor, or -1 (errno). */
@@ -62,6 +69,7 @@ int kb_afile_open(struct kb_afile *a, const char *path, char *err, size_t errlen
 
 int kb_afile_commit(struct kb_afile *a, char *err, size_t errlen)
 {
+    const char *step = "writing";
     int e = 0;                 /* -1: a write failed, its errno long gone */
     if (!a->f)
         return fail(a, a->path, EBADF, err, errlen);
@@ -71,14 +79,14 @@ int kb_afile_commit(struct kb_afile *a, char *err, size_t errlen)
     else if (ferror(a->f))
         e = -1;
     else if (fsync(fileno(a->f)) != 0)
-        e = errno;
+        e = errno, step = "syncing";
     if (fclose(a->f) != 0 && !e)
         e = errno;
     a->f = NULL;
     if (!e && rename(a->tmp, a->path) != 0)
-        e = errno;
+        e = errno, step = "rename to";
     if (e)
-        return fail(a, a->path, e < 0 ? 0 : e, err, errlen);
+        return fail_at(a, step, a->path, e < 0 ? 0 : e, err, errlen);
     a->tmp[0] = '\0';
     return 0;
 }

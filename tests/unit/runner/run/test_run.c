@@ -267,6 +267,7 @@ START_TEST(csv_renamed_or_noted)
     f = kb_run_csv_open(&ev, kb_tmp, "stats.csv", "t_s\n");
     ck_assert_int_eq(kb_run_csv_close(&ev, &f, "stats.csv"), -1);
     ck_assert_str_eq(ev.file, "stats.csv");
+    ck_assert_ptr_nonnull(strstr(ev.reason, "rename to "));
     ck_assert_ptr_nonnull(strstr(ev.reason, "stats.csv"));
     ck_assert(only("samples.csv", "stats.csv"));   /* its temporary file removed */
 }
