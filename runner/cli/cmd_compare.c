@@ -5,7 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runner/cli/commands.h"
 #include "runner/report/compare.h"
-#include "runner/util/evidence.h"
+#include "runner/util/atomicfile.h"
 #include "runner/util/units.h"
 
 #include <errno.h>
@@ -84,30 +84,29 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
     return 0;
 }
 
-/* One output: written whole to a temporary name, then renamed, as every evidence file is.
- * The temporary file is created exclusively under a name nobody can guess, never through a
- * symlink (kb_open_tmp): path.tmp.PID could be planted as a link to someone else's file. */
+/* One output: written whole to a temporary name, then renamed, as every evidence file is
+ * (runner/util/atomicfile.h: never through a symlink planted at either name). */
 static int write_out(const char *path, const struct kb_cmp *c, const struct kb_report *r,
                      const struct compare_args *a, int csv)
 {
-    char tmp[4200];
-    FILE *f = NULL;
-    int rc, fd;
+    struct kb_afile f;
+    char err[4200];
+    int rc;
     if (!strcmp(path, "-"))
         return csv ? kb_cmp_write_csv(stdout, c) : kb_cmp_write_md(stdout, c, &r[0], &r[1],
                                                                    a->run[0], a->run[1]);
-    if ((fd = kb_open_tmp(path, tmp, sizeof(tmp))) < 0 || !(f = fdopen(fd, "w"))) {
-        fprintf(stderr, "kneebench compare: cannot write %s: %s\n", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
+    if (kb_afile_open(&f, path, err, sizeof(err)) < 0) {
+        fprintf(stderr, "kneebench compare: %s\n", err);
         return -1;
     }
-    rc = csv ? kb_cmp_write_csv(f, c) : kb_cmp_write_md(f, c, &r[0], &r[1], a->run[0], a->run[1]);
-    if (fclose(f) || rc || rename(tmp, path)) {
+    rc = csv ? kb_cmp_write_csv(f.f, c) : kb_cmp_write_md(f.f, c, &r[0], &r[1], a->run[0], a->run[1]);
+    if (rc) {
+        kb_afile_abort(&f);
         fprintf(stderr, "kneebench compare: cannot write %s\n", path);
-        unlink(tmp);
+        return -1;
+    }
+    if (kb_afile_commit(&f, err, sizeof(err)) < 0) {
+        fprintf(stderr, "kneebench compare: %s\n", err);
         return -1;
     }
     return 0;
@@ -126,6 +125,9 @@ static int load_runs(const struct compare_args *a, struct kb_report r[2])
         if (r[i].nmissing)
             fprintf(stderr, "kneebench compare: %s: %zu planned point(s) incomplete, left out\n",
                     a->run[i], r[i].nmissing);
+        if (r[i].contract_note[0])
+            fprintf(stderr, "kneebench compare: %s: warning: %s\n", a->run[i],
+                    r[i].contract_note);
     }
     return 0;
 }

@@ -31,10 +31,14 @@ static int usage(FILE *f)
                "  given stays the run's) from its raw files, running nothing; the report goes\n"
                "  to DIR/rejudged-p99-<N>ms-d<F>/ and names the criterion on its first line.\n"
                "  DIR's own files are never written.\n"
+               "  The papers' figures and the runtimes' order come from DIR/contract.json, the\n"
+               "  contract the run ran under, not the checkout's (a warning when they differ).\n"
+               "  Evidence files carry schema_version; one this kneebench does not know is\n"
+               "  refused, naming the file.\n"
                "  report.csv and report.json: docs/report-format.md (schema_version 4).\n"
                "exit: 0 written; 1 an incomplete run or a stored verdict that does not follow\n"
                "      refused, or a file could not be written;\n"
-               "      2 bad usage, or DIR is not a run directory.\n");
+               "      2 bad usage, DIR is not a run directory, or a newer kneebench wrote it.\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -60,8 +64,8 @@ static int rederived_ok(const struct kb_rederive *rd)
     }
     for (size_t i = 0; i < rd->nunchecked; i++)
         fprintf(stderr, "kneebench report: point %s: %s\n", rd->unchecked[i], rd->rejudge
-                ? "cannot be re-judged: no record of its judgement and no load generator output"
-                : "not re-derived: no record of its judgement and no load generator output; "
+                ? "cannot be re-judged: its verdict.json has no record of its judgement"
+                : "not re-derived: its verdict.json has no record of its judgement; "
                   "its stored verdict is shown as written");
     return rd->rejudge && rd->nunchecked ? 1 : 0;
 }
@@ -157,6 +161,8 @@ int cmd_report(int argc, char **argv)
         kb_rederive_free(&rd);
         return 2;
     }
+    if (r.contract_note[0])
+        fprintf(stderr, "kneebench report: warning: %s\n", r.contract_note);
     if (r.nmissing) {
         name_missing(&r);
         if (!partial) {

@@ -182,7 +182,7 @@ static int report(struct kb_soakrun *s)
     } else if (complete == s->nph) {
         json_t *m = json_pack("{s:I,s:I,s:b}", "phases", (json_int_t)s->nph, "passed",
                               (json_int_t)passed, "qualified", (size_t)passed == s->nph);
-        if (kb_write_json_atomic(path, m, err, sizeof(err)) < 0)
+        if (kb_run_evidence_json(path, m, err, sizeof(err)) < 0)
             fprintf(stderr, "kneebench soak: %s\n", err);
         json_decref(m);
     }

@@ -107,7 +107,7 @@ int kb_curve_settle_requests_logs(struct kb_curve *cv)
                         cv->requests_log == KB_RL_ALL ? "all" : "knee", "file", "requests.log",
                         "records_max_per_point", (json_int_t)KB_SRV_REQUESTS_LOG_MAX,
                         "bytes_kept", (json_int_t)bytes, "kept", kept, "removed", removed);
-        rc = kb_write_json_atomic(kb_path(path, sizeof(path), cv->r.dir, "requests-logs.json"),
+        rc = kb_run_evidence_json(kb_path(path, sizeof(path), cv->r.dir, "requests-logs.json"),
                                   doc, err, sizeof(err));
         json_decref(doc);
         kept = removed = NULL;

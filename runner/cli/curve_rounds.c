@@ -113,7 +113,7 @@ static int write_confirm(struct kb_curve *cv, const struct confirm *cf, char *er
     char path[4200];
     json_t *doc = json_pack("{s:i,s:i,s:O}", "schema_version", 1, "samples",
                             cv->plan.confirm_samples, "points", cf->points);
-    int rc = kb_write_json_atomic(kb_path(path, sizeof(path), cv->r.dir, "confirm.json"), doc,
+    int rc = kb_run_evidence_json(kb_path(path, sizeof(path), cv->r.dir, "confirm.json"), doc,
                                   err, errlen);
     json_decref(doc);
     return rc;
@@ -219,7 +219,7 @@ static int write_refine(struct kb_curve *cv, const struct refine *rf, char *err,
     json_t *doc = json_pack("{s:i,s:f,s:i,s:O}", "schema_version", 1, "resolution",
                             cv->refine / 100, "confirm_samples", cv->plan.confirm_samples,
                             "cells", rf->cells);
-    int rc = kb_write_json_atomic(kb_path(path, sizeof(path), cv->r.dir, "refine.json"), doc,
+    int rc = kb_run_evidence_json(kb_path(path, sizeof(path), cv->r.dir, "refine.json"), doc,
                                   err, errlen);
     json_decref(doc);
     return rc;

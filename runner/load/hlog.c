@@ -8,7 +8,7 @@
  * interval is encoded when added, so the caller's histogram can be reset at once. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/load/hlog.h"
-#include "runner/util/evidence.h"
+#include "runner/util/atomicfile.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -314,27 +314,24 @@ static int write_csv(FILE *f, const struct kb_hlog_series *s)
     return 0;
 }
 
-/* path.tmp.<pid>, written whole, flushed, then renamed over path. */
+/* fill's file written whole through runner/util/atomicfile.h. */
 static int write_atomic(const char *path, int (*fill)(FILE *, const struct kb_hlog_series *),
                         const struct kb_hlog_series *s, char *err, size_t errlen)
 {
-    char tmp[4096];
-    FILE *f;
-    int bad;
-
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp)) {
-        snprintf(err, errlen, "hlog: path too long: %s", path);
+    struct kb_afile a;
+    char why[4200];
+    if (kb_afile_open(&a, path, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "hlog: %s", why);
         return -1;
     }
-    if (!(f = kb_fopen_tmp(tmp))) {   /* exclusive, never through a symlink */
-        snprintf(err, errlen, "hlog: %s: %s", tmp, strerror(errno));
+    if (fill(a.f, s) < 0) {
+        int e = errno;
+        kb_afile_abort(&a);
+        snprintf(err, errlen, "hlog: writing %s: %s", path, strerror(e));
         return -1;
     }
-    bad = fill(f, s) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad = (fclose(f) != 0) || bad;
-    if (bad || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "hlog: writing %s: %s", path, strerror(errno));
-        unlink(tmp);
+    if (kb_afile_commit(&a, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "hlog: %s", why);
         return -1;
     }
     return 0;

@@ -1,6 +1,7 @@
 /* loadjson.c -- load.json into struct kb_point_load (see loadjson.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/load/loadjson.h"
+#include "runner/util/schema.h"
 
 #include <errno.h>
 #include <math.h>
@@ -78,6 +79,9 @@ static void optional(json_t *load, struct kb_point_load *r)
     json_t *corrected = json_object_get(load, "corrected_us");
     const char *fe = json_string_value(json_object_get(load, "first_error"));
     r->completed_in_interval = (long long)opt(load, "completed_in_interval", -1);
+    r->completed_in_window = (long long)opt(load, "completed_in_window", -1);
+    r->interval_start_mono_s = opt(load, "interval_start_mono_s", NAN);
+    r->interval_end_mono_s = opt(load, "interval_end_mono_s", NAN);
     r->bounded = (long long)opt(corrected, "bounded", 0);
     r->unsolicited = (long long)opt(load, "unsolicited", 0);
     r->keepalive_breaks = (long long)opt(load, "keepalive_breaks", 0);
@@ -116,6 +120,8 @@ int kb_point_load_parse(json_t *load, struct kb_point_load *r, char *err, size_t
         snprintf(err, errlen, "load JSON: not an object");
         return -1;
     }
+    if (kb_schema_version(load, "load JSON", KB_SCHEMA_EVIDENCE, err, errlen) < 0)
+        return -1;
     r->requested_rps = num(&p, load, "requested_rps", "");
     r->achieved_rps = num(&p, load, "achieved_rps", "");
     r->delivery = num(&p, load, "delivery", "");

@@ -33,6 +33,11 @@ struct kb_point_load {
     double client_cpu_seconds, client_cpu_fraction;
     int client_cpus;
     long long completed_in_interval;   /* -1 when the JSON predates it */
+    long long completed_in_window;     /* responses that ended inside the measured interval
+                                          (achieved_rps's count); -1 when absent */
+    double interval_start_mono_s, interval_end_mono_s;   /* the measured interval on the
+                                          runner's monotonic clock (kb_srv_now_s()); NAN
+                                          when absent */
     long long unsolicited, keepalive_breaks;   /* protocol breaches (0 when absent) */
     long long bounded;         /* requests in corrected at a lower bound (0 when absent) */
     int corrected_p99_is_bound;   /* the p99 is only a lower bound */
@@ -51,7 +56,8 @@ struct kb_point_load {
 };
 
 /* 0, or -1 with err naming the missing/mistyped field ("load JSON: errors.total is missing
- * or not a number"). */
+ * or not a number"), or a schema_version newer than this reader knows (runner/util/schema.h;
+ * a file without one is version 0, read as before). */
 int kb_point_load_parse(json_t *load, struct kb_point_load *out, char *err, size_t errlen);
 
 /* Reads and parses the file at path. 0, or -1 with err naming path and what is wrong: it

@@ -2,13 +2,12 @@
 #define _GNU_SOURCE
 #include "runner/load/loadout.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "runner/util/evidence.h"
+#include "runner/util/atomicfile.h"
+#include "runner/util/schema.h"
 #include "runner/load/loadgen.h"
 
 double kb_loadout_achieved_rps(const struct kb_load_meta *m, const struct kb_load_result *r)
@@ -124,6 +123,8 @@ json_t *kb_loadout_json(const struct kb_load_meta *m, const struct kb_load_resul
     uint64_t errs = kb_load_errors_total(c), ended = c->completed + errs;
     double achieved = kb_loadout_achieved_rps(m, r);
     json_t *o = json_object();
+    json_object_set_new(o, "schema_version", json_integer(KB_SCHEMA_EVIDENCE));
+    /* what readers before schema_version looked for */
     json_object_set_new(o, "kneebench_load", json_integer(1));
     json_object_set_new(o, "url", json_string(m->url));
     json_object_set_new(o, "route", m->route ? json_string(m->route) : json_null());
@@ -195,47 +196,13 @@ json_t *kb_loadout_json(const struct kb_load_meta *m, const struct kb_load_resul
     return o;
 }
 
-/* Write via path.tmp.<pid> and rename, so a reader never sees half a file. */
-static int open_tmp(const char *path, char *tmp, size_t tmplen, FILE **f, char *err, size_t errlen)
-{
-    snprintf(tmp, tmplen, "%s.tmp.%ld", path, (long)getpid());
-    *f = kb_fopen_tmp(tmp);   /* exclusive, never through a symlink */
-    if (!*f) {
-        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-static int close_rename(FILE *f, int failed, const char *tmp, const char *path, char *err, size_t errlen)
-{
-    if (fclose(f) != 0 || failed) {
-        snprintf(err, errlen, "cannot write %s", tmp);
-        unlink(tmp);
-        return -1;
-    }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
 int kb_loadout_write_json(const char *path, const struct kb_load_meta *m,
                           const struct kb_load_result *r, char *err, size_t errlen)
 {
-    char tmp[4096];
-    FILE *f;
-    json_t *o;
-    int failed;
-    if (open_tmp(path, tmp, sizeof(tmp), &f, err, errlen))
-        return -1;
-    o = kb_loadout_json(m, r);
-    failed = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) != 0 ||
-             fputc('\n', f) == EOF;
+    json_t *o = kb_loadout_json(m, r);
+    int rc = kb_afile_write_json(path, o, err, errlen);
     json_decref(o);
-    return close_rename(f, failed, tmp, path, err, errlen);
+    return rc;
 }
 
 /* Times in whole microseconds from the measured interval's start; the latency column is
@@ -256,13 +223,10 @@ static int request_line(FILE *f, const struct kb_load_req_record *q)
                    q->err >= 0 && q->err < KB_ERR_KINDS ? kb_err_kind_names[q->err] : "-") < 0;
 }
 
-int kb_loadout_write_requests(const char *path, const struct kb_load_result *r, char *err, size_t errlen)
+static int put_requests(FILE *f, const void *arg)
 {
-    char tmp[4096];
-    FILE *f;
+    const struct kb_load_result *r = arg;
     int failed;
-    if (open_tmp(path, tmp, sizeof(tmp), &f, err, errlen))
-        return -1;
     /* A large stdio buffer: the file is written once, after the run, in big blocks. */
     setvbuf(f, NULL, _IOFBF, 1 << 20);
     failed = fprintf(f, "# kneebench requests log: us from the measured interval's start; "
@@ -271,21 +235,27 @@ int kb_loadout_write_requests(const char *path, const struct kb_load_result *r, 
                      r->requests_truncated ? ", TRUNCATED at --requests-log-max" : "") < 0;
     for (uint64_t k = 0; k < r->requests_n && !failed; k++)
         failed = request_line(f, &r->requests[k]);
-    return close_rename(f, failed, tmp, path, err, errlen);
+    return failed ? -1 : 0;
+}
+
+int kb_loadout_write_requests(const char *path, const struct kb_load_result *r, char *err, size_t errlen)
+{
+    return kb_afile_write_with(path, put_requests, r, err, errlen);
+}
+
+/* Milliseconds (the us histogram at value scale 1000, 3 decimals: nothing lost), 5 ticks per
+ * half distance: what wrk2 and HistogramLogProcessor print, so their .hgrm files read side by
+ * side with ours. The first line names the unit: the format itself has no place for it, and
+ * files from before it held microseconds without saying so. */
+static int put_hgrm(FILE *f, const void *arg)
+{
+    return fprintf(f, "%s\n", KB_LOADOUT_HGRM_UNIT_LINE) < 0 ||
+           kb_hist_print_hgrm(arg, f, 5, 1000.0) != 0 ? -1 : 0;
 }
 
 int kb_loadout_write_hgrm(const char *path, const struct kb_hist *h, char *err, size_t errlen)
 {
-    char tmp[4096];
-    FILE *f;
-    if (open_tmp(path, tmp, sizeof(tmp), &f, err, errlen))
-        return -1;
-    /* Milliseconds (the us histogram at value scale 1000, 3 decimals: nothing lost), 5 ticks
-     * per half distance: what wrk2 and HistogramLogProcessor print, so their .hgrm files read
-     * side by side with ours. The first line names the unit: the format itself has no place
-     * for it, and files from before it held microseconds without saying so. */
-    return close_rename(f, fprintf(f, "%s\n", KB_LOADOUT_HGRM_UNIT_LINE) < 0 ||
-                        kb_hist_print_hgrm(h, f, 5, 1000.0) != 0, tmp, path, err, errlen);
+    return kb_afile_write_with(path, put_hgrm, h, err, errlen);
 }
 
 void kb_loadout_spectrum(FILE *f, const struct kb_load_meta *m, const struct kb_load_result *r)

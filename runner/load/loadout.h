@@ -1,6 +1,6 @@
 /* loadout.h -- what `kneebench load` writes: the --json document (the interface the curve
  * reads; fields documented in runner/README-load.md), the .hgrm files and the human summary.
- * Files are written atomically (tmp + rename). Nothing here measures anything. */
+ * Files are written atomically (runner/util/atomicfile.h). Nothing here measures anything. */
 #ifndef KB_LOADOUT_H
 #define KB_LOADOUT_H
 

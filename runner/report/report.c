@@ -7,6 +7,8 @@
 #include "fixtures/contract.h"
 #include "runner/run/hostclock.h"
 #include "runner/util/root.h"
+#include "runner/util/schema.h"
+#include "runner/util/digest.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,13 +46,10 @@ static struct kb_stat stat_of(struct fig *f)
     return s;
 }
 
-/* One latency figure of a load.json histogram, when the histogram has it: an empty one
- * (count 0) has none, whatever an older writer put in its place. *bound from is_bound. */
+/* One latency figure of a load.json histogram, when the histogram has it (an empty one
+ * writes null). *bound from is_bound. */
 static int lat_fig(json_t *h, const char *k, double *us, int *bound)
 {
-    json_t *count = json_object_get(h, "count");
-    if (json_is_number(count) && json_number_value(count) <= 0)
-        return 0;
     if (!kb_jnum_opt(h, k, NULL, us))
         return 0;
     *bound = json_is_true(json_object_get(json_object_get(h, "is_bound"), k));
@@ -82,6 +81,19 @@ long kb_report_rate(const struct kb_report *r, size_t i)
     return (long)json_integer_value(json_array_get(json_object_get(r->plan, "rates"), i));
 }
 
+json_t *kb_report_evidence(struct kb_report *r, const char *path)
+{
+    json_t *j = json_load_file(path, 0, NULL);
+    char err[sizeof(r->schema_err)];
+    if (j && kb_schema_version(j, path, KB_SCHEMA_EVIDENCE, err, sizeof(err)) < 0) {
+        if (!r->schema_err[0])
+            snprintf(r->schema_err, sizeof(r->schema_err), "%s", err);
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}
+
 /* The evidence of one complete point, or NULL when its marker is missing; re-derived from
  * the raw files when the load asks for it. */
 static json_t *load_point(struct kb_report *r, const char *dir, const char *id, long rate)
@@ -91,7 +103,7 @@ static json_t *load_point(struct kb_report *r, const char *dir, const char *id, 
     snprintf(pdir, sizeof(pdir), "%s/points/%s", dir, id);
     if (!kb_file_exists(kb_path(path, sizeof(path), pdir, "DONE")))
         return NULL;
-    v = json_load_file(kb_path(path, sizeof(path), pdir, "verdict.json"), 0, NULL);
+    v = kb_report_evidence(r, kb_path(path, sizeof(path), pdir, "verdict.json"));
     if (v && r->rd)
         kb_report_rederive_point(r, dir, id, rate, v);
     return v;
@@ -116,16 +128,12 @@ static int vindex(const char *v)
     return -1;
 }
 
-/* The verdict the point's own figures give. Newer evidence says it (server_verdict); in
- * older evidence every verdict but client-limited is already the server's. NULL: unknown. */
+/* The verdict the point's own figures give (verdict.json's server_verdict, which every
+ * version of it carries). NULL: unknown. */
 static const char *server_verdict_of(json_t *v, const char **reason)
 {
-    const char *verdict = json_string_value(json_object_get(v, "verdict"));
-    const char *sv = json_string_value(json_object_get(v, "server_verdict"));
-    *reason = json_string_value(json_object_get(v, sv ? "server_reason" : "reason"));
-    if (sv)
-        return sv;
-    return verdict && strcmp(verdict, "client-limited") ? verdict : NULL;
+    *reason = json_string_value(json_object_get(v, "server_reason"));
+    return json_string_value(json_object_get(v, "server_verdict"));
 }
 
 static void add_latency(struct acc *a, json_t *h)
@@ -379,27 +387,62 @@ static void load_fixtures(struct kb_report *r, const char *dir)
         const char *rt = kb_report_runtime(r, i);
         json_t *id, *f = json_object();
         snprintf(fdir, sizeof(fdir), r->repeats > 1 ? "%s/fixtures/%s-r1" : "%s/fixtures/%s", dir, rt);
-        json_object_set_new(f, "limits", json_load_file(kb_path(path, sizeof(path), fdir, "limits.json"), 0, NULL));
-        json_object_set_new(f, "preflight", json_load_file(kb_path(path, sizeof(path), fdir, "preflight.json"), 0, NULL));
-        id = json_load_file(kb_path(path, sizeof(path), fdir, "identity.json"), 0, NULL);
+        json_object_set_new(f, "limits", kb_report_evidence(r, kb_path(path, sizeof(path), fdir, "limits.json")));
+        json_object_set_new(f, "preflight", kb_report_evidence(r, kb_path(path, sizeof(path), fdir, "preflight.json")));
+        id = kb_report_evidence(r, kb_path(path, sizeof(path), fdir, "identity.json"));
         json_object_set(f, "identity_sha256", id ? json_object_get(id, "sha256") : json_null());
         json_decref(id);
         json_object_set_new(r->fixtures, rt, f);
     }
 }
 
-/* The papers' figures from the contract, for orientation, and its runtimes' order (the
- * charts' colours): absent or unreadable, the report says so and goes on. */
+/* The contract the run ran under: its own copy, RUN/contract.json, checked against run.json's
+ * contract_sha256 and set beside the checkout's; a run from before runs kept one has only
+ * the checkout's. Into path the one to read (NULL: none); what a reader must know about it
+ * into r->contract_note. */
+static const char *choose_contract(struct kb_report *r, char *path, size_t len)
+{
+    const char *ran = kb_jstr(r->run, "contract_sha256", ""), *here = kb_root_contract();
+    char copy[KB_SHA256_HEX] = "", now[KB_SHA256_HEX] = "", why[256];
+    int kept = kb_file_exists(kb_path(path, len, r->dir, "contract.json"));
+    if (kept && kb_sha256_file(path, copy, why, sizeof(why)) < 0)
+        copy[0] = '\0';
+    if (here && kb_sha256_file(here, now, why, sizeof(why)) < 0)
+        now[0] = '\0';
+    r->contract_kept = kept;
+    if (kept && strcmp(copy, ran))
+        snprintf(r->contract_note, sizeof(r->contract_note), "the run's copy of its contract "
+                 "(contract.json, SHA-256 %.12s) is not the one run.json names (%.12s): it "
+                 "was changed after the run; its figures are shown all the same", copy, ran);
+    else if (kept && here && strcmp(now, copy))
+        snprintf(r->contract_note, sizeof(r->contract_note), "the checkout's contract (%.300s, "
+                 "SHA-256 %.12s) differs from the one this run ran under; this report reads "
+                 "the run's own copy (contract.json, %.12s)", here, now, copy);
+    else if (!kept)
+        snprintf(r->contract_note, sizeof(r->contract_note), "this run kept no copy of its "
+                 "contract (runs began keeping contract.json later): the papers' figures and "
+                 "the runtimes' order are the checkout's contract's (%.300s)%s", here ? here
+                 : "none found", here && strcmp(now, ran) ? ", which differs from the one it "
+                 "ran under (run.json's contract_sha256)" : "");
+    if (kept)
+        return path;
+    if (!here)
+        snprintf(r->published_note, sizeof(r->published_note), "no contract: %s",
+                 kb_root_error());
+    return here;
+}
+
+/* The papers' figures from the run's contract (choose_contract), for orientation, and its
+ * runtimes' order (the charts' colours): absent or unreadable, the report says so and goes
+ * on. */
 static void load_published(struct kb_report *r)
 {
     struct kb_contract c;
-    char err[256];
+    char err[256], buf[4200];
     json_t *hi;
-    const char *path = kb_root_contract();
-    if (!path) {
-        snprintf(r->published_note, sizeof(r->published_note), "no contract: %s", kb_root_error());
+    const char *path = choose_contract(r, buf, sizeof(buf));
+    if (!path)
         return;
-    }
     if (kb_contract_load(path, &c, err, sizeof(err)) < 0) {
         snprintf(r->published_note, sizeof(r->published_note), "%s", err);
         return;
@@ -433,19 +476,26 @@ static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd
     json_t *crit;
     memset(r, 0, sizeof(*r));
     snprintf(r->dir, sizeof(r->dir), "%s", dir);
-    if (!(r->plan = json_load_file(kb_path(path, sizeof(path), dir, "plan.json"), 0, NULL))) {
-        snprintf(err, errlen, "%s has no plan.json: not a kneebench run directory", dir);
+    if (!(r->plan = kb_report_evidence(r, kb_path(path, sizeof(path), dir, "plan.json")))) {
+        if (r->schema_err[0])
+            snprintf(err, errlen, "%s", r->schema_err);
+        else
+            snprintf(err, errlen, "%s has no plan.json: not a kneebench run directory", dir);
         return -1;
     }
-    r->run = json_load_file(kb_path(path, sizeof(path), dir, "run.json"), 0, NULL);
-    if (!r->run) {
+    r->run = kb_report_evidence(r, kb_path(path, sizeof(path), dir, "run.json"));
+    if (!r->run && r->schema_err[0]) {
+        snprintf(err, errlen, "%s", r->schema_err);
+        kb_report_free(r);
+        return -1;
+    } else if (!r->run) {
         snprintf(err, errlen, "%s has no run.json (run identity)", dir);
         kb_report_free(r);
         return -1;
     }
     crit = json_object_get(r->plan, "criteria");
     if (!json_is_number(json_object_get(crit, "max_p99_us"))) {
-        snprintf(err, errlen, "%s/plan.json has no criteria (written by an older kneebench?)", dir);
+        snprintf(err, errlen, "%s/plan.json has no criteria.max_p99_us", dir);
         kb_report_free(r);
         return -1;
     }
@@ -454,14 +504,19 @@ static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd
     r->max_p99_us = rd && rd->rejudge ? rd->max_p99_us : kb_jnum(crit, "max_p99_us", NULL);
     r->repeats = (int)json_integer_value(json_object_get(r->plan, "repeats"));
     r->unconstrained = json_is_true(json_object_get(r->plan, "unconstrained"));
-    r->confirm = json_load_file(kb_path(path, sizeof(path), dir, "confirm.json"), 0, NULL);
-    r->refine = json_load_file(kb_path(path, sizeof(path), dir, "refine.json"), 0, NULL);
+    r->confirm = kb_report_evidence(r, kb_path(path, sizeof(path), dir, "confirm.json"));
+    r->refine = kb_report_evidence(r, kb_path(path, sizeof(path), dir, "refine.json"));
     kb_report_load_calibration(r, dir);
     build_rows(r, dir);
     load_fixtures(r, dir);
     kb_report_load_series(r, dir);
     load_published(r);
     r->hostclock = kb_hostclock_summary(dir, json_object_get(r->plan, "points"));
+    if (r->schema_err[0]) {        /* never a figure read by guessing what a newer file holds */
+        snprintf(err, errlen, "%s", r->schema_err);
+        kb_report_free(r);
+        return -1;
+    }
     return 0;
 }
 

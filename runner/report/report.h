@@ -50,8 +50,8 @@ struct kb_report_row {
     int controlled_n;            /* of them, those whose own verdict was controlled */
     char verdict[16];            /* aggregated verdict */
     char reason[512];            /* first failure/client-limit reason, or the last point's */
-    /* What the figures alone give, trusted client or not (verdict.json's server_verdict;
-     * for older evidence the verdict itself unless client-limited). "" when unknown. */
+    /* What the figures alone give, trusted client or not (verdict.json's server_verdict).
+     * "" when unknown. */
     char server_verdict[16];
     char server_reason[512];
     int trust_known, trust_ok;   /* client_trust: known for every repeat; ok in every one */
@@ -126,6 +126,16 @@ struct kb_report {
      * runtime's colour in the charts follows its place there, so it keeps its colour in
      * every report whichever runtimes a run had. Owned. */
     json_t *contract_runtimes;
+    /* The contract the published figures and the runtimes' order come from: the run's own
+     * copy (contract.json, kept when it began: contract_kept) or, for a run from before runs
+     * kept one, the checkout's. contract_note: "" when the copy was read and the checkout's
+     * contract is the same; else what a reader must be told (the checkout's differs, the copy
+     * is not the one run.json names, no copy was kept), on stderr and in report.md. */
+    int contract_kept;
+    char contract_note[1024];
+    /* The first evidence file whose schema_version this kneebench does not know (a newer
+     * one wrote it): the load fails with it. "" when none. */
+    char schema_err[512];
 };
 
 /* Re-derivation (report_rejudge.c): every complete point's verdict derived again from the

@@ -22,9 +22,8 @@ struct kb_report_sec {
 
 /* A runtime's first uncontrolled point on a route and its series (n == 0: note says why).
  * A client-limited point is never uncontrolled, so where the client was not trusted the
- * first point whose own figures are uncontrolled stands in (past_margin): its server
- * verdict says so, or in older evidence of a --force run its delivery or p99 misses the
- * criteria above the calibrated margin. */
+ * first point whose own figures are uncontrolled (its server verdict) stands in
+ * (past_margin). */
 struct kb_report_series {
     char runtime[32], route[32], point[128];
     long rate;
@@ -143,6 +142,11 @@ json_t *kb_report_readiness_json(const struct kb_report *r);
 /* Internal to kb_report_load: the published curve of the plan's profile into
  * r->published_curve (its delivery or achieved derived from the other), or NULL. */
 void kb_report_load_curve(struct kb_report *r, const struct kb_published_curve *c);
+
+/* A JSON evidence file of the run (plan.json, verdict.json, ...): NULL when absent or not
+ * JSON, and NULL with r->schema_err set (the first such file) when its schema_version is one
+ * this kneebench does not know (runner/util/schema.h): kb_report_load then fails, naming it. */
+json_t *kb_report_evidence(struct kb_report *r, const char *path);
 
 /* Internal to kb_report_load/kb_report_free (report_proof.c): the calibration (before the
  * rows: a re-derived verdict needs its margin) and the series (after them); neither fails

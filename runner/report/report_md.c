@@ -68,6 +68,8 @@ static void stamps(FILE *f, const struct kb_report *r)
     if (r->unconstrained)
         para(f, "> **UNCONSTRAINED**: this run used `--no-limits`; no CPU, memory or process "
              "limit was applied, so no point is comparable with the paper's.");
+    if (r->contract_note[0])
+        para(f, "> **CONTRACT**: %s.", r->contract_note);
 }
 
 /* " `id` stored -> re-judged" per change; a client-limited point whose own verdict changed
@@ -113,9 +115,9 @@ static void rederived(FILE *f, const struct kb_report *r)
         free(ids);
     } else if (rd->nunchecked) {
         ids = id_list(rd->unchecked, rd->nunchecked);
-        para(f, "> **NOT RE-DERIVED**: %zu point(s) have neither a record of their judgement "
-             "nor the load generator's output (hand-made or damaged evidence); their stored "
-             "verdicts are shown as written:%s", rd->nunchecked, ids ? ids : "");
+        para(f, "> **NOT RE-DERIVED**: %zu point(s) have no record of their judgement in their "
+             "verdict.json (hand-made or damaged evidence); their stored verdicts are shown "
+             "as written:%s", rd->nunchecked, ids ? ids : "");
         free(ids);
     }
 }
@@ -650,10 +652,12 @@ static void identity(FILE *f, const struct kb_report *r)
     const char *k;
     fprintf(f, "## Identity\n\n- host %s, kernel `%s`, %lld CPUs online\n- CPU `%s`\n"
             "- libmicrohttpd %s\n- runner SHA-256 `%s`\n- contract `%s`\n"
-            "- contract SHA-256 `%s`\n", js(h, "hostname"), js(h, "kernel"),
+            "- contract SHA-256 `%s`\n- %s\n", js(h, "hostname"), js(h, "kernel"),
             json_integer_value(json_object_get(h, "online_cpus")), js(h, "cpu_model"),
             mhd_version(r), js(r->run, "runner_sha256"), js(r->run, "contract"),
-            js(r->run, "contract_sha256"));
+            js(r->run, "contract_sha256"), r->contract_kept
+                ? "contract kept as `contract.json`: the one this report read"
+                : "contract not kept: the checkout's was read");
     kb_text_wrap(f, js(r->hostclock, "line"));
     image_lines(f, r);
     json_object_foreach(v, k, val) {

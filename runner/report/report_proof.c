@@ -30,7 +30,7 @@ static void load_calibration(struct kb_report *r, const char *dir)
         r->cal = NULL;
         return;
     }
-    r->cal_json = json_load_file(path, 0, NULL);
+    r->cal_json = kb_report_evidence(r, path);
 }
 
 int kb_report_covers(const struct kb_report *r, long rate)
@@ -168,18 +168,11 @@ int kb_report_read_series(const char *path, struct kb_report_series *s, char *er
     return rc;
 }
 
-/* Client-limited, and its own figures uncontrolled: without the mark it would be the first
- * uncontrolled point. Newer evidence says so (server_verdict); for older evidence only a
- * point marked because the calibration does not cover its rate (curve --force) whose own
- * medians miss the criteria can be told apart, since its mark says nothing of its figures. */
-static int queued_past_margin(const struct kb_report *r, const struct kb_report_row *w)
+/* Client-limited, and its own figures uncontrolled (its server_verdict): without the mark it
+ * would be the first uncontrolled point. */
+static int queued_past_margin(const struct kb_report_row *w)
 {
-    if (strcmp(w->verdict, "client-limited"))
-        return 0;
-    if (w->server_verdict[0])
-        return !strcmp(w->server_verdict, "uncontrolled");
-    return kb_report_covers(r, w->rate) == 0 &&
-           (w->delivery.med < r->min_delivery || w->p99.med >= r->max_p99_us);
+    return !strcmp(w->verdict, "client-limited") && !strcmp(w->server_verdict, "uncontrolled");
 }
 
 /* The lowest-rate row of runtime/route that is uncontrolled (or client-limited with its own
@@ -191,7 +184,7 @@ static const struct kb_report_row *first_uncontrolled(const struct kb_report *r,
     for (size_t i = 0; i < r->nrows; i++) {
         const struct kb_report_row *w = &r->rows[i];
         if (!strcmp(w->runtime, rt) && !strcmp(w->route, route) && w->first_id[0] &&
-            (!strcmp(w->verdict, "uncontrolled") || queued_past_margin(r, w)) &&
+            (!strcmp(w->verdict, "uncontrolled") || queued_past_margin(w)) &&
             (!best || w->rate < best->rate))
             best = w;
     }

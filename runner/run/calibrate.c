@@ -31,9 +31,11 @@
 
 #include "fixtures/contract.h"
 #include "runner/util/cpulist.h"
+#include "runner/util/atomicfile.h"
 #include "runner/util/evidence.h"
 #include "runner/util/jfield.h"
 #include "runner/util/root.h"
+#include "runner/util/schema.h"
 #include "runner/load/loadout.h"
 #include "runner/sandbox/spawn.h"
 #include "runner/run/verdict.h"
@@ -287,9 +289,8 @@ static json_t *held_above_miss(const struct kb_calibrate_result *r)
 static int write_result(const struct cal *c, const struct kb_calibrate_result *r, char *err,
                         size_t errlen)
 {
-    char tmp[PATH_MAX + 16];
     json_t *steps = json_array(), *j;
-    int rc = -1;
+    int rc;
 
     /* A rung that cannot be written fails the whole file: calibrate.json without it would
      * read as a shorter ladder. */
@@ -313,13 +314,7 @@ static int write_result(const struct cal *c, const struct kb_calibrate_result *r
                   (double)c->crit.client_rx_delay_p99_max_us,
                   "min_delivery", c->min_delivery, "errors_max", 0, "steps", steps,
                   "send_quantum_us", (int)c->contract.send_quantum_us, "complete", 1);
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", r->json_path, (long)getpid());
-    if (!j || json_dump_file(j, tmp, JSON_INDENT(2)) != 0 || rename(tmp, r->json_path) != 0) {
-        snprintf(err, errlen, "writing %s: %s", r->json_path, strerror(errno));
-        unlink(tmp);
-    } else {
-        rc = 0;
-    }
+    rc = kb_afile_write_json(r->json_path, kb_schema_stamp(j, KB_SCHEMA_EVIDENCE), err, errlen);
     json_decref(j);
     return rc;
 }
@@ -507,6 +502,10 @@ int kb_calibrate_read(const char *path, struct kb_calibrate_result *out, char *e
     memset(out, 0, sizeof(*out));
     if (!j) {
         snprintf(err, errlen, "%s: %s", path, je.text);
+        return -1;
+    }
+    if (kb_schema_version(j, path, KB_SCHEMA_EVIDENCE, err, errlen) < 0) {
+        json_decref(j);
         return -1;
     }
     out->up_to_rps = num(j, "up_to_rps");

@@ -82,39 +82,38 @@ static int write_run_identity(struct kb_curve *cv, int argc, char **argv, char *
 }
 
 void kb_curve_progress(struct kb_curve *cv, const struct kb_point *pt, const char *verdict,
-                     json_t *load, int kept)
+                       const struct kb_point_load *lr, int kept)
 {
     double left = (double)(cv->total - cv->finished);
     double per = cv->ran ? cv->run_secs / (double)cv->ran
                          : cv->plan.warmup_s + cv->plan.duration_s + cv->plan.drain_s + 1;
     double eta = left * per;
-    json_t *lat = json_object_get(load, "corrected_us");
-    json_t *p99 = json_object_get(lat, "p99");
     char p99s[32];
     /* no latency is "-", never 0; a lower bound (unanswered requests) is ">=" */
-    if (!json_is_number(p99))
+    if (!lr || !isfinite(lr->corrected.p99))
         snprintf(p99s, sizeof(p99s), "-");
     else
-        snprintf(p99s, sizeof(p99s), "%s%.2f",
-                 json_is_true(json_object_get(json_object_get(lat, "is_bound"), "p99")) ? ">=" : "",
-                 json_number_value(p99) / 1000.0);
+        snprintf(p99s, sizeof(p99s), "%s%.2f", lr->corrected_p99_is_bound ? ">=" : "",
+                 lr->corrected.p99 / 1000.0);
     printf("[%s%*zu/%zu] %-12s %-10s %6ld/s  achieved %8.0f/s  p99 %11s ms  %-14s %s eta %dm%02ds\n",
            cv->confirming ? cv->confirming : "", cv->total >= 100 ? 3 : 2, cv->finished, cv->total,
            pt->runtime,
-           pt->route, pt->rate, json_number_value(json_object_get(load, "achieved_rps")),
+           pt->route, pt->rate, lr ? lr->achieved_rps : 0.0,
            p99s, verdict, kept ? "(kept)" : "", (int)eta / 60, (int)eta % 60);
     fflush(stdout);
 }
 
 static void kb_curve_show_kept(struct kb_curve *cv, const struct kb_point *pt, const char *dir)
 {
-    char path[4300];
+    char path[4300], err[256];
+    struct kb_point_load lr;
     json_t *v;
     kb_path(path, sizeof(path), dir, "verdict.json");
     v = json_load_file(path, 0, NULL);
     cv->finished++;
     kb_curve_progress(cv, pt, json_string_value(json_object_get(v, "verdict")),
-             json_object_get(v, "load"), 1);
+                      kb_point_load_parse(json_object_get(v, "load"), &lr, err, sizeof(err)) == 0
+                          ? &lr : NULL, 1);
     json_decref(v);
 }
 

@@ -90,8 +90,9 @@ void kb_curve_stop_fixture(struct kb_curve *cv);
 /* One point measured into dir, its evidence and marker written. 0, or -1 with err. */
 int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const char *dir,
                        char *err, size_t errlen);
-/* The progress line of a point finished (kept: read back from an earlier run). */
+/* The progress line of a point finished (kept: read back from an earlier run); lr NULL:
+ * the point has no load figures. */
 void kb_curve_progress(struct kb_curve *cv, const struct kb_point *pt, const char *verdict,
-                       json_t *load, int kept);
+                       const struct kb_point_load *lr, int kept);
 
 #endif

@@ -31,7 +31,7 @@
 
 struct sampler {
     const struct kb_curve *cv;
-    FILE *csv;
+    struct kb_afile *csv;
     double t0, last_t, last_cpu;
     double cpu_sum_frac, n;
     long long rss_max, pss_max;
@@ -77,11 +77,11 @@ static void sample_once(void *arg, double t0, double t)
     kb_procs_sample(&s->cv->r.fx.load_pid, 1, &cli);
     frac = s->n > 0 || s->last_t > 0 ? (srv.cpu_seconds - s->last_cpu) / (t - s->last_t) : 0;
     sample_steal(s, t);
-    fprintf(s->csv, "%.3f,%.2f,%.3f,%lld,%lld,%ld,%ld,%zu,%.2f,%lld,", t - s->t0,
+    fprintf(s->csv->f, "%.3f,%.2f,%.3f,%lld,%lld,%ld,%ld,%zu,%.2f,%lld,", t - s->t0,
             srv.cpu_seconds, frac, srv.rss_bytes, srv.pss_bytes, srv.fds, srv.threads,
             srv.nprocs, cli.cpu_seconds, cli.rss_bytes);
-    csv_fraction(s->csv, s->steal_srv.last_fraction, ',');
-    csv_fraction(s->csv, s->steal_cli.last_fraction, '\n');
+    csv_fraction(s->csv->f, s->steal_srv.last_fraction, ',');
+    csv_fraction(s->csv->f, s->steal_cli.last_fraction, '\n');
     if (s->last_t > 0) {
         s->cpu_sum_frac += frac;
         s->n++;
@@ -195,11 +195,10 @@ static double cpu_at(const struct sampler *s, double t)
  * the interval's ends on the same monotonic clock as the samples) over the responses that
  * ended inside it. Where the knee lies past the client's reach, this still tells runtimes
  * apart: 1 / cost is what one CPU would serve. Nulls when it cannot be measured. */
-static void server_cost(json_t *server, const struct sampler *s, json_t *load)
+static void server_cost(json_t *server, const struct sampler *s, const struct kb_point_load *lr)
 {
-    double a = json_number_value(json_object_get(load, "interval_start_mono_s"));
-    double b = json_number_value(json_object_get(load, "interval_end_mono_s"));
-    double n = json_number_value(json_object_get(load, "completed_in_window"));
+    double a = lr->interval_start_mono_s, b = lr->interval_end_mono_s;
+    double n = (double)lr->completed_in_window;
     double cpu = a > 0 && b > a ? cpu_at(s, b) - cpu_at(s, a) : NAN;
     double us = n > 0 && cpu > 0 ? cpu * 1e6 / n : NAN;
     json_object_set_new(server, "cpu_interval_s", kb_json_figure(cpu));
@@ -209,7 +208,7 @@ static void server_cost(json_t *server, const struct sampler *s, json_t *load)
 
 static json_t *verdict_json(const struct kb_curve *cv, const struct kb_point *pt,
                             enum kb_verdict v, const char *reason, json_t *load,
-                            const struct sampler *s, double wall)
+                            const struct kb_point_load *lr, const struct sampler *s, double wall)
 {
     json_t *j = json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:s,s:b,s:f,s:s}", "point", pt->id,
         "runtime", pt->runtime, "route", pt->route, "rate", (json_int_t)pt->rate,
@@ -221,7 +220,7 @@ static json_t *verdict_json(const struct kb_curve *cv, const struct kb_point *pt
         "rss_max_bytes", (json_int_t)s->rss_max, "pss_max_bytes", (json_int_t)s->pss_max,
         "fds_max", (json_int_t)s->fds_max, "threads_max", (json_int_t)s->threads_max,
         "procs_max", (json_int_t)s->procs_max, "samples", (int)s->n + (s->last_t > 0)));
-    server_cost(json_object_get(j, "server"), s, load);
+    server_cost(json_object_get(j, "server"), s, lr);
     json_object_set(j, "load", load ? load : json_null());
     return j;
 }
@@ -263,7 +262,7 @@ static void write_verdict(struct kb_curve *cv, const struct kb_point *pt, const 
                           double wall, struct kb_run_evidence *ev)
 {
     struct kb_criteria crit = kb_criteria_of(&cv->r.c);
-    json_t *j = verdict_json(cv, pt, jd->verdict, jd->reason, load, s, wall);
+    json_t *j = verdict_json(cv, pt, jd->verdict, jd->reason, load, lr, s, wall);
     /* judged_by keeps what the judgement read beside load.json: the report re-derives it */
     kb_judgement_record(j, jd, lr, obs, &crit, cv->cal != NULL);
     json_object_set_new(j, "settle_s", json_real(st->seconds));
@@ -307,7 +306,7 @@ int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const cha
         obs.preflight_failed = 1;
         snprintf(obs.preflight_reason, sizeof(obs.preflight_reason), "%.200s", cv->preflight_reason);
     } else if ((st = settle(cv, pt)), drive(cv, pt, dir, &s, &obs) < 0) {
-        fclose(s.csv);  /* no marker: the point is redone on resume, its .tmp files swept */
+        kb_run_csv_abort(&s.csv);  /* no marker: the point is redone on resume */
         snprintf(err, errlen, "%s: the load generator did not run to its end%s", pt->id,
                  kb_run_interrupted() ? " (interrupted)" : "; left to redo");
         return -1;
@@ -320,12 +319,12 @@ int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const cha
     }
     /* a remote agent's session lost is the harness's failure: no verdict, redone later */
     if (cv->r.fx.sb && kb_sandbox_lost(cv->r.fx.sb, why, sizeof(why))) {
-        fclose(s.csv);
+        kb_run_csv_abort(&s.csv);
         json_decref(load);
         snprintf(err, errlen, "%s: %.400s; left to redo", pt->id, why);
         return -1;
     }
-    kb_run_csv_close(&ev, &s.csv, dir, "samples.csv");
+    kb_run_csv_close(&ev, &s.csv, "samples.csv");
     kb_judge_point(&lr, &obs, &crit, cv->cal, (double)pt->rate, &jd);
     if (kb_hostclock_write_point(&s.clock, HOSTCLOCK_CPUS(cv), dir, why, sizeof(why)) < 0)
         kb_run_note(&ev, "hostclock.json", why);
@@ -338,7 +337,8 @@ int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const cha
         cv->run_secs += kb_srv_now_s() - t0;
     }
     /* a point whose evidence could not be written has no verdict to show: it is redone */
-    kb_curve_progress(cv, pt, rc < 0 ? "incomplete" : kb_verdict_name(jd.verdict), load, 0);
+    kb_curve_progress(cv, pt, rc < 0 ? "incomplete" : kb_verdict_name(jd.verdict),
+                      obs.have_load ? &lr : NULL, 0);
     json_decref(load);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include "runner/run/hostclock.h"
 #include "runner/util/cpulist.h"
 #include "runner/util/evidence.h"
+#include "runner/util/schema.h"
 
 #include <math.h>
 #include <sched.h>
@@ -189,7 +190,8 @@ int kb_hostclock_write_point(struct kb_hostclock *h, const char *server_cpus,
     if (h->samples == 0)
         kb_hostclock_sample_point(h, server_cpus, client_cpus);
     j = kb_hostclock_json(h);
-    rc = kb_write_json_atomic(kb_path(path, sizeof(path), dir, "hostclock.json"), j, err, errlen);
+    rc = kb_write_json_atomic(kb_path(path, sizeof(path), dir, "hostclock.json"),
+                              kb_schema_stamp(j, KB_SCHEMA_EVIDENCE), err, errlen);
     json_decref(j);
     return rc;
 }

@@ -146,7 +146,7 @@ int kb_kneepoint_run(const struct kb_kneepoint_cfg *c, long rate, int k, const c
     }
     done = json_pack("{s:s,s:I,s:i}", "verdict", kb_verdict_name(out->verdict), "rate",
                      (json_int_t)rate, "sample", k);
-    rc = kb_write_json_atomic(kb_path(path, sizeof(path), dir, "DONE"), done, err, errlen);
+    rc = kb_run_evidence_json(kb_path(path, sizeof(path), dir, "DONE"), done, err, errlen);
     json_decref(done);
     return rc;
 }

@@ -58,7 +58,7 @@ static int record(const struct kb_kneerun *k, int ended, char *err, size_t errle
                         (json_int_t)k->next.hi, "why", k->next.why ? k->next.why : "");
     doc = json_pack("{s:i,s:s,s:O,s:o,s:o,s:f}", "schema_version", 1, "kind", "knee", "plan",
                     k->plan, "steps", steps, "outcome", out, "elapsed_s", k->elapsed_s);
-    rc = kb_write_json_atomic(kb_path(path, sizeof(path), k->dir, "knee.json"), doc, err, errlen);
+    rc = kb_run_evidence_json(kb_path(path, sizeof(path), k->dir, "knee.json"), doc, err, errlen);
     json_decref(doc);
     return rc;
 }

@@ -15,6 +15,7 @@
 #include "runner/load/loadjson.h"
 #include "runner/load/loadout.h"
 #include "runner/run/verdict.h"
+#include "runner/util/atomicfile.h"
 #include "runner/util/clock.h"
 #include "runner/util/cpulist.h"
 #include "runner/util/evidence.h"
@@ -97,18 +98,17 @@ static int fit_descriptors(int connections)
     return 0;
 }
 
-/* Refuse an unwritable output before the run rather than after it; the probe is created
- * exclusively and never through a symlink (kb_open_tmp), as the outputs will be. */
+/* Refuse an unwritable output before the run rather than after it; the probe is the
+ * temporary file the output will be written through (runner/util/atomicfile.h), removed. */
 static int check_writable(const char *path)
 {
-    char tmp[4200];
-    int fd;
+    struct kb_afile probe;
+    char err[4200];
     if (!path)
         return 0;
-    if ((fd = kb_open_tmp(path, tmp, sizeof(tmp))) < 0)
+    if (kb_afile_open(&probe, path, err, sizeof(err)) < 0)
         return bad("cannot write output '%s'", path);
-    close(fd);
-    unlink(tmp);
+    kb_afile_abort(&probe);
     return 0;
 }
 

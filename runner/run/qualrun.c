@@ -134,7 +134,7 @@ static void start_all(struct kb_qualrun *q, const struct kb_qual_params *p, char
         return;
     }
     kb_path(path, sizeof(path), fixdir, "identity.json");
-    if (kb_write_json_atomic(path, q->r.fx.identity, err, sizeof(err)) < 0)
+    if (kb_run_evidence_json(path, q->r.fx.identity, err, sizeof(err)) < 0)
         snprintf(reason, reasonlen, "%.200s", err);
     else if (kb_pgrun_wait_route(q->r.fx.port, r, 15000, kb_srv_alive, &q->r.fx, err,
                                  sizeof(err)) < 0)
@@ -147,7 +147,7 @@ static int write_preflight(struct kb_qualrun *q, const struct kb_point_obs *o, c
     char path[4300];
     json_t *pre = json_pack("{s:b,s:s,s:i}", "failed", o->preflight_failed, "reason",
                             o->preflight_reason, "port", q->r.fx.port);
-    int rc = kb_write_json_atomic(kb_path(path, sizeof(path), q->r.dir, "fixture/preflight.json"),
+    int rc = kb_run_evidence_json(kb_path(path, sizeof(path), q->r.dir, "fixture/preflight.json"),
                                   pre, err, errlen);
     json_decref(pre);
     return rc;
@@ -167,7 +167,7 @@ static int write_command(struct kb_qualrun *q, const struct kb_qual_params *p, c
                   r->path, "port", q->r.fx.port, "duration_s", p->duration_s, "warmup_s",
                   p->warmup_s, "drain_s", p->drain_s, "threads", p->threads, "connections",
                   p->connections, "fixture_argv", fx, "load_generator", q->r.fx.load_cmd);
-    rc = kb_write_json_atomic(kb_path(path, sizeof(path), q->r.dir, "command.json"), j, err,
+    rc = kb_run_evidence_json(kb_path(path, sizeof(path), q->r.dir, "command.json"), j, err,
                               errlen);
     json_decref(j);
     return rc;
@@ -177,7 +177,7 @@ static int write_command(struct kb_qualrun *q, const struct kb_qual_params *p, c
 
 struct rsamples {
     struct kb_qualrun *q;
-    FILE *csv;
+    struct kb_afile *csv;
     double t0;                 /* the load's start: the sampler's origin too */
     double t[1 << 16], rss[1 << 16], fds[1 << 16];
     size_t n;
@@ -192,9 +192,9 @@ static void sample_server(void *arg, double t0, double now)
     (void)t0;
     kb_srv_sample_server(&s->q->r.fx, &srv);
     /* a failed write stays in the stream's error flag, which kb_run_csv_close() reads */
-    fprintf(s->csv, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
+    fprintf(s->csv->f, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
             srv.pss_bytes, srv.fds, srv.threads, srv.nprocs);
-    fflush(s->csv);
+    fflush(s->csv->f);
     if (srv.nprocs > 0 && s->n < sizeof(s->t) / sizeof(s->t[0])) {
         s->t[s->n] = t;
         s->rss[s->n] = (double)srv.rss_bytes;
@@ -256,14 +256,11 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
     }
     if (q->sampler && kb_stats_sampler_stop(q->sampler, rc == 0, err, errlen) < 0)
         rc = -1;
-    if (rc == 0 && kb_run_csv_close(&ev, &rs->csv, q->r.dir, "samples.csv") < 0) {
+    if (rc == 0 && kb_run_csv_close(&ev, &rs->csv, "samples.csv") < 0) {
         snprintf(err, errlen, "%s: %s", ev.file, ev.reason);
         rc = -1;
     }
-    if (rs->csv) {              /* the run failed first: no samples.csv, its .tmp left */
-        fclose(rs->csv);
-        rs->csv = NULL;
-    }
+    kb_run_csv_abort(&rs->csv);   /* the run failed first: no samples.csv */
     return q->r.fx.stop && *q->r.fx.stop ? -1 : rc;
 }
 
@@ -280,12 +277,11 @@ static json_t *growth_json(const struct kb_growth *g, int have)
 
 /* The measured interval on the samples' clock: the load generator's own (load.json's
  * monotonic interval_start/end, the clock kb_srv_now_s() reads), else the nominal one. */
-static void measured_window(const struct kb_qual_params *p, double t0, json_t *load,
-                            double *from, double *to)
+static void measured_window(const struct kb_qual_params *p, double t0,
+                            const struct kb_point_load *lr, double *from, double *to)
 {
-    double a, b;
-    if (kb_jnum_opt(load, "interval_start_mono_s", NULL, &a) &&
-        kb_jnum_opt(load, "interval_end_mono_s", NULL, &b) && a > t0 && b > a) {
+    double a = lr->interval_start_mono_s, b = lr->interval_end_mono_s;
+    if (a > t0 && b > a) {                 /* NAN when load.json has none */
         *from = a - t0;
         *to = b - t0;
     } else {
@@ -325,7 +321,7 @@ static int finish(struct kb_qualrun *q, const struct kb_qual_params *p, struct r
     o->have_fds = kb_qual_growth(rs->t, rs->fds, rs->n, &o->fds) == 0;
     if (q->sampler)
         ss = kb_stats_sampler_series(q->sampler, &nss);
-    measured_window(p, rs->t0, load, &from, &to);
+    measured_window(p, rs->t0, lr, &from, &to);
     kb_qual_stats_summary(ss, nss, from, to, g->v, g->n, &o->stats);
     verdict = kb_qual_judge(lr, o, &p->crit, reason, sizeof(reason));
     v = json_pack("{s:s,s:s,s:I,s:f,s:f,s:f,s:f,s:s,s:s,s:O,s:o,s:o,s:o,s:o,s:s,"
@@ -342,12 +338,12 @@ static int finish(struct kb_qualrun *q, const struct kb_qual_params *p, struct r
         "placement", "server_cpus", q->r.fx.server_cpus, "client_cpus", q->r.fx.client_cpus,
         "unconstrained", q->r.fx.no_limits);
     json_decref(plan);
-    rc = v ? kb_write_json_atomic(kb_path(path, sizeof(path), q->r.dir, "verdict.json"), v, err,
+    rc = v ? kb_run_evidence_json(kb_path(path, sizeof(path), q->r.dir, "verdict.json"), v, err,
                                   errlen) : -1;
     json_decref(v);
     if (rc == 0) {
         json_t *m = json_pack("{s:s}", "verdict", kb_qual_verdict_name(verdict));
-        rc = kb_write_json_atomic(kb_path(path, sizeof(path), q->r.dir, "DONE"), m, err, errlen);
+        rc = kb_run_evidence_json(kb_path(path, sizeof(path), q->r.dir, "DONE"), m, err, errlen);
         json_decref(m);
     }
     return rc < 0 ? -1 : (int)verdict;

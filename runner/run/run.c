@@ -4,9 +4,11 @@
 #include "runner/sandbox/capture.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/sandbox/spawn.h"
+#include "runner/util/atomicfile.h"
 #include "runner/util/digest.h"
 #include "runner/util/evidence.h"
 #include "runner/util/root.h"
+#include "runner/util/schema.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -110,6 +112,34 @@ int kb_run_db_place(struct kb_run *r, const char *db_cpus, char *err, size_t err
 
 /* ---- plan.json and run.json --------------------------------------------------------------- */
 
+int kb_run_evidence_json(const char *path, const json_t *v, char *err, size_t errlen)
+{
+    /* a shallow copy: v may be held and compared by the caller (a fixture's identity) */
+    json_t *copy = v ? json_copy((json_t *)v) : NULL;
+    int rc;
+    if (!copy) {
+        snprintf(err, errlen, "writing %.3900s: could not be built (out of memory)", path);
+        return -1;
+    }
+    rc = kb_write_json_atomic(path, kb_schema_stamp(copy, KB_SCHEMA_EVIDENCE), err, errlen);
+    json_decref(copy);
+    return rc;
+}
+
+/* a plan as what it asks for, whatever version of the file says it (a run begun before
+ * files carried versions resumes under the same plan) */
+static int same_plan(const json_t *have, const json_t *want)
+{
+    json_t *a = json_copy((json_t *)have), *b = json_copy((json_t *)want);
+    int same;
+    json_object_del(a, "schema_version");
+    json_object_del(b, "schema_version");
+    same = a && b && json_equal(a, b);
+    json_decref(a);
+    json_decref(b);
+    return same;
+}
+
 int kb_run_plan_file(const char *dir, json_t *want, const char *what, char *err,
                      size_t errlen)
 {
@@ -123,12 +153,14 @@ int kb_run_plan_file(const char *dir, json_t *want, const char *what, char *err,
     }
     kb_path(path, sizeof(path), dir, "plan.json");
     have = json_load_file(path, 0, NULL);
-    if (have && !json_equal(have, want)) {
+    if (have && kb_schema_version(have, path, KB_SCHEMA_EVIDENCE, err, errlen) < 0) {
+        rc = -1;
+    } else if (have && !same_plan(have, want)) {
         snprintf(err, errlen, "%s holds a different %s; resume it with the same options or "
                  "use a new directory", dir, what);
         rc = -1;
     } else if (!have) {
-        rc = kb_write_json_atomic(path, want, err, errlen);
+        rc = kb_run_evidence_json(path, want, err, errlen);
     }
     json_decref(have);
     json_decref(want);
@@ -142,7 +174,7 @@ int kb_run_identity_file(const char *dir, json_t *identity, time_t started, char
     kb_path(path, sizeof(path), dir, "run.json");
     if (kb_file_exists(path))
         snprintf(path, sizeof(path), "%s/run-resumed-%ld.json", dir, (long)started);
-    return kb_write_json_atomic(path, identity, err, errlen);
+    return kb_run_evidence_json(path, identity, err, errlen);
 }
 
 /* One runtime's version line, by the contract's command run on this host. */
@@ -195,6 +227,59 @@ static json_t *command_line(int argc, char **argv)
     return args;
 }
 
+/* path's bytes, NUL-terminated, for the caller to free; NULL with err. */
+static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "re");
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    while (f) {
+        char *b = cap - n < 4096 ? realloc(buf, cap = cap * 2 + 65536) : buf;
+        if (!b)
+            break;
+        buf = b;
+        n += fread(buf + n, 1, cap - n - 1, f);
+        if (feof(f) || ferror(f))
+            break;
+    }
+    if (!f || !buf || ferror(f)) {
+        snprintf(err, errlen, "reading %.3900s: %s", path, f ? "a read failed" : strerror(errno));
+        free(buf);
+        buf = NULL;
+    } else {
+        buf[n] = '\0';
+        *len = n;
+    }
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+int kb_run_keep_contract(struct kb_run *r, char hex[KB_SHA256_HEX], char *err, size_t errlen)
+{
+    char path[4300], kept[KB_SHA256_HEX], why[256];
+    size_t len = 0;
+    char *bytes = read_all(r->c.path, &len, err, errlen);
+    int rc = -1;
+    if (!bytes)
+        return -1;
+    kb_path(path, sizeof(path), r->dir, KB_RUN_CONTRACT);
+    if (kb_sha256_buf(bytes, len, hex) < 0) {
+        snprintf(err, errlen, "the SHA-256 of %.3900s failed", r->c.path);
+    } else if (!kb_file_exists(path)) {
+        rc = kb_write_atomic(path, bytes, len, err, errlen);
+    } else if (kb_sha256_file(path, kept, why, sizeof(why)) == 0 && !strcmp(kept, hex)) {
+        rc = 0;
+    } else {
+        /* the points already measured ran under the copy; the report reads it */
+        fprintf(stderr, "kneebench %s: the contract %s differs from the one this run began "
+                "under, kept in %s; the report reads that one\n", r->cmd, r->c.path, path);
+        rc = 0;
+    }
+    free(bytes);
+    return rc;
+}
+
 int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,
                     json_t *versions, json_t *more, char *err, size_t errlen)
 {
@@ -211,8 +296,12 @@ int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
     if (kb_sha256_file("/proc/self/exe", hex, why, sizeof(why)) < 0)
         snprintf(hex, sizeof(hex), "unknown");
-    if (kb_sha256_file(r->c.path, chex, why, sizeof(why)) < 0)
-        snprintf(chex, sizeof(chex), "unknown");
+    if (kb_run_keep_contract(r, chex, err, errlen) < 0) {
+        json_decref(versions);
+        json_decref(more);
+        json_decref(extra);
+        return -1;
+    }
     body = json_pack("{s:s,s:o,s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:{s:i,s:I,s:i,s:s,s:s},s:s}",
         "started", when, "command_line", command_line(argc, argv), "runner_sha256", hex,
         "contract", r->c.path, "contract_sha256", chex, "host", kb_host_identity(),
@@ -259,7 +348,7 @@ int kb_run_write_json(struct kb_run_evidence *ev, const char *dir, const char *f
         kb_run_note(ev, file, "could not be built (out of memory)");
         return -1;
     }
-    if (kb_write_json_atomic(path, v, err, sizeof(err)) == 0)
+    if (kb_run_evidence_json(path, v, err, sizeof(err)) == 0)
         return 0;
     kb_run_note(ev, file, err);
     return -1;
@@ -328,49 +417,48 @@ int kb_run_point_done(const char *dir)
     return kb_file_exists(kb_path(marker, sizeof(marker), dir, "DONE"));
 }
 
-FILE *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, const char *file,
-                      const char *header)
+struct kb_afile *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, const char *file,
+                                 const char *header)
 {
-    char path[4300], name[200];
-    FILE *f;
-    snprintf(name, sizeof(name), "%s.tmp", file);
-    if (!(f = kb_fopen_tmp(kb_path(path, sizeof(path), dir, name)))) {
-        kb_run_note(ev, file, strerror(errno));
+    char path[4300], why[4400];
+    struct kb_afile *f = malloc(sizeof(*f));
+    if (!f) {
+        kb_run_note(ev, file, "out of memory");
         return NULL;
     }
-    fputs(header, f);
+    if (kb_afile_open(f, kb_path(path, sizeof(path), dir, file), why, sizeof(why)) < 0) {
+        kb_run_note(ev, file, why);
+        free(f);
+        return NULL;
+    }
+    fputs(header, f->f);
     return f;
 }
 
-int kb_run_csv_close(struct kb_run_evidence *ev, FILE **f, const char *dir, const char *file)
+int kb_run_csv_close(struct kb_run_evidence *ev, struct kb_afile **f, const char *file)
 {
-    char tmp[4300], path[4300], name[200], why[600];
-    int lost, closed;
+    char why[4400];
+    int rc = 0;
     if (!*f)
         return 0;
-    lost = ferror(*f);
-    /* flushed and synced before the rename, as kb_write_atomic() does for every other file:
-     * the final name never stands for bytes still buffered; a full disk shows here, not at
-     * the last fprintf */
-    closed = fflush(*f) == 0 && fsync(fileno(*f)) == 0 ? 0 : errno;
-    if (fclose(*f) != 0 && !closed)
-        closed = errno;
+    /* a write that failed at any time, a full disk at the last flush, a failed sync or
+     * rename: the final name never stands for bytes that are not all there */
+    if (kb_afile_commit(*f, why, sizeof(why)) < 0) {
+        kb_run_note(ev, file, why);
+        rc = -1;
+    }
+    free(*f);
     *f = NULL;
-    snprintf(name, sizeof(name), "%s.tmp", file);
-    kb_path(tmp, sizeof(tmp), dir, name);
-    kb_path(path, sizeof(path), dir, file);
-    if (lost || closed) {
-        snprintf(why, sizeof(why), "writing %.300s: %s", name,
-                 closed ? strerror(closed) : "a write failed");
-        kb_run_note(ev, file, why);
-        return -1;
-    }
-    if (rename(tmp, path) < 0) {
-        snprintf(why, sizeof(why), "rename to %.300s: %s", path, strerror(errno));
-        kb_run_note(ev, file, why);
-        return -1;
-    }
-    return 0;
+    return rc;
+}
+
+void kb_run_csv_abort(struct kb_afile **f)
+{
+    if (!*f)
+        return;
+    kb_afile_abort(*f);
+    free(*f);
+    *f = NULL;
 }
 
 int kb_run_point_finish(struct kb_run *r, const struct kb_run_evidence *ev, const char *dir,

@@ -17,6 +17,8 @@
 #include "runner/run/dbplace.h"
 #include "runner/sandbox/pgcluster.h"
 #include "fixtures/contract.h"
+#include "runner/util/atomicfile.h"
+#include "runner/util/digest.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -85,9 +87,14 @@ void kb_run_stop_fixture(struct kb_run *r);
  * to and run.json records; roles that share are said on stderr. 0, or -1 with err. */
 int kb_run_db_place(struct kb_run *r, const char *db_cpus, char *err, size_t errlen);
 
+/* A run's JSON evidence file at path, written atomically with "schema_version" first
+ * (runner/util/schema.h; v itself is not changed). 0, or -1 with err. */
+int kb_run_evidence_json(const char *path, const json_t *v, char *err, size_t errlen);
+
 /* The run directory made and dir/plan.json in it: written when absent; when present it
- * must equal want, else -1 with err saying dir holds a different `what` (a re-run resumes
- * only the same plan). Takes want. */
+ * must equal want, its schema_version aside (kb_run_evidence_json stamps it), else -1 with
+ * err saying dir holds a different `what` (a re-run resumes only the same plan) or was
+ * written by a newer kneebench. Takes want. */
 int kb_run_plan_file(const char *dir, json_t *want, const char *what, char *err,
                      size_t errlen);
 
@@ -104,8 +111,19 @@ json_t *kb_run_versions(const struct kb_run *r, char *const *names, size_t n);
  * image's) where it knows it, else the binaries installed here that pgcluster.sh starts. */
 void kb_run_pg_version(const struct kb_run *r, char *out, size_t outlen);
 
+/* The contract a run ran under, kept beside its evidence: kb_run_keep_contract writes it,
+ * `kneebench report` reads it (published figures, the runtimes' order), not the checkout's. */
+#define KB_RUN_CONTRACT "contract.json"
+
+/* The contract r was loaded from, its bytes as they are, into dir/contract.json when the
+ * run has none yet; a resumed run keeps the copy its first invocation made, and a contract
+ * that differs from it now is said on stderr (the points already measured ran under the
+ * copy). hex: the SHA-256 of this invocation's contract (run.json's contract_sha256).
+ * 0, or -1 with err when the contract cannot be read or the copy not written. */
+int kb_run_keep_contract(struct kb_run *r, char hex[KB_SHA256_HEX], char *err, size_t errlen);
+
 /* run.json for this invocation: kind (NULL: none), started, command line, runner and
- * contract SHA-256, host, versions (taken), backend, limits requested and placement (the
+ * contract SHA-256 (the contract kept first: kb_run_keep_contract), host, versions (taken), backend, limits requested and placement (the
  * runner's own CPUs among them: controller_cpus), what
  * the sandbox adds, the command's own fields (more, taken; NULL: none), and the fixture's
  * own libmicrohttpd from gray-static's version line. 0, or -1 with err. */
@@ -117,7 +135,7 @@ int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,
 /* Remember the first failure only: the rest of a point's evidence is still written. */
 void kb_run_note(struct kb_run_evidence *ev, const char *file, const char *reason);
 
-/* Write dir/file (atomically), noting a failure in ev. 0 or -1. */
+/* Write dir/file (kb_run_evidence_json), noting a failure in ev. 0 or -1. */
 int kb_run_write_json(struct kb_run_evidence *ev, const char *dir, const char *file,
                       const json_t *v);
 
@@ -142,13 +160,19 @@ int kb_run_point_begin(const char *dir, char *err, size_t errlen);
 /* 1 when dir's point is complete (its DONE exists). */
 int kb_run_point_done(const char *dir);
 
-/* dir/file + ".tmp" opened for writing with the header line; NULL noted in ev. */
-FILE *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, const char *file,
-                      const char *header);
+/* dir/file opened for writing under a temporary name (runner/util/atomicfile.h), the header
+ * line written: write rows to ->f. NULL, noted in ev, when it cannot be created. */
+struct kb_afile *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, const char *file,
+                                 const char *header);
 
-/* Close *f (NULL: nothing to do), flushed and synced, and give dir/file.tmp its final name;
- * a write, sync, close or rename that failed is noted in ev. *f is NULL after. 0 or -1. */
-int kb_run_csv_close(struct kb_run_evidence *ev, FILE **f, const char *dir, const char *file);
+/* Commit *f (NULL: nothing to do): flushed, synced and given its final name; a write, sync,
+ * close or rename that failed is noted in ev under file, and the temporary file removed.
+ * *f is freed and NULL after. 0 or -1. */
+int kb_run_csv_close(struct kb_run_evidence *ev, struct kb_afile **f, const char *file);
+
+/* Drop *f (NULL: nothing to do): closed and its temporary file removed, nothing noted (the
+ * point it belongs to gets no marker and is redone). *f is NULL after. */
+void kb_run_csv_abort(struct kb_afile **f);
 
 /* The point's last step: with nothing noted in ev or in r->fixture_ev (the fixture that
  * served it), dir/DONE from marker; else (or when DONE itself cannot be written) no DONE,

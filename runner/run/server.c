@@ -10,6 +10,7 @@
 #include "runner/util/evidence.h"
 #include "runner/load/preflight.h"
 #include "runner/util/root.h"
+#include "runner/util/schema.h"
 #include "runner/sandbox/spawn.h"
 
 #include <dirent.h>
@@ -199,7 +200,7 @@ static int limits_and_identity(struct kb_srv *fx, const char *rundir, char *reas
     }
     lim = kb_sandbox_limits_json(&la);
     kb_path(path, sizeof(path), rundir, "limits.json");
-    if (kb_write_json_atomic(path, lim, err, sizeof(err)) < 0)
+    if (kb_write_json_atomic(path, kb_schema_stamp(lim, KB_SCHEMA_EVIDENCE), err, sizeof(err)) < 0)
         snprintf(fx->limits_err, sizeof(fx->limits_err), "%.500s", err);
     json_decref(lim);
     if (!(fx->identity = kb_srv_identity(fx, err, sizeof(err)))) {

@@ -70,7 +70,7 @@ static void start_phase(struct kb_soakrun *s, const struct kb_soak_planned *p, s
 struct samples {
     const struct kb_soakrun *s;
     int db;                    /* the db phase: /stats too */
-    FILE *csv, *stats;
+    struct kb_afile *csv, *stats;
     double *t, *rss, *fds;
     size_t n, cap;
     long suspended_max, stats_reads, stats_failures;
@@ -102,15 +102,15 @@ static void sample_stats(const struct kb_soakrun *s, struct samples *sm, double 
     char err[256];
     json_t *j = get_stats(s, err, sizeof(err));
     sm->stats_reads++;
-    fprintf(sm->stats, "%.3f", t);
+    fprintf(sm->stats->f, "%.3f", t);
     for (size_t i = 0; i < NSTAT; i++) {
         json_t *v = j ? json_object_get(j, stat_keys[i]) : NULL;
         if (v)
-            fprintf(sm->stats, ",%lld", (long long)json_integer_value(v));
+            fprintf(sm->stats->f, ",%lld", (long long)json_integer_value(v));
         else
-            fprintf(sm->stats, ",");
+            fprintf(sm->stats->f, ",");
     }
-    fprintf(sm->stats, "\n");
+    fprintf(sm->stats->f, "\n");
     if (!j)
         sm->stats_failures++;
     else if (json_integer_value(json_object_get(j, "suspended_max")) > sm->suspended_max)
@@ -125,9 +125,9 @@ static void sample_once(void *arg, double t0, double now)
     struct kb_proc_sample srv;
     double t = now - t0;
     kb_srv_sample_server(&sm->s->r.fx, &srv);
-    fprintf(sm->csv, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
+    fprintf(sm->csv->f, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
             srv.pss_bytes, srv.fds, srv.threads, srv.nprocs);
-    fflush(sm->csv);
+    fflush(sm->csv->f);
     if (sm->n == sm->cap && sm->cap < KB_SOAK_MAX_SAMPLES) {
         size_t cap = sm->cap ? sm->cap * 2 : 512;
         double *a = realloc(sm->t, cap * sizeof(double)), *b, *c;
@@ -329,21 +329,17 @@ static int open_csvs(const struct kb_soak_planned *p, struct samples *sm,
     return (sm->stats = kb_run_csv_open(ev, p->dir, "stats.csv", head)) ? 0 : -1;
 }
 
-/* Close the sample files and give them their final names (the tmp names say "partial");
- * with ev NULL (interrupted) they keep the tmp names, swept when the phase is redone. */
-static void close_csvs(const struct kb_soak_planned *p, struct samples *sm,
-                       struct kb_run_evidence *ev)
+/* Close the sample files and give them their final names; with ev NULL (interrupted) they
+ * are dropped: the phase is redone. */
+static void close_csvs(struct samples *sm, struct kb_run_evidence *ev)
 {
-    FILE **f[] = { &sm->csv, &sm->stats };
-    for (size_t i = 0; !ev && i < 2; i++)
-        if (*f[i]) {
-            fclose(*f[i]);
-            *f[i] = NULL;
-        }
-    if (ev) {
-        kb_run_csv_close(ev, &sm->csv, p->dir, "samples.csv");
-        kb_run_csv_close(ev, &sm->stats, p->dir, "stats.csv");
+    if (!ev) {
+        kb_run_csv_abort(&sm->csv);
+        kb_run_csv_abort(&sm->stats);
+        return;
     }
+    kb_run_csv_close(ev, &sm->csv, "samples.csv");
+    kb_run_csv_close(ev, &sm->stats, "stats.csv");
 }
 
 /* The load, sampled; postflight; /stats back at rest (db). -1 with err when it did not run
@@ -401,12 +397,12 @@ static int run_phase(struct kb_soakrun *s, const struct kb_soak_planned *p, char
         rc = kb_run_point_finish(&s->r, &ev, p->dir, NULL, err, errlen);
     else if (o.point.preflight_failed ||
              measure(s, p, &sm, &o, &lr, &load, &after, err, errlen) == 0) {
-        close_csvs(p, &sm, &ev);
+        close_csvs(&sm, &ev);
         rc = finish_phase(s, p, &sm, &o, &lr, load, after, kb_srv_now_s() - t0, &ev, err,
                           errlen);
     }
 out:
-    close_csvs(p, &sm, NULL);
+    close_csvs(&sm, NULL);
     kb_run_stop_fixture(&s->r);
     kb_tmpl_free(argvs, 64);
     free(sm.t);

@@ -6,7 +6,7 @@
 #include "runner/load/preflight.h"
 #include "runner/run/server.h"
 #include "runner/util/clock.h"
-#include "runner/util/evidence.h"
+#include "runner/util/atomicfile.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -20,10 +20,10 @@
 #define READ_TIMEOUT_MS 1000
 
 struct kb_stats_sampler {
-    char path[256], out[4096], tmp[4200];
+    char path[256];
+    struct kb_afile file;          /* the evidence file, under its temporary name */
     struct kb_http_conn conn;      /* the thread's own, kept open */
     double every_s, t0;
-    FILE *f;
     pthread_t thread;
     int started, stopped;
     pthread_mutex_t mu;
@@ -84,7 +84,7 @@ static void write_line(struct kb_stats_sampler *s, const struct kb_stats_sample 
         json_object_set_new(line, "error", json_string(err));
     text = line ? json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6))
                 : NULL;
-    if (!text || fprintf(s->f, "%s\n", text) < 0 || fflush(s->f) != 0)
+    if (!text || fprintf(s->file.f, "%s\n", text) < 0 || fflush(s->file.f) != 0)
         s->write_failed = errno ? errno : EIO;
     free(text);
     json_decref(line);
@@ -154,13 +154,10 @@ struct kb_stats_sampler *kb_stats_sampler_start(const char *host, int port, cons
     }
     kb_http_conn_init(&s->conn, host && *host ? host : NULL, port);
     snprintf(s->path, sizeof(s->path), "%s", path);
-    snprintf(s->out, sizeof(s->out), "%s", out);
-    snprintf(s->tmp, sizeof(s->tmp), "%s.tmp", out);
     s->every_s = every_s;
     s->t0 = t0;
     pthread_mutex_init(&s->mu, NULL);
-    if (!(s->f = kb_fopen_tmp(s->tmp))) {
-        snprintf(err, errlen, "%s: %s", s->tmp, strerror(errno));
+    if (kb_afile_open(&s->file, out, err, errlen) < 0) {
         kb_stats_sampler_free(s);
         return NULL;
     }
@@ -191,7 +188,6 @@ json_t *kb_stats_sampler_latest(struct kb_stats_sampler *s, double *t_s)
 
 int kb_stats_sampler_stop(struct kb_stats_sampler *s, int keep, char *err, size_t errlen)
 {
-    int rc = 0;
     if (s->stopped)
         return 0;
     s->stopped = 1;
@@ -202,28 +198,18 @@ int kb_stats_sampler_stop(struct kb_stats_sampler *s, int keep, char *err, size_
         pthread_join(s->thread, NULL);
         kb_http_conn_close(&s->conn);
     }
-    if (!s->f)
+    if (!s->file.f)
         return 0;
-    if (!s->started) {             /* never ran: no series to keep */
-        fclose(s->f);
-        s->f = NULL;
-        unlink(s->tmp);
+    if (!s->started || !keep) {    /* never ran, or not to be kept: no series */
+        kb_afile_abort(&s->file);
         return 0;
     }
     if (s->write_failed) {
-        snprintf(err, errlen, "%s: %s", s->tmp, strerror(s->write_failed));
-        rc = -1;
+        snprintf(err, errlen, "writing %s: %s", s->file.path, strerror(s->write_failed));
+        kb_afile_abort(&s->file);
+        return -1;
     }
-    if ((fsync(fileno(s->f)) != 0 || fclose(s->f) != 0) && rc == 0) {
-        snprintf(err, errlen, "%s: %s", s->tmp, strerror(errno));
-        rc = -1;
-    }
-    s->f = NULL;
-    if (rc == 0 && keep && rename(s->tmp, s->out) != 0) {
-        snprintf(err, errlen, "rename %s: %s", s->tmp, strerror(errno));
-        rc = -1;
-    }
-    return rc;
+    return kb_afile_commit(&s->file, err, errlen);
 }
 
 const struct kb_stats_sample *kb_stats_sampler_series(const struct kb_stats_sampler *s,

@@ -10,8 +10,8 @@
  *   {"t_s":1.25,"utc":"2026-12-02T13:45:01.250Z","read_ms":0.41,"conn":1,"ok":true,"stats":{..}}
  *   {"t_s":1.30,"utc":"...","read_ms":1000.1,"conn":1,"ok":false,"error":"..."}
  * t_s is seconds after the origin the caller gives (the load's start, on kb_srv_now_s()'s
- * monotonic clock). The file is written as PATH.tmp and renamed to PATH when the sampler
- * stops, so a partial series never has the final name. The thread blocks every signal: the
+ * monotonic clock). The file is written under a temporary name (runner/util/atomicfile.h)
+ * and renamed to PATH when the sampler stops, so a partial series never has the final name. The thread blocks every signal: the
  * command's handler runs on its main thread. Never prints; errors go to the caller. */
 #ifndef KB_STATSAMPLER_H
 #define KB_STATSAMPLER_H
@@ -33,9 +33,9 @@ struct kb_stats_sampler *kb_stats_sampler_start(const char *host, int port, cons
  * json_decref, and its t_s. */
 json_t *kb_stats_sampler_latest(struct kb_stats_sampler *s, double *t_s);
 
-/* Stop the thread and close the evidence file; keep: give it its final name (else it stays
- * PATH.tmp, a partial series). 0, or -1 with err when a line could not be written or the
- * rename failed. The series stays readable. */
+/* Stop the thread and close the evidence file; keep: give it its final name (else it is
+ * removed: a partial series is no evidence). 0, or -1 with err when, keeping it, a line
+ * could not be written or the sync or rename failed. The series stays readable. */
 int kb_stats_sampler_stop(struct kb_stats_sampler *s, int keep, char *err, size_t errlen);
 
 /* The series (after stop): n samples, oldest first; they belong to the sampler. */

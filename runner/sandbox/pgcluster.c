@@ -9,6 +9,7 @@
 #include "runner/util/clock.h"
 #include "runner/load/preflight.h"
 #include "runner/util/root.h"
+#include "runner/util/schema.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -130,7 +131,8 @@ static int pin_cluster(const struct kb_pgrun *pg, char *err, size_t errlen)
     if (rc < 0)
         snprintf(err, errlen, "not pinned to CPUs %s: %s", pg->cpus, why);
     kb_path(path, sizeof(path), pg->dir, "pinning.json");
-    if (rec && kb_write_json_atomic(path, rec, rc < 0 ? why : err, rc < 0 ? sizeof(why) : errlen) < 0)
+    if (rec && kb_write_json_atomic(path, kb_schema_stamp(rec, KB_SCHEMA_EVIDENCE),
+                                    rc < 0 ? why : err, rc < 0 ? sizeof(why) : errlen) < 0)
         rc = -1;
     json_decref(rec);
     return rc;

@@ -33,6 +33,7 @@
 #include "runner/sandbox/cgfile.h"
 #include "runner/util/digest.h"
 #include "runner/util/evidence.h"
+#include "runner/util/schema.h"
 #include "runner/sandbox/sandbox_backend.h"
 
 #include <errno.h>
@@ -686,7 +687,8 @@ static int db_record_limits(struct dk_fx *db, const char *dir, char *err, size_t
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    rc = kb_write_json_atomic(kb_path(path, sizeof(path), dir, "limits.json"), j, err, errlen);
+    rc = kb_write_json_atomic(kb_path(path, sizeof(path), dir, "limits.json"),
+                              kb_schema_stamp(j, KB_SCHEMA_EVIDENCE), err, errlen);
     json_decref(j);
     return rc;
 }

@@ -1,6 +1,7 @@
-/* evidence.c -- atomic writes, a fixture's identity, host facts. */
+/* evidence.c -- a run's files and directories, a fixture's identity, host facts. */
 #define _GNU_SOURCE
 #include "runner/util/evidence.h"
+#include "runner/util/atomicfile.h"
 #include "runner/util/digest.h"
 
 #include <dirent.h>
@@ -81,84 +82,14 @@ int kb_mkdirs(const char *path, char *err, size_t errlen)
     return 0;
 }
 
-int kb_open_tmp(const char *path, char *tmp, size_t tmplen)
-{
-    int fd;
-    if ((size_t)snprintf(tmp, tmplen, "%s.tmp.XXXXXX", path) >= tmplen) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    /* mkostemp adds O_CREAT | O_EXCL and picks an unused name */
-    if ((fd = mkostemp(tmp, O_CLOEXEC | O_NOFOLLOW)) < 0)
-        return -1;
-    if (fchmod(fd, 0644) < 0) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        errno = e;
-        return -1;
-    }
-    return fd;
-}
-
-FILE *kb_fopen_tmp(const char *tmp)
-{
-    int fd;
-    FILE *f;
-    if (unlink(tmp) < 0 && errno != ENOENT)
-        return NULL;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return NULL;
-    if (!(f = fdopen(fd, "w")))
-        close(fd);
-    return f;
-}
-
 int kb_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
-    char tmp[4200];
-    const char *p = data;
-    int fd;
-    if ((fd = kb_open_tmp(path, tmp, sizeof(tmp))) < 0) {
-        snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
-        return -1;
-    }
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            close(fd);
-            goto fail;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    if (fsync(fd) < 0 || close(fd) < 0 || rename(tmp, path) < 0)
-        goto fail;
-    return 0;
-fail:
-    snprintf(err, errlen, "writing %s: %s", path, strerror(errno));
-    unlink(tmp);
-    return -1;
+    return kb_afile_write(path, data, len, err, errlen);
 }
 
 int kb_write_json_atomic(const char *path, const json_t *v, char *err, size_t errlen)
 {
-    char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-    size_t len;
-    int rc;
-    if (!s) {
-        snprintf(err, errlen, "serialising %s failed", path);
-        return -1;
-    }
-    len = strlen(s);
-    s = realloc(s, len + 2);
-    s[len++] = '\n';
-    rc = kb_write_atomic(path, s, len, err, errlen);
-    free(s);
-    return rc;
+    return kb_afile_write_json(path, v, err, errlen);
 }
 
 json_t *kb_json_figure(double v)

@@ -1,6 +1,6 @@
 /* evidence.h -- writes a run's artefacts atomically and computes identity.
  *
- * Owns: atomic file writes (tmp in the same directory, fsync, rename), directory creation,
+ * Owns: atomic file writes (by name; atomicfile.h does them), directory creation,
  * the identity of a fixture (the SHA-256, through digest.h, of its executables and every
  * file of its source directories, sorted by path), the host facts a run records (kernel,
  * CPU model) and the fixture's libmicrohttpd version. Never prints; errors go to err. */
@@ -28,19 +28,10 @@ int kb_dir_own(const char *dir, int absent_ok, char *err, size_t errlen);
 /* mkdir -p. 0 or -1 with err. */
 int kb_mkdirs(const char *path, char *err, size_t errlen);
 
-/* A new file beside path to write it atomically: path.tmp.XXXXXX, created exclusively
- * (O_EXCL with O_NOFOLLOW: never an existing file, never through a symlink someone
- * planted), mode 0644, close-on-exec; its name in tmp. The descriptor, or -1 (errno). */
-int kb_open_tmp(const char *path, char *tmp, size_t tmplen);
-
-/* The same for a temporary file of a fixed name, one writer per name (samples.csv.tmp):
- * a leftover of that name, or a symlink, is removed first. A stream for writing, or NULL
- * (errno). */
-FILE *kb_fopen_tmp(const char *tmp);
-
-/* Write data to path atomically (through kb_open_tmp). 0 or -1 with err. */
+/* Write data to path atomically (atomicfile.h's kb_afile_write). 0 or -1 with err. */
 int kb_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
-/* The same for a JSON value (pretty, keys in insertion order, trailing newline). */
+/* The same for a JSON value (kb_afile_write_json: pretty, keys in insertion order, a
+ * trailing newline). */
 int kb_write_json_atomic(const char *path, const json_t *v, char *err, size_t errlen);
 
 /* A measured figure as JSON: null where it is not finite (an empty histogram's NAN, which

@@ -40,6 +40,11 @@ def calibrate(out, *extra):
     with open(os.path.join(out, "calibrate.json")) as f:
         j = json.load(f)
     assert j["complete"] is True
+    # versioned, first, like every evidence file (issue 26), and its rungs' load.json too
+    assert next(iter(j)) == "schema_version" and j["schema_version"] == 1, list(j)[:3]
+    for step in j["steps"]:
+        with open(os.path.join(out, step["load_json"])) as f:
+            assert json.load(f)["schema_version"] == 1, step["load_json"]
     assert (p.returncode == 0) == j["proven"], \
         f"exit {p.returncode} disagrees with proven={j['proven']}"
     leftovers = [n for n in os.listdir(out) if ".tmp." in n]

@@ -470,15 +470,16 @@ def compare_refuses_bad_usage():
 @test
 def compare_output_never_through_a_planted_link():
     """compare's --csv/--md are written through a temporary file beside them; a symlink
-    planted where that file would be (it was OUT.tmp.<pid>: exec keeps the shell's PID, so
-    a test can plant it) must not be written through, and no temporary file is left."""
+    planted where that file would be (OUT.tmp.<pid>.0, the first name runner/util/atomicfile.h
+    tries: exec keeps the shell's PID, so a test can plant it) must not be written through,
+    and no temporary file is left."""
     need_kb()
     a, b = synth_pair(1)
     d = tempfile.mkdtemp(prefix="kb-cmp-link-", dir=TMP)
     victim, out = os.path.join(d, "someone-elses"), os.path.join(d, "cmp.csv")
     with open(victim, "w") as f:
         f.write("theirs\n")
-    p = subprocess.run(["sh", "-c", 'ln -s "$1" "$2.tmp.$$" && exec "$3" compare "$4" "$5" '
+    p = subprocess.run(["sh", "-c", 'ln -s "$1" "$2.tmp.$$.0" && exec "$3" compare "$4" "$5" '
                         '--csv "$2"', "sh", victim, out, KB, a, b],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, (p.returncode, p.stderr)

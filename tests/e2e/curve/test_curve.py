@@ -240,6 +240,44 @@ def evidence_layout_and_progress():
     assert out.count("eta ") == 8 and "8/8]" in out, out
 
 
+def json_files(run):
+    """Every JSON file under run: *.json, and the JSON markers DONE and incomplete.json."""
+    for dirpath, _, names in os.walk(run):
+        for n in names:
+            if n.endswith(".json") or n == "DONE":
+                yield os.path.join(dirpath, n)
+
+
+@test
+def every_json_file_carries_schema_version():
+    """Every JSON evidence file the curve writes says its format's version (issue 26):
+    plan, run, the fixtures' limits/identity/preflight, each point's command, load,
+    hostclock and verdict.json (and the copy of load.json inside it) and its DONE; the only
+    JSON file without one is contract.json, the contract the run ran under, byte for byte
+    (it carries the contract's own contract_version)."""
+    run = main_run()
+    seen = set()
+    for path in json_files(run):
+        rel = os.path.relpath(path, run)
+        if rel == "contract.json" or rel == "report.json" or rel.startswith("rejudged-"):
+            continue                # the report's own schema_version: tests/e2e/report
+        doc = load(path)
+        assert isinstance(doc, dict) and doc.get("schema_version") == 1, (rel, doc)
+        assert next(iter(doc)) == "schema_version", (rel, list(doc)[:3])
+        seen.add(os.path.basename(path))
+        if os.path.basename(path) == "verdict.json":
+            assert doc["load"]["schema_version"] == 1, rel
+            assert doc["load"]["kneebench_load"] == 1, rel     # kept for older readers
+    assert {"plan.json", "run.json", "limits.json", "identity.json", "preflight.json",
+            "command.json", "load.json", "hostclock.json", "verdict.json", "DONE"} <= seen, seen
+    # the contract it ran under, kept whole: run.json's contract_sha256 is the copy's
+    import hashlib
+    kept = open(f"{run}/contract.json", "rb").read()
+    assert kept == open(os.path.join(ROOT, "fixtures", "contract.json"), "rb").read()
+    assert hashlib.sha256(kept).hexdigest() == load(f"{run}/run.json")["contract_sha256"]
+    assert json.loads(kept)["contract_version"] == CONTRACT["contract_version"]
+
+
 @test
 def verdicts_follow_evidence():
     run = main_run()

@@ -14,8 +14,10 @@ copy of it, never on the recorded files:
   writes nothing (re-judging such a run is refused too);
 - re-judging leaves every file of the run as it was (hashes before and after), adding only
   the re-judged directory;
-- the report's first table shows the contract's published figures as the paper's host, with
-  the line saying they are not a target;
+- the report's first table shows the published figures of the contract the run ran under
+  (its own copy, contract.json) as the paper's host, with the line saying they are not a
+  target; editing the checkout's contract after the run changes nothing in the report but
+  a warning that it differs; evidence of a newer schema_version is refused by name;
 - every field of report.json (with a calibration beside the run) is documented in
   docs/report-format.md, and every number outside the copied evidence files has its unit in
   its name; a fixture without limits.json still has `limits`, null.
@@ -207,7 +209,8 @@ def first_table_shows_the_papers_host():
     assert r.returncode == 0, r.stdout + r.stderr
     md = open(os.path.join(run, "report.md")).read()
     plan = load(os.path.join(run, "plan.json"))
-    pub = CONTRACT["published"]["highest_controlled_rps"]
+    # the contract the run ran under, as it kept it
+    pub = load(os.path.join(run, "contract.json"))["published"]["highest_controlled_rps"]
     table = md[md.index("## Answer"):md.index("## Cost")]
     header = next(ln for ln in table.splitlines() if ln.startswith("| rank |"))
     header = [c.strip() for c in header.strip("|").split("|")]
@@ -224,6 +227,103 @@ def first_table_shows_the_papers_host():
     assert "they are no target" in flat and "virtualisation" in flat, flat
     rep = load(os.path.join(run, "report.json"))
     assert rep["published"]["highest_controlled_rps"] == pub
+
+
+def edited_tree(name, edit):
+    """A tree (a directory holding fixtures/contract.json, what --root names) whose contract
+    is this checkout's with edit(contract) applied: the checkout as edited after a run."""
+    tree = os.path.join(TMP, name)
+    os.makedirs(os.path.join(tree, "fixtures"))
+    c = json.loads(json.dumps(CONTRACT))
+    edit(c)
+    with open(os.path.join(tree, "fixtures", "contract.json"), "w") as f:
+        json.dump(c, f, indent=2)
+    return tree
+
+
+def without_contract_warning(md):
+    """report.md less the paragraph that says the checkout's contract differs."""
+    return re.sub(r"> \*\*CONTRACT\*\*:.*?\n\n", "", md, flags=re.S)
+
+
+@test
+def an_edited_checkout_contract_leaves_the_report_as_it_was():
+    """The report reads the contract the run ran under (RUN/contract.json, whose SHA-256
+    run.json records), not the checkout's: editing `published` (and the runtimes' order) in
+    the checkout's contract after the run changes nothing in the re-generated report.md,
+    report.json or charts, and the report says on stderr and in report.md that the
+    checkout's contract differs."""
+    need_kb()
+    import hashlib
+    kept = open(os.path.join(FIXTURE, "contract.json"), "rb").read()
+    assert hashlib.sha256(kept).hexdigest() == load(os.path.join(FIXTURE, "run.json"))["contract_sha256"]
+
+    def edit(c):
+        for rt in c["published"]["highest_controlled_rps"].values():
+            for route in rt:
+                rt[route] += 1000
+        c["published"]["source"] = "an edited checkout"
+        c["runtimes"].reverse()
+    tree = edited_tree("edited-tree", edit)
+    same, other = copy_run("as-ran"), copy_run("edited-checkout")
+    r = subprocess.run([KB, "--root", ROOT, "report", same], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and "contract" not in r.stderr, r.stdout + r.stderr
+    r = subprocess.run([KB, "--root", tree, "report", other], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "warning: the checkout's contract" in r.stderr and "differs from the one this run " \
+        "ran under" in " ".join(r.stderr.split()), r.stderr
+    want, got = (open(os.path.join(d, "report.md")).read() for d in (same, other))
+    assert "**CONTRACT**" in got and "**CONTRACT**" not in want, got[:600]
+    assert without_contract_warning(got) == want
+    assert load(os.path.join(other, "report.json")) == load(os.path.join(same, "report.json"))
+    assert load(os.path.join(other, "report.json"))["published"]["source"] != \
+        "an edited checkout"
+    for svg in glob.glob(os.path.join(same, "charts", "*.svg")):
+        assert open(svg).read() == \
+            open(os.path.join(other, "charts", os.path.basename(svg))).read(), svg
+
+
+@test
+def a_contract_copy_unlike_run_json_or_missing_is_said():
+    """A copy that is not the contract run.json names (changed after the run) is read but
+    flagged; a run without a copy (recorded before runs kept one) falls back to the
+    checkout's contract and says so."""
+    need_kb()
+    run = copy_run("tampered-contract")
+    with open(os.path.join(run, "contract.json"), "a") as f:
+        f.write("\n")
+    r = report(run)
+    assert r.returncode == 0, r.stderr
+    assert "is not the one run.json names" in " ".join(r.stderr.split()), r.stderr
+    run = copy_run("no-copy")
+    os.unlink(os.path.join(run, "contract.json"))
+    r = report(run)
+    assert r.returncode == 0, r.stderr
+    flat = " ".join(r.stderr.split())
+    assert "this run kept no copy of its contract" in flat, r.stderr
+    md = " ".join(open(os.path.join(run, "report.md")).read().split())
+    assert "**CONTRACT**: this run kept no copy" in md and "contract not kept" in md
+
+
+@test
+def evidence_from_a_newer_kneebench_is_refused_by_name():
+    """A file whose schema_version this kneebench does not know is never read by guessing:
+    the report refuses, naming the file."""
+    need_kb()
+    run = copy_run("newer")
+    pid = sorted(points(run))[0]
+    vpath = os.path.join(run, "points", pid, "verdict.json")
+    v = load(vpath)
+    v["schema_version"] = 99
+    with open(vpath, "w") as f:
+        json.dump(v, f)
+    r = report(run)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert f"{pid}/verdict.json: schema_version 99, written by a newer kneebench" in r.stderr, \
+        r.stderr
+    assert not os.path.exists(os.path.join(run, "report.md"))
 
 
 DOC = os.path.join(ROOT, "docs", "report-format.md")

@@ -161,7 +161,7 @@ def evidence_is_whole_and_marker_last():
             need.append("stats.csv")
         for f in need:
             assert os.path.isfile(os.path.join(d, f)), (name, f)
-        assert not glob.glob(os.path.join(d, "*.tmp")), glob.glob(os.path.join(d, "*.tmp"))
+        assert not glob.glob(os.path.join(d, "*.tmp*")), glob.glob(os.path.join(d, "*.tmp*"))
         assert os.stat(os.path.join(d, "DONE")).st_mtime_ns >= \
             os.stat(os.path.join(d, "verdict.json")).st_mtime_ns
         assert load_json(os.path.join(d, "fixture", "preflight.json"))["failed"] is False

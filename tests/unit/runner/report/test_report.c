@@ -53,8 +53,11 @@ static void write_plan(void)
     json_decref(run);
 }
 
-static void write_point(const char *id, const char *verdict, double achieved, double p99_us,
-                        long long errors)
+/* A point's verdict.json with what every version of it records: the point's own verdict
+ * (server_verdict) is the verdict, except under a client-limited mark, where it is left
+ * out (unknown) unless own names it. */
+static void write_point_own(const char *id, const char *verdict, const char *own,
+                            double achieved, double p99_us, long long errors)
 {
     char pdir[256], path[300], err[256];
     json_t *v = json_pack("{s:s,s:s,s:s,s:{s:f,s:f,s:{s:I},s:I,s:{s:I},s:f,s:{s:f,s:f,s:f,s:f,s:f},"
@@ -66,11 +69,21 @@ static void write_point(const char *id, const char *verdict, double achieved, do
         "corrected_us", "p50", p99_us / 2, "p90", p99_us / 1.5, "p99", p99_us, "p999", p99_us,
         "max", p99_us, "lag_us", "p99", 10.0,
         "server", "cpu_mean_fraction", 0.5, "rss_max_bytes", (json_int_t)1000);
+    if (!own && strcmp(verdict, "client-limited"))
+        own = verdict;
+    if (own)
+        json_object_set_new(v, "server_verdict", json_string(own));
     snprintf(pdir, sizeof(pdir), "%s/points/%s", dir, id);
     kb_mkdirs(pdir, err, sizeof(err));
     kb_write_json_atomic(kb_path(path, sizeof(path), pdir, "verdict.json"), v, err, sizeof(err));
     kb_write_atomic(kb_path(path, sizeof(path), pdir, "DONE"), "{}", 2, err, sizeof(err));
     json_decref(v);
+}
+
+static void write_point(const char *id, const char *verdict, double achieved, double p99_us,
+                        long long errors)
+{
+    write_point_own(id, verdict, NULL, achieved, p99_us, errors);
 }
 
 static void setup(void)
@@ -251,7 +264,7 @@ START_TEST(client_limited_next_point_is_a_lower_bound)
     ck_assert_ptr_nonnull(strstr(slurp(path), "| 1 | gray-static | 100 | - | 60000 |"));
     ck_assert_ptr_nonnull(strstr(slurp(path), "\">= N\": the point above N was client-limited"));
     ck_assert_ptr_null(strstr(slurp(path), "| gray-static | >="));
-    /* older evidence: a client-limited point's own verdict is unknown, and said so */
+    /* a client-limited point whose verdict.json names no own verdict: unknown, and said so */
     ck_assert_ptr_nonnull(strstr(slurp(path), "| client-limited | [1] |"));
     ck_assert_ptr_nonnull(strstr(flat(path), "; its own figures: unknown (1 row)"));
 }
@@ -477,8 +490,9 @@ START_TEST(series_prefers_a_queued_repeat)
 }
 END_TEST
 
-/* --force marks the points above the margin client-limited; one whose own p99 misses the
- * criteria is where the queue formed, and stands in for the first uncontrolled point. */
+/* --force marks the points above the margin client-limited; one whose own figures are
+ * uncontrolled (its server_verdict) is where the queue formed, and stands in for the first
+ * uncontrolled point; one whose own verdict is unknown does not. */
 START_TEST(series_past_margin_in_forced_run)
 {
     char err[256], path[200];
@@ -491,10 +505,15 @@ START_TEST(series_past_margin_in_forced_run)
     write_file("points/go-plaintext-200-r1/series.csv",
                "start_s,length_s,completed,achieved_rps,p50_us,p99_us,max_us,errors\n"
                "0.000,1.000,150,150.0,500,2000,3000,0\n");
-    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
-    ck_assert_ptr_null(kb_report_series_of(&R, "go", "plaintext"));   /* no calibration: no mark */
-    kb_report_free(&R);
     write_calibration(200, 0);
+    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
+    ck_assert_ptr_null(kb_report_series_of(&R, "go", "plaintext"));   /* own verdict unknown */
+    kb_report_free(&R);
+    for (int r = 1; r <= 3; r++) {
+        char id[64];
+        snprintf(id, sizeof(id), "go-plaintext-200-r%d", r);
+        write_point_own(id, "client-limited", "uncontrolled", 150, 500000, 0);
+    }
     ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
     s = kb_report_series_of(&R, "go", "plaintext");
     ck_assert_ptr_nonnull(s);
@@ -735,29 +754,17 @@ START_TEST(median_with_a_bound_is_a_bound)
 }
 END_TEST
 
-/* An empty histogram (count 0: every figure null) prints "-" and null, never 0 ms; an older
- * file's zeros under count 0 are no figure either. */
+/* An empty histogram (count 0: every figure null) prints "-" and null, never 0 ms. */
 START_TEST(empty_histogram_is_no_figure)
 {
     char path[200], v[64];
     const struct kb_report_row *w;
     json_t *doc, *p99;
     write_pts("go", 200, &(struct pt){ "uncontrolled", NULL, 10, 0, 0, 0, 0, NULL });
-    for (int r = 1; r <= 3; r++) {
-        char id[64];
-        snprintf(id, sizeof(id), "gray-static-plaintext-200-r%d", r);
-        write_point(id, "uncontrolled", 10, 0, 0);     /* older writer: count absent, zeros */
-    }
-    /* an older writer's count 0 with zero figures */
-    write_file("points/gray-static-plaintext-200-r1/verdict.json",
-               "{\"verdict\":\"uncontrolled\",\"reason\":\"x\",\"load\":{\"achieved_rps\":10,"
-               "\"delivery\":0.1,\"corrected_us\":{\"count\":0,\"p50\":0,\"p90\":0,\"p99\":0,"
-               "\"p999\":0,\"max\":0},\"errors\":{\"total\":0},\"mismatches\":{\"total\":0}},"
-               "\"server\":{}}");
+    write_pts("gray-static", 200, &(struct pt){ "uncontrolled", NULL, 10, 0, 0, 0, 0, NULL });
     load_and_write();
     w = kb_report_row(&R, "go", "plaintext", 200);
     ck_assert_int_eq(w->p99.n, 0);
-    ck_assert_int_eq(kb_report_row(&R, "gray-static", "plaintext", 200)->p99.n, 2);
     ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.md")),
                                  "| 200 | 3 | 10 | 10.0 % | - | - | 0 | uncontrolled | delivery |"));
     csv_field("4,go-plaintext-200,", "p99_us", v, sizeof(v));

@@ -1,4 +1,5 @@
-/* test_evidence.c -- atomic writes leave only the final file, fixture identity follows
+/* test_evidence.c -- atomic writes leave only the final file (every other property of them:
+ * test_atomicfile), fixture identity follows
  * every byte of the sources, mkdirs nests, a directory to write in must be one's own. (SHA-256 itself: test_digest.) */
 #define _GNU_SOURCE
 #include "runner/util/evidence.h"
@@ -136,54 +137,6 @@ START_TEST(mhd_version_is_the_fixtures)
 }
 END_TEST
 
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static void expect(const char *path, const char *text)
-{
-    char buf[64] = "";
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    if (!fgets(buf, sizeof(buf), f))
-        buf[0] = '\0';
-    fclose(f);
-    ck_assert_str_eq(buf, text);
-}
-
-START_TEST(temporary_files_never_follow_a_planted_symlink)
-{
-    /* someone who can write the directory links the temporary names to a file of ours */
-    char path[128], tmp[160], victim[128], err[256];
-    struct stat st;
-    FILE *f;
-    kb_path(victim, sizeof(victim), dir, "victim");
-    put(victim, "untouched");
-    kb_path(path, sizeof(path), dir, "x.txt");
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-    ck_assert_int_eq(symlink(victim, tmp), 0);
-    ck_assert_int_eq(kb_write_atomic(path, "hello", 5, err, sizeof(err)), 0);
-    expect(victim, "untouched");
-    expect(path, "hello");
-    ck_assert_int_eq(lstat(path, &st), 0);
-    ck_assert(S_ISREG(st.st_mode));
-    ck_assert_int_eq(st.st_mode & 0777, 0644);
-
-    kb_path(tmp, sizeof(tmp), dir, "samples.csv.tmp");
-    ck_assert_int_eq(symlink(victim, tmp), 0);
-    ck_assert_ptr_nonnull(f = kb_fopen_tmp(tmp));
-    fputs("t_s\n", f);
-    fclose(f);
-    expect(victim, "untouched");
-    ck_assert_int_eq(lstat(tmp, &st), 0);
-    ck_assert(S_ISREG(st.st_mode));
-}
-END_TEST
-
 START_TEST(relative_paths_become_absolute)
 {
     /* a run directory named relative to where the runner started names the same place to
@@ -237,7 +190,6 @@ static Suite *suite(void)
     TCase *tc = tcase_create("files");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, atomic_write_and_json);
-    tcase_add_test(tc, temporary_files_never_follow_a_planted_symlink);
     tcase_add_test(tc, identity_tracks_sources);
     tcase_add_test(tc, which_takes_newest_versioned_name);
     tcase_add_test(tc, host_identity);
