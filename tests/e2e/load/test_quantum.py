@@ -90,7 +90,7 @@ def default_comes_from_the_contract_and_bad_values_are_refused():
         p = subprocess.run([KB, "load", "--url", "http://127.0.0.1:1/plaintext", "--route", "plaintext",
                             "--rate", "10", "--duration", "1", "--warmup", "0", "--send-quantum-us", bad],
                            capture_output=True, text=True, timeout=30)
-        assert p.returncode == 2 and "--send-quantum-us must be 0..1000" in p.stderr, (bad, p.returncode, p.stderr)
+        assert p.returncode == 2 and "--send-quantum-us must be a whole number in 0..1000" in p.stderr, (bad, p.returncode, p.stderr)
 
 
 def main():
