@@ -3,7 +3,9 @@
 
 `kneebench --version`; the wrk2-style `kneebench load -tN -cN -dDs -RNk URL` against kb-control
 (2 s, 200 req/s, the route inferred from the URL) and bad values refused with exit 2; curve's
-duration suffixes; every command's --help naming its exit codes; the man page showing every
+duration suffixes; every command's bad numbers refused the same way, naming the option, before
+anything is made, and durations and rates taken with units by soak and qualify too; every
+command's --help naming its exit codes; the man page showing every
 command; the bash completion agreeing with the help texts; `make install PREFIX=` and `make
 help`; and `kneebench compare` on two synthetic runs, laid out as a real run is (plan.json,
 run.json, fixtures/, points/<id>/{command,load,verdict}.json and DONE), where one runtime was
@@ -147,7 +149,7 @@ def load_bad_values_exit_2():
     cases = [
         ["-R20x"], ["-R2m"], ["-R0"], ["-R-1k"], ["-R1e4"], ["-R20k/s"], ["-R11M"],
         ["-d-1s"], ["-d0ms"], ["-d1e3"], ["-d10sec"], ["-d25h"], ["-d"],
-        ["-t0"], ["-t4x"], ["-c0"], ["-c1k"], ["-T0"], ["-T2d"],
+        ["-t0"], ["-t4x"], ["-t1e12"], ["-c0"], ["-c1k"], ["-T0"], ["-T2d"],
         ["--warmup", "2h"], ["--drain", "11m"], ["--duration", "5 s"],
         ["-H", "X y"], ["-H", "Connection: close"],   # not a header; the client's own
     ]
@@ -179,6 +181,76 @@ def curve_takes_duration_suffixes():
     assert p.returncode == 2 and "must be a duration" not in p.stderr, p.stderr
     assert "unknown runtime" in p.stderr, p.stderr
     assert not os.path.exists(run)
+
+
+@test
+def every_command_refuses_a_bad_number_naming_it():
+    """Issue 26 (item 2) and 27 (item 12): soak and qualify cast strtod to int (--threads
+    1e12, --connections 1e10: undefined behaviour; --threads 300 failed mid-run), calibrate
+    took --duration inf and serve-agent read --port with atoi. Every command now reads its
+    numbers one way, against one table of bounds (the load generator's limits): a bad value
+    exits 2 with "kneebench CMD: --NAME must be ..., not 'VALUE'" before anything is made
+    or started. The run commands are also given a contract that does not exist, so that one
+    which took the value after all stops there instead of starting fixtures."""
+    need_kb()
+    nowhere = os.path.join(TMP, "no-such-contract.json")
+    cases = [
+        (["soak", "--threads", "1e12"], "--threads"),
+        (["soak", "--threads", "300"], "--threads"),       # past the load child's 256
+        (["soak", "--duration", "25h"], "--duration"),
+        (["soak", "--rates", "8k,1e3"], "--rates"),
+        (["soak", "--sample-every", "inf"], "--sample-every"),
+        (["qualify", "--connections", "1e10"], "--connections"),
+        (["qualify", "--rate", "8.5"], "--rate"),          # a plan's rates are whole
+        (["qualify", "--db-pool", "0x10"], "--db-pool"),
+        (["calibrate", "--duration", "inf"], "--duration"),
+        (["calibrate", "--threads", "1e12"], "--threads"),
+        (["calibrate", "--steps", "33"], "--steps"),
+        (["curve", "--connections", "1e10"], "--connections"),
+        (["curve", "--rates", "4k,inf"], "--rates"),
+    ]
+    for i, (argv, name) in enumerate(cases):
+        d = os.path.join(TMP, f"refused-{i}")
+        where = "--run" if argv[0] == "curve" else "--out"
+        p = kb(argv[0], where, d, *argv[1:], "--contract", nowhere, timeout=30)
+        assert p.returncode == 2, (argv, p.returncode, p.stderr)
+        assert p.stderr.startswith(f"kneebench {argv[0]}: {name} must be "), (argv, p.stderr)
+        assert f"'{argv[-1]}'" in p.stderr, (argv, p.stderr)
+        assert p.stdout == "" and not os.path.exists(d), (argv, "made or said something first")
+    # serve-agent: nothing bound (it would serve until the timeout), its --rundir not made
+    d = os.path.join(TMP, "agent-rundir")
+    for argv in (["--port", "70000"], ["--port", "-1"], ["--idle-timeout", "0"]):
+        p = kb("serve-agent", "--rundir", d, *argv, timeout=10)
+        assert p.returncode == 2, (argv, p.returncode, p.stderr)
+        assert p.stderr.startswith(f"kneebench serve-agent: {argv[0]} must be "), (argv, p.stderr)
+        assert not os.path.exists(d), argv
+    for argv, name in ((["report", "--max-p99-ms", "inf", TMP], "--max-p99-ms"),
+                       (["report", "--min-delivery", "1e-3", TMP], "--min-delivery"),
+                       (["compare", TMP, TMP, "--min-change", "1e3"], "--min-change"),
+                       (["knee", "--threads", "1e12", "http://127.0.0.1:9/"], "-t/--threads"),
+                       (["load", "-d1s", "-R1k", "-c1e10", "http://127.0.0.1:9/"],
+                        "-c/--connections")):
+        p = kb(*argv)
+        assert p.returncode == 2, (argv, p.returncode, p.stderr)
+        assert p.stderr.startswith(f"kneebench {argv[0]}: {name} must be "), (argv, p.stderr)
+
+
+@test
+def durations_and_rates_take_units_everywhere():
+    """soak refused --duration 30s although curve took it. Each value here is accepted with
+    its unit: soak goes on to its plan, which refuses only the phase that does not exist;
+    qualify goes on to its own check of the durations, which names them in seconds."""
+    need_kb()
+    p = kb("soak", "--out", os.path.join(TMP, "soak-units"), "--duration", "30s", "--warmup",
+           "500ms", "--settle", "1m", "--sample-every", "250ms", "--drain", "2s",
+           "--window-max", "5m", "--rates", "1.5k", "--phases", "nosuch", timeout=30)
+    assert p.returncode == 2 and "must be" not in p.stderr, p.stderr
+    assert "phase 'nosuch': no such route" in p.stderr, p.stderr
+    p = kb("qualify", "--out", os.path.join(TMP, "qualify-units"), "--duration", "5s",
+           "--settle", "0.1m", "--rate", "2k", "--stats-every", "50ms", timeout=30)
+    assert p.returncode == 2 and "must be a" not in p.stderr, p.stderr
+    assert "the settling window (6 s) must end inside the measured interval (5 s)" in p.stderr, \
+        p.stderr
 
 
 @test
