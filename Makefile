@@ -12,6 +12,9 @@
 # each program's libraries in its own module.mk (it links what it uses, nothing more).
 # SANITIZER=address|undefined|thread builds everything under build/$(SANITIZER) with that
 # sanitizer; SANITIZER=asan is ASan and UBSan together, under build/asan (the suites' build).
+# BUILD_ROOT=DIR moves the build (default build/), each sanitizer's going under it;
+# $(call san_build,S) is sanitizer S's directory and `$(MAKE) $(call san_flags,S) TARGET`
+# builds into it, so no recipe names build/asan or build/thread.
 # No path is compiled in: the programs find their tree at run time (runner/util/root.h).
 
 SHELL      := /bin/bash
@@ -23,16 +26,23 @@ SAN_address   := address
 SAN_undefined := undefined
 SAN_thread    := thread
 ifeq ($(SANITIZER),)
-BUILD      ?= build
+ifeq ($(origin BUILD),undefined)
+BUILD      := $(or $(BUILD_ROOT),build)
+endif
+BUILD_ROOT ?= $(BUILD)
 SANFLAGS   :=
 else ifeq ($(SAN_$(SANITIZER)),)
 $(error SANITIZER=$(SANITIZER): one of address, undefined, thread, or asan (address and undefined))
 else
-BUILD      ?= build/$(SANITIZER)
+BUILD_ROOT ?= build
+BUILD      ?= $(BUILD_ROOT)/$(SANITIZER)
 SANFLAGS   := -fsanitize=$(SAN_$(SANITIZER)) -fno-omit-frame-pointer \
               $(if $(filter thread,$(SANITIZER)),,-fno-sanitize-recover=all)
 endif
 OBJ        := $(BUILD)/obj
+san_build   = $(BUILD_ROOT)/$(1)
+san_flags   = --no-print-directory SANITIZER=$(1) BUILD_ROOT=$(BUILD_ROOT) \
+              BUILD=$(call san_build,$(1))
 
 # Compile flags for every library any program uses; link flags per library, for the
 # module.mk files to pick from (LIBS_<pkg-config name>).

@@ -20,7 +20,6 @@ served or loaded. Every chart must:
   one), context lines (route, profile, samples, trust, run) under every chart, and a distinct
   colour for each of eight runtimes; a runtime with nothing to draw says so in the legend.
 """
-import json
 import os
 import re
 import shutil
@@ -31,15 +30,10 @@ import tempfile
 import zlib
 import xml.etree.ElementTree as ET
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import test, skip, exit_with  # noqa: E402
-from synthrun import DURATION, DRAIN, decode_png, synth_run  # noqa: E402
+from kbenv import CONTRACT, KB, ROOT, need
+from kbtest import test, skip, exit_with
+from synthrun import DURATION, DRAIN, decode_png, synth_run
 
-BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
-CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
 CRIT = CONTRACT["comparison"]["criteria"]
 TMP = tempfile.mkdtemp(prefix="kb-charts-")
 NS = "{http://www.w3.org/2000/svg}"
@@ -84,8 +78,7 @@ NODE_SERIES = ("start_s,length_s,completed,achieved_rps,p50_us,p99_us,max_us,err
 
 
 def report(run):
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     p = subprocess.run([KB, "report", run], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, (p.returncode, p.stderr)
 
@@ -453,8 +446,7 @@ def eight_runtimes_eight_colours_and_nothing_drawn_said():
 def an_endless_axis_is_bounded():
     """A criterion past any figure (p99 < 1e308 ms) still gives a chart, at once: on a copy of
     the recorded real run (tests/e2e/report/run), whose every point can be re-judged."""
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     run = os.path.join(TMP, "endless")
     shutil.copytree(os.path.join(ROOT, "tests", "e2e", "report", "run"), run)
     p = subprocess.run([KB, "report", "--max-p99-ms", "1e308", run], capture_output=True,

@@ -22,24 +22,14 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import test, skip, exit_with  # noqa: E402
+from kbenv import BUILD, CONTRACT, KB, ROOT, need
+from kbtest import test, skip, exit_with
 
-BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
-CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
 TMP = tempfile.mkdtemp(prefix="kb-cli-")
 
 
 def kb(*args, timeout=60):
     return subprocess.run([KB, *args], capture_output=True, text=True, timeout=timeout)
-
-
-def need_kb():
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
 
 
 def commands():
@@ -60,8 +50,7 @@ class Control:
 
     def __enter__(self):
         exe = os.path.join(BUILD, "kb-control")
-        if not os.access(exe, os.X_OK):
-            skip(f"{exe} is not built")
+        need(exe)
         self.p = subprocess.Popen([exe, "--port", "0"], stdout=subprocess.PIPE, text=True)
         line = self.p.stdout.readline()
         if "127.0.0.1:" not in line:
@@ -80,7 +69,7 @@ class Control:
 
 @test
 def version_names_runner_and_contract():
-    need_kb()
+    need(KB)
     for argv in (["--version"], ["version"], ["-V"]):
         p = kb(*argv)
         assert p.returncode == 0, (argv, p.stderr)
@@ -95,7 +84,7 @@ def version_names_runner_and_contract():
 
 @test
 def wrk2_style_load_runs():
-    need_kb()
+    need(KB)
     with Control() as ctl:
         js = os.path.join(TMP, "wrk2.json")
         # no --route and no --warmup: the route from the URL's path, warmup 0 as in wrk2
@@ -143,7 +132,7 @@ def control_reads_heads_as_rfc_9112_frames_them():
 
 @test
 def load_bad_values_exit_2():
-    need_kb()
+    need(KB)
     url = "http://127.0.0.1:9/plaintext"     # never reached: every case is refused first
     good = ["-t1", "-c2", "-d1s", "-R100"]
     cases = [
@@ -169,7 +158,7 @@ def load_bad_values_exit_2():
 
 @test
 def curve_takes_duration_suffixes():
-    need_kb()
+    need(KB)
     run = os.path.join(TMP, "curve-run")
     for opt, bad in (("--duration", "5x"), ("--warmup", "-1s"), ("--drain", "1e3"),
                      ("--duration", "0ms")):
@@ -192,7 +181,7 @@ def every_command_refuses_a_bad_number_naming_it():
     exits 2 with "kneebench CMD: --NAME must be ..., not 'VALUE'" before anything is made
     or started. The run commands are also given a contract that does not exist, so that one
     which took the value after all stops there instead of starting fixtures."""
-    need_kb()
+    need(KB)
     nowhere = os.path.join(TMP, "no-such-contract.json")
     cases = [
         (["soak", "--threads", "1e12"], "--threads"),
@@ -240,7 +229,7 @@ def durations_and_rates_take_units_everywhere():
     """soak refused --duration 30s although curve took it. Each value here is accepted with
     its unit: soak goes on to its plan, which refuses only the phase that does not exist;
     qualify goes on to its own check of the durations, which names them in seconds."""
-    need_kb()
+    need(KB)
     p = kb("soak", "--out", os.path.join(TMP, "soak-units"), "--duration", "30s", "--warmup",
            "500ms", "--settle", "1m", "--sample-every", "250ms", "--drain", "2s",
            "--window-max", "5m", "--rates", "1.5k", "--phases", "nosuch", timeout=30)
@@ -255,7 +244,7 @@ def durations_and_rates_take_units_everywhere():
 
 @test
 def every_help_names_exit_codes():
-    need_kb()
+    need(KB)
     cmds = commands()
     assert {"load", "curve", "report", "compare", "calibrate", "serve-agent", "soak",
             "version"} <= set(cmds), cmds
@@ -270,7 +259,7 @@ def every_help_names_exit_codes():
 
 @test
 def man_page_shows_every_command():
-    need_kb()
+    need(KB)
     page = os.path.join(BUILD, "kneebench.1")
     if not shutil.which("man") or not shutil.which("help2man"):
         skip("man or help2man is not installed (make deps installs help2man)")
@@ -299,7 +288,7 @@ def complete(*words):
 
 @test
 def completion_agrees_with_help():
-    need_kb()
+    need(KB)
     cmds = commands()
     assert set(cmds) <= complete("kneebench", ""), complete("kneebench", "")
     assert complete("kneebench", "comp") == {"compare"}
@@ -347,7 +336,7 @@ def runtime_words_and_table_are_the_contracts():
 
 @test
 def make_install_and_help():
-    need_kb()
+    need(KB)
     prefix = os.path.join(TMP, "prefix")
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     p = subprocess.run(["make", "-s", "-C", ROOT, f"BUILD={BUILD}", "install", f"PREFIX={prefix}"],
@@ -466,7 +455,7 @@ def synth_pair(repeats):
 
 @test
 def compare_reports_the_slowed_runtime():
-    need_kb()
+    need(KB)
     a, b = synth_pair(3)
     p = kb("compare", a, b)
     assert p.returncode == 0, p.stderr
@@ -515,7 +504,7 @@ def compare_reports_the_slowed_runtime():
 
 @test
 def compare_one_repeat_unjudged():
-    need_kb()
+    need(KB)
     a, b = synth_pair(1)
     p = kb("compare", a, b)
     assert p.returncode == 0, p.stderr
@@ -528,7 +517,7 @@ def compare_one_repeat_unjudged():
 
 @test
 def compare_refuses_bad_usage():
-    need_kb()
+    need(KB)
     a, b = synth_pair(1)
     for argv, rc in ((["compare", a], 2), (["compare"], 2), (["compare", a, b, b], 2),
                      (["compare", a, TMP], 2), (["compare", a, b, "--min-change", "x"], 2),
@@ -544,7 +533,7 @@ def compare_output_never_through_a_planted_link():
     """compare's --csv/--md are written through a temporary file beside them; a symlink
     planted where that file would be (it was OUT.tmp.<pid>: exec keeps the shell's PID, so
     a test can plant it) must not be written through, and no temporary file is left."""
-    need_kb()
+    need(KB)
     a, b = synth_pair(1)
     d = tempfile.mkdtemp(prefix="kb-cmp-link-", dir=TMP)
     victim, out = os.path.join(d, "someone-elses"), os.path.join(d, "cmp.csv")

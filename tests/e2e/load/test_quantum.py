@@ -10,10 +10,9 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from loadlib import CONTRACT, CONTROL, KB, TMP, Proc, load, need  # noqa: E402
-from kbtest import run, test  # noqa: E402
+from kbenv import CONTRACT, KB, need
+from kbtest import run, test
+from loadlib import CONTROL, TMP, Proc, load
 
 Q_US = 1000   # the largest quantum the option takes: bursts a millisecond apart
 

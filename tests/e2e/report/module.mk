@@ -9,6 +9,5 @@
 #     --rates 2000,6000,12000 --duration 2 --warmup 1 --drain 1 --free-ports
 .PHONY: test-report-e2e
 test-report-e2e: $(BUILD)/kneebench
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/report/test_report.py
+	@$(KB_PY) tests/e2e/report/test_report.py
 TESTS += test-report-e2e
