@@ -355,8 +355,8 @@ def make_install_and_help():
                        capture_output=True, text=True, timeout=60, env=env)
     assert p.returncode == 0, p.stderr
     listed = {line.split()[0] for line in p.stdout.splitlines() if line.startswith("  ")}
-    for target in ("all", "test", "curve", "install", "help", "man", "clean", "test-unit",
-                   "test-cli"):
+    for target in ("all", "test", "check", "curve", "install", "help", "man", "clean",
+                   "test-unit", "test-cli"):
         assert target in listed, (target, p.stdout)
 
 
