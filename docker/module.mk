@@ -44,7 +44,7 @@ $(BUILD)/tests/e2e/docker/sandbox-probe: $(OBJ)/tests/e2e/docker/sandbox_probe.o
 	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(runner_LDLIBS)
 
 test-docker: $(BUILD)/kneebench $(BUILD)/tests/e2e/docker/sandbox-probe
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
+	@$(KB_PY_ENV) \
 	 KB_DOCKER_LOCAL_BASE='$(DOCKER_LOCAL_BASE)' KB_DOCKER_PINNED_BASE='$(DOCKER_PINNED_BASE)' \
-	 python3 tests/e2e/docker/test_docker.py
+	 tests/lib/py tests/e2e/docker/test_docker.py
 TESTS += test-docker

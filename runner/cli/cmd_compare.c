@@ -6,6 +6,7 @@
 #include "runner/cli/commands.h"
 #include "runner/report/compare.h"
 #include "runner/util/atomicfile.h"
+#include "runner/util/opts.h"
 #include "runner/util/units.h"
 
 #include <errno.h>
@@ -50,7 +51,8 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
 {
     static const struct option opts[] = { { "csv", 1, 0, 'c' }, { "md", 1, 0, 'm' },
         { "min-change", 1, 0, 'f' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 } };
-    char *end;
+    static const struct kb_bound min_change = { 0, 1000, 0, 0 };
+    char e[320];
     int o;
     optind = 1;
     opterr = 0;
@@ -61,12 +63,10 @@ static int parse_args(int argc, char **argv, struct compare_args *a)
             a->csv = optarg;
         else if (o == 'm')
             a->md = optarg;
-        else if (o == 'f' && (errno = 0, a->floor_pct = strtod(optarg, &end), !errno) &&
-                 end != optarg && !*end && a->floor_pct >= 0 && a->floor_pct <= 1000)
-            continue;
         else if (o == 'f') {
-            fprintf(stderr, "kneebench compare: --min-change must be a percentage in [0, 1000], "
-                    "not '%s'\n", optarg);
+            if (!kb_opt_percent("--min-change", optarg, &min_change, &a->floor_pct, e, sizeof(e)))
+                continue;
+            fprintf(stderr, "kneebench compare: %s\n", e);
             return 2;
         } else {
             fprintf(stderr, "kneebench compare: unknown or incomplete option '%s'\n",

@@ -8,9 +8,8 @@
 #include "runner/run/server.h"
 #include "runner/report/report.h"
 #include "runner/sandbox/sandbox.h"
-#include "runner/util/units.h"
+#include "runner/util/opts.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +36,7 @@ static int usage(FILE *f)
         "                          beside the paper's one-hour db phase\n"
         "  --runtimes a,b --routes a,b --rates r1,r2   narrow the matrix\n"
         "  --duration D --warmup D --drain D --threads N --connections N   override\n"
-        "                          (durations: 30, 30s, 500ms, 2m)\n"
+        "                          (durations: 30, 30s, 500ms, 2m; rates: 4000, 4k, 1.5k)\n"
         "  --db-mode M             the /db designs the db route's points run: readiness,\n"
         "                          blocking (gray-static-blocking) or both (default: the\n"
         "                          runtimes picked: readiness, both with db-baseline)\n"
@@ -109,49 +108,41 @@ static const struct option long_opts[] = {
     { 0, 0, 0, 0 },
 };
 
-/* A duration option (runner/util/units.h: 30, 30s, 500ms, 2m), in seconds within [lo, hi] (lo
- * excluded when open_lo), as kneebench load takes it: a value outside would otherwise fall
- * back to the profile's in silence. */
-static int dur_arg(const char *name, const char *s, double lo, int open_lo, double hi,
-                   double *out)
-{
-    if (kb_parse_duration(s, lo, hi, out) || (open_lo && *out == lo)) {
-        fprintf(stderr, "kneebench curve: --%s must be a duration in %s%gs, %gs] (30, 30s, "
-                "500ms, 2m), not '%s'\n", name, open_lo ? "(" : "[", lo, hi, s);
-        return -1;
-    }
-    return 0;
-}
-
-/* An integer option in [lo, hi]. */
-static int int_arg(const char *name, const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    long v;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "kneebench curve: --%s must be a whole number in %ld..%ld, not '%s'\n",
-                name, lo, hi, s);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
-/* The load generator's own bounds (kneebench load), so a curve never plans a point its
- * load child would refuse. */
+/* Numbers, read through runner/util/opts.h against the load generator's own bounds (kneebench
+ * load's), so a curve never plans a point its load child would refuse; a value outside would
+ * otherwise fall back to the profile's in silence. 0, or 2 said on stderr. */
 static int number_opt(int o, struct kb_curve_opts *a)
 {
+    static const struct kb_bound confirm = { 1, KB_CONFIRM_MAX, 0, 0 },
+                                 refine = { 0.1, 100, 0, 0 };
+    struct kb_plan_opts *p = &a->plan;
+    const char *v = optarg;
+    char e[320];
+    size_t n = sizeof(e);
+    int rc;
     switch (o) {
-    case O_DURATION: return dur_arg("duration", optarg, 0, 1, 86400, &a->plan.duration_s);
-    case O_WARMUP: return dur_arg("warmup", optarg, 0, 0, 3600, &a->plan.warmup_s);
-    case O_DRAIN: return dur_arg("drain", optarg, 0, 0, 600, &a->plan.drain_s);
-    case O_THREADS: return int_arg("threads", optarg, 1, 256, &a->plan.threads);
-    case O_CONNS: return int_arg("connections", optarg, 1, 60000, &a->plan.connections);
-    case O_CONFIRM: return int_arg("confirm", optarg, 1, KB_CONFIRM_MAX, &a->plan.confirm);
-    default: return int_arg("repeats", optarg, 1, 1000, &a->plan.repeats);
+    case O_DURATION:
+        rc = kb_opt_duration("--duration", v, KB_BOUND(DURATION), &p->duration_s, e, n);
+        break;
+    case O_WARMUP: rc = kb_opt_duration("--warmup", v, KB_BOUND(WARMUP), &p->warmup_s, e, n); break;
+    case O_DRAIN: rc = kb_opt_duration("--drain", v, KB_BOUND(DRAIN), &p->drain_s, e, n); break;
+    case O_THREADS: rc = kb_opt_int("--threads", v, KB_BOUND(THREADS), &p->threads, e, n); break;
+    case O_CONNS:
+        rc = kb_opt_int("--connections", v, KB_BOUND(CONNECTIONS), &p->connections, e, n);
+        break;
+    case O_CONFIRM: rc = kb_opt_int("--confirm", v, &confirm, &p->confirm, e, n); break;
+    case O_REPEATS: rc = kb_opt_int("--repeats", v, KB_BOUND(REPEATS), &p->repeats, e, n); break;
+    case O_RATES:
+        rc = kb_opt_rates("--rates", v, KB_BOUND(PLAN_RATE), a->rates, sizeof(a->rates), e, n);
+        p->rates = a->rates;
+        break;
+    default:    /* --refine: 5 % unless it says */
+        a->refine = 5;
+        rc = v ? kb_opt_percent("--refine", v, &refine, &a->refine, e, n) : 0;
     }
+    if (rc)
+        fprintf(stderr, "kneebench curve: %s\n", e);
+    return rc ? 2 : 0;
 }
 
 static int reqlog_mode(const char *s)
@@ -178,10 +169,9 @@ static int parse_args(int argc, char **argv, struct kb_curve_opts *a)
         case O_PROFILE: a->plan.profile = optarg; break;
         case O_RUNTIMES: a->plan.runtimes = optarg; break;
         case O_ROUTES: a->plan.routes = optarg; break;
-        case O_RATES: a->plan.rates = optarg; break;
-        case O_DURATION: case O_WARMUP: case O_DRAIN: case O_THREADS: case O_CONNS:
-        case O_REPEATS: case O_CONFIRM:
-            if (number_opt(o, a) < 0)
+        case O_RATES: case O_DURATION: case O_WARMUP: case O_DRAIN: case O_THREADS:
+        case O_CONNS: case O_REPEATS: case O_CONFIRM: case O_REFINE:
+            if (number_opt(o, a))
                 return 2;
             break;
         case O_BACKEND: a->backend = optarg; break;
@@ -193,20 +183,6 @@ static int parse_args(int argc, char **argv, struct kb_curve_opts *a)
         case O_REQLOG:
             if ((a->requests_log = reqlog_mode(optarg)) < 0)
                 return 2;
-            break;
-        case O_REFINE:
-            if (!optarg) {
-                a->refine = 5;
-            } else {
-                char *end;
-                a->refine = strtod(optarg, &end);
-                if (end == optarg || (*end && strcmp(end, "%")) || !(a->refine >= 0.1) ||
-                    a->refine > 100) {
-                    fprintf(stderr, "kneebench curve: --refine=PCT must be a percentage in "
-                            "[0.1, 100], not '%s'\n", optarg);
-                    return 2;
-                }
-            }
             break;
         case O_FREE: a->free_ports = 1; break;
         case O_BUILD: a->build = optarg; break;

@@ -8,9 +8,7 @@
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +20,8 @@
 #include "runner/report/report.h"
 #include "runner/run/kneerun.h"
 #include "runner/run/run.h"
+#include "runner/util/opts.h"
 #include "runner/util/root.h"
-#include "runner/util/units.h"
 
 static void usage(FILE *f)
 {
@@ -71,49 +69,51 @@ static int bad(const char *fmt, const char *a)
     return 2;
 }
 
-static int whole(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtol(s, &end, 10);
-    return errno || end == s || *end || *out < lo || *out > hi ? -1 : 0;
-}
-
-static int positive(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtod(s, &end);
-    if (end > s && *end == '%')
-        end++;
-    return errno || end == s || *end || !isfinite(*out) || *out < lo || *out > hi ? -1 : 0;
-}
-
 enum { O_URL = 256, O_ROUTE, O_ES, O_EB, O_EH, O_PID, O_CGROUP, O_CPUS, O_RUN, O_RES, O_START,
        O_FACTOR, O_MIN, O_MAX, O_MAXTIME, O_CONFIRM, O_P99, O_DEL, O_DUR, O_WARM, O_DRAIN,
        O_NORT, O_REMOTE, O_CONTRACT, O_QUIET };
 
+/* The search's own ranges; the load's are runner/util/opts.h's. */
+static const struct kb_bound search_rate = { 1, 1e7, 0, 0 }, resolution = { 0.1, 100, 0, 0 },
+    factor = { 1.05, 10, 0, 0 }, max_time = { 1, 86400, 0, 0 },
+    confirm = { 1, KB_CONFIRM_MAX, 0, 0 }, sample = { 0.1, 3600, 0, 0 },
+    sample_warmup = { 0, 600, 0, 0 };
+
+/* Options with a count or a rate. 0, or -1 with e. */
+static int count_opt(int o, const char *v, struct kb_knee_args *a, char *e, size_t n)
+{
+    switch (o) {
+    case O_PID: return kb_opt_long("--pid", v, KB_BOUND(PID), &a->pid, e, n);
+    case O_START: return kb_opt_rate("--start-rate", v, &search_rate, &a->start, e, n);
+    case O_MIN: return kb_opt_rate("--min-rate", v, &search_rate, &a->min, e, n);
+    case O_MAX: return kb_opt_rate("--max-rate", v, &search_rate, &a->max, e, n);
+    case O_CONFIRM: return kb_opt_long("--confirm", v, &confirm, &a->confirm, e, n);
+    case 't': return kb_opt_long("-t/--threads", v, KB_BOUND(THREADS), &a->threads, e, n);
+    default: return kb_opt_long("-c/--connections", v, KB_BOUND(CONNECTIONS), &a->connections,
+                                e, n);
+    }
+}
+
 /* Options with a number. 0, or bad()'s 2. */
 static int number_opt(int o, const char *v, struct kb_knee_args *a)
 {
+    char e[256];
+    size_t n = sizeof(e);
+    int rc;
     switch (o) {
-    case O_PID: return whole(v, 1, 4194304, &a->pid) ? bad("--pid must be a process ID, not '%s'", v) : 0;
-    case O_RES: return positive(v, 0.1, 100, &a->resolution) ? bad("--resolution must be a percentage in [0.1, 100], not '%s'", v) : 0;
-    case O_START: return kb_parse_rate(v, 1, 1e7, &a->start) ? bad("--start-rate must be a rate in [1, 10M], not '%s'", v) : 0;
-    case O_MIN: return kb_parse_rate(v, 1, 1e7, &a->min) ? bad("--min-rate must be a rate in [1, 10M], not '%s'", v) : 0;
-    case O_MAX: return kb_parse_rate(v, 1, 1e7, &a->max) ? bad("--max-rate must be a rate in [1, 10M], not '%s'", v) : 0;
-    case O_FACTOR: return positive(v, 1.05, 10, &a->factor) ? bad("--factor must be in [1.05, 10], not '%s'", v) : 0;
-    case O_MAXTIME: return kb_parse_duration(v, 1, 86400, &a->max_time) ? bad("--max-time must be a duration in [1s, 24h], not '%s'", v) : 0;
-    case O_CONFIRM: return whole(v, 1, KB_CONFIRM_MAX, &a->confirm) ? bad("--confirm must be 1..9, not '%s'", v) : 0;
-    case O_P99: return positive(v, 0.001, 3600000, &a->p99_ms) ? bad("--max-p99-ms must be a positive number of ms, not '%s'", v) : 0;
-    case O_DEL: return positive(v, 1e-6, 1, &a->delivery) ? bad("--min-delivery must be a fraction in (0, 1], not '%s'", v) : 0;
-    case O_DUR: return kb_parse_duration(v, 0.1, 3600, &a->duration) ? bad("--duration must be a duration in [100ms, 1h], not '%s'", v) : 0;
-    case O_WARM: return kb_parse_duration(v, 0, 600, &a->warmup) ? bad("--warmup must be a duration in [0, 10m], not '%s'", v) : 0;
-    case O_DRAIN: return kb_parse_duration(v, 0, 600, &a->drain) ? bad("--drain must be a duration in [0, 10m], not '%s'", v) : 0;
-    case 'T': return kb_parse_duration(v, 1e-3, 3600, &a->timeout) ? bad("-T/--timeout must be a duration in [1ms, 1h], not '%s'", v) : 0;
-    case 't': return whole(v, 1, 256, &a->threads) ? bad("-t/--threads must be 1..256, not '%s'", v) : 0;
-    default: return whole(v, 1, 60000, &a->connections) ? bad("-c/--connections must be 1..60000, not '%s'", v) : 0;
+    case O_RES: rc = kb_opt_percent("--resolution", v, &resolution, &a->resolution, e, n); break;
+    case O_FACTOR: rc = kb_opt_number("--factor", v, &factor, &a->factor, e, n); break;
+    case O_MAXTIME: rc = kb_opt_duration("--max-time", v, &max_time, &a->max_time, e, n); break;
+    case O_P99: rc = kb_opt_number("--max-p99-ms", v, KB_BOUND(P99_MS), &a->p99_ms, e, n); break;
+    case O_DEL: rc = kb_opt_fraction("--min-delivery", v, KB_BOUND(DELIVERY), &a->delivery, e, n);
+        break;
+    case O_DUR: rc = kb_opt_duration("--duration", v, &sample, &a->duration, e, n); break;
+    case O_WARM: rc = kb_opt_duration("--warmup", v, &sample_warmup, &a->warmup, e, n); break;
+    case O_DRAIN: rc = kb_opt_duration("--drain", v, KB_BOUND(DRAIN), &a->drain, e, n); break;
+    case 'T': rc = kb_opt_duration("-T/--timeout", v, KB_BOUND(TIMEOUT), &a->timeout, e, n); break;
+    default: rc = count_opt(o, v, a, e, n);
     }
+    return rc ? bad("%s", e) : 0;
 }
 
 /* Options with text, and flags. 0, or bad()'s 2. */

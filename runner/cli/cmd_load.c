@@ -8,7 +8,6 @@
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,8 +17,8 @@
 #include "fixtures/contract.h"
 #include "runner/load/loadgen.h"
 #include "runner/run/loadrun.h"
+#include "runner/util/opts.h"
 #include "runner/util/root.h"
-#include "runner/util/units.h"
 
 static void usage(FILE *f)
 {
@@ -79,83 +78,69 @@ static int bad(const char *fmt, const char *a)
     return 2;
 }
 
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    long v;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* Long-only options get codes past any character, so that no short flag is exposed by
  * accident; -H and -L mean what they mean to wrk2's users: a header and --latency. */
 enum { O_URL = 256, O_ROUTE, O_EXPECT_STATUS, O_EXPECT_BODY, O_EXPECT_HEADER, O_WARMUP, O_DRAIN, O_JSON, O_HGRM, O_UHGRM, O_CONTRACT,
        O_TIMEOUT_MS, O_CPUS, O_QUIET, O_HLOG, O_SERIES, O_REQLOG, O_REQLOG_MAX, O_SPIN,
        O_SLACK, O_QUANTUM, O_EAGER, O_RT, O_EXACT, O_TIMER };
 
-/* Numbers with units: rate, durations, the timeout. 0, or bad()'s 2. */
+/* Numbers with units: rate, durations, the timeout; bounds from runner/util/opts.h. 0, or
+ * bad()'s 2. */
 static int unit_opt(int o, const char *v, struct kb_load_args *a)
 {
+    char err[256];
     double s;
+    int rc;
     switch (o) {
     case 'R':
-        if (kb_parse_rate(v, 1e-3, 1e7, &a->rate))
-            return bad("-R/--rate must be a rate in (0, 10M] (45000, 20k, 1.5k), not '%s'", v);
-        a->have_rate = 1;
-        return 0;
+        rc = kb_opt_rate("-R/--rate", v, KB_BOUND(RATE), &a->rate, err, sizeof(err));
+        a->have_rate = !rc;
+        break;
     case 'd':
-        if (kb_parse_duration(v, 1e-3, 86400, &a->duration))
-            return bad("-d/--duration must be a duration in (0, 24h] (10, 10s, 500ms, 2m), not '%s'", v);
-        a->have_duration = 1;
-        return 0;
+        rc = kb_opt_duration("-d/--duration", v, KB_BOUND(DURATION), &a->duration, err,
+                             sizeof(err));
+        a->have_duration = !rc;
+        break;
     case O_WARMUP:
-        if (kb_parse_duration(v, 0, 3600, &a->warmup))
-            return bad("--warmup must be a duration in [0, 1h] (5, 5s, 500ms), not '%s'", v);
-        return 0;
+        rc = kb_opt_duration("--warmup", v, KB_BOUND(WARMUP), &a->warmup, err, sizeof(err));
+        break;
     case O_DRAIN:
-        if (kb_parse_duration(v, 0, 600, &a->drain))
-            return bad("--drain must be a duration in [0, 10m] (2, 2s, 500ms), not '%s'", v);
-        a->have_drain = 1;
-        return 0;
+        rc = kb_opt_duration("--drain", v, KB_BOUND(DRAIN), &a->drain, err, sizeof(err));
+        a->have_drain = !rc;
+        break;
     default:    /* -T: whole milliseconds, as --timeout-ms */
-        if (kb_parse_duration(v, 1e-3, 3600, &s))
-            return bad("-T/--timeout must be a duration in [1ms, 1h] (2s, 500ms), not '%s'", v);
-        a->timeout_ms = lround(s * 1000);
-        return 0;
+        if (!(rc = kb_opt_duration("-T/--timeout", v, KB_BOUND(TIMEOUT), &s, err, sizeof(err))))
+            a->timeout_ms = lround(s * 1000);
     }
+    return rc ? bad("%s", err) : 0;
 }
 
 /* Whole-number options. 0, or bad()'s 2. */
 static int int_opt(int o, const char *v, struct kb_load_args *a)
 {
-    long n;
-    switch (o) {
-    case 't':
-        if (parse_int(v, 1, 256, &n)) return bad("-t/--threads must be 1..256, not '%s'", v);
-        a->threads = (int)n; return 0;
-    case 'c':
-        if (parse_int(v, 1, 60000, &n)) return bad("-c/--connections must be 1..60000, not '%s'", v);
-        a->connections = (int)n; return 0;
-    case O_TIMEOUT_MS:
-        if (parse_int(v, 1, 3600000, &a->timeout_ms)) return bad("--timeout-ms must be 1..3600000, not '%s'", v);
-        return 0;
-    case O_SLACK:
-        if (parse_int(v, 0, 1000, &a->slack_us)) return bad("--timer-slack-us must be 0..1000, not '%s'", v);
-        return 0;
-    case O_QUANTUM:
-        if (parse_int(v, 0, 1000, &a->quantum_us)) return bad("--send-quantum-us must be 0..1000, not '%s'", v);
-        a->have_quantum = 1; return 0;
-    case O_SPIN:
-        if (parse_int(v, 0, 1000, &a->spin_us)) return bad("--spin-us must be 0..1000, not '%s'", v);
-        return 0;
-    default:    /* O_REQLOG_MAX */
-        if (parse_int(v, 1, 100000000, &a->requests_log_max)) return bad("--requests-log-max must be 1..100000000 lines, not '%s'", v);
-        a->have_requests_log_max = 1; return 0;
-    }
+    const struct { int o; const char *name; enum kb_bound_id b; long *into; } longs[] = {
+        { O_TIMEOUT_MS, "--timeout-ms", KB_B_TIMEOUT_MS, &a->timeout_ms },
+        { O_SLACK, "--timer-slack-us", KB_B_CLIENT_US, &a->slack_us },
+        { O_QUANTUM, "--send-quantum-us", KB_B_CLIENT_US, &a->quantum_us },
+        { O_SPIN, "--spin-us", KB_B_CLIENT_US, &a->spin_us },
+        { O_REQLOG_MAX, "--requests-log-max", KB_B_REQLOG_LINES, &a->requests_log_max },
+    };
+    char err[256];
+    int rc = -1;
+    if (o == 't')
+        rc = kb_opt_int("-t/--threads", v, KB_BOUND(THREADS), &a->threads, err, sizeof(err));
+    else if (o == 'c')
+        rc = kb_opt_int("-c/--connections", v, KB_BOUND(CONNECTIONS), &a->connections, err,
+                        sizeof(err));
+    for (size_t i = 0; i < sizeof(longs) / sizeof(longs[0]); i++)
+        if (longs[i].o == o)
+            rc = kb_opt_long(longs[i].name, v, &kb_bounds[longs[i].b], longs[i].into, err,
+                             sizeof(err));
+    if (rc)
+        return bad("%s", err);
+    a->have_quantum |= o == O_QUANTUM;
+    a->have_requests_log_max |= o == O_REQLOG_MAX;
+    return 0;
 }
 
 /* Options that name a file or a list, and flags. 0; 1 when the value was refused (said on

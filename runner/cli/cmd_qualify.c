@@ -12,11 +12,11 @@
 #include "runner/run/qualrun.h"
 #include "runner/util/evidence.h"
 #include "runner/util/jfield.h"
+#include "runner/util/opts.h"
 #include "runner/util/root.h"
 #include "fixtures/contract.h"
 
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,15 +38,19 @@ static int usage(FILE *f)
         "  from the contract, beside this run's). It reproduces the paper's readiness\n"
         "  qualification, whose criteria these are, on gray-static's readiness design; the\n"
         "  report shows the paper's later continuation run beside it.\n"
-        "  --rate N --duration S   shorten it (default: the contract's)\n"
-        "  --warmup S --settle S --drain S --threads N --connections N --db-pool N\n"
-        "  --sample-every S        RSS and descriptor sampling interval\n"
-        "  --stats-every S         /stats reading interval\n"
+        "  --rate R --duration D   shorten it (default: the contract's; rates 8000, 8k;\n"
+        "                          durations 30, 30s, 500ms, 2m)\n"
+        "  --warmup D --settle D --drain D --threads N --connections N --db-pool N\n"
+        "                          (kneebench load's bounds: 1..256, 1..60000; the pool\n"
+        "                          1..10000)\n"
+        "  --sample-every D        RSS and descriptor sampling interval\n"
+        "  --stats-every D         /stats reading interval\n"
         "  --client-lag-max-us N   the client's send-lag bound (default: the contract's)\n"
         "  --no-limits --server-cpus LIST --client-cpus LIST --build DIR --load-cmd PATH\n"
         "  --contract FILE\n"
         "Exit 0 when it passes, 1 when it fails or the client was the limit, 2 for bad\n"
-        "arguments or setup, 130 when interrupted (no DONE marker; re-run to redo it).\n");
+        "arguments (refused, naming the option, before anything starts) or setup, 130 when\n"
+        "interrupted (no DONE marker; re-run to redo it).\n");
     return f == stdout ? 1 : 2;
 }
 
@@ -69,50 +73,55 @@ static const struct option long_opts[] = {
 /* An option's value: -1 (or NULL) when not given, so the contract's stands. */
 struct args {
     const char *out, *scpus, *ccpus, *build, *load_cmd, *contract;
-    double v[O_CONTRACT + 1];
+    double rate, duration, warmup, settle, drain, every, stats_every, lag_max_us;
+    int threads, connections, db_pool;
     int no_limits;
 };
 
-/* The options that take a number, with their floor. */
-static int numeric(int o, double *lo)
+/* A number option, read through runner/util/opts.h against the load generator's bounds, so
+ * that a value its load child would refuse, or one past an int, never reaches the run. 0, or
+ * -1 with e. */
+static int number_opt(int o, const char *v, struct args *a, char *e, size_t n)
 {
     switch (o) {
-    case O_RATE: case O_THREADS: case O_CONNS: case O_DBPOOL: *lo = 1; return 1;
-    case O_DURATION: case O_EVERY: case O_STATS_EVERY: *lo = 0.001; return 1;
-    case O_WARMUP: case O_SETTLE: case O_DRAIN: case O_LAGMAX: *lo = 0; return 1;
-    default: return 0;
+    case O_RATE: return kb_opt_rate("--rate", v, KB_BOUND(PLAN_RATE), &a->rate, e, n);
+    case O_DURATION:
+        return kb_opt_duration("--duration", v, KB_BOUND(DURATION), &a->duration, e, n);
+    case O_WARMUP: return kb_opt_duration("--warmup", v, KB_BOUND(WARMUP), &a->warmup, e, n);
+    case O_SETTLE: return kb_opt_duration("--settle", v, KB_BOUND(SETTLE), &a->settle, e, n);
+    case O_DRAIN: return kb_opt_duration("--drain", v, KB_BOUND(DRAIN), &a->drain, e, n);
+    case O_THREADS: return kb_opt_int("--threads", v, KB_BOUND(THREADS), &a->threads, e, n);
+    case O_CONNS:
+        return kb_opt_int("--connections", v, KB_BOUND(CONNECTIONS), &a->connections, e, n);
+    case O_DBPOOL: return kb_opt_int("--db-pool", v, KB_BOUND(DB_POOL), &a->db_pool, e, n);
+    case O_EVERY:
+        return kb_opt_duration("--sample-every", v, KB_BOUND(INTERVAL), &a->every, e, n);
+    case O_STATS_EVERY:
+        return kb_opt_duration("--stats-every", v, KB_BOUND(INTERVAL), &a->stats_every, e, n);
+    default:    /* O_LAGMAX */
+        return kb_opt_number("--client-lag-max-us", v, KB_BOUND(CLIENT_US_MAX), &a->lag_max_us,
+                             e, n);
     }
-}
-
-static const char *opt_name(int o)
-{
-    for (size_t i = 0; long_opts[i].name; i++)
-        if (long_opts[i].val == o)
-            return long_opts[i].name;
-    return "?";
 }
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    int o, bad = 0;
+    char e[320];
+    int o;
     memset(a, 0, sizeof(*a));
-    for (size_t i = 0; i < sizeof(a->v) / sizeof(a->v[0]); i++)
-        a->v[i] = -1;
+    a->rate = a->duration = a->warmup = a->settle = a->drain = a->every = a->stats_every = -1;
+    a->lag_max_us = a->threads = a->connections = a->db_pool = -1;
     optind = 1;
     while ((o = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
-        double lo;
-        char *end;
-        if (o >= O_OUT && o <= O_CONTRACT && numeric(o, &lo)) {
-            double v = strtod(optarg, &end);
-            if (end == optarg || *end || !isfinite(v) || v < lo) {
-                fprintf(stderr, "kneebench qualify: --%s wants a number >= %g, not '%s'\n",
-                        opt_name(o), lo, optarg);
-                bad = 1;
-            }
-            a->v[o] = v;
-            continue;
-        }
         switch (o) {
+        case O_RATE: case O_DURATION: case O_WARMUP: case O_SETTLE: case O_DRAIN:
+        case O_THREADS: case O_CONNS: case O_DBPOOL: case O_EVERY: case O_STATS_EVERY:
+        case O_LAGMAX:
+            if (number_opt(o, optarg, a, e, sizeof(e))) {
+                fprintf(stderr, "kneebench qualify: %s\n", e);
+                return 2;
+            }
+            break;
         case O_OUT: a->out = optarg; break;
         case O_NOLIMITS: a->no_limits = 1; break;
         case O_SCPUS: a->scpus = optarg; break;
@@ -124,8 +133,6 @@ static int parse_args(int argc, char **argv, struct args *a)
         default: return usage(stderr);
         }
     }
-    if (bad)
-        return 2;
     if (!a->out || optind < argc) {
         fprintf(stderr, "kneebench qualify: %s\n", a->out ? "unexpected argument"
                                                           : "--out DIR is required");
@@ -137,19 +144,18 @@ static int parse_args(int argc, char **argv, struct args *a)
 /* The contract's parameters with the options given on top. */
 static void apply(const struct args *a, struct kb_qual_params *p)
 {
-    const double *v = a->v;
-    p->rate = v[O_RATE] >= 0 ? (long)v[O_RATE] : p->rate;
-    p->duration_s = v[O_DURATION] >= 0 ? v[O_DURATION] : p->duration_s;
-    p->warmup_s = v[O_WARMUP] >= 0 ? v[O_WARMUP] : p->warmup_s;
-    p->settle_s = v[O_SETTLE] >= 0 ? v[O_SETTLE] : p->settle_s;
-    p->drain_s = v[O_DRAIN] >= 0 ? v[O_DRAIN] : p->drain_s;
-    p->threads = v[O_THREADS] >= 0 ? (int)v[O_THREADS] : p->threads;
-    p->connections = v[O_CONNS] >= 0 ? (int)v[O_CONNS] : p->connections;
-    p->db_pool = v[O_DBPOOL] >= 0 ? (int)v[O_DBPOOL] : p->db_pool;
-    p->sample_every_s = v[O_EVERY] >= 0 ? v[O_EVERY] : p->sample_every_s;
-    p->stats_every_s = v[O_STATS_EVERY] >= 0 ? v[O_STATS_EVERY] : p->stats_every_s;
-    if (v[O_LAGMAX] >= 0)
-        p->crit.point.client_lag_p99_max_us = (long)v[O_LAGMAX];
+    p->rate = a->rate >= 0 ? (long)a->rate : p->rate;     /* whole: kb_opt_rate checked */
+    p->duration_s = a->duration >= 0 ? a->duration : p->duration_s;
+    p->warmup_s = a->warmup >= 0 ? a->warmup : p->warmup_s;
+    p->settle_s = a->settle >= 0 ? a->settle : p->settle_s;
+    p->drain_s = a->drain >= 0 ? a->drain : p->drain_s;
+    p->threads = a->threads >= 0 ? a->threads : p->threads;
+    p->connections = a->connections >= 0 ? a->connections : p->connections;
+    p->db_pool = a->db_pool >= 0 ? a->db_pool : p->db_pool;
+    p->sample_every_s = a->every >= 0 ? a->every : p->sample_every_s;
+    p->stats_every_s = a->stats_every >= 0 ? a->stats_every : p->stats_every_s;
+    if (a->lag_max_us >= 0)
+        p->crit.point.client_lag_p99_max_us = (long)a->lag_max_us;
 }
 
 /* The verdict's one-line summary, from verdict.json. */

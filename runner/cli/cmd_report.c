@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runner/cli/commands.h"
 #include "runner/util/evidence.h"
+#include "runner/util/opts.h"
 #include "runner/report/knee_report.h"
 #include "runner/report/report.h"
 
@@ -70,12 +71,17 @@ static int rederived_ok(const struct kb_rederive *rd)
     return rd->rejudge && rd->nunchecked ? 1 : 0;
 }
 
-/* A positive number, all of s. */
-static int parse_pos(const char *s, double *out)
+/* --max-p99-ms and --min-delivery, read through runner/util/opts.h. 0, or 2 said on stderr. */
+static int criterion_opt(int o, const char *v, double *p99_ms, double *delivery)
 {
-    char *end;
-    *out = strtod(s, &end);
-    return end != s && !*end && isfinite(*out) && *out > 0 ? 0 : -1;
+    char e[320];
+    if (o == 'm' ? kb_opt_number("--max-p99-ms", v, KB_BOUND(P99_MS), p99_ms, e, sizeof(e))
+                 : kb_opt_fraction("--min-delivery", v, KB_BOUND(DELIVERY), delivery, e,
+                                   sizeof(e))) {
+        fprintf(stderr, "kneebench report: %s\n", e);
+        return 2;
+    }
+    return 0;
 }
 
 static int write_all(const struct kb_report *r, const char *out, char *err, size_t errlen)
@@ -131,15 +137,11 @@ int cmd_report(int argc, char **argv)
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (o == 'p')
             partial = 1;
-        else if (o == 'm' && parse_pos(optarg, &p99_ms) == 0)
+        else if (o == 'm' || o == 'd') {
+            if (criterion_opt(o, optarg, &p99_ms, &delivery))
+                return 2;
             rd.rejudge = 1;
-        else if (o == 'd' && parse_pos(optarg, &delivery) == 0 && delivery <= 1)
-            rd.rejudge = 1;
-        else if (o == 'm' || o == 'd')
-            return fprintf(stderr, "kneebench report: --%s %s: %s\n", o == 'm' ? "max-p99-ms"
-                           : "min-delivery", optarg, o == 'm' ? "a positive number of ms"
-                           : "a fraction in (0, 1]"), 2;
-        else
+        } else
             return usage(o == 'h' ? stdout : stderr);
     }
     if (optind != argc - 1)

@@ -6,10 +6,10 @@
 #include "runner/report/report.h"
 #include "runner/run/soakrun.h"
 #include "runner/util/evidence.h"
+#include "runner/util/opts.h"
 
 #include <getopt.h>
 #include <jansson.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +27,11 @@ static int usage(FILE *f)
         "  The one-hour qualification on " KB_SOAK_RUNTIME ": sequential phases, routes, rates,\n"
         "  durations and windows from the contract's soak section unless overridden.\n"
         "  --phases a,b (--routes)  which phases, in this order (default: the contract's)\n"
-        "  --rates r1,r2           one rate per phase\n"
-        "  --duration S --warmup S --settle S --sample-every S --drain S\n"
-        "  --threads N --connections N --db-pool N\n"
+        "  --rates r1,r2           one rate per phase (4000, 4k, 1.5k)\n"
+        "  --duration D --warmup D --settle D --sample-every D --drain D\n"
+        "                          (durations: 30, 30s, 500ms, 2m, 1h; bare: seconds)\n"
+        "  --threads N --connections N --db-pool N   (kneebench load's bounds: 1..256,\n"
+        "                          1..60000; the pool 1..10000)\n"
         "  --min-delivery F        near-exact delivery floor (default 0.995)\n"
         "  --rss-growth-pct P --rss-floor BYTES    RSS growth rule (default 1 %%/h of the mean,\n"
         "                          and a fitted rise over 64 KiB in the window)\n"
@@ -37,7 +39,7 @@ static int usage(FILE *f)
         "  --db-mode MODE          the db phase's /db design: blocking (the paper's original\n"
         "                          route, gray-static-blocking) or readiness (default: the\n"
         "                          contract's soak.db_mode, blocking, as the paper ran it)\n"
-        "  --window-max S          decay windows of S seconds, or a tenth of the phase when\n"
+        "  --window-max D          decay windows of D, or a tenth of the phase when\n"
         "                          shorter (default: the contract's, 300)\n"
         "  --max-rate-drop F       the last window's achieved may fall by this fraction of the\n"
         "                          first's (default: the contract's, 0.005)\n"
@@ -51,7 +53,7 @@ static int usage(FILE *f)
         "first window to its last.\n"
         "Exit 0 when every phase passes, 1 when one does not or its evidence could not be\n"
         "written completely (its incomplete.json says which file; re-run to redo it), 2 for\n"
-        "bad arguments/setup.\n");
+        "bad arguments/setup (a bad option is refused, naming it, before anything starts).\n");
     return f == stdout ? 1 : 2;
 }
 
@@ -80,22 +82,61 @@ static const struct option long_opts[] = {
 };
 
 
-/* A number option: finite and >= lo, else a usage error. */
-static int num_opt(const char *name, const char *s, double lo, double *out)
+/* The soak's own ranges; the load's and the criteria's are runner/util/opts.h's. */
+static const struct kb_bound every = { 0.05, 3600, 0, 0 }, growth_pct = { 0, 1000, 0, 0 },
+    bytes = { 0, 1e15, 0, 0 }, fds = { 0, 1e9, 0, 0 }, window = { 1, 86400, 0, 0 },
+    p99_factor = { 1, 1000, 1, 0 }, p99_floor_ms = { 0, 3600000, 0, 0 };
+
+/* The options of the phases' load and sampling, read through runner/util/opts.h. 0, or -1
+ * with e. */
+static int load_opt(int o, const char *v, struct kb_soak_opts *a, char *e, size_t n)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !isfinite(v) || v < lo) {
-        fprintf(stderr, "kneebench soak: --%s wants a number >= %g, not '%s'\n", name, lo, s);
-        return -1;
+    switch (o) {
+    case O_DURATION:
+        return kb_opt_duration("--duration", v, KB_BOUND(DURATION), &a->duration, e, n);
+    case O_WARMUP: return kb_opt_duration("--warmup", v, KB_BOUND(WARMUP), &a->warmup, e, n);
+    case O_SETTLE: return kb_opt_duration("--settle", v, KB_BOUND(SETTLE), &a->settle, e, n);
+    case O_EVERY: return kb_opt_duration("--sample-every", v, &every, &a->every, e, n);
+    case O_DRAIN: return kb_opt_duration("--drain", v, KB_BOUND(DRAIN), &a->drain, e, n);
+    case O_THREADS: return kb_opt_int("--threads", v, KB_BOUND(THREADS), &a->threads, e, n);
+    case O_CONNS:
+        return kb_opt_int("--connections", v, KB_BOUND(CONNECTIONS), &a->connections, e, n);
+    case O_DBPOOL: return kb_opt_int("--db-pool", v, KB_BOUND(DB_POOL), &a->db_pool, e, n);
+    default:    /* O_RATES: whole req/s for the plan */
+        a->rates = a->rates_buf;
+        return kb_opt_rates("--rates", v, KB_BOUND(PLAN_RATE), a->rates_buf,
+                            sizeof(a->rates_buf), e, n);
     }
-    *out = v;
-    return 0;
+}
+
+/* The criteria's options, read through runner/util/opts.h. 0, or -1 with e. */
+static int criterion_opt(int o, const char *v, struct kb_soak_opts *a, char *e, size_t n)
+{
+    switch (o) {
+    case O_MINDEL:
+        return kb_opt_fraction("--min-delivery", v, KB_BOUND(DELIVERY), &a->min_delivery, e, n);
+    case O_RSSPCT: return kb_opt_percent("--rss-growth-pct", v, &growth_pct, &a->rss_pct, e, n);
+    case O_RSSFLOOR: return kb_opt_number("--rss-floor", v, &bytes, &a->rss_floor, e, n);
+    case O_FDPCT: return kb_opt_percent("--fd-growth-pct", v, &growth_pct, &a->fd_pct, e, n);
+    case O_FDFLOOR: return kb_opt_number("--fd-floor", v, &fds, &a->fd_floor, e, n);
+    case O_CCPUMAX:
+        return kb_opt_fraction("--client-cpu-max", v, KB_BOUND(FRACTION), &a->client_cpu_max,
+                               e, n);
+    case O_LAGMAX:
+        return kb_opt_number("--client-lag-max-us", v, KB_BOUND(CLIENT_US_MAX),
+                             &a->client_lag_max_us, e, n);
+    case O_WINMAX: return kb_opt_duration("--window-max", v, &window, &a->window_max, e, n);
+    case O_RATEDROP:
+        return kb_opt_fraction("--max-rate-drop", v, KB_BOUND(FRACTION), &a->max_rate_drop, e, n);
+    case O_P99GROWTH: return kb_opt_number("--p99-growth", v, &p99_factor, &a->p99_growth, e, n);
+    default:    /* O_P99FLOOR */
+        return kb_opt_number("--p99-growth-floor-ms", v, &p99_floor_ms, &a->p99_floor_ms, e, n);
+    }
 }
 
 static int parse_args(int argc, char **argv, struct kb_soak_opts *a)
 {
-    double d;
+    char e[320];
     int o, bad = 0;
     memset(a, 0, sizeof(*a));
     a->duration = a->warmup = a->settle = a->every = a->drain = -1;
@@ -112,34 +153,22 @@ static int parse_args(int argc, char **argv, struct kb_soak_opts *a)
         switch (o) {
         case O_OUT: a->out = optarg; break;
         case O_PHASES: a->phases = optarg; break;
-        case O_RATES: a->rates = optarg; break;
-        case O_DURATION: bad |= num_opt("duration", optarg, 0.001, &a->duration); break;
-        case O_WARMUP: bad |= num_opt("warmup", optarg, 0, &a->warmup); break;
-        case O_SETTLE: bad |= num_opt("settle", optarg, 0, &a->settle); break;
-        case O_EVERY: bad |= num_opt("sample-every", optarg, 0.05, &a->every); break;
-        case O_DRAIN: bad |= num_opt("drain", optarg, 0, &a->drain); break;
-        case O_THREADS: bad |= num_opt("threads", optarg, 1, &d); a->threads = (int)d; break;
-        case O_CONNS: bad |= num_opt("connections", optarg, 1, &d); a->connections = (int)d; break;
-        case O_DBPOOL: bad |= num_opt("db-pool", optarg, 1, &d); a->db_pool = (int)d; break;
-        case O_MINDEL: bad |= num_opt("min-delivery", optarg, 0, &a->min_delivery); break;
-        case O_RSSPCT: bad |= num_opt("rss-growth-pct", optarg, 0, &a->rss_pct); break;
-        case O_RSSFLOOR: bad |= num_opt("rss-floor", optarg, 0, &a->rss_floor); break;
-        case O_FDPCT: bad |= num_opt("fd-growth-pct", optarg, 0, &a->fd_pct); break;
-        case O_FDFLOOR: bad |= num_opt("fd-floor", optarg, 0, &a->fd_floor); break;
-        case O_CCPUMAX: bad |= num_opt("client-cpu-max", optarg, 0, &a->client_cpu_max); break;
-        case O_LAGMAX: bad |= num_opt("client-lag-max-us", optarg, 0, &a->client_lag_max_us); break;
+        case O_RATES: case O_DURATION: case O_WARMUP: case O_SETTLE: case O_EVERY:
+        case O_DRAIN: case O_THREADS: case O_CONNS: case O_DBPOOL:
+            bad = load_opt(o, optarg, a, e, sizeof(e));
+            break;
+        case O_MINDEL: case O_RSSPCT: case O_RSSFLOOR: case O_FDPCT: case O_FDFLOOR:
+        case O_CCPUMAX: case O_LAGMAX: case O_WINMAX: case O_RATEDROP: case O_P99GROWTH:
+        case O_P99FLOOR:
+            bad = criterion_opt(o, optarg, a, e, sizeof(e));
+            break;
         case O_DBMODE:
             if (strcmp(optarg, "blocking") && strcmp(optarg, "readiness")) {
-                fprintf(stderr, "kneebench soak: --db-mode is blocking or readiness, not "
-                        "'%s'\n", optarg);
+                snprintf(e, sizeof(e), "--db-mode is blocking or readiness, not '%s'", optarg);
                 bad = 1;
             }
             a->db_mode = optarg;
             break;
-        case O_WINMAX: bad |= num_opt("window-max", optarg, 1, &a->window_max); break;
-        case O_RATEDROP: bad |= num_opt("max-rate-drop", optarg, 0, &a->max_rate_drop); break;
-        case O_P99GROWTH: bad |= num_opt("p99-growth", optarg, 1, &a->p99_growth); break;
-        case O_P99FLOOR: bad |= num_opt("p99-growth-floor-ms", optarg, 0, &a->p99_floor_ms); break;
         case O_BACKEND: a->backend = optarg; break;
         case O_NOLIMITS: a->no_limits = 1; break;
         case O_SCPUS: a->scpus = optarg; break;
@@ -150,9 +179,12 @@ static int parse_args(int argc, char **argv, struct kb_soak_opts *a)
         case 'h': return usage(stdout);
         default: return usage(stderr);
         }
+        /* the first refusal, before anything is made or started */
+        if (bad) {
+            fprintf(stderr, "kneebench soak: %s\n", e);
+            return 2;
+        }
     }
-    if (bad)
-        return 2;
     if (!strcmp(a->backend, "docker") && getenv("KB_DOCKER_IMAGE") && *getenv("KB_DOCKER_IMAGE"))
         a->image = getenv("KB_DOCKER_IMAGE");
     if (!a->out || optind < argc) {

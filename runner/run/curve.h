@@ -45,6 +45,7 @@ struct kb_curve_opts {
     const char *agent, *target, *agent_token, *db_cpus;
     int no_limits, free_ports, client_other, calibrate, force, requests_log;
     double refine;             /* --refine's resolution in percent; 0: off */
+    char rates[1024];          /* --rates in whole req/s, as the plan parses them */
 };
 
 struct kb_curve {

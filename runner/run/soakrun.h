@@ -35,6 +35,7 @@ struct kb_soak_opts {
     double rss_pct, rss_floor, fd_pct, fd_floor, client_cpu_max, client_lag_max_us;
     double window_max, max_rate_drop, p99_growth, p99_floor_ms;     /* < 0: the contract's */
     int threads, connections, db_pool, no_limits;
+    char rates_buf[1024];       /* --rates in whole req/s, as the plan reads them */
 };
 
 struct kb_soakrun {

@@ -1,6 +1,7 @@
 /* units.c -- duration and rate suffixes (units.h). */
 #include "runner/util/units.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,4 +72,24 @@ int kb_parse_rate(const char *s, double lo, double hi, double *out)
         { "", 1 }, { "k", 1e3 }, { "K", 1e3 }, { "M", 1e6 },
     };
     return parse_scaled(s, per_second, sizeof(per_second) / sizeof(per_second[0]), lo, hi, out);
+}
+
+int kb_parse_number(const char *s, int percent, double lo, double hi, double *out)
+{
+    static const struct unit plain[] = { { "", 1 }, { "%", 1 } };
+    return parse_scaled(s, plain, percent ? 2 : 1, lo, hi, out);
+}
+
+int kb_parse_whole(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+    if (!s || *s < '0' || *s > '9')      /* strtol would skip spaces and take a sign */
+        return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
 }

@@ -8,14 +8,13 @@ CONFORMANCE       := tests/conformance/test_conformance.py
 
 .PHONY: test-conformance test-conformance-asan
 test-conformance: $(PROGRAMS) check-runtimes
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) python3 $(CONFORMANCE) \
-	   --build $(abspath $(BUILD)) --name conformance
+	@$(KB_PY) $(CONFORMANCE) --build $(abspath $(BUILD)) --name conformance
 
 # The suite skips gray-static (with the reason) while there is no gray-static/module.mk.
 test-conformance-asan:
 	@if [ -f gray-static/module.mk ]; then \
-	   $(MAKE) --no-print-directory SANITIZER=asan build/asan/gray-static || exit 1; fi
+	   $(MAKE) $(call san_flags,asan) $(call san_build,asan)/gray-static || exit 1; fi
 	@ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	 KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) python3 $(CONFORMANCE) \
-	   --build $(abspath build/asan) --runtime gray-static --asan --name conformance-asan
+	 $(KB_PY) $(CONFORMANCE) --build $(abspath $(call san_build,asan)) --runtime gray-static --asan \
+	   --name conformance-asan
 TESTS += test-conformance test-conformance-asan

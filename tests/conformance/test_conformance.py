@@ -14,7 +14,7 @@ stop the fixture with status 0 and leave none of its processes behind (with --as
 sanitizer report).
 
 Stdlib only. Usage:
-  test_conformance.py --build DIR [--runtime NAME ...] [--asan] [--name RESULTS_NAME]
+  test_conformance.py [--build DIR] [--runtime NAME ...] [--asan] [--name RESULTS_NAME]
                       [--contract FILE]
 
 A fixture that knowingly answers one of these otherwise (a runtime's parser this suite does
@@ -36,11 +36,9 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-import kbtest  # noqa: E402
+from kbenv import BUILD, CONTRACT, ROOT
+import kbtest
 
-CONTRACT_PATH = os.path.join(ROOT, "fixtures", "contract.json")
 BIND = "127.0.0.1"
 IO_TIMEOUT = 5.0          # seconds a well-behaved exchange may take
 HOSTILE_TIMEOUT = 5.0     # seconds a fixture has to answer or close a hostile request
@@ -246,10 +244,7 @@ class Client:
 
 
 # ---------------------------------------------------------------------------------------
-# The contract and the checks drawn from it.
-
-with open(CONTRACT_PATH) as _f:
-    CONTRACT = json.load(_f)
+# The checks drawn from the contract.
 
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
@@ -1068,7 +1063,8 @@ def register(fx):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", required=True, help="build directory ({build})")
+    ap.add_argument("--build", default=BUILD,
+                    help="build directory ({build}; default $KB_BUILD, else build/)")
     ap.add_argument("--runtime", action="append", help="only this runtime (repeatable)")
     ap.add_argument("--asan", action="store_true",
                     help="sanitizer build: also require no ASan/UBSan report on stderr")

@@ -23,8 +23,7 @@ import statistics
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_conformance as tc  # noqa: E402
+import test_conformance as tc
 
 
 def client_cpu(server_cpus):

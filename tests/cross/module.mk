@@ -3,7 +3,7 @@
 # installs them), and the load generator's Check suites run under qemu-user
 # (qemu-aarch64-static): an x86-only builtin or a word-size assumption fails here, not on a
 # user's machine. Skipped, and said so, where the cross compiler or qemu is missing.
-AARCH64_BUILD := build/aarch64
+AARCH64_BUILD := $(BUILD_ROOT)/aarch64
 # libpq: Debian 12's libpq-dev cannot sit beside the native one (make deps installs only
 # libpq5:arm64), so a .pc of our own names the arm64 runtime and the headers, which hold
 # nothing that differs between two LP64 little-endian targets.

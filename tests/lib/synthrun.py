@@ -6,8 +6,8 @@ import os
 import struct
 import zlib
 
-CONTRACT = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                       "fixtures", "contract.json")))
+from kbenv import CONTRACT
+
 CRIT = CONTRACT["comparison"]["criteria"]
 DURATION, DRAIN = 3.0, 1.0
 

@@ -27,5 +27,5 @@ test-unit:
 # The same suites under ASan+UBSan; any report fails the test (halt_on_error).
 test-asan:
 	@ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	 $(MAKE) --no-print-directory SANITIZER=asan unit-run RESULTS=$(abspath $(BUILD)/test-results) SUFFIX=-asan
+	 $(MAKE) $(call san_flags,asan) unit-run RESULTS=$(abspath $(BUILD)/test-results) SUFFIX=-asan
 TESTS += test-unit test-asan

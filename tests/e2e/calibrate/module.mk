@@ -3,8 +3,6 @@
 # and by HdrHistogram's HistogramLogProcessor (against a one-point gray-static curve's report).
 .PHONY: test-calibrate
 test-calibrate: $(BUILD)/kneebench $(BUILD)/kb-control $(BUILD)/gray-static
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/calibrate/test_calibrate.py; a=$$?; \
-	 KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/calibrate/test_series.py && exit $$a
+	@$(KB_PY) tests/e2e/calibrate/test_calibrate.py; a=$$?; \
+	 $(KB_PY) tests/e2e/calibrate/test_series.py && exit $$a
 TESTS += test-calibrate

@@ -11,15 +11,10 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import test, skip, exit_with  # noqa: E402
+from kbenv import BUILD, CONTRACT, KB, need
+from kbtest import test, skip, exit_with
 
-BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
-with open(os.path.join(ROOT, "fixtures", "contract.json")) as _f:
-    CONTRACT_CRITERIA = json.load(_f)["comparison"]["criteria"]
-KNEEBENCH = os.path.join(BUILD, "kneebench")
+CONTRACT_CRITERIA = CONTRACT["comparison"]["criteria"]
 BOUND_S = 60
 # A small ladder: the point is the gate, not this machine's top speed.
 LADDER = ["--up-to", "8000", "--steps", "2", "--duration", "1", "--warmup", "0.5",
@@ -29,11 +24,9 @@ FREE_LAG_MAX_US = 5000
 
 
 def calibrate(out, *extra):
-    if not os.access(KNEEBENCH, os.X_OK):
-        skip(f"{KNEEBENCH} is not built")
-    if not os.access(os.path.join(BUILD, "kb-control"), os.X_OK):
-        skip("build/kb-control is not built")
-    p = subprocess.run([KNEEBENCH, "calibrate", "--out", out, *LADDER, *extra],
+    need(KB)
+    need(os.path.join(BUILD, "kb-control"))
+    p = subprocess.run([KB, "calibrate", "--out", out, *LADDER, *extra],
                        capture_output=True, text=True, timeout=BOUND_S)
     assert p.returncode in (0, 1), f"calibrate could not run (exit {p.returncode}):\n" \
                                    f"{p.stdout}{p.stderr}"
@@ -137,8 +130,8 @@ def free_client_proves_a_small_margin():
                         f"against kb-control (3 tries):\n" + "".join(outs)
     assert j["margin_rps"] >= j["required_rps"] == 1.25 * j["up_to_rps"]
     assert j["criteria"]["lag_p99_max_us"] == FREE_LAG_MAX_US
-    with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:   # the load steps' quantum
-        assert j["send_quantum_us"] == json.load(f)["comparison"].get("send_quantum_us", 0), j
+    # the load steps' quantum
+    assert j["send_quantum_us"] == CONTRACT["comparison"].get("send_quantum_us", 0), j
     crit = CONTRACT_CRITERIA
     assert j["criteria"]["client_cpu_max_fraction"] == crit["client_cpu_max_fraction"], j["criteria"]
     assert j["criteria"]["rx_delay_p99_max_us"] == FREE_LAG_MAX_US, j["criteria"]
@@ -178,11 +171,11 @@ def running(pid):
 def kill9_takes_the_control_server_with_it():
     """Issue 27: kill -9 of calibrate (or of `make curve` while it calibrates) orphaned
     kb-control for ever. Its children now die with it."""
-    if not os.access(KNEEBENCH, os.X_OK) or not os.access(os.path.join(BUILD, "kb-control"),
+    if not os.access(KB, os.X_OK) or not os.access(os.path.join(BUILD, "kb-control"),
                                                           os.X_OK):
         skip("kneebench or kb-control is not built")
     with tempfile.TemporaryDirectory(prefix="kb-cal-kill-") as d:
-        p = subprocess.Popen([KNEEBENCH, "calibrate", "--out", os.path.join(d, "out"),
+        p = subprocess.Popen([KB, "calibrate", "--out", os.path.join(d, "out"),
                               *LADDER], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             deadline, kids = time.monotonic() + 20, []
@@ -209,11 +202,10 @@ def kill9_takes_the_control_server_with_it():
 @test
 def refuses_bad_configuration():
     with tempfile.TemporaryDirectory(prefix="kb-cal-") as d:
-        if not os.access(KNEEBENCH, os.X_OK):
-            skip(f"{KNEEBENCH} is not built")
+        need(KB)
         for bad in (["--client-cpus", "7-3"], ["--factor", "0.5"], ["--route", "nope"],
                     ["--attempts", "0"], ["--attempts", "6"]):
-            p = subprocess.run([KNEEBENCH, "calibrate", "--out", d, *LADDER, *bad],
+            p = subprocess.run([KB, "calibrate", "--out", d, *LADDER, *bad],
                                capture_output=True, text=True, timeout=BOUND_S)
             assert p.returncode == 2, f"{bad}: exit {p.returncode}, expected 2\n{p.stderr}"
             assert not os.path.exists(os.path.join(d, "calibrate.json")), \

@@ -14,15 +14,10 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-sys.path.insert(0, HERE)
-from kbtest import test, skip, exit_with  # noqa: E402
-import hlog_decode  # noqa: E402
+from kbenv import BUILD, KB, need
+from kbtest import test, skip, exit_with
+import hlog_decode
 
-BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
-KNEEBENCH = os.path.join(BUILD, "kneebench")
 BOUND_S = 60
 
 
@@ -31,8 +26,7 @@ class Control:
 
     def __enter__(self):
         exe = os.path.join(BUILD, "kb-control")
-        if not os.access(exe, os.X_OK):
-            skip("build/kb-control is not built")
+        need(exe)
         self.p = subprocess.Popen([exe, "--port", "0"], stdout=subprocess.PIPE, text=True)
         line = self.p.stdout.readline()
         if "127.0.0.1:" not in line:
@@ -48,19 +42,18 @@ class Control:
 
 
 def load_supports_series():
-    h = subprocess.run([KNEEBENCH, "load", "--help"], capture_output=True, text=True)
+    h = subprocess.run([KB, "load", "--help"], capture_output=True, text=True)
     return "--hlog" in h.stdout + h.stderr
 
 
 @test
 def series_accounts_for_every_response():
-    if not os.access(KNEEBENCH, os.X_OK):
-        skip(f"{KNEEBENCH} is not built")
+    need(KB)
     if not load_supports_series():
         skip("kneebench load has no --hlog yet (the wiring of runner/hlog into it is pending)")
     with Control() as ctl, tempfile.TemporaryDirectory(prefix="kb-series-") as d:
         hlog, csv, js = (os.path.join(d, n) for n in ("p.hlog", "p.csv", "p.json"))
-        p = subprocess.run([KNEEBENCH, "load", "--url", f"http://127.0.0.1:{ctl.port}/plaintext",
+        p = subprocess.run([KB, "load", "--url", f"http://127.0.0.1:{ctl.port}/plaintext",
                             "--route", "plaintext", "--rate", "2000", "--duration", "3",
                             "--warmup", "0.5", "--threads", "2", "--connections", "8",
                             "--quiet", "--json", js, "--hlog", hlog, "--series-csv", csv],
@@ -162,12 +155,11 @@ def series_opens_in_hdrhistograms_own_log_processor():
     interval (it skips tagged lines by default, so the series is untagged) and prints
     milliseconds: the series records nanoseconds, the unit its default ratio (1e6) expects.
     Its count, max and p99 are the load's own, in ms."""
-    if not os.access(KNEEBENCH, os.X_OK):
-        skip(f"{KNEEBENCH} is not built")
+    need(KB)
     need_hlp()
     with Control() as ctl, tempfile.TemporaryDirectory(prefix="kb-hlp-") as d:
         hlog, js = (os.path.join(d, n) for n in ("p.hlog", "p.json"))
-        p = subprocess.run([KNEEBENCH, "load", "--url", f"http://127.0.0.1:{ctl.port}/plaintext",
+        p = subprocess.run([KB, "load", "--url", f"http://127.0.0.1:{ctl.port}/plaintext",
                             "--route", "plaintext", "--rate", "1000", "--duration", "2",
                             "--warmup", "0.5", "--connections", "8", "--quiet", "--json", js,
                             "--hlog", hlog], capture_output=True, text=True, timeout=BOUND_S)
@@ -198,19 +190,18 @@ def a_curve_points_series_gives_report_csvs_p99():
     """A one-point curve (gray-static, plaintext, 1000 req/s for 2 s) and its report: the
     point's series.hlog, read by HistogramLogProcessor with no flags, prints in ms the p99
     that report.csv gives in us for that point, and the same count."""
-    for exe in (KNEEBENCH, os.path.join(BUILD, "gray-static")):
-        if not os.access(exe, os.X_OK):
-            skip(f"{exe} is not built")
+    for exe in (KB, os.path.join(BUILD, "gray-static")):
+        need(exe)
     need_hlp()
     with tempfile.TemporaryDirectory(prefix="kb-hlp-curve-") as d:
         run = os.path.join(d, "run")
-        p = subprocess.run([KNEEBENCH, "curve", "--run", run, "--profile", "quick",
+        p = subprocess.run([KB, "curve", "--run", run, "--profile", "quick",
                             "--confirm", "1", "--runtimes", "gray-static", "--routes",
                             "plaintext", "--rates", "1000", "--duration", "2", "--warmup", "0.5",
                             "--drain", "0.5", "--free-ports", *limits_args()],
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, f"curve exit {p.returncode}: {p.stderr[-2000:]}"
-        p = subprocess.run([KNEEBENCH, "report", run], capture_output=True, text=True,
+        p = subprocess.run([KB, "report", run], capture_output=True, text=True,
                            timeout=120)
         assert p.returncode == 0, p.stderr
         with open(os.path.join(run, "report.csv")) as f:

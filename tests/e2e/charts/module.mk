@@ -5,8 +5,7 @@
 # when their figures are identical. No server, no load: a few seconds.
 .PHONY: test-charts
 test-charts: $(BUILD)/kneebench
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/charts/test_charts.py
+	@$(KB_PY) tests/e2e/charts/test_charts.py
 TESTS += test-charts
 # test_html.py: report.html opened in headless Chromium (chromium, installed by make deps)
 # over the DevTools protocol on a pipe: no console error, no request but the page, the
@@ -14,6 +13,5 @@ TESTS += test-charts
 # screen, the readout following the pointer. A synthetic run: a few seconds.
 .PHONY: test-html
 test-html: $(BUILD)/kneebench
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/charts/test_html.py
+	@$(KB_PY) tests/e2e/charts/test_html.py
 TESTS += test-html

@@ -19,15 +19,11 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import test, skip, exit_with  # noqa: E402
-from synthrun import decode_png, synth_run  # noqa: E402
-import cdp  # noqa: E402
+from kbenv import KB, need
+from kbtest import test, skip, exit_with
+from synthrun import decode_png, synth_run
+import cdp
 
-BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
 TMP = tempfile.mkdtemp(prefix="kb-html-")
 COLOURS = {"php-fpm": (0x8e, 0x44, 0xad), "node": (0x27, 0xae, 0x60),
            "go": (0x29, 0x80, 0xb9), "gray-static": (0xc0, 0x39, 0x2b)}
@@ -60,8 +56,7 @@ _RUN = {}
 
 def run_dir():
     if "dir" not in _RUN:
-        if not os.access(KB, os.X_OK):
-            skip(f"{KB} is not built")
+        need(KB)
         run = os.path.join(TMP, "run")
         synth_run(run, list(COLOURS), ["plaintext", "json"], RATES, POINTS)
         for rate in RATES:

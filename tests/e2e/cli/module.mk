@@ -5,6 +5,5 @@
 # runtime was made slower on purpose.
 .PHONY: test-cli
 test-cli: $(BUILD)/kneebench $(BUILD)/kb-control $(if $(HELP2MAN),$(BUILD)/kneebench.1)
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/cli/test_cli.py
+	@$(KB_PY) tests/e2e/cli/test_cli.py
 TESTS += test-cli

@@ -3,7 +3,9 @@
 
 `kneebench --version`; the wrk2-style `kneebench load -tN -cN -dDs -RNk URL` against kb-control
 (2 s, 200 req/s, the route inferred from the URL) and bad values refused with exit 2; curve's
-duration suffixes; every command's --help naming its exit codes; the man page showing every
+duration suffixes; every command's bad numbers refused the same way, naming the option, before
+anything is made, and durations and rates taken with units by soak and qualify too; every
+command's --help naming its exit codes; the man page showing every
 command; the bash completion agreeing with the help texts; `make install PREFIX=` and `make
 help`; and `kneebench compare` on two synthetic runs, laid out as a real run is (plan.json,
 run.json, fixtures/, points/<id>/{command,load,verdict}.json and DONE), where one runtime was
@@ -20,24 +22,14 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import test, skip, exit_with  # noqa: E402
+from kbenv import BUILD, CONTRACT, KB, ROOT, need
+from kbtest import test, skip, exit_with
 
-BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
-CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
 TMP = tempfile.mkdtemp(prefix="kb-cli-")
 
 
 def kb(*args, timeout=60):
     return subprocess.run([KB, *args], capture_output=True, text=True, timeout=timeout)
-
-
-def need_kb():
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
 
 
 def commands():
@@ -58,8 +50,7 @@ class Control:
 
     def __enter__(self):
         exe = os.path.join(BUILD, "kb-control")
-        if not os.access(exe, os.X_OK):
-            skip(f"{exe} is not built")
+        need(exe)
         self.p = subprocess.Popen([exe, "--port", "0"], stdout=subprocess.PIPE, text=True)
         line = self.p.stdout.readline()
         if "127.0.0.1:" not in line:
@@ -78,7 +69,7 @@ class Control:
 
 @test
 def version_names_runner_and_contract():
-    need_kb()
+    need(KB)
     for argv in (["--version"], ["version"], ["-V"]):
         p = kb(*argv)
         assert p.returncode == 0, (argv, p.stderr)
@@ -93,7 +84,7 @@ def version_names_runner_and_contract():
 
 @test
 def wrk2_style_load_runs():
-    need_kb()
+    need(KB)
     with Control() as ctl:
         js = os.path.join(TMP, "wrk2.json")
         # no --route and no --warmup: the route from the URL's path, warmup 0 as in wrk2
@@ -141,13 +132,13 @@ def control_reads_heads_as_rfc_9112_frames_them():
 
 @test
 def load_bad_values_exit_2():
-    need_kb()
+    need(KB)
     url = "http://127.0.0.1:9/plaintext"     # never reached: every case is refused first
     good = ["-t1", "-c2", "-d1s", "-R100"]
     cases = [
         ["-R20x"], ["-R2m"], ["-R0"], ["-R-1k"], ["-R1e4"], ["-R20k/s"], ["-R11M"],
         ["-d-1s"], ["-d0ms"], ["-d1e3"], ["-d10sec"], ["-d25h"], ["-d"],
-        ["-t0"], ["-t4x"], ["-c0"], ["-c1k"], ["-T0"], ["-T2d"],
+        ["-t0"], ["-t4x"], ["-t1e12"], ["-c0"], ["-c1k"], ["-T0"], ["-T2d"],
         ["--warmup", "2h"], ["--drain", "11m"], ["--duration", "5 s"],
         ["-H", "X y"], ["-H", "Connection: close"],   # not a header; the client's own
     ]
@@ -167,7 +158,7 @@ def load_bad_values_exit_2():
 
 @test
 def curve_takes_duration_suffixes():
-    need_kb()
+    need(KB)
     run = os.path.join(TMP, "curve-run")
     for opt, bad in (("--duration", "5x"), ("--warmup", "-1s"), ("--drain", "1e3"),
                      ("--duration", "0ms")):
@@ -182,8 +173,78 @@ def curve_takes_duration_suffixes():
 
 
 @test
+def every_command_refuses_a_bad_number_naming_it():
+    """Issue 26 (item 2) and 27 (item 12): soak and qualify cast strtod to int (--threads
+    1e12, --connections 1e10: undefined behaviour; --threads 300 failed mid-run), calibrate
+    took --duration inf and serve-agent read --port with atoi. Every command now reads its
+    numbers one way, against one table of bounds (the load generator's limits): a bad value
+    exits 2 with "kneebench CMD: --NAME must be ..., not 'VALUE'" before anything is made
+    or started. The run commands are also given a contract that does not exist, so that one
+    which took the value after all stops there instead of starting fixtures."""
+    need(KB)
+    nowhere = os.path.join(TMP, "no-such-contract.json")
+    cases = [
+        (["soak", "--threads", "1e12"], "--threads"),
+        (["soak", "--threads", "300"], "--threads"),       # past the load child's 256
+        (["soak", "--duration", "25h"], "--duration"),
+        (["soak", "--rates", "8k,1e3"], "--rates"),
+        (["soak", "--sample-every", "inf"], "--sample-every"),
+        (["qualify", "--connections", "1e10"], "--connections"),
+        (["qualify", "--rate", "8.5"], "--rate"),          # a plan's rates are whole
+        (["qualify", "--db-pool", "0x10"], "--db-pool"),
+        (["calibrate", "--duration", "inf"], "--duration"),
+        (["calibrate", "--threads", "1e12"], "--threads"),
+        (["calibrate", "--steps", "33"], "--steps"),
+        (["curve", "--connections", "1e10"], "--connections"),
+        (["curve", "--rates", "4k,inf"], "--rates"),
+    ]
+    for i, (argv, name) in enumerate(cases):
+        d = os.path.join(TMP, f"refused-{i}")
+        where = "--run" if argv[0] == "curve" else "--out"
+        p = kb(argv[0], where, d, *argv[1:], "--contract", nowhere, timeout=30)
+        assert p.returncode == 2, (argv, p.returncode, p.stderr)
+        assert p.stderr.startswith(f"kneebench {argv[0]}: {name} must be "), (argv, p.stderr)
+        assert f"'{argv[-1]}'" in p.stderr, (argv, p.stderr)
+        assert p.stdout == "" and not os.path.exists(d), (argv, "made or said something first")
+    # serve-agent: nothing bound (it would serve until the timeout), its --rundir not made
+    d = os.path.join(TMP, "agent-rundir")
+    for argv in (["--port", "70000"], ["--port", "-1"], ["--idle-timeout", "0"]):
+        p = kb("serve-agent", "--rundir", d, *argv, timeout=10)
+        assert p.returncode == 2, (argv, p.returncode, p.stderr)
+        assert p.stderr.startswith(f"kneebench serve-agent: {argv[0]} must be "), (argv, p.stderr)
+        assert not os.path.exists(d), argv
+    for argv, name in ((["report", "--max-p99-ms", "inf", TMP], "--max-p99-ms"),
+                       (["report", "--min-delivery", "1e-3", TMP], "--min-delivery"),
+                       (["compare", TMP, TMP, "--min-change", "1e3"], "--min-change"),
+                       (["knee", "--threads", "1e12", "http://127.0.0.1:9/"], "-t/--threads"),
+                       (["load", "-d1s", "-R1k", "-c1e10", "http://127.0.0.1:9/"],
+                        "-c/--connections")):
+        p = kb(*argv)
+        assert p.returncode == 2, (argv, p.returncode, p.stderr)
+        assert p.stderr.startswith(f"kneebench {argv[0]}: {name} must be "), (argv, p.stderr)
+
+
+@test
+def durations_and_rates_take_units_everywhere():
+    """soak refused --duration 30s although curve took it. Each value here is accepted with
+    its unit: soak goes on to its plan, which refuses only the phase that does not exist;
+    qualify goes on to its own check of the durations, which names them in seconds."""
+    need(KB)
+    p = kb("soak", "--out", os.path.join(TMP, "soak-units"), "--duration", "30s", "--warmup",
+           "500ms", "--settle", "1m", "--sample-every", "250ms", "--drain", "2s",
+           "--window-max", "5m", "--rates", "1.5k", "--phases", "nosuch", timeout=30)
+    assert p.returncode == 2 and "must be" not in p.stderr, p.stderr
+    assert "phase 'nosuch': no such route" in p.stderr, p.stderr
+    p = kb("qualify", "--out", os.path.join(TMP, "qualify-units"), "--duration", "5s",
+           "--settle", "0.1m", "--rate", "2k", "--stats-every", "50ms", timeout=30)
+    assert p.returncode == 2 and "must be a" not in p.stderr, p.stderr
+    assert "the settling window (6 s) must end inside the measured interval (5 s)" in p.stderr, \
+        p.stderr
+
+
+@test
 def every_help_names_exit_codes():
-    need_kb()
+    need(KB)
     cmds = commands()
     assert {"load", "curve", "report", "compare", "calibrate", "serve-agent", "soak",
             "version"} <= set(cmds), cmds
@@ -198,7 +259,7 @@ def every_help_names_exit_codes():
 
 @test
 def man_page_shows_every_command():
-    need_kb()
+    need(KB)
     page = os.path.join(BUILD, "kneebench.1")
     if not shutil.which("man") or not shutil.which("help2man"):
         skip("man or help2man is not installed (make deps installs help2man)")
@@ -227,7 +288,7 @@ def complete(*words):
 
 @test
 def completion_agrees_with_help():
-    need_kb()
+    need(KB)
     cmds = commands()
     assert set(cmds) <= complete("kneebench", ""), complete("kneebench", "")
     assert complete("kneebench", "comp") == {"compare"}
@@ -275,7 +336,7 @@ def runtime_words_and_table_are_the_contracts():
 
 @test
 def make_install_and_help():
-    need_kb()
+    need(KB)
     prefix = os.path.join(TMP, "prefix")
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     p = subprocess.run(["make", "-s", "-C", ROOT, f"BUILD={BUILD}", "install", f"PREFIX={prefix}"],
@@ -294,8 +355,8 @@ def make_install_and_help():
                        capture_output=True, text=True, timeout=60, env=env)
     assert p.returncode == 0, p.stderr
     listed = {line.split()[0] for line in p.stdout.splitlines() if line.startswith("  ")}
-    for target in ("all", "test", "curve", "install", "help", "man", "clean", "test-unit",
-                   "test-cli"):
+    for target in ("all", "test", "check", "curve", "install", "help", "man", "clean",
+                   "test-unit", "test-cli"):
         assert target in listed, (target, p.stdout)
 
 
@@ -394,7 +455,7 @@ def synth_pair(repeats):
 
 @test
 def compare_reports_the_slowed_runtime():
-    need_kb()
+    need(KB)
     a, b = synth_pair(3)
     p = kb("compare", a, b)
     assert p.returncode == 0, p.stderr
@@ -443,7 +504,7 @@ def compare_reports_the_slowed_runtime():
 
 @test
 def compare_one_repeat_unjudged():
-    need_kb()
+    need(KB)
     a, b = synth_pair(1)
     p = kb("compare", a, b)
     assert p.returncode == 0, p.stderr
@@ -456,7 +517,7 @@ def compare_one_repeat_unjudged():
 
 @test
 def compare_refuses_bad_usage():
-    need_kb()
+    need(KB)
     a, b = synth_pair(1)
     for argv, rc in ((["compare", a], 2), (["compare"], 2), (["compare", a, b, b], 2),
                      (["compare", a, TMP], 2), (["compare", a, b, "--min-change", "x"], 2),
@@ -473,7 +534,7 @@ def compare_output_never_through_a_planted_link():
     planted where that file would be (OUT.tmp.<pid>.0, the first name runner/util/atomicfile.h
     tries: exec keeps the shell's PID, so a test can plant it) must not be written through,
     and no temporary file is left."""
-    need_kb()
+    need(KB)
     a, b = synth_pair(1)
     d = tempfile.mkdtemp(prefix="kb-cmp-link-", dir=TMP)
     victim, out = os.path.join(d, "someone-elses"), os.path.join(d, "cmp.csv")

@@ -5,10 +5,7 @@
 # rates against a load whose knee is known. Needs root for the cgroup sandbox; skips otherwise.
 .PHONY: test-curve-e2e
 test-curve-e2e: all
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/curve/test_curve.py; a=$$?; \
-	 KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/curve/test_trust.py || a=1; \
-	 KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/curve/test_refine.py && exit $$a
+	@$(KB_PY) tests/e2e/curve/test_curve.py; a=$$?; \
+	 $(KB_PY) tests/e2e/curve/test_trust.py || a=1; \
+	 $(KB_PY) tests/e2e/curve/test_refine.py && exit $$a
 TESTS += test-curve-e2e

@@ -21,14 +21,10 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import exit_with, skip, test  # noqa: E402
+from kbenv import BUILD, CONTRACT, KB, ROOT, here, need
+from kbtest import exit_with, skip, test
 
-BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
-CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
+HERE = here(__file__)
 CRIT = CONTRACT["comparison"]["criteria"]
 LIMITS = CONTRACT["limits"]
 TMP = tempfile.mkdtemp(prefix="kb-curve-e2e-")
@@ -44,8 +40,7 @@ def need_root():
     if os.geteuid() != 0 or not os.access("/sys/fs/cgroup/pids", os.W_OK) and \
             not os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
         skip("the native sandbox needs root and writable cgroups")
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
 
 
 def curve(run, *args, timeout=120):
@@ -569,8 +564,7 @@ def evidence_that_cannot_be_recorded_is_not_claimed():
 
 @test
 def no_limits_marks_unconstrained():
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     run = os.path.join(TMP, "nolimits")
     r = curve(run, "--no-limits", "--runtimes", "go", "--routes", "plaintext", "--rates", "200")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -749,8 +743,7 @@ def db_route_runs_with_its_cluster():
     need_root()
     if not glob.glob("/usr/lib/postgresql/*/bin/initdb"):
         skip("PostgreSQL server binaries are not installed")
-    if not os.access(os.path.join(BUILD, "gray-static"), os.X_OK):
-        skip("gray-static is not built")
+    need(os.path.join(BUILD, "gray-static"))
     run = os.path.join(TMP, "db")
     r = curve(run, "--runtimes", "go,gray-static", "--routes", "json,db", "--rates", "100",
               "--db-mode", "both")
@@ -948,8 +941,7 @@ def kill9_mid_fixture_start_then_resume_gives_the_same_verdicts():
 def kill9_unconstrained_then_resume_sweeps_what_was_left():
     """--no-limits: no cgroup holds the fixture. Its server is a child of sh, which the
     parent-death signal does not reach: the resumed run must find and stop it."""
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     wrapped = ["sh", "-c", "{build}/go-server --port {port} --bind {bind} & wait"]
     r = same_verdicts_after_kill9("kill9-nolimits", in_the_load, wrapped, ["--no-limits"])
     assert "stopped unconstrained fixtures left by an earlier run" in r.stderr, r.stderr
@@ -1087,8 +1079,7 @@ def port_held_by_another_process_is_a_harness_error():
     """A process that is not the fixture holds its port and answers the contract's bytes
     (an old fixture would): no point is charged to the fixture, none is marked done, the
     run says why; once the port is free a re-run does them."""
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     cpath, port = go_contract("held")
     run = os.path.join(TMP, "held")
     holder = subprocess.Popen([sys.executable, os.path.join(HERE, "tiny_server.py"), "--port",
@@ -1122,8 +1113,7 @@ def port_bound_without_listening_is_a_harness_error():
     """Issue 27: a socket bound to the fixture's port but not listening made the fixture's
     bind fail, and the point was judged "failed: the process exited before accepting",
     marked DONE, kept for ever. It is the harness's fault: no point judged, exit 1."""
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     cpath, port = go_contract("bound")
     run = os.path.join(TMP, "bound")
     holder = socket.socket()
@@ -1145,8 +1135,7 @@ def port_bound_without_listening_is_a_harness_error():
 def unconstrained_php_fpm_sampled_whole_and_pinned():
     """--no-limits: nginx and php-fpm start sessions of their own under run.sh; every one of
     their processes is sampled, and the fixture is pinned to the server CPUs."""
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     if not shutil.which("nginx") or not glob.glob("/usr/sbin/php-fpm*"):
         skip("nginx or php-fpm is not installed")
     run = os.path.join(TMP, "fpm-nolimits")
@@ -1165,8 +1154,7 @@ def unconstrained_php_fpm_sampled_whole_and_pinned():
 def bad_numbers_refused_before_anything_runs():
     """A negative or zero duration, connection, thread or repeat count is refused (exit 2)
     rather than quietly replaced by the profile's value; soak's parser refuses the same."""
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     run = os.path.join(TMP, "badnum")
     # no fixture could start from this build directory: a runner that accepted the numbers
     # fails fast instead of running a paper-profile point

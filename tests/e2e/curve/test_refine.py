@@ -9,16 +9,12 @@ requests), so the curve starts and stops it as it would. Needs root for the sand
 import json
 import os
 import subprocess
-import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import exit_with, skip, test  # noqa: E402
+from kbenv import BUILD, KB, here, need
+from kbtest import exit_with, skip, test
 
-BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
+HERE = here(__file__)
 FAKE = os.path.join(HERE, "fake_load.py")
 TMP = tempfile.mkdtemp(prefix="kb-refine-e2e-")
 KNEE = 2500
@@ -27,12 +23,11 @@ ARGS = ["--profile", "quick", "--runtimes", "go", "--routes", "plaintext", "--ra
         "--load-cmd", FAKE, "--requests-log", "none"]
 
 
-def need():
+def need_sandbox():
     if os.geteuid() != 0 or not os.path.exists("/sys/fs/cgroup"):
         skip("the native sandbox needs root and writable cgroups")
     for p in (KB, os.path.join(BUILD, "go-server")):
-        if not os.access(p, os.X_OK):
-            skip(f"{p} is not built")
+        need(p)
 
 
 def curve(run, *extra):
@@ -43,7 +38,7 @@ def curve(run, *extra):
 
 @test
 def the_knee_is_bracketed_between_the_grid_rates():
-    need()
+    need_sandbox()
     run = os.path.join(TMP, "refine")
     p = curve(run, "--refine")
     assert p.returncode == 0, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
@@ -75,7 +70,7 @@ def the_knee_is_bracketed_between_the_grid_rates():
 
 @test
 def without_refine_there_is_no_refinement_and_bad_values_are_refused():
-    need()
+    need_sandbox()
     run = os.path.join(TMP, "plain")
     p = curve(run, "--rates", "1000,4000")
     assert p.returncode == 0, (p.stdout[-1500:], p.stderr[-1500:])

@@ -28,14 +28,9 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import exit_with, skip, test  # noqa: E402
+from kbenv import BUILD, CONTRACT, KB, need
+from kbtest import exit_with, skip, test
 
-BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
-CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
 CRIT = CONTRACT["comparison"]["criteria"]
 RUNTIME = "gray-static" if os.access(os.path.join(BUILD, "gray-static"), os.X_OK) else "go"
 TMP = tempfile.mkdtemp(prefix="kb-trust-e2e-")
@@ -60,13 +55,12 @@ while time.monotonic() < end:
 """
 
 
-def need():
+def need_sandbox():
     if os.geteuid() != 0 or not os.path.exists("/sys/fs/cgroup"):
         skip("needs root: the native sandbox's cgroups and SCHED_FIFO")
     if len(os.sched_getaffinity(0)) < 2:
         skip("needs two CPUs: one serving, one loading")
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
 
 
 def first_cpu(cpulist):
@@ -170,19 +164,19 @@ def client_decided(v):
 
 @test
 def stopped_client_is_client_limited():
-    need()
+    need_sandbox()
     client_decided(point("stopped", stop_load))
 
 
 @test
 def hog_on_the_clients_cpu_is_client_limited():
-    need()
+    need_sandbox()
     client_decided(point("client-hog", hog_on(CLIENT_CPU)))
 
 
 @test
 def hog_on_the_servers_cpu_is_uncontrolled_with_the_client_trusted():
-    need()
+    need_sandbox()
     v = point("server-hog", hog_on(SERVER_CPU))
     t = v["client_trust"]
     assert v["verdict"] == "uncontrolled" and t["ok"], (v["verdict"], t)
@@ -194,7 +188,7 @@ def hog_on_the_servers_cpu_is_uncontrolled_with_the_client_trusted():
 
 @test
 def a_client_late_by_milliseconds_is_trusted_where_they_cannot_decide():
-    need()
+    need_sandbox()
     n = hog(CLIENT_CPU, 0.004, 0.008, 30, prio=2)
     try:
         v = point("neighbour")
@@ -213,7 +207,7 @@ def a_client_late_by_milliseconds_is_trusted_where_they_cannot_decide():
 
 @test
 def without_a_neighbour_the_same_point_is_trusted():
-    need()
+    need_sandbox()
     v = point("quiet")
     t = v["client_trust"]
     assert t["ok"] and v["verdict"] == v["server_verdict"], (v["verdict"], t)

@@ -12,10 +12,10 @@ $(BUILD)/tests/e2e/db/test_pgpool: $(OBJ)/tests/e2e/db/test_pgpool.o $(DB_POOL_O
 
 .PHONY: test-db
 test-db:
-	@$(MAKE) --no-print-directory build/tests/e2e/db/test_pgpool build/gray-static
-	@$(MAKE) --no-print-directory SANITIZER=asan build/asan/tests/e2e/db/test_pgpool \
-	 build/asan/gray-static
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) tests/e2e/db/run.sh $(abspath build)
+	@$(MAKE) --no-print-directory $(BUILD)/tests/e2e/db/test_pgpool $(BUILD)/gray-static
+	@$(MAKE) $(call san_flags,asan) $(call san_build,asan)/tests/e2e/db/test_pgpool \
+	 $(call san_build,asan)/gray-static
+	@$(KB_PY_ENV) tests/e2e/db/run.sh $(abspath $(BUILD))
 TESTS += test-db
 
 # `kneebench curve --profile db-readiness` shortened (2 rates, 2 s points; then one rate with
@@ -23,6 +23,5 @@ TESTS += test-db
 # report checked (tests/e2e/db/test_readiness.py). Needs root and PostgreSQL; skips otherwise.
 .PHONY: test-db-curve
 test-db-curve: $(BUILD)/kneebench $(BUILD)/gray-static
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/db/test_readiness.py
+	@$(KB_PY) tests/e2e/db/test_readiness.py
 TESTS += test-db-curve

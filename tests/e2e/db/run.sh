@@ -35,6 +35,6 @@ st=0
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 KB_TEST_SUFFIX= "$build/tests/e2e/db/test_pgpool" || st=1
 KB_TEST_SUFFIX=-asan "$build/asan/tests/e2e/db/test_pgpool" || st=1
-KB_SUITE=db KB_GRAY_STATIC=$build/gray-static python3 tests/e2e/db/test_db.py || st=1
-KB_SUITE=db-asan KB_GRAY_STATIC=$build/asan/gray-static python3 tests/e2e/db/test_db.py || st=1
+KB_SUITE=db KB_GRAY_STATIC=$build/gray-static tests/lib/py tests/e2e/db/test_db.py || st=1
+KB_SUITE=db-asan KB_GRAY_STATIC=$build/asan/gray-static tests/lib/py tests/e2e/db/test_db.py || st=1
 exit $st

@@ -20,18 +20,15 @@ import threading
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import test, skip, exit_with  # noqa: E402
+from kbenv import BUILD, CONTRACT_PATH, ROOT
+from kbtest import test, skip, exit_with
 
-CONTRACT = json.load(open(os.environ.get("KNEEBENCH_CONTRACT",
-                                         os.path.join(ROOT, "fixtures", "contract.json"))))
+CONTRACT = json.load(open(os.environ.get("KNEEBENCH_CONTRACT", CONTRACT_PATH)))
 DB_ROUTE = next(r for r in CONTRACT["routes"] if r["name"] == "db")
 BODY_RE = re.compile(DB_ROUTE["body_regex"])
 CONNINFO = os.environ.get("KB_PG_CONNINFO", "")
 PGDIR = os.environ.get("KB_PG_DIR", "")
-BINARY = os.environ.get("KB_GRAY_STATIC", os.path.join(ROOT, "build", "gray-static"))
+BINARY = os.environ.get("KB_GRAY_STATIC", os.path.join(BUILD, "gray-static"))
 PGCLUSTER = os.path.join(ROOT, "gray-static", "pgcluster.sh")
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 

@@ -19,18 +19,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import exit_with, skip, test  # noqa: E402
+from kbenv import BUILD, CONTRACT, KB
+from kbtest import exit_with, skip, test
 
-BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
-CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
 PROFILE = CONTRACT["profiles"]["db-readiness"]
 CURVE = CONTRACT["published"]["curves"]["db-readiness"]
 CRIT = CONTRACT["comparison"]["criteria"]

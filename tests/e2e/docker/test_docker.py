@@ -33,18 +33,13 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-import kbtest  # noqa: E402
-from kbtest import skip, test  # noqa: E402
+from kbenv import BUILD, CONTRACT, KB, ROOT
+import kbtest
+from kbtest import skip, test
 
-BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
 PROBE = os.path.join(BUILD, "tests", "e2e", "docker", "sandbox-probe")
-KNEEBENCH = os.path.join(BUILD, "kneebench")
 LOCAL_BASE = os.environ.get("KB_DOCKER_LOCAL_BASE", "kneebench-base:bookworm")
 IMAGE = os.environ.get("KB_DOCKER_TEST_IMAGE", "kneebench:test")
-with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:
-    CONTRACT = json.load(f)
 LIMITS = CONTRACT["limits"]
 # the comparison's runtimes: a variant (gray-static-blocking) is another start of one of them
 RUNTIMES = [rt["name"] for rt in CONTRACT["runtimes"] if not rt.get("variant_of")]
@@ -465,7 +460,7 @@ def test_db_point_with_docker_backend():
     run = tempfile.mkdtemp(prefix="kb-docker-db-")
     try:
         before, vols = ours(), volumes()
-        p = sh([KNEEBENCH, "curve", "--run", run, "--backend", "docker", "--image", img,
+        p = sh([KB, "curve", "--run", run, "--backend", "docker", "--image", img,
                 "--profile", "quick", "--confirm", "1", "--runtimes", "gray-static", "--routes", "db",
                 "--rates", "500", "--duration", "2", "--warmup", "1", "--drain", "1",
                 "--threads", "1", "--connections", "16", "--free-ports"], timeout=300)
@@ -530,7 +525,7 @@ def test_container_of_dead_runner_is_swept():
 @test
 def test_small_curve_with_docker_backend():
     img = image()
-    p = sh([KNEEBENCH, "curve", "--help"])
+    p = sh([KB, "curve", "--help"])
     if "--backend" not in p.stdout + p.stderr:
         skip(f"kneebench curve is not built yet ({(p.stderr or p.stdout).strip()[:120]})")
     rts = [rt for rt in ("go", "node") if rt in present()]
@@ -544,7 +539,7 @@ def test_small_curve_with_docker_backend():
         env = dict(os.environ)
         env.pop("KB_DOCKER_IMAGE", None)        # --image alone names it
         before = ours()
-        p = sh([KNEEBENCH, "curve", "--run", run, "--backend", "docker", "--image", img,
+        p = sh([KB, "curve", "--run", run, "--backend", "docker", "--image", img,
                 "--profile", "quick", "--confirm", "1",
                 "--runtimes", ",".join(rts), "--routes", ",".join(CONTRACT["comparison"]["routes"]),
                 "--rates", ",".join(rates), "--duration", "1", "--warmup", "1", "--drain", "1",
@@ -588,7 +583,7 @@ def check_image_evidence(run, img, rts):
         with open(os.path.join(run, "fixtures", rt, "identity.json")) as f:
             ident = json.load(f)
         assert ident["image_id"] == real_id and "files" not in ident, ident
-    p = sh([KNEEBENCH, "report", run])
+    p = sh([KB, "report", run])
     assert p.returncode == 0, p.stderr
     with open(os.path.join(run, "report.md")) as f:
         md = f.read()
@@ -621,7 +616,7 @@ def test_docker_identity_is_the_image_not_host_builds():
     exe = os.path.join(build, "go-server")
 
     def curve():
-        return sh([KNEEBENCH, "curve", "--run", run, "--backend", "docker", "--image", tag,
+        return sh([KB, "curve", "--run", run, "--backend", "docker", "--image", tag,
                    "--profile", "quick", "--confirm", "1", "--runtimes", rt, "--routes", "plaintext", "--rates", "500",
                    "--duration", "1", "--warmup", "1", "--drain", "1", "--threads", "1",
                    "--connections", "8", "--free-ports", "--build", build], timeout=300)
@@ -658,11 +653,11 @@ def test_docker_identity_is_the_image_not_host_builds():
 
 @test
 def test_image_option_refused_with_native_backend():
-    if not os.access(KNEEBENCH, os.X_OK):
-        raise AssertionError(f"{KNEEBENCH} not built")
+    if not os.access(KB, os.X_OK):
+        raise AssertionError(f"{KB} not built")
     run = tempfile.mkdtemp(prefix="kb-docker-native-")
     try:
-        p = sh([KNEEBENCH, "curve", "--run", run, "--backend", "native", "--image", "x:y"])
+        p = sh([KB, "curve", "--run", run, "--backend", "native", "--image", "x:y"])
         assert p.returncode == 2 and "--image is for --backend docker" in p.stderr, (p.returncode, p.stderr)
         assert not os.path.exists(os.path.join(run, "plan.json")), "refused, yet a plan was written"
     finally:

@@ -2,14 +2,12 @@
 # the normal build and the ASan+UBSan build (built here first so the suite never skips it).
 .PHONY: test-hostile
 test-hostile: $(BUILD)/kneebench
-	@$(MAKE) --no-print-directory SANITIZER=asan build/asan/kneebench
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
-	 KB_ASAN_KNEEBENCH=$(abspath build/asan/kneebench) python3 tests/e2e/hostile/test_hostile.py
+	@$(MAKE) $(call san_flags,asan) $(call san_build,asan)/kneebench
+	@$(KB_PY) tests/e2e/hostile/test_hostile.py
 TESTS += test-hostile
 # test_gray_static.py: gray-static itself against hostile peers (idle and slowloris floods
 # past its connection limit, trickled heads, half-closed sockets in every --loop).
 .PHONY: test-gray-hostile
 test-gray-hostile: $(BUILD)/gray-static
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/hostile/test_gray_static.py
+	@$(KB_PY) tests/e2e/hostile/test_gray_static.py
 TESTS += test-gray-hostile

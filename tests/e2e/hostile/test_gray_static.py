@@ -29,12 +29,10 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import test, skip, exit_with  # noqa: E402
+from kbenv import BUILD, here, need
+from kbtest import test, skip, exit_with
 
-BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
+HERE = here(__file__)
 GRAY = os.path.join(BUILD, "gray-static")
 PLAIN = b"GET /plaintext HTTP/1.1\r\nHost: t\r\n\r\n"
 BODY = b"Hello, World!"
@@ -45,8 +43,7 @@ class Gray:
     """gray-static on a free port with extra flags; stopped by PID (SIGTERM, then SIGKILL)."""
 
     def __init__(self, *flags, wrap=()):
-        if not os.access(GRAY, os.X_OK):
-            skip(f"{GRAY} is not built")
+        need(GRAY)
         # stderr to a file, never a pipe nobody reads: MHD logs to it, and a full pipe
         # would stop the server.
         self.errf = tempfile.TemporaryFile()

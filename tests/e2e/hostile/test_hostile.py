@@ -16,15 +16,13 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import test, skip, exit_with  # noqa: E402
+from kbenv import ASAN_BUILD, KB, here, need
+from kbtest import test, skip, exit_with
 
-BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
+HERE = here(__file__)
 BINARIES = {
-    "": os.path.join(BUILD, "kneebench"),
-    "asan": os.environ.get("KB_ASAN_KNEEBENCH", os.path.join(ROOT, "build", "asan", "kneebench")),
+    "": KB,
+    "asan": os.path.join(ASAN_BUILD, "kneebench"),
 }
 RATE, DURATION, CONNS = 40, 1, 4
 # No run may take longer than this, stalls and drains included: a hang is a failure.
@@ -81,8 +79,7 @@ class Hostile:
 
 def run_load(binary, mode, port):
     """One bounded load run; returns (rc, json, stderr tail, wall seconds)."""
-    if not os.access(binary, os.X_OK):
-        skip(f"{binary} is not built")
+    need(binary)
     with tempfile.TemporaryDirectory(prefix="kb-hostile-") as d:
         out = os.path.join(d, "load.json")
         argv = [binary, "load", "--url", f"http://127.0.0.1:{port}/plaintext",

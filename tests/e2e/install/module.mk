@@ -5,6 +5,5 @@
 # contract away again. A few seconds.
 .PHONY: test-install
 test-install: $(BUILD)/kneebench $(BUILD)/kb-control
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/install/test_install.py
+	@$(KB_PY) tests/e2e/install/test_install.py
 TESTS += test-install

@@ -18,19 +18,15 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import exit_with, skip, test  # noqa: E402
+from kbenv import BUILD, CONTRACT, CONTRACT_PATH, ROOT, need
+from kbtest import exit_with, test
 
-BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
 TMP = tempfile.mkdtemp(prefix="kb-install-")
 PREFIX = os.path.join(TMP, "prefix")
 KB = os.path.join(PREFIX, "bin", "kneebench")
 CONTROL = os.path.join(PREFIX, "bin", "kb-control")
 INSTALLED = os.path.join(os.path.realpath(TMP), "prefix", "share", "kneebench", "contract.json")
-with open(os.path.join(ROOT, "fixtures", "contract.json")) as _f:
-    CONTRACT_VERSION = json.load(_f)["contract_version"]
+CONTRACT_VERSION = CONTRACT["contract_version"]
 
 
 def bare_env():
@@ -48,8 +44,7 @@ def make(*targets):
 def installed():
     """The scratch prefix, installed once."""
     for exe in ("kneebench", "kb-control"):
-        if not os.access(os.path.join(BUILD, exe), os.X_OK):
-            skip(f"{BUILD}/{exe} is not built")
+        need(os.path.join(BUILD, exe))
     if not os.path.exists(KB):
         make("install")
     # nothing above the installed programs may be a tree, or the test proves nothing
@@ -87,7 +82,7 @@ class Control:
 @test
 def install_puts_the_contract_in_share():
     installed()
-    with open(INSTALLED, "rb") as a, open(os.path.join(ROOT, "fixtures", "contract.json"), "rb") as b:
+    with open(INSTALLED, "rb") as a, open(CONTRACT_PATH, "rb") as b:
         assert a.read() == b.read(), "the installed contract differs from the tree's"
 
 

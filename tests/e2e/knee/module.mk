@@ -11,6 +11,5 @@ $(BUILD)/tests/knee-limiter: tests/e2e/knee/limiter.go
 
 .PHONY: test-knee
 test-knee: $(BUILD)/kneebench $(BUILD)/tests/knee-limiter
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/knee/test_knee.py
+	@$(KB_PY) tests/e2e/knee/test_knee.py
 TESTS += test-knee

@@ -13,17 +13,12 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import exit_with, skip, test  # noqa: E402
+from kbenv import BUILD, KB, need
+from kbtest import exit_with, test
 
-BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
 LIMITER = os.path.join(BUILD, "tests", "knee-limiter")
 TMP = tempfile.mkdtemp(prefix="kb-knee-e2e-")
 SHORT = ["--duration", "1", "--warmup", "0.5", "--drain", "0.5", "-c", "32"]
@@ -31,8 +26,7 @@ SHORT = ["--duration", "1", "--warmup", "0.5", "--drain", "0.5", "-c", "32"]
 
 class Limiter:
     def __init__(self, limit):
-        if not os.path.exists(LIMITER):
-            skip(f"{LIMITER} is not built")
+        need(LIMITER)
         self.p = subprocess.Popen([LIMITER, "--limit", str(limit)], stdout=subprocess.PIPE,
                                   text=True)
         line = self.p.stdout.readline()

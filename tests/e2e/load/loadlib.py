@@ -1,6 +1,6 @@
-"""loadlib -- what the load generator's end-to-end suites share: paths, the contract, a
-scratch directory per suite process, and the servers they start (kb-control or
-hostile_server.py), each ended by its own PID."""
+"""loadlib -- what the load generator's end-to-end suites share beyond tests/lib/kbenv.py:
+kb-control's path, the contract's routes, a scratch directory per suite process, and the
+servers they start (kb-control or hostile_server.py), each ended by its own PID."""
 import json
 import os
 import signal
@@ -9,15 +9,10 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import skip  # noqa: E402
+from kbenv import BUILD, CONTRACT, KB, here
 
-BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
+HERE = here(__file__)
 CONTROL = os.path.join(BUILD, "kb-control")
-CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
 ROUTES = {r["name"]: r for r in CONTRACT["routes"]}
 TMP = tempfile.mkdtemp(prefix="kb-load-e2e-")
 
@@ -54,11 +49,6 @@ def hostile(mode, **kw):
     s = Proc(argv)
     s.stats = stats
     return s
-
-
-def need(path):
-    if not os.path.exists(path):
-        skip(f"{path} is not built")
 
 
 def load(port, *extra, kb=KB, route="plaintext", rate=200, duration=2, warmup=0, threads=2,

@@ -15,14 +15,13 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from loadlib import (BUILD, CONTROL, KB, ROOT, ROUTES, TMP, Proc,  # noqa: E402
-                     hostile, load, need)
-from kbtest import exit_with, skip, test  # noqa: E402
+from kbenv import ASAN_BUILD, BUILD, KB, here, need
+from kbtest import exit_with, skip, test
+from loadlib import CONTROL, ROUTES, TMP, Proc, hostile, load
 
-KB_ASAN = os.path.join(ROOT, "build", "asan", "kneebench")
-CONTROL_ASAN = os.path.join(ROOT, "build", "asan", "kb-control")
+HERE = here(__file__)
+KB_ASAN = os.path.join(ASAN_BUILD, "kneebench")
+CONTROL_ASAN = os.path.join(ASAN_BUILD, "kb-control")
 
 
 def server_stats(s):

@@ -10,10 +10,9 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from loadlib import CONTRACT, CONTROL, KB, TMP, Proc, load, need  # noqa: E402
-from kbtest import run, test  # noqa: E402
+from kbenv import CONTRACT, KB, need
+from kbtest import run, test
+from loadlib import CONTROL, TMP, Proc, load
 
 Q_US = 1000   # the largest quantum the option takes: bursts a millisecond apart
 
@@ -90,7 +89,7 @@ def default_comes_from_the_contract_and_bad_values_are_refused():
         p = subprocess.run([KB, "load", "--url", "http://127.0.0.1:1/plaintext", "--route", "plaintext",
                             "--rate", "10", "--duration", "1", "--warmup", "0", "--send-quantum-us", bad],
                            capture_output=True, text=True, timeout=30)
-        assert p.returncode == 2 and "--send-quantum-us must be 0..1000" in p.stderr, (bad, p.returncode, p.stderr)
+        assert p.returncode == 2 and "--send-quantum-us must be a whole number in 0..1000" in p.stderr, (bad, p.returncode, p.stderr)
 
 
 def main():

@@ -6,10 +6,9 @@ import shutil
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from loadlib import CONTROL, KB, TMP, Proc, hostile, load, need  # noqa: E402
-from kbtest import run, test  # noqa: E402
+from kbenv import KB, need
+from kbtest import run, test
+from loadlib import CONTROL, TMP, Proc, hostile, load
 
 
 KINDS = {"connect", "read", "write", "timeout", "peer_close", "malformed"}

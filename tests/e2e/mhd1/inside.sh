@@ -64,9 +64,9 @@ for variant in normal asan; do
     for u in $units; do
         KB_TEST_SUFFIX=$sfx "$b/tests/unit/gray-static/$u" || st=1
     done
-    python3 tests/conformance/test_conformance.py --build "$work/$b" --runtime gray-static \
+    tests/lib/py tests/conformance/test_conformance.py --build "$work/$b" --runtime gray-static \
         --contract /tmp/mhd1-contract.json $asan_flag --name "conformance$sfx" || st=1
-    python3 tests/e2e/mhd1/probe.py --build "$work/$b" $asan_flag --name "probe$sfx" || st=1
+    tests/lib/py tests/e2e/mhd1/probe.py --build "$work/$b" $asan_flag --name "probe$sfx" || st=1
 done
 # The db route end to end (requests parked with suspend/resume while real PostgreSQL queries
 # run, pool exhaustion, a client gone mid-query) with both builds, on one throwaway cluster.
@@ -80,7 +80,7 @@ if [ -x build/gray-static ] || [ -x build/asan/gray-static ]; then
                 bin=build/asan/gray-static sfx=-asan; fi
             [ -x "$bin" ] || continue
             KB_PG_CONNINFO=$conninfo KB_PG_DIR=$pgdir KB_SUITE=db$sfx KB_GRAY_STATIC=$work/$bin \
-                python3 tests/e2e/db/test_db.py || st=1
+                tests/lib/py tests/e2e/db/test_db.py || st=1
         done
         gray-static/pgcluster.sh stop "$pgdir" >/dev/null 2>&1
     else

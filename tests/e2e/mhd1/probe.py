@@ -17,7 +17,6 @@ precise answer). Written for libmicrohttpd 1.0 inside the mhd1 container, and eq
 Usage: probe.py --build DIR [--asan] [--name RESULTS_NAME]
 """
 import argparse
-import json
 import os
 import re
 import signal
@@ -27,12 +26,9 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-import kbtest  # noqa: E402
+from kbenv import CONTRACT, ROOT
+import kbtest
 
-with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:
-    CONTRACT = json.load(f)
 RUNTIME = next(r for r in CONTRACT["runtimes"] if r["name"] == "gray-static")
 ROUTES = [r for r in CONTRACT["routes"] if "body" in r]   # exact-bytes routes (no db here)
 IMF = re.compile(r"^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|"

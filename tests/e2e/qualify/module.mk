@@ -4,6 +4,5 @@
 # tests/unit/runner/report/test_report_qualify.c (test-unit).
 .PHONY: test-qualify
 test-qualify: $(BUILD)/kneebench $(BUILD)/gray-static
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/qualify/test_qualify.py
+	@$(KB_PY) tests/e2e/qualify/test_qualify.py
 TESTS += test-qualify

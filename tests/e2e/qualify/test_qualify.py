@@ -21,18 +21,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import exit_with, skip, test  # noqa: E402
+from kbenv import BUILD, CONTRACT, KB, need
+from kbtest import exit_with, skip, test
 
-BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
-CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
 QUAL = CONTRACT["qualification"]
 HAVE_PG = bool(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
 # Zero growth is judged literally (no sample above the first). gray-static's heap still has a
@@ -63,8 +57,7 @@ def the_run():
     pass: the shared host can starve it, and a heap page can appear (see SHORT)."""
     if _run:
         return _run
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     if not HAVE_PG:
         skip("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (make deps)")
     base = tempfile.mkdtemp(prefix="kb-qualify-", dir=BUILD)
@@ -246,8 +239,7 @@ def cluster_and_cgroups_are_gone():
 
 @test
 def bad_options_are_refused_before_anything_runs():
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     out = tempfile.mkdtemp(prefix="kb-qualify-bad-", dir=BUILD)
     try:
         for extra in (["--rate", "0"], ["--duration", "x"], ["--duration", "3", "--settle", "3"],
@@ -263,8 +255,7 @@ def bad_options_are_refused_before_anything_runs():
 
 @test
 def interrupted_run_keeps_no_marker_and_leaves_nothing_running():
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     if not HAVE_PG:
         skip("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (make deps)")
     out = tempfile.mkdtemp(prefix="kb-qualify-int-", dir=BUILD)

@@ -4,6 +4,5 @@
 # --root and by $KB_ROOT, and a clear refusal where there is none.
 .PHONY: test-relocate
 test-relocate: $(BUILD)/kneebench $(BUILD)/gray-static
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/relocate/test_relocate.py
+	@$(KB_PY) tests/e2e/relocate/test_relocate.py
 TESTS += test-relocate

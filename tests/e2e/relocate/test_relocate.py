@@ -19,19 +19,15 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import exit_with, skip, test  # noqa: E402
+from kbenv import BUILD, CONTRACT, ROOT, need
+from kbtest import exit_with, test
 
-BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
 ORIG = os.path.realpath(ROOT)
 TMP = tempfile.mkdtemp(prefix="kb-relocate-")
 COPY = os.path.join(TMP, "tree")
 KB_COPY = os.path.join(COPY, "build", "kneebench")
 # the contract's version, as `kneebench version` prints it
-with open(os.path.join(ROOT, "fixtures", "contract.json")) as _f:
-    CONTRACT_VERSION = json.load(_f)["contract_version"]
+CONTRACT_VERSION = CONTRACT["contract_version"]
 SKIP_TOP = {".git", "runs", "build"}
 
 
@@ -45,8 +41,7 @@ def copy_tree():
     if os.path.exists(KB_COPY):
         return
     for exe in ("kneebench", "gray-static"):
-        if not os.access(os.path.join(BUILD, exe), os.X_OK):
-            skip(f"{BUILD}/{exe} is not built")
+        need(os.path.join(BUILD, exe))
     os.makedirs(os.path.join(COPY, "build"))
     for name in os.listdir(ROOT):
         if name in SKIP_TOP:

@@ -30,13 +30,9 @@ import tempfile
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import test, skip, exit_with  # noqa: E402
+from kbenv import BUILD, CONTRACT, KB, need
+from kbtest import test, skip, exit_with
 
-BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
-KNEEBENCH = os.path.join(BUILD, "kneebench")
 PID = os.getpid()
 NS_A, NS_B = f"kb-{PID}-a", f"kb-{PID}-b"
 VETH_A, VETH_B = f"kb{PID % 1000000}a", f"kb{PID % 1000000}b"
@@ -118,7 +114,7 @@ def start_agent(hosts, *args):
     """The agent in host a and its address. Lines before "listening on" (the sweep of cgroups
     a dead agent or runner left, which other runs on this host may leave) are passed over;
     never a read to EOF from an agent that runs on (it would wait for ever)."""
-    p = hosts.spawn(NS_A, KNEEBENCH, "serve-agent", "--port", "0", "--token", TOKEN, *args)
+    p = hosts.spawn(NS_A, KB, "serve-agent", "--port", "0", "--token", TOKEN, *args)
     seen = []
     # the agent says where it listens before it serves, or exits (EOF) when it cannot
     for line in iter(p.stdout.readline, ""):
@@ -139,7 +135,7 @@ def stop_agent(p):
 
 
 def call(hosts, addr, *cmds):
-    p = hosts.run(NS_B, KNEEBENCH, "serve-agent", "--token", TOKEN, "--call", addr, *cmds)
+    p = hosts.run(NS_B, KB, "serve-agent", "--token", TOKEN, "--call", addr, *cmds)
     lines = p.stdout.splitlines()
     return p.returncode, lines, p.stderr
 
@@ -154,7 +150,7 @@ class Session:
     runner holds one for the fixture it started: the fixture is the session's."""
 
     def __init__(self, argv_prefix, addr, token=TOKEN):
-        self.p = subprocess.Popen([*argv_prefix, KNEEBENCH, "serve-agent", "--token", token,
+        self.p = subprocess.Popen([*argv_prefix, KB, "serve-agent", "--token", token,
                                    "--call", addr], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   bufsize=1)
@@ -203,8 +199,7 @@ def free_port():
 
 def need_builds():
     for b in ("kneebench", "gray-static"):
-        if not os.access(os.path.join(BUILD, b), os.X_OK):
-            skip(f"build/{b} is not built")
+        need(os.path.join(BUILD, b))
 
 
 @test
@@ -222,13 +217,12 @@ def load_across_hosts_through_the_agent():
             assert ident["protocol"] == 2 and "gray-static" in ident["runtimes"]
             assert ident["serve_bind"] == ADDR_A, ident
             assert started == {"started": "gray-static", "port": port, "bind": ADDR_A}
-            with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:
-                lim = json.load(f)["limits"]
+            lim = CONTRACT["limits"]
             assert limits["cpus"] == lim["cpus"] and limits["memory_bytes"] == lim["memory_bytes"]
             assert limits["pids_max"] == lim["pids"], limits
 
             out = os.path.join(d, "load.json")
-            p = hosts.run(NS_B, KNEEBENCH, "load", "--url", f"http://{ADDR_A}:{port}/plaintext",
+            p = hosts.run(NS_B, KB, "load", "--url", f"http://{ADDR_A}:{port}/plaintext",
                           "--route", "plaintext", "--rate", "300", "--duration", "1", "--warmup",
                           "0.5", "--drain", "1", "--threads", "1", "--connections", "4", "--quiet",
                           "--json", out)
@@ -284,7 +278,7 @@ def curve_across_hosts_through_the_agent():
         agent, addr = start_agent(hosts, "--bind", ADDR_A, "--serve-bind", ADDR_A, "--rundir",
                                   os.path.join(d, "agent"))
         run = os.path.join(d, "run")
-        p = hosts.spawn(NS_B, KNEEBENCH, "curve", "--run", run, "--backend", "remote",
+        p = hosts.spawn(NS_B, KB, "curve", "--run", run, "--backend", "remote",
                         "--agent", addr, "--agent-token", TOKEN, "--target", ADDR_A,
                         "--runtimes", "gray-static",
                         "--routes", "plaintext", "--rates", "200", "--duration", "1",
@@ -304,8 +298,7 @@ def curve_across_hosts_through_the_agent():
 
         fix = os.path.join(run, "fixtures", "gray-static")
         lim = read_json(os.path.join(fix, "limits.json"))
-        with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:
-            want = json.load(f)["limits"]
+        want = CONTRACT["limits"]
         assert lim["backend"] == "remote" and lim["paths"].startswith(addr + ": "), lim
         assert lim["cpus"] == want["cpus"] and lim["memory_bytes"] == want["memory_bytes"], lim
         assert lim["pids_max"] == want["pids"], lim
@@ -343,8 +336,7 @@ def curve_across_hosts_through_the_agent():
 
 @test
 def curve_refuses_remote_without_its_parts():
-    if not os.access(KNEEBENCH, os.X_OK):
-        skip("build/kneebench is not built")
+    need(KB)
     with tempfile.TemporaryDirectory(prefix="kb-remote-") as d:
         run = os.path.join(d, "run")
         for args, want in ((["--backend", "remote"], "needs --agent"),
@@ -357,11 +349,11 @@ def curve_refuses_remote_without_its_parts():
                            (["--backend", "remote", "--agent", "127.0.0.1:1", "--agent-token",
                              TOKEN, "--routes", "plaintext", "--no-limits"],
                             "--no-limits is the agent's")):
-            p = subprocess.run([KNEEBENCH, "curve", "--run", run, *args], capture_output=True,
+            p = subprocess.run([KB, "curve", "--run", run, *args], capture_output=True,
                                text=True, timeout=BOUND_S)
             assert p.returncode == 2 and want in p.stderr, (args, p.returncode, p.stderr)
         # an agent that does not answer: refused before anything runs
-        p = subprocess.run([KNEEBENCH, "curve", "--run", run, "--backend", "remote", "--agent",
+        p = subprocess.run([KB, "curve", "--run", run, "--backend", "remote", "--agent",
                             f"127.0.0.1:{free_port()}", "--agent-token", TOKEN, "--routes",
                             "plaintext"],
                            capture_output=True, text=True, timeout=BOUND_S)
@@ -414,7 +406,7 @@ def loopback_only_unless_told():
         assert host == "127.0.0.1", addr
         rc, lines, err = call(hosts, f"{ADDR_A}:{port}", "identity")
         assert rc == 2, f"an agent with no --bind answered from the other host: {lines}"
-        p = hosts.run(NS_A, KNEEBENCH, "serve-agent", "--token", TOKEN, "--call", addr,
+        p = hosts.run(NS_A, KB, "serve-agent", "--token", TOKEN, "--call", addr,
                       "identity")
         assert p.returncode == 0, f"not reachable on its own loopback: {p.stdout}{p.stderr}"
 
@@ -431,7 +423,7 @@ class LocalAgent:
         # no --token, the agent makes one in its run directory
         self.own_token = own_token
         tok = [] if own_token else ["--token", TOKEN]
-        self.p = subprocess.Popen(["sh", "-c", 'read go; exec "$0" "$@"', KNEEBENCH,
+        self.p = subprocess.Popen(["sh", "-c", 'read go; exec "$0" "$@"', KB,
                                    "serve-agent", "--port", "0", *tok, *args],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, bufsize=0)
@@ -486,7 +478,7 @@ class LocalAgent:
 
     def call(self, *cmds, timeout=BOUND_S):
         token = f"{self.rundir}/token" if self.own_token else TOKEN
-        p = subprocess.run([KNEEBENCH, "serve-agent", "--token", token, "--call", self.addr,
+        p = subprocess.run([KB, "serve-agent", "--token", token, "--call", self.addr,
                             *cmds],
                            capture_output=True, text=True, timeout=timeout)
         return p.returncode, p.stdout.splitlines()
@@ -636,7 +628,7 @@ def a_curve_survives_idle_connections_to_its_agent():
             LocalAgent("--rundir", os.path.join(d, "agent")) as agent:
         os.chmod(d, 0o755)
         run = os.path.join(d, "run")
-        p = subprocess.Popen([KNEEBENCH, "curve", "--run", run, "--backend", "remote", "--agent",
+        p = subprocess.Popen([KB, "curve", "--run", run, "--backend", "remote", "--agent",
                               agent.addr, "--agent-token", TOKEN, "--runtimes", "gray-static",
                               "--routes", "plaintext", "--rates", "100,200", "--duration", "1",
                               "--warmup", "0.5", "--drain", "0.5", "--threads", "1",
@@ -705,7 +697,7 @@ def a_local_user_without_the_token_drives_nothing():
     with tempfile.TemporaryDirectory(prefix="kb-remote-") as d, \
             LocalAgent("--rundir", os.path.join(d, "run")) as agent:
         os.chmod(d, 0o755)
-        p = subprocess.run([*nobody, KNEEBENCH, "serve-agent", "--token", TOKEN, "--call",
+        p = subprocess.run([*nobody, KB, "serve-agent", "--token", TOKEN, "--call",
                             agent.addr, f"start gray-static {port}"], capture_output=True,
                            text=True, timeout=BOUND_S)
         assert p.returncode == 2 and "token file" in p.stderr, (p.returncode, p.stderr)
@@ -713,7 +705,7 @@ def a_local_user_without_the_token_drives_nothing():
         with open(os.open(guess, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
             f.write("a guess at the secret, long enough\n")
         os.chown(guess, 65534, 65534)
-        p = subprocess.run([*nobody, KNEEBENCH, "serve-agent", "--token", guess, "--call",
+        p = subprocess.run([*nobody, KB, "serve-agent", "--token", guess, "--call",
                             agent.addr, f"start gray-static {port}"], capture_output=True,
                            text=True, timeout=BOUND_S)
         assert p.returncode == 2 and "authentication failed" in p.stderr, (p.returncode,
@@ -823,7 +815,7 @@ def given_run_directory_must_be_its_own():
         os.symlink(d, link)
         for rundir in (theirs, shared, link):
             try:
-                p = subprocess.run([KNEEBENCH, "serve-agent", "--port", "0", "--rundir", rundir],
+                p = subprocess.run([KB, "serve-agent", "--port", "0", "--rundir", rundir],
                                    capture_output=True, text=True, timeout=5)
             except subprocess.TimeoutExpired:
                 raise AssertionError(f"--rundir {rundir} accepted: the agent is serving")

@@ -13,6 +13,5 @@
 # (re-recorded for issue 26, so that it has every file's schema_version and its contract.json)
 .PHONY: test-report-e2e
 test-report-e2e: $(BUILD)/kneebench
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/report/test_report.py
+	@$(KB_PY) tests/e2e/report/test_report.py
 TESTS += test-report-e2e

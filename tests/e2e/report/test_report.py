@@ -32,21 +32,12 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import test, skip, exit_with  # noqa: E402
+from kbenv import CONTRACT, KB, ROOT, here, need
+from kbtest import test, skip, exit_with
 
-BUILD = os.environ.get("KB_BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
+HERE = here(__file__)
 FIXTURE = os.path.join(HERE, "run")
-CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
 TMP = tempfile.mkdtemp(prefix="kb-report-e2e-")
-
-
-def need_kb():
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
 
 
 def load(path):
@@ -134,13 +125,13 @@ def check_rejudged(run, us):
 
 @test
 def rejudged_at_10ms_changes_where_p99_crosses():
-    need_kb()
+    need(KB)
     check_rejudged(copy_run("at10"), 10000)
 
 
 @test
 def rejudged_between_stored_p99s_changes_exactly_there():
-    need_kb()
+    need(KB)
     run = copy_run("between")
     us = between_threshold_us(points(run))
     changed = check_rejudged(run, us)
@@ -150,7 +141,7 @@ def rejudged_between_stored_p99s_changes_exactly_there():
 
 @test
 def plain_report_rederives_and_writes():
-    need_kb()
+    need(KB)
     run = copy_run("plain")
     r = report(run)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -167,7 +158,7 @@ def plain_report_rederives_and_writes():
 
 @test
 def tampered_verdict_refused_naming_the_point():
-    need_kb()
+    need(KB)
     run = copy_run("tampered")
     pid, (stored, _) = sorted(points(run).items())[0]
     forged = "uncontrolled" if stored == "controlled" else "controlled"
@@ -187,7 +178,7 @@ def tampered_verdict_refused_naming_the_point():
 
 @test
 def rejudging_leaves_the_run_unchanged():
-    need_kb()
+    need(KB)
     run = copy_run("unchanged")
     before = hashes(run)
     assert hashes(FIXTURE) == before
@@ -203,7 +194,7 @@ def rejudging_leaves_the_run_unchanged():
 
 @test
 def first_table_shows_the_papers_host():
-    need_kb()
+    need(KB)
     run = copy_run("orientation")
     r = report(run)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -375,7 +366,7 @@ def every_report_json_field_is_documented_with_its_unit():
     """Every field name report.json writes is in docs/report-format.md, and every number
     outside the copied evidence files carries its unit in its name or its parent's
     (achieved_rps.median, held_rates_rps[]): the calibration's and the plan's criteria too."""
-    need_kb()
+    need(KB)
     run, plan = calibrated_copy("documented")
     r = report(run)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -408,7 +399,7 @@ def error_kinds_completions_and_pss_follow_each_point():
     """report.csv and report.json give the errors by kind, the completions and the PSS of
     every row as the point's own load.json and verdict.json hold them (issue 28: the kinds
     were folded into one count, PSS absent)."""
-    need_kb()
+    need(KB)
     run = copy_run("kinds")
     p = report(run)
     assert p.returncode == 0, p.stderr
@@ -436,7 +427,7 @@ def error_kinds_completions_and_pss_follow_each_point():
 @test
 def a_fixture_without_limits_has_limits_null():
     """A fixture that never started leaves no limits.json: report.json still has the key."""
-    need_kb()
+    need(KB)
     run = copy_run("nolimits")
     rt = load(os.path.join(run, "plan.json"))["runtimes"][0]
     os.unlink(os.path.join(run, "fixtures", rt, "limits.json"))

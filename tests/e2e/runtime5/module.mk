@@ -6,6 +6,5 @@
 # The cgroup sandbox where root has it, else --no-limits. About a minute.
 .PHONY: test-runtime5
 test-runtime5: $(BUILD)/kneebench
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) KB_BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/runtime5/test_runtime5.py
+	@$(KB_PY) tests/e2e/runtime5/test_runtime5.py
 TESTS += test-runtime5

@@ -25,13 +25,10 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import exit_with, skip, test  # noqa: E402
+from kbenv import BUILD, CONTRACT, KB, ROOT, here, need
+from kbtest import exit_with, test
 
-BUILD = os.path.abspath(os.environ.get("KB_BUILD", os.path.join(ROOT, "build")))
-KB = os.path.join(BUILD, "kneebench")
+HERE = here(__file__)
 GEN = os.path.join(ROOT, "fixtures", "runtimes.py")
 TMP = tempfile.mkdtemp(prefix="kb-runtime5-")
 NAME = "pyhttp"
@@ -53,8 +50,7 @@ ENTRY = {
 
 def contract(*extra):
     """A copy of the tree's contract with extra runtime entries, written to TMP."""
-    with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:
-        c = json.load(f)
+    c = json.loads(json.dumps(CONTRACT))
     c["runtimes"] += [json.loads(json.dumps(e)) for e in extra]
     path = os.path.join(TMP, f"contract-{len(os.listdir(TMP))}.json")
     with open(path, "w") as f:
@@ -139,8 +135,8 @@ def completion_readme_and_image_plan_hold_it():
 
 def conformance(cpath, *args):
     results = os.path.join(TMP, "conformance-results")
-    return sh([sys.executable, os.path.join(ROOT, "tests", "conformance", "test_conformance.py"),
-               "--build", BUILD, "--contract", cpath, "--runtime", NAME, *args],
+    return sh([os.path.join(ROOT, "tests", "lib", "py"),
+               os.path.join(ROOT, "tests", "conformance", "test_conformance.py"), "--build", BUILD, "--contract", cpath, "--runtime", NAME, *args],
               timeout=300, env={**os.environ, "KB_TEST_RESULTS": results})
 
 
@@ -172,8 +168,7 @@ def limits_args():
 
 @test
 def a_two_rate_curve_reports_it():
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     run = os.path.join(TMP, "run")
     r = sh([KB, "curve", "--run", run, "--contract", contract(ENTRY), "--runtimes", NAME,
             "--routes", "plaintext", "--rates", "200,400", "--duration", "1", "--warmup", "0.5",

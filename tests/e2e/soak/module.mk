@@ -3,6 +3,5 @@
 # on synthetic series are the unit test tests/unit/runner/run/test_soak.c (test-unit).
 .PHONY: test-soak
 test-soak: $(BUILD)/kneebench $(BUILD)/gray-static
-	@KB_TEST_RESULTS=$(abspath $(BUILD)/test-results) BUILD=$(abspath $(BUILD)) \
-	 python3 tests/e2e/soak/test_soak.py
+	@$(KB_PY) tests/e2e/soak/test_soak.py
 TESTS += test-soak

@@ -27,14 +27,9 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
-from kbtest import exit_with, skip, test  # noqa: E402
+from kbenv import BUILD, CONTRACT, KB, need
+from kbtest import exit_with, skip, test
 
-BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
-KB = os.path.join(BUILD, "kneebench")
-CONTRACT = json.load(open(os.path.join(ROOT, "fixtures", "contract.json")))
 HAVE_PG = bool(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
 PHASES = ["plaintext", "json"] + (["db"] if HAVE_PG else [])
 RATES = {"plaintext": 2000, "json": 2000, "db": 500}
@@ -83,8 +78,7 @@ def the_run():
     client-limited is tried again, up to three runs in all."""
     if _run:
         return _run
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     base = tempfile.mkdtemp(prefix="kb-soak-", dir=BUILD)
     os.chmod(base, 0o755)   # the cluster's owner (postgres) must reach its directory
     for attempt in (1, 2, 3):
@@ -302,8 +296,7 @@ def report_has_every_phase():
 def db_phase_in_the_readiness_design_runs_its_pool():
     if not HAVE_PG:
         skip("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (make deps)")
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     out = tempfile.mkdtemp(prefix="kb-soak-ready-", dir=BUILD)
     os.chmod(out, 0o755)
     try:
@@ -371,8 +364,7 @@ def a_server_slowed_halfway_fails_its_decay_gate():
     interval's end are lost to it, so that the decay gate is what is tested."""
     if os.geteuid() != 0 or len(os.sched_getaffinity(0)) < 2:
         skip("needs root (SCHED_FIFO, the sandbox) and two CPUs")
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     server_cpu = int(CONTRACT["limits"]["server_cpus"].split(",")[0].split("-")[0])
     warmup, duration = 2.0, 12.0
     out = tempfile.mkdtemp(prefix="kb-soak-hog-", dir=BUILD)
@@ -416,8 +408,7 @@ def a_server_slowed_halfway_fails_its_decay_gate():
 
 @test
 def bad_options_are_refused_before_anything_runs():
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     out = tempfile.mkdtemp(prefix="kb-soak-bad-", dir=BUILD)
     try:
         for extra in (["--phases", "nope"], ["--phases", "json", "--rates", "1,2"],
@@ -436,8 +427,7 @@ def bad_options_are_refused_before_anything_runs():
 
 @test
 def interrupted_soak_keeps_no_marker_and_leaves_nothing_running():
-    if not os.access(KB, os.X_OK):
-        skip(f"{KB} is not built")
+    need(KB)
     phase = "db" if HAVE_PG else "json"
     out = tempfile.mkdtemp(prefix="kb-soak-int-", dir=BUILD)
     os.chmod(out, 0o755)
