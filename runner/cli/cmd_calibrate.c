@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "runner/run/calibrate.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/opts.h"
 
 static int usage(FILE *f)

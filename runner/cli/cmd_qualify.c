@@ -10,7 +10,7 @@
 #include "runner/cli/commands.h"
 #include "runner/report/report_qualify.h"
 #include "runner/run/qualrun.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/jfield.h"
 #include "runner/util/opts.h"
 #include "runner/util/root.h"

@@ -6,7 +6,7 @@
  * again under that criterion into DIR/rejudged-p99-<N>ms-d<F>/, never over DIR's files. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/cli/commands.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/opts.h"
 #include "runner/report/knee_report.h"
 #include "runner/report/report.h"

@@ -5,7 +5,7 @@
 #include "runner/cli/commands.h"
 #include "runner/report/report.h"
 #include "runner/run/soakrun.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/opts.h"
 
 #include <getopt.h>

@@ -12,7 +12,7 @@
 
 #include "runner/report/report.h"
 #include "runner/run/server.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/jfield.h"
 
 /* ---- raw request events, kept where they decide --------------------------------------- */
@@ -96,7 +96,7 @@ int kb_curve_settle_requests_logs(struct kb_curve *cv)
     struct dirent *e;
     DIR *d;
     int rc = -1;
-    if (keep && (d = opendir(kb_path(pdir, sizeof(pdir), cv->r.dir, "points")))) {
+    if (keep && kb_path(pdir, sizeof(pdir), cv->r.dir, "points") && (d = opendir(pdir))) {
         removed_before(cv->r.dir, removed);
         while ((e = readdir(d)))
             if (e->d_name[0] != '.')

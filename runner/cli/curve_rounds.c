@@ -10,7 +10,7 @@
 
 #include "runner/report/report.h"
 #include "runner/run/refine.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 
 /* ---- confirming each cell's boundary -------------------------------------------------- */
 /* After the matrix, each runtime-route's boundary -- its highest controlled rate and the

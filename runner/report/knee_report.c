@@ -10,6 +10,7 @@
 
 #include "runner/report/report_text.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/jfield.h"
 
 static double fig(const json_t *o, const char *a, const char *b)

@@ -3,7 +3,7 @@
 #include "runner/report/report.h"
 #include "runner/util/jfield.h"
 #include "runner/report/report_int.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "fixtures/contract.h"
 #include "runner/run/hostclock.h"
 #include "runner/util/root.h"

@@ -11,6 +11,7 @@
 #include "runner/report/report_text.h"
 #include "runner/run/calibrate.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/jfield.h"
 
 #include <math.h>

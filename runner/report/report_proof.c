@@ -6,7 +6,7 @@
 #include "runner/report/report.h"
 #include "runner/report/report_int.h"
 #include "runner/run/calibrate.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 
 #include <stdlib.h>
 #include <string.h>

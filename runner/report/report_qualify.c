@@ -4,6 +4,7 @@
 #include "runner/report/report_qualify.h"
 
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/jfield.h"
 
 #include <errno.h>

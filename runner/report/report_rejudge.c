@@ -12,7 +12,6 @@
 #include "runner/report/report.h"
 #include "runner/report/report_int.h"
 #include "runner/run/calibrate.h"
-#include "runner/util/evidence.h"
 #include "runner/run/server.h"
 #include "runner/run/judgement.h"
 

@@ -7,6 +7,7 @@
 #include "runner/report/report.h"
 #include "fixtures/contract.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/jfield.h"
 
 #include <errno.h>

@@ -20,6 +20,7 @@
 #include "runner/report/report_int.h"
 #include "runner/report/svgkit.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/jfield.h"
 
 #include <math.h>

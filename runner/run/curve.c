@@ -15,7 +15,7 @@
 #include "runner/run/dbplace.h"
 #include "runner/run/server.h"
 #include "runner/sandbox/sandbox.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/root.h"
 
 /* ---- plan file (resume) --------------------------------------------------------------- */

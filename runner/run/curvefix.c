@@ -15,7 +15,7 @@
 #include "runner/sandbox/pgcluster.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/sandbox/spawn.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 
 void kb_curve_stop_fixture(struct kb_curve *cv)
 {

@@ -4,6 +4,7 @@
 #include "runner/run/hostclock.h"
 #include "runner/util/cpulist.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/schema.h"
 
 #include <math.h>

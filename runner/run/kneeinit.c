@@ -16,7 +16,8 @@
 #include "runner/run/run.h"
 #include "runner/util/cpulist.h"
 #include "runner/util/digest.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
+#include "runner/util/identity.h"
 
 /* The client's CPUs: --cpus; else those the server's affinity leaves free; else all this
  * process may use. The process is kept on them, so that nothing of the client -- the load
@@ -104,7 +105,8 @@ static int run_dir(const struct kb_knee_args *a, char *dir, size_t len, char *er
         snprintf(given, sizeof(given), "%s", a->run);
     else
         strftime(given, sizeof(given), "runs/knee-%Y%m%dT%H%M%SZ", gmtime(&t));
-    if (kb_abspath(given, dir, len, why, sizeof(why)) || kb_mkdirs(dir, why, sizeof(why)))
+    if (kb_abspath(given, dir, len < KB_RUN_DIR_MAX ? len : KB_RUN_DIR_MAX, why, sizeof(why)) ||
+        kb_mkdirs(dir, why, sizeof(why)))
         return snprintf(err, errlen, "--run: %s", why), 2;
     return 0;
 }

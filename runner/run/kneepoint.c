@@ -14,7 +14,7 @@
 #include "runner/run/run.h"
 #include "runner/run/steal.h"
 #include "runner/util/clock.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 
 static void configure(const struct kb_kneepoint_cfg *c, long rate, struct kb_load_config *l)
 {

@@ -12,6 +12,7 @@
 #include "runner/sandbox/procs.h"
 #include "runner/util/clock.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 
 #define SETTLE_MAX_S 5.0         /* the longest wait for a server to come to rest */
 #define SETTLE_QUIET 0.10        /* at rest: under a tenth of a CPU over SETTLE_STEP_S */

@@ -18,7 +18,6 @@
 #include "runner/util/atomicfile.h"
 #include "runner/util/clock.h"
 #include "runner/util/cpulist.h"
-#include "runner/util/evidence.h"
 
 /* What the command's own refusals look like; 2. */
 static int bad(const char *fmt, const char *a)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "runner/run/kneepoint.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 
 /* Sample dir/points/<name>, when it is a finished point, into st. */
 static int add(const char *dir, const char *name, struct kb_refine_state *st)
@@ -69,7 +69,7 @@ static void gather_refined(const char *dir, const struct kb_refine_cell *c,
 {
     char pdir[4300];
     struct dirent *e;
-    DIR *d = opendir(kb_path(pdir, sizeof(pdir), dir, "points"));
+    DIR *d = kb_path(pdir, sizeof(pdir), dir, "points") ? opendir(pdir) : NULL;
     if (!d)
         return;
     while ((e = readdir(d))) {

@@ -7,6 +7,8 @@
 #include "runner/util/atomicfile.h"
 #include "runner/util/digest.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
+#include "runner/util/identity.h"
 #include "runner/util/root.h"
 #include "runner/util/schema.h"
 
@@ -52,7 +54,7 @@ int kb_run_open(struct kb_run *r, const char *cmd, const char *dir, const char *
     r->fx.stop = &g_stop;
     /* A fixture runs in its own directory under this one (php-fpm/run.sh --dir {rundir}):
      * a relative name would be read there again, one level deeper. */
-    if (kb_abspath(dir, r->dirbuf, sizeof(r->dirbuf), err, errlen) < 0)
+    if (kb_abspath(dir, r->dirbuf, KB_RUN_DIR_MAX, err, errlen) < 0)
         return -1;
     /* As root the run writes fixtures' configs and evidence inside it by name: a directory
      * another user owns or may write could hold their links (`--run /tmp/q` made by them). */

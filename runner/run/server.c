@@ -8,6 +8,7 @@
 #include "runner/util/cpulist.h"
 #include "runner/util/digest.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/load/preflight.h"
 #include "runner/util/root.h"
 #include "runner/util/schema.h"

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "fixtures/contract.h"
-#include "runner/util/evidence.h"
 
 /* ---- the plan ------------------------------------------------------------------------- */
 

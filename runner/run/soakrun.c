@@ -20,7 +20,7 @@
 #include "runner/sandbox/sandbox.h"
 #include "runner/sandbox/spawn.h"
 #include "runner/util/clock.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/jfield.h"
 #include "runner/util/root.h"
 

@@ -4,7 +4,7 @@
 #include "runner/load/hist.h"
 #include "runner/load/hlog.h"
 #include "runner/load/hlogread.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -32,7 +32,8 @@
 #include <unistd.h>
 
 #include "runner/sandbox/agent_auth.h"
-#include "runner/util/evidence.h"
+#include "runner/util/paths.h"
+#include "runner/util/identity.h"
 #include "runner/util/portown.h"
 #include "runner/sandbox/procs.h"
 #include "runner/util/root.h"

@@ -6,6 +6,7 @@
 #include "runner/sandbox/pin.h"
 #include "runner/util/cpulist.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/clock.h"
 #include "runner/load/preflight.h"
 #include "runner/util/root.h"

@@ -18,7 +18,7 @@
 #include "runner/sandbox/cgfile.h"
 #include "runner/util/clock.h"
 #include "runner/util/cpulist.h"
-#include "runner/util/evidence.h"
+#include "runner/util/identity.h"
 #include "runner/sandbox/procs.h"
 #include "runner/sandbox/sandbox_backend.h"
 #include "runner/sandbox/session.h"

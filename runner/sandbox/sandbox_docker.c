@@ -33,6 +33,7 @@
 #include "runner/sandbox/cgfile.h"
 #include "runner/util/digest.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/util/schema.h"
 #include "runner/sandbox/sandbox_backend.h"
 

@@ -15,6 +15,7 @@
 #include "runner/sandbox/sandbox.h"
 #include "runner/util/clock.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 
 #include <errno.h>
 #include <fcntl.h>

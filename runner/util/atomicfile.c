@@ -54,6 +54,10 @@ int kb_afile_open(struct kb_afile *a, const char *path, char *err, size_t errlen
     int fd, e;
     a->f = NULL;
     a->tmp[0] = '\0';
+    /* no name at all is one paths.h's kb_path refused as too long: never a file in the
+     * current directory named by the suffix alone */
+    if (!path || !*path)
+        return fail(a, "(a path too long to name)", ENAMETOOLONG, err, errlen);
     if ((size_t)snprintf(a->path, sizeof(a->path), "%s", path) >= sizeof(a->path))
         return fail(a, path, ENAMETOOLONG, err, errlen);
     if ((fd = create_tmp(a, path)) < 0)

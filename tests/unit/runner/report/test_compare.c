@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "runner/report/compare.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "tests/lib/kb_check.h"
 
 #include <stdlib.h>

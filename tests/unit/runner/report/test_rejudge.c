@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "runner/run/calibrate.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "runner/run/judgement.h"
 #include "runner/report/report.h"
 #include "runner/report/report_int.h"

@@ -11,6 +11,7 @@
 #include "runner/report/report_int.h"
 #include "runner/run/calibrate.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "tests/lib/kb_check.h"
 
 #include <math.h>

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "runner/run/hostclock.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 #include "tests/unit/runner/tmpdir.h"
 
 #include <math.h>

@@ -3,6 +3,8 @@
  * every byte of the sources, mkdirs nests, a directory to write in must be one's own. (SHA-256 itself: test_digest.) */
 #define _GNU_SOURCE
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
+#include "runner/util/identity.h"
 #include "tests/lib/kb_check.h"
 
 #include <dirent.h>
@@ -137,6 +139,50 @@ START_TEST(mhd_version_is_the_fixtures)
 }
 END_TEST
 
+/* A name that would not fit is refused, never cut short into another file's name; and what
+ * it is passed on to refuses the empty name it leaves, rather than write "" + a suffix in
+ * the current directory. */
+START_TEST(a_path_too_long_is_refused_not_truncated)
+{
+    char out[16], err[256], cwd[4096], here[64];
+    struct stat st;
+    int before = 0, after = 0;
+    DIR *d;
+    ck_assert_ptr_eq(kb_path(out, sizeof(out), "/tmp", "abc"), out);
+    ck_assert_str_eq(out, "/tmp/abc");
+    ck_assert_ptr_null(kb_path(out, sizeof(out), "/tmp/a-long-dir", "file"));
+    ck_assert_str_eq(out, "");
+    ck_assert_ptr_null(kb_path(out, sizeof(out), "/tmp", "exactly-ten"));   /* 16 with NUL */
+    ck_assert_int_eq(kb_mkdirs(out, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "too long"));
+    ck_assert(!kb_file_exists(out) && !kb_file_exists(NULL));
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+    snprintf(here, sizeof(here), "/tmp/kb-unit-path-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(here));
+    ck_assert_int_eq(chdir(here), 0);
+    for (d = opendir("."); d && readdir(d); before++)
+        ;
+    closedir(d);
+    ck_assert_int_eq(kb_write_atomic(out, "x", 1, err, sizeof(err)), -1);
+    ck_assert_int_eq(kb_write_json_atomic(NULL, json_null(), err, sizeof(err)), -1);
+    for (d = opendir("."); d && readdir(d); after++)
+        ;
+    closedir(d);
+    ck_assert_int_eq(after, before);            /* nothing written here */
+    ck_assert_int_eq(chdir(cwd), 0);
+    ck_assert_int_eq(rmdir(here), 0);
+    ck_assert_int_eq(stat(here, &st), -1);
+    /* a run directory past KB_RUN_DIR_MAX is refused where it is made absolute */
+    {
+        char big[KB_RUN_DIR_MAX + 10], abs[KB_RUN_DIR_MAX];
+        memset(big, 'r', sizeof(big) - 1);
+        big[0] = '/';
+        big[sizeof(big) - 1] = '\0';
+        ck_assert_int_eq(kb_abspath(big, abs, sizeof(abs), err, sizeof(err)), -1);
+    }
+}
+END_TEST
+
 START_TEST(relative_paths_become_absolute)
 {
     /* a run directory named relative to where the runner started names the same place to
@@ -195,6 +241,7 @@ static Suite *suite(void)
     tcase_add_test(tc, host_identity);
     tcase_add_test(tc, mhd_version_is_the_fixtures);
     tcase_add_test(tc, relative_paths_become_absolute);
+    tcase_add_test(tc, a_path_too_long_is_refused_not_truncated);
     tcase_add_test(tc, a_directory_to_write_in_must_be_ones_own);
     suite_add_tcase(s, tc);
     return s;

@@ -1,0 +1,42 @@
+/* paths.h -- the names of a run's files and directories: a path joined (and refused when it
+ * would not fit, never cut short), made absolute, its directories made, a directory checked
+ * as safe to write into, a file's presence, an executable found. Never prints; errors go to
+ * err. */
+#ifndef KB_PATHS_H
+#define KB_PATHS_H
+
+#include <stddef.h>
+
+/* out = dir + "/" + file. Returns out; NULL when it would not fit in outlen, with out ""
+ * (never a truncated name, which would open, write or remove another file): every function
+ * here and in atomicfile.h refuses a NULL or empty path, so a caller passing the result on
+ * gets that refusal; one that uses out itself checks the NULL. */
+char *kb_path(char *out, size_t outlen, const char *dir, const char *file);
+
+/* The longest run directory: its deepest files (a point's, a fixture's PostgreSQL's) add
+ * a few hundred bytes, which must stay under the 4096 every path buffer holds. */
+#define KB_RUN_DIR_MAX 3000
+
+/* path made absolute against the current directory (nothing resolved, nothing need exist):
+ * a run directory given as "runs/x" must name the same place to a child that changes into
+ * a fixture's directory. 0, or -1 with err (no current directory, or too long). */
+int kb_abspath(const char *path, char *out, size_t outlen, char *err, size_t errlen);
+
+/* A directory the runner (often root) may write into: when it exists, a real directory
+ * (no symlink) of this user that no other user may write, since a file is created in it
+ * by name and a planted link or a swapped subdirectory would redirect the write. Absent
+ * is fine when absent_ok (the caller makes it). 0, or -1 with err saying whose it is. */
+int kb_dir_own(const char *dir, int absent_ok, char *err, size_t errlen);
+
+/* mkdir -p. 0 or -1 with err (a NULL or empty path: too long to name). */
+int kb_mkdirs(const char *path, char *err, size_t errlen);
+
+/* 1 if path exists as a regular file (0 for a NULL or empty path). */
+int kb_file_exists(const char *path);
+
+/* Resolve an executable name through PATH (a name with '/' is taken as is); when the bare
+ * name is absent, the highest-versioned "<name><digits>" (php-fpm -> php-fpm8.2), then
+ * /usr/sbin. 0 or -1. */
+int kb_which(const char *name, char *out, size_t outlen);
+
+#endif
