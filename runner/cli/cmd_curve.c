@@ -5,7 +5,7 @@
 #include "runner/cli/commands.h"
 #include "runner/cli/curve_rounds.h"
 #include "runner/run/curve.h"
-#include "runner/run/server.h"
+#include "runner/run/fixture.h"
 #include "runner/report/report.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/util/opts.h"
@@ -238,7 +238,7 @@ int cmd_curve(int argc, char **argv)
     struct kb_curve cv;
     struct kb_curve_opts a;
     char err[1024], where[600];
-    double t0 = kb_srv_now_s();
+    double t0 = kb_fixture_now_s();
     int rc = parse_args(argc, argv, &a), failures;
     if (rc)
         return rc == 1 ? 0 : rc;
@@ -272,6 +272,6 @@ int cmd_curve(int argc, char **argv)
         return 130;
     }
     kb_run_say_incomplete(&cv.r, "point");
-    printf("kneebench curve: done in %.0f s\n", kb_srv_now_s() - t0);
+    printf("kneebench curve: done in %.0f s\n", kb_fixture_now_s() - t0);
     return failures ? 1 : 0;
 }

@@ -175,7 +175,7 @@ static void print_summary(const char *run)
 
 static int run(struct args *a, int argc, char **argv)
 {
-    const struct kb_srv_opts fo = { .backend = "native",
+    const struct kb_fixture_opts fo = { .backend = "native",
         .build = a->build ? a->build : kb_root_build(), .server_cpus = a->scpus,
         .client_cpus = a->ccpus, .load_cmd = a->load_cmd, .no_limits = a->no_limits };
     struct kb_qual_params p;

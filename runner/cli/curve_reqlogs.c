@@ -11,14 +11,14 @@
 #include <unistd.h>
 
 #include "runner/report/report.h"
-#include "runner/run/server.h"
+#include "runner/run/fixture.h"
 #include "runner/util/paths.h"
 #include "runner/util/jfield.h"
 
 /* ---- raw request events, kept where they decide --------------------------------------- */
 /* Every point records its measured requests while it runs (requests.log, bounded), because which points will decide the answer is
  * known only once the run is complete: each runtime-route's final boundary, its highest
- * controlled rate and the next (report_confirm.c). The bound is KB_SRV_REQUESTS_LOG_MAX. With knee, the logs of every sample at
+ * controlled rate and the next (report_confirm.c). The bound is KB_FIXTURE_REQUESTS_LOG_MAX. With knee, the logs of every sample at
  * those two rates (the matrix's repeats and the confirmation samples) are kept and the rest
  * removed; RUN/requests-logs.json says which, with their sizes (docs/protocol.md, "Raw
  * request events"). */
@@ -105,7 +105,7 @@ int kb_curve_settle_requests_logs(struct kb_curve *cv)
         closedir(d);
         doc = json_pack("{s:i,s:s,s:s,s:I,s:I,s:o,s:o}", "schema_version", 1, "mode",
                         cv->requests_log == KB_RL_ALL ? "all" : "knee", "file", "requests.log",
-                        "records_max_per_point", (json_int_t)KB_SRV_REQUESTS_LOG_MAX,
+                        "records_max_per_point", (json_int_t)KB_FIXTURE_REQUESTS_LOG_MAX,
                         "bytes_kept", (json_int_t)bytes, "kept", kept, "removed", removed);
         rc = kb_run_evidence_json(kb_path(path, sizeof(path), cv->r.dir, "requests-logs.json"),
                                   doc, err, sizeof(err));

@@ -36,7 +36,7 @@ struct kb_point_load {
     long long completed_in_window;     /* responses that ended inside the measured interval
                                           (achieved_rps's count); -1 when absent */
     double interval_start_mono_s, interval_end_mono_s;   /* the measured interval on the
-                                          runner's monotonic clock (kb_srv_now_s()); NAN
+                                          runner's monotonic clock (kb_fixture_now_s()); NAN
                                           when absent */
     long long unsolicited, keepalive_breaks;   /* protocol breaches (0 when absent) */
     long long bounded;         /* requests in corrected at a lower bound (0 when absent) */

@@ -12,7 +12,7 @@
 #include "runner/report/report.h"
 #include "runner/report/report_int.h"
 #include "runner/run/calibrate.h"
-#include "runner/run/server.h"
+#include "runner/run/fixture.h"
 #include "runner/run/judgement.h"
 
 #include <stdarg.h>
@@ -125,7 +125,7 @@ void kb_report_rederive_point(struct kb_report *r, const char *dir, const char *
     memset(&lr, 0, sizeof(lr));
     o.have_load = 0;
     o.load_problem[0] = '\0';
-    kb_srv_read_load(pdir, &o, &lr, &load);
+    kb_fixture_read_load(pdir, &o, &lr, &load);
     rd->nchecked++;
     if (calibrated && !r->cal)
         add_line(rd, "point %s: judged against the run's calibration, which cannot be read "

@@ -13,7 +13,7 @@
 #include "fixtures/contract.h"
 #include "runner/run/calibrate.h"
 #include "runner/run/dbplace.h"
-#include "runner/run/server.h"
+#include "runner/run/fixture.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/util/paths.h"
 #include "runner/util/root.h"
@@ -144,7 +144,7 @@ static int db_placement(struct kb_curve *cv, const char *db_cpus, char *err, siz
 
 static int setup(struct kb_curve *cv, const struct kb_curve_opts *a, char *err, size_t errlen)
 {
-    const struct kb_srv_opts fo = { .backend = a->backend,
+    const struct kb_fixture_opts fo = { .backend = a->backend,
         .build = a->build ? a->build : kb_root_build(), .server_cpus = a->scpus,
         .client_cpus = a->ccpus, .load_cmd = a->load_cmd, .no_limits = a->no_limits,
         .client_other = a->client_other, .image = a->image, .agent = a->agent,

@@ -11,7 +11,7 @@
 
 #include "fixtures/contract.h"
 #include "runner/load/preflight.h"
-#include "runner/run/server.h"
+#include "runner/run/fixture.h"
 #include "runner/sandbox/pgcluster.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/sandbox/spawn.h"
@@ -44,7 +44,7 @@ static void preflight_all(struct kb_curve *cv, json_t *out)
             continue;
         /* the db pool connects after the port opens: give that route time to answer */
         int ok = (cv->r.pg.running && !strcmp(r->name, "db")
-                      ? kb_pgrun_wait_route(cv->r.fx.port, r, 15000, kb_srv_alive, &cv->r.fx,
+                      ? kb_pgrun_wait_route(cv->r.fx.port, r, 15000, kb_fixture_alive, &cv->r.fx,
                                             reason, sizeof(reason))
                       : kb_preflight_route_at(cv->r.fx.target, cv->r.fx.port, r, reason,
                                               sizeof(reason))) == 0;

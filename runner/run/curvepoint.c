@@ -15,7 +15,7 @@
 #include "runner/load/preflight.h"
 #include "runner/run/hostclock.h"
 #include "runner/run/judgement.h"
-#include "runner/run/server.h"
+#include "runner/run/fixture.h"
 #include "runner/run/steal.h"
 #include "runner/run/verdict.h"
 #include "runner/sandbox/procs.h"
@@ -66,14 +66,14 @@ static void csv_fraction(FILE *f, double v, char sep)
         fputc(sep, f);
 }
 
-/* Server and load child, once a second from the load's start (kb_srv_drive's callback). */
+/* Server and load child, once a second from the load's start (kb_fixture_drive's callback). */
 static void sample_once(void *arg, double t0, double t)
 {
     struct sampler *s = arg;
     struct kb_proc_sample srv, cli;
     double frac;
     s->t0 = t0;
-    kb_srv_sample_server(&s->cv->r.fx, &srv);
+    kb_fixture_sample_server(&s->cv->r.fx, &srv);
     kb_procs_sample(&s->cv->r.fx.load_pid, 1, &cli);
     frac = s->n > 0 || s->last_t > 0 ? (srv.cpu_seconds - s->last_cpu) / (t - s->last_t) : 0;
     sample_steal(s, t);
@@ -121,15 +121,15 @@ static json_t *command_json(const struct kb_curve *cv, const struct kb_point *pt
 static int drive(struct kb_curve *cv, const struct kb_point *pt, const char *dir,
                  struct sampler *s, struct kb_point_obs *obs)
 {
-    const struct kb_srv_load ld = { .duration_s = cv->plan.duration_s,
+    const struct kb_fixture_load ld = { .duration_s = cv->plan.duration_s,
         .warmup_s = cv->plan.warmup_s, .drain_s = cv->plan.drain_s,
         .threads = cv->plan.threads, .connections = cv->plan.connections,
         .requests_log = cv->requests_log != KB_RL_NONE };
     /* killed outright on interrupt: its figures are discarded anyway */
-    const struct kb_srv_sampling sp = { .first_s = 0, .every_s = 1.0, .until_s = INFINITY,
+    const struct kb_fixture_sampling sp = { .first_s = 0, .every_s = 1.0, .until_s = INFINITY,
         .sample = sample_once, .arg = s, .kill_signal = SIGKILL };
     s->cv = cv;
-    return kb_srv_drive(&cv->r.fx, &ld, pt->route, pt->rate, dir, &sp, obs);
+    return kb_fixture_drive(&cv->r.fx, &ld, pt->route, pt->rate, dir, &sp, obs);
 }
 
 /* Before a point: the route must answer correctly again, and the server must have gone
@@ -150,7 +150,7 @@ struct settled {
 static int settle_alive(const struct kb_curve *cv, double t0)
 {
     return !kb_run_interrupted() && cv->r.fx.sb && kb_sandbox_alive(cv->r.fx.sb) &&
-           kb_srv_now_s() - t0 < SETTLE_MAX_S;
+           kb_fixture_now_s() - t0 < SETTLE_MAX_S;
 }
 
 static struct settled settle(struct kb_curve *cv, const struct kb_point *pt)
@@ -158,23 +158,23 @@ static struct settled settle(struct kb_curve *cv, const struct kb_point *pt)
     const struct kb_route *r = kb_contract_route(&cv->r.c, pt->route);
     struct settled st = { 0, -1, 0 };
     struct kb_proc_sample a, b;
-    double t0 = kb_srv_now_s(), ta, tb;
+    double t0 = kb_fixture_now_s(), ta, tb;
     char err[512];
     while (settle_alive(cv, t0) &&
            kb_preflight_route_at(cv->r.fx.target, cv->r.fx.port, r, err, sizeof(err)) < 0)
         kb_sleep_ms(100);
-    kb_srv_sample_server(&cv->r.fx, &a);
-    ta = kb_srv_now_s();
+    kb_fixture_sample_server(&cv->r.fx, &a);
+    ta = kb_fixture_now_s();
     while (!st.quiet && settle_alive(cv, t0)) {
         kb_sleep_ms((long)(SETTLE_WINDOW_S * 1000));
-        kb_srv_sample_server(&cv->r.fx, &b);
-        tb = kb_srv_now_s();
+        kb_fixture_sample_server(&cv->r.fx, &b);
+        tb = kb_fixture_now_s();
         st.server_cpu = (b.cpu_seconds - a.cpu_seconds) / (tb - ta);
         st.quiet = st.server_cpu < SETTLE_IDLE_CPU;
         a = b;
         ta = tb;
     }
-    st.seconds = kb_srv_now_s() - t0;
+    st.seconds = kb_fixture_now_s() - t0;
     return st;
 }
 
@@ -288,7 +288,7 @@ int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const cha
     struct kb_judgement jd;
     char why[512];
     json_t *j, *load = NULL;
-    double t0 = kb_srv_now_s();
+    double t0 = kb_fixture_now_s();
     int rc;
 
     memset(&lr, 0, sizeof(lr));
@@ -313,9 +313,9 @@ int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const cha
     } else {
         /* one sample after the load ended, so the interval's end lies between two */
         if (s.ncpu > 0)
-            sample_once(&s, s.t0, kb_srv_now_s());
-        kb_srv_read_load(dir, &obs, &lr, &load);
-        kb_srv_postflight(&cv->r.fx, kb_contract_route(&cv->r.c, pt->route), &obs);
+            sample_once(&s, s.t0, kb_fixture_now_s());
+        kb_fixture_read_load(dir, &obs, &lr, &load);
+        kb_fixture_postflight(&cv->r.fx, kb_contract_route(&cv->r.c, pt->route), &obs);
     }
     /* a remote agent's session lost is the harness's failure: no verdict, redone later */
     if (cv->r.fx.sb && kb_sandbox_lost(cv->r.fx.sb, why, sizeof(why))) {
@@ -328,13 +328,13 @@ int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const cha
     kb_judge_point(&lr, &obs, &crit, cv->cal, (double)pt->rate, &jd);
     if (kb_hostclock_write_point(&s.clock, HOSTCLOCK_CPUS(cv), dir, why, sizeof(why)) < 0)
         kb_run_note(&ev, "hostclock.json", why);
-    write_verdict(cv, pt, dir, &jd, &lr, load, &s, &st, &obs, kb_srv_now_s() - t0, &ev);
+    write_verdict(cv, pt, dir, &jd, &lr, load, &s, &st, &obs, kb_fixture_now_s() - t0, &ev);
     rc = kb_run_point_finish(&cv->r, &ev, dir, json_pack("{s:s,s:s}", "point", pt->id,
                              "verdict", kb_verdict_name(jd.verdict)), err, errlen);
     cv->finished++;
     if (!obs.preflight_failed) {    /* only driven points predict the ETA */
         cv->ran++;
-        cv->run_secs += kb_srv_now_s() - t0;
+        cv->run_secs += kb_fixture_now_s() - t0;
     }
     /* a point whose evidence could not be written has no verdict to show: it is redone */
     kb_curve_progress(cv, pt, rc < 0 ? "incomplete" : kb_verdict_name(jd.verdict),

@@ -93,7 +93,7 @@ static int run_identity(struct kb_qualrun *q, int argc, char **argv, char *err, 
                            json_pack("{s:s}", "postgresql", pg), err, errlen);
 }
 
-int kb_qualrun_setup(struct kb_qualrun *q, const struct kb_srv_opts *o,
+int kb_qualrun_setup(struct kb_qualrun *q, const struct kb_fixture_opts *o,
                      const struct kb_qual_params *p, int argc, char **argv, char *err,
                      size_t errlen)
 {
@@ -136,7 +136,7 @@ static void start_all(struct kb_qualrun *q, const struct kb_qual_params *p, char
     kb_path(path, sizeof(path), fixdir, "identity.json");
     if (kb_run_evidence_json(path, q->r.fx.identity, err, sizeof(err)) < 0)
         snprintf(reason, reasonlen, "%.200s", err);
-    else if (kb_pgrun_wait_route(q->r.fx.port, r, 15000, kb_srv_alive, &q->r.fx, err,
+    else if (kb_pgrun_wait_route(q->r.fx.port, r, 15000, kb_fixture_alive, &q->r.fx, err,
                                  sizeof(err)) < 0)
         snprintf(reason, reasonlen, "%s: %.200s", r->path, err);
 }
@@ -190,7 +190,7 @@ static void sample_server(void *arg, double t0, double now)
     struct kb_proc_sample srv;
     double t = now - s->t0;
     (void)t0;
-    kb_srv_sample_server(&s->q->r.fx, &srv);
+    kb_fixture_sample_server(&s->q->r.fx, &srv);
     /* a failed write stays in the stream's error flag, which kb_run_csv_close() reads */
     fprintf(s->csv->f, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
             srv.pss_bytes, srv.fds, srv.threads, srv.nprocs);
@@ -209,15 +209,15 @@ static void sample_server(void *arg, double t0, double now)
 static void wait_for_rest(struct kb_qualrun *q, const struct kb_qual_params *p, double t0)
 {
     const struct kb_strlist *g = &q->r.c.qual.zero_gauges;
-    double ended = kb_srv_now_s() - t0, until = kb_srv_now_s() + p->rest_timeout_s;
+    double ended = kb_fixture_now_s() - t0, until = kb_fixture_now_s() + p->rest_timeout_s;
     for (;;) {
         char why[256];
         double t = -1;
         json_t *j = kb_stats_sampler_latest(q->sampler, &t);
         int zero = j && t >= ended && kb_qual_gauges_zero(j, g->v, g->n, why, sizeof(why));
         json_decref(j);
-        if (zero || kb_srv_now_s() >= until || (q->r.fx.stop && *q->r.fx.stop) ||
-            !kb_srv_alive(&q->r.fx))
+        if (zero || kb_fixture_now_s() >= until || (q->r.fx.stop && *q->r.fx.stop) ||
+            !kb_fixture_alive(&q->r.fx))
             return;
         kb_sleep_ms((long)(p->stats_every_s * 1000) + 1);
     }
@@ -228,9 +228,9 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
                  struct kb_qual_obs *o, struct kb_point_load *lr, json_t **load, char *err,
                  size_t errlen)
 {
-    const struct kb_srv_load ld = { .duration_s = p->duration_s, .warmup_s = p->warmup_s,
+    const struct kb_fixture_load ld = { .duration_s = p->duration_s, .warmup_s = p->warmup_s,
         .drain_s = p->drain_s, .threads = p->threads, .connections = p->connections };
-    const struct kb_srv_sampling sp = { .first_s = p->warmup_s + p->settle_s,
+    const struct kb_fixture_sampling sp = { .first_s = p->warmup_s + p->settle_s,
         .every_s = p->sample_every_s, .until_s = p->warmup_s + p->duration_s + 0.05,
         .sample = sample_server, .arg = rs, .kill_signal = SIGTERM };
     struct kb_run_evidence ev = { "", "" };
@@ -242,16 +242,16 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
         snprintf(err, errlen, "%s: %s", ev.file, ev.reason);
         return -1;
     }
-    rs->t0 = kb_srv_now_s();
+    rs->t0 = kb_fixture_now_s();
     q->sampler = kb_stats_sampler_start(q->r.fx.target[0] ? q->r.fx.target : NULL, q->r.fx.port,
                                         "/stats", p->stats_every_s, rs->t0,
                                         kb_path(path, sizeof(path), q->r.dir, "stats.jsonl"), err,
                                         errlen);
-    rc = q->sampler ? kb_srv_drive(&q->r.fx, &ld, q->r.c.qual.route, p->rate, q->r.dir, &sp,
+    rc = q->sampler ? kb_fixture_drive(&q->r.fx, &ld, q->r.c.qual.route, p->rate, q->r.dir, &sp,
                                    &o->point) : -1;
     if (rc == 0) {
-        kb_srv_read_load(q->r.dir, &o->point, lr, load);
-        kb_srv_postflight(&q->r.fx, kb_contract_route(&q->r.c, q->r.c.qual.route), &o->point);
+        kb_fixture_read_load(q->r.dir, &o->point, lr, load);
+        kb_fixture_postflight(&q->r.fx, kb_contract_route(&q->r.c, q->r.c.qual.route), &o->point);
         wait_for_rest(q, p, rs->t0);
     }
     if (q->sampler && kb_stats_sampler_stop(q->sampler, rc == 0, err, errlen) < 0)
@@ -276,7 +276,7 @@ static json_t *growth_json(const struct kb_growth *g, int have)
 }
 
 /* The measured interval on the samples' clock: the load generator's own (load.json's
- * monotonic interval_start/end, the clock kb_srv_now_s() reads), else the nominal one. */
+ * monotonic interval_start/end, the clock kb_fixture_now_s() reads), else the nominal one. */
 static void measured_window(const struct kb_qual_params *p, double t0,
                             const struct kb_point_load *lr, double *from, double *to)
 {
@@ -385,7 +385,7 @@ out:
 
 void kb_qualrun_close(struct kb_qualrun *q)
 {
-    kb_srv_kill_load(&q->r.fx, SIGTERM);
+    kb_fixture_kill_load(&q->r.fx, SIGTERM);
     kb_stats_sampler_free(q->sampler);
     q->sampler = NULL;
     kb_run_close(&q->r, SIGTERM);

@@ -9,13 +9,13 @@
  * measured interval), stats.jsonl (every /stats read from the load's start until the gauges
  * are back at zero after it, or rest_timeout_s), verdict.json, then DONE last. Starting the
  * fixture, its limits, identity, the load child and the server samples are
- * runner/run/server.h's. Never prints; errors go to the caller's buffer. */
+ * runner/run/fixture.h's. Never prints; errors go to the caller's buffer. */
 #ifndef KB_QUALRUN_H
 #define KB_QUALRUN_H
 
 #include "runner/run/qualify.h"
 #include "runner/run/run.h"
-#include "runner/run/server.h"
+#include "runner/run/fixture.h"
 #include "runner/run/statsampler.h"
 #include "runner/sandbox/pgcluster.h"
 #include "fixtures/contract.h"
@@ -54,7 +54,7 @@ struct kb_qualrun {
  * backend), the run directory made, plan.json written or checked (a run directory holds one
  * plan) and run.json. The run's interrupt flag (kb_run_signals) ends readiness waits and the
  * load early. 0, or -1 with err; kb_qualrun_close either way. */
-int kb_qualrun_setup(struct kb_qualrun *q, const struct kb_srv_opts *o,
+int kb_qualrun_setup(struct kb_qualrun *q, const struct kb_fixture_opts *o,
                      const struct kb_qual_params *p, int argc, char **argv, char *err,
                      size_t errlen);
 

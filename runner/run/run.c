@@ -63,10 +63,10 @@ int kb_run_open(struct kb_run *r, const char *cmd, const char *dir, const char *
     return kb_contract_load(contract ? contract : kb_root_contract(), &r->c, err, errlen);
 }
 
-int kb_run_setup(struct kb_run *r, const struct kb_srv_opts *o, char *err, size_t errlen)
+int kb_run_setup(struct kb_run *r, const struct kb_fixture_opts *o, char *err, size_t errlen)
 {
     r->backend = o->backend;
-    return kb_srv_setup(&r->fx, &r->c, o, err, errlen);
+    return kb_fixture_setup(&r->fx, &r->c, o, err, errlen);
 }
 
 void kb_run_sweep(struct kb_run *r, const char *sessions)
@@ -74,7 +74,7 @@ void kb_run_sweep(struct kb_run *r, const char *sessions)
     char note[2048] = "";
     if (kb_sandbox_sweep_stale(r->fx.sandbox) > 0)
         fprintf(stderr, "kneebench %s: removed cgroups left by an earlier run\n", r->cmd);
-    if (sessions && kb_srv_sweep_sessions(&r->fx, sessions, note, sizeof(note)) > 0)
+    if (sessions && kb_fixture_sweep_sessions(&r->fx, sessions, note, sizeof(note)) > 0)
         fprintf(stderr, "kneebench %s: stopped unconstrained fixtures left by an earlier "
                 "run\n", r->cmd);
     if (note[0])
@@ -84,7 +84,7 @@ void kb_run_sweep(struct kb_run *r, const char *sessions)
 void kb_run_stop_fixture(struct kb_run *r)
 {
     char err[512];
-    if (kb_srv_stop(&r->fx, err, sizeof(err)) < 0)
+    if (kb_fixture_stop(&r->fx, err, sizeof(err)) < 0)
         fprintf(stderr, "kneebench %s: %s\n", r->cmd, err);
     if (kb_sandbox_db_stop(r->fx.sandbox, &r->pg, err, sizeof(err)) < 0)
         fprintf(stderr, "kneebench %s: %s\n", r->cmd, err);
@@ -92,9 +92,9 @@ void kb_run_stop_fixture(struct kb_run *r)
 
 void kb_run_close(struct kb_run *r, int load_sig)
 {
-    kb_srv_kill_load(&r->fx, load_sig);
+    kb_fixture_kill_load(&r->fx, load_sig);
     kb_run_stop_fixture(r);
-    kb_srv_close(&r->fx);
+    kb_fixture_close(&r->fx);
     kb_contract_free(&r->c);
     kb_dbplace_free(&r->dbp);
 }
@@ -188,7 +188,7 @@ static const char *version_here(const struct kb_run *r, const struct kb_runtime 
     if (!n)
         return "unknown";
     for (size_t j = 0; j < n; j++)
-        argv[j] = kb_srv_expand(&r->fx, rt->version.v[j], NULL);
+        argv[j] = kb_fixture_expand(&r->fx, rt->version.v[j], NULL);
     if (kb_capture_line(argv, line, linelen) < 0 && !line[0])
         snprintf(line, linelen, "unavailable");
     for (size_t j = 0; j < n; j++)
@@ -381,8 +381,8 @@ int kb_run_launch(struct kb_run *r, const char *fixdir, const char *pgdir, int d
         snprintf(reason, reasonlen, "PostgreSQL: %.400s", err);
         return -1;
     }
-    kb_srv_spec(&r->fx, fixdir, pgdir ? &r->pg : NULL, db_pool, argv, env, log, &spec);
-    rc = kb_srv_start(&r->fx, &spec, fixdir, reason, reasonlen);
+    kb_fixture_spec(&r->fx, fixdir, pgdir ? &r->pg : NULL, db_pool, argv, env, log, &spec);
+    rc = kb_fixture_start(&r->fx, &spec, fixdir, reason, reasonlen);
     kb_tmpl_free(env, 16);
     if (r->fx.limits_err[0])
         kb_run_note(&r->fixture_ev, "limits.json", r->fx.limits_err);

@@ -3,7 +3,7 @@
  * Owns what the two commands do alike around their points (a soak phase is a point): the
  * run directory with its plan.json (one plan per directory) and run.json (the run's identity,
  * built here once, with what a command adds), the interrupt flag and its signals, the
- * contract, the server (runner/run/server.h) opened and closed, the run's PostgreSQL stopped
+ * contract, the server (runner/run/fixture.h) opened and closed, the run's PostgreSQL stopped
  * with the fixture, leftovers of a dead runner swept, and the evidence of each point: every
  * write checked, the first that failed remembered (file and reason), and the completion
  * marker DONE written only when nothing failed -- else incomplete.json names the file and
@@ -13,7 +13,7 @@
 #ifndef KB_RUN_H
 #define KB_RUN_H
 
-#include "runner/run/server.h"
+#include "runner/run/fixture.h"
 #include "runner/run/dbplace.h"
 #include "runner/sandbox/pgcluster.h"
 #include "fixtures/contract.h"
@@ -39,7 +39,7 @@ struct kb_run {
     char dirbuf[4096];
     const char *backend;           /* --backend, as given */
     struct kb_contract c;
-    struct kb_srv fx;              /* the sandbox, placement, the fixture now running */
+    struct kb_fixture fx;              /* the sandbox, placement, the fixture now running */
     struct kb_pgrun pg;            /* the db route's PostgreSQL, stopped with the fixture */
     int db_on;                     /* the run starts PostgreSQL: dbp says on which CPUs */
     struct kb_dbplace dbp;
@@ -65,8 +65,8 @@ int kb_run_interrupted(void);
 int kb_run_open(struct kb_run *r, const char *cmd, const char *dir, const char *contract,
                 char *err, size_t errlen);
 
-/* The server opened (kb_srv_setup: sandbox, placement, load command). 0, or -1 with err. */
-int kb_run_setup(struct kb_run *r, const struct kb_srv_opts *o, char *err, size_t errlen);
+/* The server opened (kb_fixture_setup: sandbox, placement, load command). 0, or -1 with err. */
+int kb_run_setup(struct kb_run *r, const struct kb_fixture_opts *o, char *err, size_t errlen);
 
 /* What a runner killed with -9 left: the sandbox's stale cgroups and, when sessions is not
  * NULL, the unconstrained fixtures recorded in the directories under it. Says so on stderr. */
@@ -144,9 +144,9 @@ void kb_run_fixture_begin(struct kb_run *r, const char *fixdir);
 
 /* Start r->fx.rt in fixdir on r->fx.port: kb_run_fixture_begin(); with pgdir, the run's
  * PostgreSQL first (its cluster there) and the fixture given the db arguments and db_pool;
- * then kb_srv_start() (ready, limits.json read back, identity), a limits.json it could not
+ * then kb_fixture_start() (ready, limits.json read back, identity), a limits.json it could not
  * write noted. argv (64 slots) gets the fixture's command, the caller's to free with
- * kb_tmpl_free(). kb_srv_start()'s result with reason, -1 with reason "PostgreSQL: ..."
+ * kb_tmpl_free(). kb_fixture_start()'s result with reason, -1 with reason "PostgreSQL: ..."
  * when the cluster did not start, or KB_FX_HARNESS, nothing started, when fixdir is not
  * this user's own directory that no one else may write (kb_dir_own). */
 int kb_run_launch(struct kb_run *r, const char *fixdir, const char *pgdir, int db_pool,

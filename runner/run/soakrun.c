@@ -13,7 +13,7 @@
 
 #include "fixtures/contract.h"
 #include "runner/load/preflight.h"
-#include "runner/run/server.h"
+#include "runner/run/fixture.h"
 #include "runner/run/verdict.h"
 #include "runner/sandbox/pgcluster.h"
 #include "runner/sandbox/procs.h"
@@ -51,7 +51,7 @@ static void start_phase(struct kb_soakrun *s, const struct kb_soak_planned *p, s
                              sizeof(reason)) == 0) {
         kb_run_write_json(&s->r.fixture_ev, fixdir, "identity.json", s->r.fx.identity);
         /* the db pool connects after the port opens: give that route time to answer */
-        if (kb_pgrun_wait_route(s->r.fx.port, r, db ? 15000 : 2000, kb_srv_alive, &s->r.fx,
+        if (kb_pgrun_wait_route(s->r.fx.port, r, db ? 15000 : 2000, kb_fixture_alive, &s->r.fx,
                                 err, sizeof(err)) < 0)
             snprintf(reason, sizeof(reason), "%s: %.200s", r->path, err);
     }
@@ -118,13 +118,13 @@ static void sample_stats(const struct kb_soakrun *s, struct samples *sm, double 
     json_decref(j);
 }
 
-/* One sample, t seconds after the load started (kb_srv_drive's callback). */
+/* One sample, t seconds after the load started (kb_fixture_drive's callback). */
 static void sample_once(void *arg, double t0, double now)
 {
     struct samples *sm = arg;
     struct kb_proc_sample srv;
     double t = now - t0;
-    kb_srv_sample_server(&sm->s->r.fx, &srv);
+    kb_fixture_sample_server(&sm->s->r.fx, &srv);
     fprintf(sm->csv->f, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
             srv.pss_bytes, srv.fds, srv.threads, srv.nprocs);
     fflush(sm->csv->f);
@@ -157,12 +157,12 @@ static void sample_once(void *arg, double t0, double now)
 static int drive(struct kb_soakrun *s, const struct kb_soak_planned *p, struct samples *sm,
                  struct kb_soak_obs *o)
 {
-    const struct kb_srv_load ld = { .duration_s = s->duration_s, .warmup_s = s->warmup_s,
+    const struct kb_fixture_load ld = { .duration_s = s->duration_s, .warmup_s = s->warmup_s,
         .drain_s = s->drain_s, .threads = s->threads, .connections = s->connections };
-    const struct kb_srv_sampling sp = { .first_s = s->warmup_s + s->settle_s,
+    const struct kb_fixture_sampling sp = { .first_s = s->warmup_s + s->settle_s,
         .every_s = s->every_s, .until_s = s->warmup_s + s->duration_s + 0.05,
         .sample = sample_once, .arg = sm, .kill_signal = SIGTERM };
-    return kb_srv_drive(&s->r.fx, &ld, p->route, p->rate, p->dir, &sp, &o->point);
+    return kb_fixture_drive(&s->r.fx, &ld, p->route, p->rate, p->dir, &sp, &o->point);
 }
 
 /* The db phase's gauges must come back to zero once the load stops (docs/protocol.md, "The
@@ -172,7 +172,7 @@ static json_t *stats_at_rest(struct kb_soakrun *s, struct kb_soak_obs *o)
 {
     char *const *gauges = s->r.c.qual.zero_gauges.v;
     size_t ngauges = s->r.c.qual.zero_gauges.n;
-    double until = kb_srv_now_s() + 10.0;
+    double until = kb_fixture_now_s() + 10.0;
     json_t *j = NULL;
     o->stats_checked = 1;
     for (;;) {
@@ -193,8 +193,8 @@ static json_t *stats_at_rest(struct kb_soakrun *s, struct kb_soak_obs *o)
                                         off ? " " : "", gauges[i], (long long)v);
             }
         }
-        if (o->stats_at_rest || kb_srv_now_s() >= until || kb_run_interrupted() ||
-            !kb_srv_alive(&s->r.fx))
+        if (o->stats_at_rest || kb_fixture_now_s() >= until || kb_run_interrupted() ||
+            !kb_fixture_alive(&s->r.fx))
             return j;
         kb_sleep_ms(250);
     }
@@ -353,8 +353,8 @@ static int measure(struct kb_soakrun *s, const struct kb_soak_planned *p, struct
                  p->route, kb_run_interrupted() ? " (interrupted)" : "; left to redo");
         return -1;
     }
-    kb_srv_read_load(p->dir, &o->point, lr, load);
-    kb_srv_postflight(&s->r.fx, kb_contract_route(&s->r.c, p->route), &o->point);
+    kb_fixture_read_load(p->dir, &o->point, lr, load);
+    kb_fixture_postflight(&s->r.fx, kb_contract_route(&s->r.c, p->route), &o->point);
     if (sm->db && !o->point.fixture_exited)
         *after = stats_at_rest(s, o);
     else if (sm->db)
@@ -372,7 +372,7 @@ static int run_phase(struct kb_soakrun *s, const struct kb_soak_planned *p, char
     struct samples sm;
     char *argvs[64] = { 0 };
     json_t *load = NULL, *after = NULL, *j;
-    double t0 = kb_srv_now_s();
+    double t0 = kb_fixture_now_s();
     int rc = -1;
 
     memset(&o, 0, sizeof(o));
@@ -398,7 +398,7 @@ static int run_phase(struct kb_soakrun *s, const struct kb_soak_planned *p, char
     else if (o.point.preflight_failed ||
              measure(s, p, &sm, &o, &lr, &load, &after, err, errlen) == 0) {
         close_csvs(&sm, &ev);
-        rc = finish_phase(s, p, &sm, &o, &lr, load, after, kb_srv_now_s() - t0, &ev, err,
+        rc = finish_phase(s, p, &sm, &o, &lr, load, after, kb_fixture_now_s() - t0, &ev, err,
                           errlen);
     }
 out:
@@ -417,7 +417,7 @@ out:
 
 static int setup(struct kb_soakrun *s, const struct kb_soak_opts *a, char *err, size_t errlen)
 {
-    const struct kb_srv_opts fo = { .backend = a->backend,
+    const struct kb_fixture_opts fo = { .backend = a->backend,
         .build = a->build ? a->build : kb_root_build(), .server_cpus = a->scpus,
         .client_cpus = a->ccpus, .load_cmd = a->load_cmd, .no_limits = a->no_limits,
         .image = a->image };

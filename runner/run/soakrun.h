@@ -15,7 +15,7 @@
  * back at rest (db: the contract's zero gauges), the phase's windows read back from its own
  * series (runner/run/soakwin.c), fits and verdict (runner/run/soak.c), the completion marker
  * last. The run's skeleton is runner/run/run.c's; the fixture, the load child and the server
- * samples runner/run/server.c's. soakplan.c plans, soakrun.c runs. */
+ * samples runner/run/fixture.c's. soakplan.c plans, soakrun.c runs. */
 #ifndef KB_SOAKRUN_H
 #define KB_SOAKRUN_H
 

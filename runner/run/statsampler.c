@@ -4,7 +4,7 @@
 #include "runner/run/statsampler.h"
 
 #include "runner/load/preflight.h"
-#include "runner/run/server.h"
+#include "runner/run/fixture.h"
 #include "runner/util/clock.h"
 #include "runner/util/atomicfile.h"
 
@@ -127,11 +127,11 @@ static void *run(void *arg)
     while (!stopping(s)) {
         char err[256] = "";
         struct kb_stats_sample x = { 0 };
-        double start = kb_srv_now_s();
+        double start = kb_fixture_now_s();
         x.t_s = start - s->t0;
         x.stats = read_stats(s, err, sizeof(err));
         x.ok = x.stats != NULL;
-        write_line(s, &x, (kb_srv_now_s() - start) * 1e3, err);
+        write_line(s, &x, (kb_fixture_now_s() - start) * 1e3, err);
         append(s, &x);
         next += every;
         while (next < kb_mono_now())     /* late: skip the missed ticks, no burst */

@@ -9,7 +9,7 @@
  * is taken (conn counts the connections opened so far, so a reconnect shows):
  *   {"t_s":1.25,"utc":"2026-12-02T13:45:01.250Z","read_ms":0.41,"conn":1,"ok":true,"stats":{..}}
  *   {"t_s":1.30,"utc":"...","read_ms":1000.1,"conn":1,"ok":false,"error":"..."}
- * t_s is seconds after the origin the caller gives (the load's start, on kb_srv_now_s()'s
+ * t_s is seconds after the origin the caller gives (the load's start, on kb_fixture_now_s()'s
  * monotonic clock). The file is written under a temporary name (runner/util/atomicfile.h)
  * and renamed to PATH when the sampler stops, so a partial series never has the final name. The thread blocks every signal: the
  * command's handler runs on its main thread. Never prints; errors go to the caller. */
@@ -24,7 +24,7 @@
 struct kb_stats_sampler;
 
 /* Start reading http://host:port/path (host NULL: 127.0.0.1) every every_s seconds, the
- * samples' times counted from t0 (kb_srv_now_s()), into path. NULL with err. */
+ * samples' times counted from t0 (kb_fixture_now_s()), into path. NULL with err. */
 struct kb_stats_sampler *kb_stats_sampler_start(const char *host, int port, const char *path,
                                                 double every_s, double t0, const char *out,
                                                 char *err, size_t errlen);

@@ -530,7 +530,7 @@ static json_t *cg_identity(struct kb_sandbox *box, const struct kb_fixture_parts
                            size_t errlen)
 {
     (void)box;
-    return kb_fixture_identity(p->exe, p->nexe, p->src, p->nsrc, err, errlen);
+    return kb_identity_of_files(p->exe, p->nexe, p->src, p->nsrc, err, errlen);
 }
 
 const struct kb_sandbox_ops kb_sandbox_native = {

@@ -80,8 +80,8 @@ static int combined(json_t *files, char hex[KB_SHA256_HEX])
     return kb_digest_hex(d, hex);
 }
 
-json_t *kb_fixture_identity(char *const *executables, size_t nexe, char *const *sources,
-                            size_t nsrc, char *err, size_t errlen)
+json_t *kb_identity_of_files(char *const *executables, size_t nexe, char *const *sources,
+                             size_t nsrc, char *err, size_t errlen)
 {
     struct filelist l = { 0 };
     json_t *files = json_object(), *out = NULL;

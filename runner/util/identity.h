@@ -12,8 +12,8 @@
  * over the executables (names resolved through PATH) and every regular file under each
  * source directory (recursively, sorted). The combined digest covers paths and digests.
  * Returns a new reference, or NULL with err. */
-json_t *kb_fixture_identity(char *const *executables, size_t nexe, char *const *sources,
-                            size_t nsrc, char *err, size_t errlen);
+json_t *kb_identity_of_files(char *const *executables, size_t nexe, char *const *sources,
+                             size_t nsrc, char *err, size_t errlen);
 
 /* The host's CPU model (/proc/cpuinfo's first "model name"), or "unknown". */
 void kb_cpu_model(char *out, size_t outlen);

@@ -71,17 +71,17 @@ START_TEST(identity_tracks_sources)
     kb_path(sub, sizeof(sub), src, "deep/er");
     ck_assert_int_eq(kb_mkdirs(sub, err, sizeof(err)), 0);
     kb_write_atomic(kb_path(path, sizeof(path), sub, "f.c"), "int x;", 6, err, sizeof(err));
-    a = kb_fixture_identity(exe, 1, srcs, 1, err, sizeof(err));
-    b = kb_fixture_identity(exe, 1, srcs, 1, err, sizeof(err));
+    a = kb_identity_of_files(exe, 1, srcs, 1, err, sizeof(err));
+    b = kb_identity_of_files(exe, 1, srcs, 1, err, sizeof(err));
     ck_assert_ptr_nonnull(a);
     ck_assert(json_equal(a, b));
     ck_assert_ptr_nonnull(json_object_get(json_object_get(a, "files"), path));
     ck_assert_uint_eq(json_object_size(json_object_get(a, "files")), 2);  /* sh + f.c */
     kb_write_atomic(path, "int y;", 6, err, sizeof(err));
-    c = kb_fixture_identity(exe, 1, srcs, 1, err, sizeof(err));
+    c = kb_identity_of_files(exe, 1, srcs, 1, err, sizeof(err));
     ck_assert(!json_equal(json_object_get(a, "sha256"), json_object_get(c, "sha256")));
     exe[0] = "no-such-program-kb";
-    ck_assert_ptr_null(kb_fixture_identity(exe, 1, srcs, 1, err, sizeof(err)));
+    ck_assert_ptr_null(kb_identity_of_files(exe, 1, srcs, 1, err, sizeof(err)));
     ck_assert_ptr_nonnull(strstr(err, "no-such-program-kb"));
     json_decref(a);
     json_decref(b);

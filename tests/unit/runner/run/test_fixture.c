@@ -1,8 +1,8 @@
-/* test_server.c -- the parts of runner/run/server.c that need no sandbox: load.json's
+/* test_server.c -- the parts of runner/run/fixture.c that need no sandbox: load.json's
  * problems named (the generator's exit with load.log's first line, no load.json, a field
  * missing), and the command's placeholders filled with the run's values. */
 #define _GNU_SOURCE
-#include "runner/run/server.h"
+#include "runner/run/fixture.h"
 #include "tests/lib/kb_check.h"
 #include "tests/unit/runner/tmpdir.h"
 
@@ -23,16 +23,16 @@ START_TEST(load_problems_named)
     memset(&obs, 0, sizeof(obs));
     obs.load_exit = 2;
     kb_tmp_put("load.log", "kneebench load: cannot connect\nmore\n");
-    kb_srv_read_load(kb_tmp, &obs, &lr, &load);
+    kb_fixture_read_load(kb_tmp, &obs, &lr, &load);
     ck_assert_int_eq(obs.have_load, 0);
     ck_assert_str_eq(obs.load_problem, "load generator exited 2: kneebench load: cannot connect");
     memset(&obs, 0, sizeof(obs));
-    kb_srv_read_load(kb_tmp, &obs, &lr, &load);
+    kb_fixture_read_load(kb_tmp, &obs, &lr, &load);
     ck_assert_ptr_null(load);
     ck_assert_ptr_nonnull(strstr(obs.load_problem, "/load.json: No such file"));
     kb_tmp_put("load.json", "{\"achieved_rps\": 1}");
     memset(&obs, 0, sizeof(obs));
-    kb_srv_read_load(kb_tmp, &obs, &lr, &load);
+    kb_fixture_read_load(kb_tmp, &obs, &lr, &load);
     ck_assert_ptr_nonnull(load);
     ck_assert_int_eq(obs.have_load, 0);
     ck_assert_ptr_nonnull(strstr(obs.load_problem, "/load.json: requested_rps is missing"));
@@ -43,7 +43,7 @@ END_TEST
 START_TEST(expand_fills_placeholders)
 {
     struct kb_contract c;
-    struct kb_srv fx;
+    struct kb_fixture fx;
     char *s;
     memset(&c, 0, sizeof(c));
     memset(&fx, 0, sizeof(fx));
@@ -51,7 +51,7 @@ START_TEST(expand_fills_placeholders)
     fx.c = &c;
     fx.build = "/b";
     fx.port = 8123;
-    s = kb_srv_expand(&fx, "{build}/x --port {port} --bind {bind} --kb_tmp {rundir} -c {cpus}", "/r");
+    s = kb_fixture_expand(&fx, "{build}/x --port {port} --bind {bind} --kb_tmp {rundir} -c {cpus}", "/r");
     ck_assert_str_eq(s, "/b/x --port 8123 --bind 127.0.0.1 --kb_tmp /r -c 1");
     free(s);
 }

@@ -1,7 +1,7 @@
-/* server.c -- one runtime run for a run: start, wait, limits, identity, samples, the load
- * child (server.h). */
+/* fixture.c -- one runtime run as a fixture: start, wait, limits, identity, samples, the load
+ * child (fixture.h). */
 #define _GNU_SOURCE
-#include "runner/run/server.h"
+#include "runner/run/fixture.h"
 #include "runner/load/loadout.h"
 #include "runner/sandbox/capture.h"
 #include "runner/util/clock.h"
@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 
-double kb_srv_now_s(void)
+double kb_fixture_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -37,7 +37,7 @@ double kb_srv_now_s(void)
 
 /* ---- the run's setup ------------------------------------------------------------------- */
 
-static int placement(struct kb_srv *fx, const struct kb_srv_opts *o, char *err, size_t errlen)
+static int placement(struct kb_fixture *fx, const struct kb_fixture_opts *o, char *err, size_t errlen)
 {
     cpu_set_t srv;
     char why[400];
@@ -62,7 +62,7 @@ static int placement(struct kb_srv *fx, const struct kb_srv_opts *o, char *err, 
 /* The runner on the client's CPUs: what it does while a point runs (sampling, the /stats
  * reader) then competes with the load generator, which the client's verdicts account for,
  * and never with the server, whose CPU is the one being measured. */
-static int pin_controller(struct kb_srv *fx, char *err, size_t errlen)
+static int pin_controller(struct kb_fixture *fx, char *err, size_t errlen)
 {
     cpu_set_t got;
     if (sched_setaffinity(0, sizeof(fx->client_set), &fx->client_set) < 0 ||
@@ -75,7 +75,7 @@ static int pin_controller(struct kb_srv *fx, char *err, size_t errlen)
     return 0;
 }
 
-int kb_srv_setup(struct kb_srv *fx, const struct kb_contract *c, const struct kb_srv_opts *o,
+int kb_fixture_setup(struct kb_fixture *fx, const struct kb_contract *c, const struct kb_fixture_opts *o,
                 char *err, size_t errlen)
 {
     const struct kb_sandbox_config sc = { .backend = o->backend, .root = kb_root(),
@@ -106,19 +106,19 @@ int kb_srv_setup(struct kb_srv *fx, const struct kb_contract *c, const struct kb
 /* ---- the fixture's command and identity ------------------------------------------------ */
 
 /* What the contract's placeholders stand for in this run. */
-static struct kb_tmpl_vars fx_vars(const struct kb_srv *fx, const char *rundir)
+static struct kb_tmpl_vars fx_vars(const struct kb_fixture *fx, const char *rundir)
 {
     return (struct kb_tmpl_vars){ .root = kb_root(), .build = fx->build, .bind = "127.0.0.1",
                                   .rundir = rundir, .port = fx->port, .cpus = fx->c->cpus };
 }
 
-char *kb_srv_expand(const struct kb_srv *fx, const char *tmpl, const char *rundir)
+char *kb_fixture_expand(const struct kb_fixture *fx, const char *tmpl, const char *rundir)
 {
     struct kb_tmpl_vars v = fx_vars(fx, rundir);
     return kb_tmpl_expand(tmpl, &v);
 }
 
-json_t *kb_srv_identity(const struct kb_srv *fx, char *err, size_t errlen)
+json_t *kb_fixture_identity(const struct kb_fixture *fx, char *err, size_t errlen)
 {
     const struct kb_runtime *rt = fx->rt;
     char *exe[32] = { 0 }, *src[32] = { 0 };
@@ -126,7 +126,7 @@ json_t *kb_srv_identity(const struct kb_srv *fx, char *err, size_t errlen)
     size_t ns = rt->sources.n < 32 ? rt->sources.n : 32;
     json_t *id;
     for (size_t i = 0; i < ne; i++)
-        exe[i] = kb_srv_expand(fx, rt->executables.v[i], NULL);
+        exe[i] = kb_fixture_expand(fx, rt->executables.v[i], NULL);
     for (size_t i = 0; i < ns; i++) {
         /* relative to the tree's root; an absolute path (a test's own fixture) as is */
         int whole = rt->sources.v[i][0] == '/';
@@ -143,7 +143,7 @@ json_t *kb_srv_identity(const struct kb_srv *fx, char *err, size_t errlen)
     return id;
 }
 
-void kb_srv_spec(const struct kb_srv *fx, const char *rundir, const struct kb_pgrun *pg,
+void kb_fixture_spec(const struct kb_fixture *fx, const char *rundir, const struct kb_pgrun *pg,
                 int db_pool, char **argv, char **env, char *log, struct kb_fixture_spec *spec)
 {
     const struct kb_runtime *rt = fx->rt;
@@ -174,7 +174,7 @@ void kb_srv_spec(const struct kb_srv *fx, const char *rundir, const struct kb_pg
              fx->server_cpus);
 }
 
-void kb_srv_spec_free(char **argv, char **env)
+void kb_fixture_spec_free(char **argv, char **env)
 {
     kb_tmpl_free(argv, 64);
     kb_tmpl_free(env, 16);
@@ -182,14 +182,14 @@ void kb_srv_spec_free(char **argv, char **env)
 
 /* ---- start, stop, watch ---------------------------------------------------------------- */
 
-int kb_srv_alive(void *arg)
+int kb_fixture_alive(void *arg)
 {
-    struct kb_srv *fx = arg;
+    struct kb_fixture *fx = arg;
     return !(fx->stop && *fx->stop) && fx->sb && kb_sandbox_alive(fx->sb);
 }
 
 /* Limits read back into rundir/limits.json, then the identity. */
-static int limits_and_identity(struct kb_srv *fx, const char *rundir, char *reason,
+static int limits_and_identity(struct kb_fixture *fx, const char *rundir, char *reason,
                                size_t reasonlen)
 {
     char err[1024], path[4300];
@@ -204,7 +204,7 @@ static int limits_and_identity(struct kb_srv *fx, const char *rundir, char *reas
     if (kb_write_json_atomic(path, kb_schema_stamp(lim, KB_SCHEMA_EVIDENCE), err, sizeof(err)) < 0)
         snprintf(fx->limits_err, sizeof(fx->limits_err), "%.500s", err);
     json_decref(lim);
-    if (!(fx->identity = kb_srv_identity(fx, err, sizeof(err)))) {
+    if (!(fx->identity = kb_fixture_identity(fx, err, sizeof(err)))) {
         snprintf(reason, reasonlen, "identity: %.400s", err);
         return -1;
     }
@@ -212,10 +212,10 @@ static int limits_and_identity(struct kb_srv *fx, const char *rundir, char *reas
 }
 
 /* Stop the fixture after a failed start, noting in reason what the stop could not do. */
-static void abandon(struct kb_srv *fx, char *reason, size_t reasonlen)
+static void abandon(struct kb_fixture *fx, char *reason, size_t reasonlen)
 {
     char err[512];
-    if (kb_srv_stop(fx, err, sizeof(err)) < 0) {
+    if (kb_fixture_stop(fx, err, sizeof(err)) < 0) {
         size_t n = strlen(reason);
         snprintf(reason + n, reasonlen - n, "; stop: %.200s", err);
     }
@@ -223,7 +223,7 @@ static void abandon(struct kb_srv *fx, char *reason, size_t reasonlen)
 
 /* Before the start: a leftover of a run that died hard is swept from rundir, and the port
  * must then be free (a process killed a moment ago is given 2 s to let go of it). */
-static int port_free_before(struct kb_srv *fx, const struct kb_fixture_spec *spec,
+static int port_free_before(struct kb_fixture *fx, const struct kb_fixture_spec *spec,
                             char *reason, size_t reasonlen)
 {
     char why[512], note[600] = "";
@@ -236,7 +236,7 @@ static int port_free_before(struct kb_srv *fx, const struct kb_fixture_spec *spe
     return -1;
 }
 
-int kb_srv_start(struct kb_srv *fx, const struct kb_fixture_spec *spec, const char *rundir,
+int kb_fixture_start(struct kb_fixture *fx, const struct kb_fixture_spec *spec, const char *rundir,
                 char *reason, size_t reasonlen)
 {
     char err[1024];
@@ -245,7 +245,7 @@ int kb_srv_start(struct kb_srv *fx, const struct kb_fixture_spec *spec, const ch
     if (port_free_before(fx, spec, reason, reasonlen) < 0)
         return KB_FX_HARNESS;
     if ((rc = kb_sandbox_start(fx->sandbox, spec, &fx->sb, err, sizeof(err))) < 0 ||
-        kb_wait_accepting(fx->target, fx->port, 20000, kb_srv_alive, fx, err, sizeof(err)) < 0) {
+        kb_wait_accepting(fx->target, fx->port, 20000, kb_fixture_alive, fx, err, sizeof(err)) < 0) {
         int harness = rc == KB_SANDBOX_HARNESS;
         if (harness)
             snprintf(reason, reasonlen, KB_FX_HARNESS_PREFIX "%.600s", err);
@@ -264,7 +264,7 @@ int kb_srv_start(struct kb_srv *fx, const struct kb_fixture_spec *spec, const ch
     return limits_and_identity(fx, rundir, reason, reasonlen);
 }
 
-int kb_srv_sweep_sessions(struct kb_srv *fx, const char *dir, char *note, size_t notelen)
+int kb_fixture_sweep_sessions(struct kb_fixture *fx, const char *dir, char *note, size_t notelen)
 {
     char path[4200], one[600];
     struct dirent *e;
@@ -286,7 +286,7 @@ int kb_srv_sweep_sessions(struct kb_srv *fx, const char *dir, char *note, size_t
     return n;
 }
 
-int kb_srv_stop(struct kb_srv *fx, char *err, size_t errlen)
+int kb_fixture_stop(struct kb_fixture *fx, char *err, size_t errlen)
 {
     int rc = 0;
     if (fx->sb && kb_sandbox_stop(fx->sb, err, errlen) < 0)
@@ -297,15 +297,15 @@ int kb_srv_stop(struct kb_srv *fx, char *err, size_t errlen)
     return rc;
 }
 
-void kb_srv_close(struct kb_srv *fx)
+void kb_fixture_close(struct kb_fixture *fx)
 {
     char err[512];
-    kb_srv_stop(fx, err, sizeof(err));
+    kb_fixture_stop(fx, err, sizeof(err));
     kb_sandbox_close(fx->sandbox);
     fx->sandbox = NULL;
 }
 
-void kb_srv_check_exit(struct kb_srv *fx, struct kb_point_obs *obs)
+void kb_fixture_check_exit(struct kb_fixture *fx, struct kb_point_obs *obs)
 {
     if (!obs->fixture_exited && fx->sb && !kb_sandbox_alive(fx->sb)) {
         obs->fixture_exited = 1;
@@ -314,7 +314,7 @@ void kb_srv_check_exit(struct kb_srv *fx, struct kb_point_obs *obs)
     }
 }
 
-void kb_srv_sample_server(const struct kb_srv *fx, struct kb_proc_sample *out)
+void kb_fixture_sample_server(const struct kb_fixture *fx, struct kb_proc_sample *out)
 {
     char err[256];
     if (!fx->sb)
@@ -325,7 +325,7 @@ void kb_srv_sample_server(const struct kb_srv *fx, struct kb_proc_sample *out)
 
 /* ---- the load child -------------------------------------------------------------------- */
 
-static pid_t spawn_load(struct kb_srv *fx, const struct kb_srv_load *ld, const char *route,
+static pid_t spawn_load(struct kb_fixture *fx, const struct kb_fixture_load *ld, const char *route,
                         long rate, const char *dir)
 {
     const struct kb_route *r = kb_contract_route(fx->c, route);
@@ -356,7 +356,7 @@ static pid_t spawn_load(struct kb_srv *fx, const struct kb_srv_load *ld, const c
     if (fx->client_rt)
         argv[n++] = "--rt";
     if (ld->requests_log) {
-        snprintf(rmax, sizeof(rmax), "%d", KB_SRV_REQUESTS_LOG_MAX);
+        snprintf(rmax, sizeof(rmax), "%d", KB_FIXTURE_REQUESTS_LOG_MAX);
         argv[n++] = "--requests-log";
         argv[n++] = rl;
         argv[n++] = "--requests-log-max";
@@ -384,7 +384,7 @@ static pid_t spawn_load(struct kb_srv *fx, const struct kb_srv_load *ld, const c
     return pid;
 }
 
-void kb_srv_kill_load(struct kb_srv *fx, int sig)
+void kb_fixture_kill_load(struct kb_fixture *fx, int sig)
 {
     if (fx->load_pid > 0) {
         kill(fx->load_pid, sig);
@@ -393,10 +393,10 @@ void kb_srv_kill_load(struct kb_srv *fx, int sig)
     fx->load_pid = 0;
 }
 
-int kb_srv_drive(struct kb_srv *fx, const struct kb_srv_load *ld, const char *route, long rate,
-                const char *dir, const struct kb_srv_sampling *sp, struct kb_point_obs *obs)
+int kb_fixture_drive(struct kb_fixture *fx, const struct kb_fixture_load *ld, const char *route, long rate,
+                const char *dir, const struct kb_fixture_sampling *sp, struct kb_point_obs *obs)
 {
-    double t0 = kb_srv_now_s(), next = t0 + sp->first_s, end = t0 + sp->until_s;
+    double t0 = kb_fixture_now_s(), next = t0 + sp->first_s, end = t0 + sp->until_s;
     int st = 0;
     if ((fx->load_pid = spawn_load(fx, ld, route, rate, dir)) < 0) {
         fx->load_pid = 0;
@@ -404,11 +404,11 @@ int kb_srv_drive(struct kb_srv *fx, const struct kb_srv_load *ld, const char *ro
     }
     for (;;) {
         pid_t w = waitpid(fx->load_pid, &st, WNOHANG);
-        double t = kb_srv_now_s();
+        double t = kb_fixture_now_s();
         if (w == fx->load_pid)
             break;
         if (fx->stop && *fx->stop) {
-            kb_srv_kill_load(fx, sp->kill_signal);
+            kb_fixture_kill_load(fx, sp->kill_signal);
             return -1;
         }
         if (t >= next && t <= end) {
@@ -418,7 +418,7 @@ int kb_srv_drive(struct kb_srv *fx, const struct kb_srv_load *ld, const char *ro
         /* a fixture on another host: its liveness is a round trip, once a second */
         if (kb_sandbox_on_this_host(fx->sandbox) || t - fx->last_exit_check >= 1.0) {
             fx->last_exit_check = t;
-            kb_srv_check_exit(fx, obs);
+            kb_fixture_check_exit(fx, obs);
         }
         kb_sleep_ms(20);
     }
@@ -445,7 +445,7 @@ static void first_line(const char *dir, const char *file, char *line, size_t len
     line[strcspn(line, "\n")] = '\0';
 }
 
-void kb_srv_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
+void kb_fixture_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
                      json_t **load)
 {
     char path[4200], err[sizeof(obs->load_problem)];
@@ -463,17 +463,17 @@ void kb_srv_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point
     }
 }
 
-void kb_srv_postflight(struct kb_srv *fx, const struct kb_route *r, struct kb_point_obs *obs)
+void kb_fixture_postflight(struct kb_fixture *fx, const struct kb_route *r, struct kb_point_obs *obs)
 {
     char err[512];
     json_t *now;
-    kb_srv_check_exit(fx, obs);
+    kb_fixture_check_exit(fx, obs);
     if (!obs->fixture_exited && fx->sb &&
         kb_preflight_route_at(fx->target[0] ? fx->target : NULL, fx->port, r, err, sizeof(err)) < 0) {
         obs->postflight_failed = 1;
         snprintf(obs->postflight_reason, sizeof(obs->postflight_reason), "%.200s", err);
     }
-    now = fx->identity ? kb_srv_identity(fx, err, sizeof(err)) : NULL;
+    now = fx->identity ? kb_fixture_identity(fx, err, sizeof(err)) : NULL;
     if (fx->identity && (!now || !json_equal(json_object_get(now, "sha256"),
                                              json_object_get(fx->identity, "sha256"))))
         obs->identity_changed = 1;
