@@ -7,6 +7,7 @@
  * (nothing sent); 3 the target is unreachable. */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
+#include "runner/cli/refuse.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -63,10 +64,7 @@ static void usage(FILE *f)
 
 static int bad(const char *fmt, const char *a)
 {
-    fprintf(stderr, "kneebench knee: ");
-    fprintf(stderr, fmt, a);
-    fprintf(stderr, " (kneebench knee --help)\n");
-    return 2;
+    return kb_cli_refuse("knee", fmt, a);
 }
 
 enum { O_URL = 256, O_ROUTE, O_ES, O_EB, O_EH, O_PID, O_CGROUP, O_CPUS, O_RUN, O_RES, O_START,

@@ -7,6 +7,7 @@
  * been checked and the target has accepted a connection. */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
+#include "runner/cli/refuse.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -72,10 +73,7 @@ static void usage(FILE *f)
 
 static int bad(const char *fmt, const char *a)
 {
-    fprintf(stderr, "kneebench load: ");
-    fprintf(stderr, fmt, a);
-    fprintf(stderr, " (kneebench load --help)\n");
-    return 2;
+    return kb_cli_refuse("load", fmt, a);
 }
 
 /* Long-only options get codes past any character, so that no short flag is exposed by

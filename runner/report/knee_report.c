@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "runner/report/report_text.h"
+#include "runner/util/atomicfile.h"
 #include "runner/util/evidence.h"
 #include "runner/util/paths.h"
 #include "runner/util/jfield.h"
@@ -311,8 +312,9 @@ static void md_method(FILE *f, const struct kb_knee_doc *d)
                  d->opts.resolution * 100, d->opts.confirm, d->elapsed_s);
 }
 
-static int write_md(FILE *f, const struct kb_knee_doc *d)
+static int write_md(FILE *f, const void *arg)
 {
+    const struct kb_knee_doc *d = arg;
     char line[512];
     fprintf(f, "# kneebench knee\n\n");
     kb_knee_headline(d, line, sizeof(line));
@@ -333,8 +335,9 @@ static void csv_num(FILE *f, double v, const char *fmt, char end)
     fputc(end, f);
 }
 
-static int write_csv(FILE *f, const struct kb_knee_doc *d)
+static int write_csv(FILE *f, const void *arg)
 {
+    const struct kb_knee_doc *d = arg;
     fprintf(f, "step,rate_rps,sample,why,verdict,server_verdict,delivery,achieved_rps,"
                "p99_ms,p99_is_bound,less_client_p99_ms,client_delay_p99_ms,"
                "server_cpu_us_per_response,server_rss_max_mib,server_pss_max_mib,"
@@ -407,27 +410,16 @@ static json_t *report_json(const struct kb_knee_doc *d)
 /* ---- writing ----------------------------------------------------------------------------- */
 
 static int write_one(const char *dir, const char *name, const struct kb_knee_doc *d,
-                     int (*fn)(FILE *, const struct kb_knee_doc *), char *err, size_t errlen)
+                     int (*fn)(FILE *, const void *), char *err, size_t errlen)
 {
-    char *buf = NULL, path[4300];
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    int rc;
-    if (!f) {
-        snprintf(err, errlen, "%s: out of memory", name);
-        return -1;
-    }
-    fn(f, d);
-    fclose(f);
-    rc = kb_write_atomic(kb_path(path, sizeof(path), dir, name), buf, len, err, errlen);
-    free(buf);
-    return rc;
+    char path[4300];
+    return kb_afile_write_with(kb_path(path, sizeof(path), dir, name), fn, d, err, errlen);
 }
 
-static int write_svg(FILE *f, const struct kb_knee_doc *d)
+static int write_svg(FILE *f, const void *d)
 {
     kb_knee_svg(f, d);
-    return 0;
+    return ferror(f) ? -1 : 0;
 }
 
 int kb_knee_report_write(const char *dir, const struct kb_knee_doc *d, char *err,

@@ -8,6 +8,7 @@
  * copied whole, as written, under their own names. */
 #define _GNU_SOURCE
 #include "runner/report/report.h"
+#include "runner/util/atomicfile.h"
 #include "runner/report/report_int.h"
 #include "runner/run/calibrate.h"
 #include "runner/util/evidence.h"
@@ -82,16 +83,9 @@ static void csv_row(FILE *f, const struct kb_report *r, const struct kb_report_r
     fputc('\n', f);
 }
 
-int kb_report_write_csv(const struct kb_report *r, const char *dir, char *err, size_t errlen)
+static int fill_report_csv(FILE *f, const void *arg)
 {
-    char *buf = NULL, path[4200];
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    int rc;
-    if (!f) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    const struct kb_report *r = arg;
     fprintf(f, "schema_version,point_id,runtime,route,requested_rps,repeats_count,verdict,"
             "server_verdict,client_trust_ok,achieved_rps,achieved_min_rps,achieved_max_rps,"
             "delivery_fraction,delivery_min_fraction,delivery_max_fraction,p50_us,p50_is_bound,"
@@ -106,10 +100,14 @@ int kb_report_write_csv(const struct kb_report *r, const char *dir, char *err, s
     for (size_t i = 0; i < r->nrows; i++)
         if (r->rows[i].planned)
             csv_row(f, r, &r->rows[i]);
-    fclose(f);
-    rc = kb_write_atomic(kb_path(path, sizeof(path), dir, "report.csv"), buf, len, err, errlen);
-    free(buf);
-    return rc;
+    return ferror(f) ? -1 : 0;
+}
+
+int kb_report_write_csv(const struct kb_report *r, const char *dir, char *err, size_t errlen)
+{
+    char path[4200];
+    return kb_afile_write_with(kb_path(path, sizeof(path), dir, "report.csv"), fill_report_csv, r, err,
+                               errlen);
 }
 
 static json_t *num_or_null(int present, double v)

@@ -7,6 +7,7 @@
  * from a disk, an archive or a mail attachment as it opened here. */
 #define _GNU_SOURCE
 #include "runner/report/report.h"
+#include "runner/util/atomicfile.h"
 #include "runner/report/svgkit.h"
 #include "runner/report/report_int.h"
 #include "runner/report/report_text.h"
@@ -312,16 +313,15 @@ static void foot(FILE *f, const struct kb_report *r)
             "every figure.</p>\n<script>%s</script>\n</body></html>\n", SCRIPT);
 }
 
-int kb_report_write_html(const struct kb_report *r, const char *dir, char *err, size_t errlen)
+struct fill_report_html_arg {
+    const struct kb_report *r;
+    const char *dir;
+};
+
+static int fill_report_html(FILE *f, const void *arg)
 {
-    char *buf = NULL, path[4200];
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    int rc;
-    if (!f) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    const struct kb_report *r = ((const struct fill_report_html_arg *)arg)->r;
+    const char *dir = ((const struct fill_report_html_arg *)arg)->dir;
     head(f, r);
     answer(f, r);
     confirmation(f, r);
@@ -331,8 +331,13 @@ int kb_report_write_html(const struct kb_report *r, const char *dir, char *err, 
     /* a re-judged report lies one level below the run it reads */
     evidence(f, r, strcmp(dir, r->dir) ? "../" : "");
     foot(f, r);
-    fclose(f);
-    rc = kb_write_atomic(kb_path(path, sizeof(path), dir, "report.html"), buf, len, err, errlen);
-    free(buf);
-    return rc;
+    return ferror(f) ? -1 : 0;
+}
+
+int kb_report_write_html(const struct kb_report *r, const char *dir, char *err, size_t errlen)
+{
+    const struct fill_report_html_arg a = { .r = r, .dir = dir };
+    char path[4200];
+    return kb_afile_write_with(kb_path(path, sizeof(path), dir, "report.html"), fill_report_html, &a, err,
+                               errlen);
 }

@@ -7,6 +7,7 @@
  * defined where it first appears. Built in memory, written atomically. */
 #define _GNU_SOURCE
 #include "runner/report/report.h"
+#include "runner/util/atomicfile.h"
 #include "runner/report/report_int.h"
 #include "runner/report/report_text.h"
 #include "runner/run/calibrate.h"
@@ -674,16 +675,9 @@ static void identity(FILE *f, const struct kb_report *r)
     limits_table(f, r);
 }
 
-int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, size_t errlen)
+static int fill_report_md(FILE *f, const void *arg)
 {
-    char *buf = NULL, path[4200];
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    int rc;
-    if (!f) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    const struct kb_report *r = arg;
     title(f, r);
     rederived(f, r);
     stamps(f, r);
@@ -701,8 +695,12 @@ int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, si
          "rows with every figure, report.html the same with its charts; docs/report-format.md "
          "documents them.", r->rd && r->rd->rejudge ? "the run directory above this one"
                                                      : "this directory");
-    fclose(f);
-    rc = kb_write_atomic(kb_path(path, sizeof(path), dir, "report.md"), buf, len, err, errlen);
-    free(buf);
-    return rc;
+    return ferror(f) ? -1 : 0;
+}
+
+int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, size_t errlen)
+{
+    char path[4200];
+    return kb_afile_write_with(kb_path(path, sizeof(path), dir, "report.md"), fill_report_md, r, err,
+                               errlen);
 }

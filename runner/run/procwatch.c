@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "runner/sandbox/cgfile.h"
+#include "runner/util/atomicfile.h"
 #include "runner/sandbox/procs.h"
 #include "runner/util/cpulist.h"
 #include "runner/util/evidence.h"
@@ -234,17 +235,9 @@ static void cell(FILE *f, int have, const char *fmt, double v, char end)
     fputc(end, f);
 }
 
-int kb_procwatch_write_csv(const struct kb_procwatch *w, const char *path, char *err,
-                           size_t errlen)
+static int fill_csv(FILE *f, const void *arg)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    int rc;
-    if (!f) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
+    const struct kb_procwatch *w = arg;
     fprintf(f, "t_s,cpu_s,cpu_fraction,rss_bytes,pss_bytes,fds,threads,procs,"
                "server_steal_fraction,client_steal_fraction\n");
     for (size_t i = 0; i < w->n; i++) {
@@ -263,10 +256,13 @@ int kb_procwatch_write_csv(const struct kb_procwatch *w, const char *path, char 
         cell(f, 1, "%.4f", x->steal_srv, ',');
         cell(f, 1, "%.4f", x->steal_cli, '\n');
     }
-    fclose(f);
-    rc = kb_write_atomic(path, buf, len, err, errlen);
-    free(buf);
-    return rc;
+    return ferror(f) ? -1 : 0;
+}
+
+int kb_procwatch_write_csv(const struct kb_procwatch *w, const char *path, char *err,
+                           size_t errlen)
+{
+    return kb_afile_write_with(path, fill_csv, w, err, errlen);
 }
 
 void kb_procwatch_server_cpus(pid_t pid, const char *cgroup, char *out, size_t outlen)
