@@ -244,7 +244,7 @@ def an_edited_checkout_contract_leaves_the_report_as_it_was():
     the checkout's contract after the run changes nothing in the re-generated report.md,
     report.json or charts, and the report says on stderr and in report.md that the
     checkout's contract differs."""
-    need_kb()
+    need(KB)
     import hashlib
     kept = open(os.path.join(FIXTURE, "contract.json"), "rb").read()
     assert hashlib.sha256(kept).hexdigest() == load(os.path.join(FIXTURE, "run.json"))["contract_sha256"]
@@ -281,7 +281,7 @@ def a_contract_copy_unlike_run_json_or_missing_is_said():
     """A copy that is not the contract run.json names (changed after the run) is read but
     flagged; a run without a copy (recorded before runs kept one) falls back to the
     checkout's contract and says so."""
-    need_kb()
+    need(KB)
     run = copy_run("tampered-contract")
     with open(os.path.join(run, "contract.json"), "a") as f:
         f.write("\n")
@@ -302,7 +302,7 @@ def a_contract_copy_unlike_run_json_or_missing_is_said():
 def evidence_from_a_newer_kneebench_is_refused_by_name():
     """A file whose schema_version this kneebench does not know is never read by guessing:
     the report refuses, naming the file."""
-    need_kb()
+    need(KB)
     run = copy_run("newer")
     pid = sorted(points(run))[0]
     vpath = os.path.join(run, "points", pid, "verdict.json")
