@@ -3,6 +3,7 @@
  * the judgement, and the evidence in order with the marker last (curve.h). */
 #define _GNU_SOURCE
 #include "runner/run/curve.h"
+#include "runner/run/fixseries.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -32,12 +33,8 @@
 struct sampler {
     const struct kb_curve *cv;
     struct kb_afile *csv;
-    double t0, last_t, last_cpu;
-    double cpu_sum_frac, n;
-    long long rss_max, pss_max;
-    long fds_max, threads_max, procs_max;
-    double cpu_t[CPU_SAMPLES_MAX], cpu_s[CPU_SAMPLES_MAX];   /* monotonic s, server CPU s */
-    size_t ncpu;
+    double t0;
+    struct kb_fixseries fs;      /* the fixture's samples, on the monotonic clock */
     struct kb_hostclock clock;   /* the server and client CPUs' clocks and governors */
     int steal_ready;
     struct kb_steal_track steal_srv, steal_cli;   /* what the host withheld from each role */
@@ -75,29 +72,15 @@ static void sample_once(void *arg, double t0, double t)
     s->t0 = t0;
     kb_fixture_sample_server(&s->cv->r.fx, &srv);
     kb_procs_sample(&s->cv->r.fx.load_pid, 1, &cli);
-    frac = s->n > 0 || s->last_t > 0 ? (srv.cpu_seconds - s->last_cpu) / (t - s->last_t) : 0;
+    frac = kb_fixseries_add(&s->fs, t, &srv);
     sample_steal(s, t);
-    fprintf(s->csv->f, "%.3f,%.2f,%.3f,%lld,%lld,%ld,%ld,%zu,%.2f,%lld,", t - s->t0,
-            srv.cpu_seconds, frac, srv.rss_bytes, srv.pss_bytes, srv.fds, srv.threads,
-            srv.nprocs, cli.cpu_seconds, cli.rss_bytes);
+    fprintf(s->csv->f, "%.3f,%.2f,", t - s->t0, srv.cpu_seconds);
+    /* the first sample has no fraction yet: empty, never a 0 */
+    csv_fraction(s->csv->f, frac >= 0 ? frac : NAN, ',');
+    fprintf(s->csv->f, "%lld,%lld,%ld,%ld,%zu,%.2f,%lld,", srv.rss_bytes, srv.pss_bytes,
+            srv.fds, srv.threads, srv.nprocs, cli.cpu_seconds, cli.rss_bytes);
     csv_fraction(s->csv->f, s->steal_srv.last_fraction, ',');
     csv_fraction(s->csv->f, s->steal_cli.last_fraction, '\n');
-    if (s->last_t > 0) {
-        s->cpu_sum_frac += frac;
-        s->n++;
-    }
-    s->last_t = t;
-    s->last_cpu = srv.cpu_seconds;
-    if (s->ncpu < CPU_SAMPLES_MAX) {
-        s->cpu_t[s->ncpu] = t;
-        s->cpu_s[s->ncpu++] = srv.cpu_seconds;
-    }
-#define KB_MAX(a, b) ((a) = (b) > (a) ? (b) : (a))
-    KB_MAX(s->rss_max, srv.rss_bytes);
-    KB_MAX(s->pss_max, srv.pss_bytes);
-    KB_MAX(s->fds_max, srv.fds);
-    KB_MAX(s->threads_max, srv.threads);
-    KB_MAX(s->procs_max, (long)srv.nprocs);
     kb_hostclock_sample_point(&s->clock, HOSTCLOCK_CPUS(s->cv));
 }
 
@@ -153,16 +136,34 @@ static int settle_alive(const struct kb_curve *cv, double t0)
            kb_fixture_now_s() - t0 < SETTLE_MAX_S;
 }
 
+struct route_back {
+    struct kb_curve *cv;
+    const struct kb_route *r;
+    double t0;
+};
+
+static int route_answers(void *p)
+{
+    struct route_back *w = p;
+    char err[512];
+    return kb_preflight_route_at(w->cv->r.fx.target, w->cv->r.fx.port, w->r, err,
+                                 sizeof(err)) == 0;
+}
+
+static int route_worth_waiting(void *p)
+{
+    struct route_back *w = p;
+    return settle_alive(w->cv, w->t0);
+}
+
 static struct settled settle(struct kb_curve *cv, const struct kb_point *pt)
 {
     const struct kb_route *r = kb_contract_route(&cv->r.c, pt->route);
     struct settled st = { 0, -1, 0 };
     struct kb_proc_sample a, b;
     double t0 = kb_fixture_now_s(), ta, tb;
-    char err[512];
-    while (settle_alive(cv, t0) &&
-           kb_preflight_route_at(cv->r.fx.target, cv->r.fx.port, r, err, sizeof(err)) < 0)
-        kb_sleep_ms(100);
+    struct route_back w = { cv, r, t0 };
+    kb_poll_until(route_answers, route_worth_waiting, &w, (long)(SETTLE_MAX_S * 1000), 100);
     kb_fixture_sample_server(&cv->r.fx, &a);
     ta = kb_fixture_now_s();
     while (!st.quiet && settle_alive(cv, t0)) {
@@ -178,19 +179,6 @@ static struct settled settle(struct kb_curve *cv, const struct kb_point *pt)
     return st;
 }
 
-/* The server's cumulative CPU at monotonic time t, interpolated between the samples
- * around it; NAN outside them. */
-static double cpu_at(const struct sampler *s, double t)
-{
-    for (size_t i = 1; i < s->ncpu; i++)
-        if (s->cpu_t[i - 1] <= t && t <= s->cpu_t[i]) {
-            double span = s->cpu_t[i] - s->cpu_t[i - 1];
-            double f = span > 0 ? (t - s->cpu_t[i - 1]) / span : 0;
-            return s->cpu_s[i - 1] + f * (s->cpu_s[i] - s->cpu_s[i - 1]);
-        }
-    return NAN;
-}
-
 /* The server's cost per response: its CPU over the measured interval (the load reports
  * the interval's ends on the same monotonic clock as the samples) over the responses that
  * ended inside it. Where the knee lies past the client's reach, this still tells runtimes
@@ -199,7 +187,8 @@ static void server_cost(json_t *server, const struct sampler *s, const struct kb
 {
     double a = lr->interval_start_mono_s, b = lr->interval_end_mono_s;
     double n = (double)lr->completed_in_window;
-    double cpu = a > 0 && b > a ? cpu_at(s, b) - cpu_at(s, a) : NAN;
+    double cpu = a > 0 && b > a ? kb_fixseries_cpu_at(&s->fs, b) - kb_fixseries_cpu_at(&s->fs, a)
+                                : NAN;
     double us = n > 0 && cpu > 0 ? cpu * 1e6 / n : NAN;
     json_object_set_new(server, "cpu_interval_s", kb_json_figure(cpu));
     json_object_set_new(server, "cpu_us_per_response", kb_json_figure(us));
@@ -216,10 +205,10 @@ static json_t *verdict_json(const struct kb_curve *cv, const struct kb_point *pt
         "unconstrained", cv->r.fx.no_limits, "wall_s", wall, "identity_sha256",
         cv->r.fx.identity ? json_string_value(json_object_get(cv->r.fx.identity, "sha256")) : "");
     json_object_set_new(j, "server", json_pack("{s:f,s:I,s:I,s:I,s:I,s:I,s:i}",
-        "cpu_mean_fraction", s->n > 0 ? s->cpu_sum_frac / s->n : 0.0,
-        "rss_max_bytes", (json_int_t)s->rss_max, "pss_max_bytes", (json_int_t)s->pss_max,
-        "fds_max", (json_int_t)s->fds_max, "threads_max", (json_int_t)s->threads_max,
-        "procs_max", (json_int_t)s->procs_max, "samples", (int)s->n + (s->last_t > 0)));
+        "cpu_mean_fraction", kb_fixseries_cpu_mean(&s->fs),
+        "rss_max_bytes", (json_int_t)s->fs.rss_max, "pss_max_bytes", (json_int_t)s->fs.pss_max,
+        "fds_max", (json_int_t)s->fs.fds_max, "threads_max", (json_int_t)s->fs.threads_max,
+        "procs_max", (json_int_t)s->fs.procs_max, "samples", (int)s->fs.seen));
     server_cost(json_object_get(j, "server"), s, lr);
     json_object_set(j, "load", load ? load : json_null());
     return j;
@@ -276,14 +265,13 @@ static void write_verdict(struct kb_curve *cv, const struct kb_point *pt, const 
 
 /* Evidence in order: command, samples, host clocks, verdict (with the load figures), marker
  * last, and only when every file before it was written. 0, or -1 with err. */
-int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const char *dir,
-                     char *err, size_t errlen)
+static int measure_point(struct kb_curve *cv, const struct kb_point *pt, const char *dir,
+                         struct sampler *s, char *err, size_t errlen)
 {
     struct kb_criteria crit = kb_criteria_of(&cv->r.c);
     struct kb_point_obs obs = { 0 };
     struct kb_point_load lr;
     struct kb_run_evidence ev = { "", "" };
-    struct sampler s = { 0 };
     struct settled st = { 0, -1, 0 };
     struct kb_judgement jd;
     char why[512];
@@ -300,35 +288,35 @@ int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const cha
     j = command_json(cv, pt);
     kb_run_write_json(&ev, dir, "command.json", j);
     json_decref(j);
-    if (!(s.csv = kb_run_csv_open(&ev, dir, "samples.csv", SAMPLES_HEADER)))
+    if (!(s->csv = kb_run_csv_open(&ev, dir, "samples.csv", SAMPLES_HEADER)))
         return kb_run_point_finish(&cv->r, &ev, dir, NULL, err, errlen);
     if (cv->preflight_failed) {
         obs.preflight_failed = 1;
         snprintf(obs.preflight_reason, sizeof(obs.preflight_reason), "%.200s", cv->preflight_reason);
-    } else if ((st = settle(cv, pt)), drive(cv, pt, dir, &s, &obs) < 0) {
-        kb_run_csv_abort(&s.csv);  /* no marker: the point is redone on resume */
+    } else if ((st = settle(cv, pt)), drive(cv, pt, dir, s, &obs) < 0) {
+        kb_run_csv_abort(&s->csv);  /* no marker: the point is redone on resume */
         snprintf(err, errlen, "%s: the load generator did not run to its end%s", pt->id,
                  kb_run_interrupted() ? " (interrupted)" : "; left to redo");
         return -1;
     } else {
         /* one sample after the load ended, so the interval's end lies between two */
-        if (s.ncpu > 0)
-            sample_once(&s, s.t0, kb_fixture_now_s());
+        if (s->fs.n > 0)
+            sample_once(s, s->t0, kb_fixture_now_s());
         kb_fixture_read_load(dir, &obs, &lr, &load);
         kb_fixture_postflight(&cv->r.fx, kb_contract_route(&cv->r.c, pt->route), &obs);
     }
     /* a remote agent's session lost is the harness's failure: no verdict, redone later */
     if (cv->r.fx.sb && kb_sandbox_lost(cv->r.fx.sb, why, sizeof(why))) {
-        kb_run_csv_abort(&s.csv);
+        kb_run_csv_abort(&s->csv);
         json_decref(load);
         snprintf(err, errlen, "%s: %.400s; left to redo", pt->id, why);
         return -1;
     }
-    kb_run_csv_close(&ev, &s.csv, "samples.csv");
+    kb_run_csv_close(&ev, &s->csv, "samples.csv");
     kb_judge_point(&lr, &obs, &crit, cv->cal, (double)pt->rate, &jd);
-    if (kb_hostclock_write_point(&s.clock, HOSTCLOCK_CPUS(cv), dir, why, sizeof(why)) < 0)
+    if (kb_hostclock_write_point(&s->clock, HOSTCLOCK_CPUS(cv), dir, why, sizeof(why)) < 0)
         kb_run_note(&ev, "hostclock.json", why);
-    write_verdict(cv, pt, dir, &jd, &lr, load, &s, &st, &obs, kb_fixture_now_s() - t0, &ev);
+    write_verdict(cv, pt, dir, &jd, &lr, load, s, &st, &obs, kb_fixture_now_s() - t0, &ev);
     rc = kb_run_point_finish(&cv->r, &ev, dir, json_pack("{s:s,s:s}", "point", pt->id,
                              "verdict", kb_verdict_name(jd.verdict)), err, errlen);
     cv->finished++;
@@ -340,6 +328,17 @@ int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const cha
     kb_curve_progress(cv, pt, rc < 0 ? "incomplete" : kb_verdict_name(jd.verdict),
                       obs.have_load ? &lr : NULL, 0);
     json_decref(load);
+    return rc;
+}
+
+int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const char *dir,
+                       char *err, size_t errlen)
+{
+    struct sampler s = { 0 };
+    int rc;
+    kb_fixseries_init(&s.fs, CPU_SAMPLES_MAX);
+    rc = measure_point(cv, pt, dir, &s, err, errlen);
+    kb_fixseries_free(&s.fs);
     return rc;
 }
 

@@ -5,6 +5,7 @@
  * qualification, never a crash); an interruption leaves no marker. */
 #define _GNU_SOURCE
 #include "runner/run/qualrun.h"
+#include "runner/run/fixseries.h"
 
 #include "runner/sandbox/spawn.h"
 #include "runner/util/clock.h"
@@ -179,8 +180,7 @@ struct rsamples {
     struct kb_qualrun *q;
     struct kb_afile *csv;
     double t0;                 /* the load's start: the sampler's origin too */
-    double t[1 << 16], rss[1 << 16], fds[1 << 16];
-    size_t n;
+    struct kb_fixseries fs;    /* the fixture's samples, seconds from the load's start */
 };
 
 /* The drive loop's callback: server RSS and descriptors, into samples.csv and the series. */
@@ -195,32 +195,40 @@ static void sample_server(void *arg, double t0, double now)
     fprintf(s->csv->f, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
             srv.pss_bytes, srv.fds, srv.threads, srv.nprocs);
     fflush(s->csv->f);
-    if (srv.nprocs > 0 && s->n < sizeof(s->t) / sizeof(s->t[0])) {
-        s->t[s->n] = t;
-        s->rss[s->n] = (double)srv.rss_bytes;
-        s->fds[s->n] = (double)srv.fds;
-        s->n++;
-    }
+    kb_fixseries_add(&s->fs, t, &srv);
 }
 
 /* After the load: the sampler goes on until a sample read after the load's end has every
  * gauge at zero (at a low rate one taken between two requests may read zero too), or
  * rest_timeout_s. */
+struct rest {
+    struct kb_qualrun *q;
+    double ended;              /* the load's end, on the sampler's clock */
+};
+
+static int at_rest(void *p)
+{
+    struct rest *w = p;
+    const struct kb_strlist *g = &w->q->r.c.qual.zero_gauges;
+    char why[256];
+    double t = -1;
+    json_t *j = kb_stats_sampler_latest(w->q->sampler, &t);
+    int zero = j && t >= w->ended && kb_qual_gauges_zero(j, g->v, g->n, why, sizeof(why));
+    json_decref(j);
+    return zero;
+}
+
+static int rest_worth_waiting(void *p)
+{
+    struct rest *w = p;
+    return !(w->q->r.fx.stop && *w->q->r.fx.stop) && kb_fixture_alive(&w->q->r.fx);
+}
+
 static void wait_for_rest(struct kb_qualrun *q, const struct kb_qual_params *p, double t0)
 {
-    const struct kb_strlist *g = &q->r.c.qual.zero_gauges;
-    double ended = kb_fixture_now_s() - t0, until = kb_fixture_now_s() + p->rest_timeout_s;
-    for (;;) {
-        char why[256];
-        double t = -1;
-        json_t *j = kb_stats_sampler_latest(q->sampler, &t);
-        int zero = j && t >= ended && kb_qual_gauges_zero(j, g->v, g->n, why, sizeof(why));
-        json_decref(j);
-        if (zero || kb_fixture_now_s() >= until || (q->r.fx.stop && *q->r.fx.stop) ||
-            !kb_fixture_alive(&q->r.fx))
-            return;
-        kb_sleep_ms((long)(p->stats_every_s * 1000) + 1);
-    }
+    struct rest w = { q, kb_fixture_now_s() - t0 };
+    kb_poll_until(at_rest, rest_worth_waiting, &w, (long)(p->rest_timeout_s * 1000),
+                  (long)(p->stats_every_s * 1000) + 1);
 }
 
 /* The load with both samplers: 0, or -1 when interrupted or the evidence failed. */
@@ -317,8 +325,8 @@ static int finish(struct kb_qualrun *q, const struct kb_qual_params *p, struct r
     enum kb_qual_verdict verdict;
     double from, to;
     int rc;
-    o->have_rss = kb_qual_growth(rs->t, rs->rss, rs->n, &o->rss) == 0;
-    o->have_fds = kb_qual_growth(rs->t, rs->fds, rs->n, &o->fds) == 0;
+    o->have_rss = kb_qual_growth(rs->fs.t, rs->fs.rss, rs->fs.n, &o->rss) == 0;
+    o->have_fds = kb_qual_growth(rs->fs.t, rs->fs.fds, rs->fs.n, &o->fds) == 0;
     if (q->sampler)
         ss = kb_stats_sampler_series(q->sampler, &nss);
     measured_window(p, rs->t0, lr, &from, &to);
@@ -365,6 +373,7 @@ int kb_qualrun_exec(struct kb_qualrun *q, const struct kb_qual_params *p, char *
         return -1;
     }
     rs->q = q;
+    kb_fixseries_init(&rs->fs, 1 << 16);
     /* a re-run redoes the whole run: no marker or verdict of an earlier one may stand */
     unlink(kb_path(path, sizeof(path), q->r.dir, "DONE"));
     unlink(kb_path(path, sizeof(path), q->r.dir, "verdict.json"));
@@ -379,6 +388,7 @@ int kb_qualrun_exec(struct kb_qualrun *q, const struct kb_qual_params *p, char *
 out:
     json_decref(load);
     kb_tmpl_free(argv, 64);
+    kb_fixseries_free(&rs->fs);
     free(rs);
     return rc;
 }

@@ -2,6 +2,7 @@
  * (soakrun.h). */
 #define _GNU_SOURCE
 #include "runner/run/soakrun.h"
+#include "runner/run/fixseries.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include "fixtures/contract.h"
 #include "runner/load/preflight.h"
 #include "runner/run/fixture.h"
+#include "runner/run/qualify.h"
 #include "runner/run/verdict.h"
 #include "runner/sandbox/pgcluster.h"
 #include "runner/sandbox/procs.h"
@@ -71,8 +73,7 @@ struct samples {
     const struct kb_soakrun *s;
     int db;                    /* the db phase: /stats too */
     struct kb_afile *csv, *stats;
-    double *t, *rss, *fds;
-    size_t n, cap;
+    struct kb_fixseries fs;    /* the fixture's samples, seconds from the load's start */
     long suspended_max, stats_reads, stats_failures;
 };
 
@@ -128,26 +129,7 @@ static void sample_once(void *arg, double t0, double now)
     fprintf(sm->csv->f, "%.3f,%.2f,%lld,%lld,%ld,%ld,%zu\n", t, srv.cpu_seconds, srv.rss_bytes,
             srv.pss_bytes, srv.fds, srv.threads, srv.nprocs);
     fflush(sm->csv->f);
-    if (sm->n == sm->cap && sm->cap < KB_SOAK_MAX_SAMPLES) {
-        size_t cap = sm->cap ? sm->cap * 2 : 512;
-        double *a = realloc(sm->t, cap * sizeof(double)), *b, *c;
-        if (a)
-            sm->t = a;
-        b = realloc(sm->rss, cap * sizeof(double));
-        if (b)
-            sm->rss = b;
-        c = realloc(sm->fds, cap * sizeof(double));
-        if (c)
-            sm->fds = c;
-        if (a && b && c)
-            sm->cap = cap;
-    }
-    if (sm->n < sm->cap && srv.nprocs > 0) {
-        sm->t[sm->n] = t;
-        sm->rss[sm->n] = (double)srv.rss_bytes;
-        sm->fds[sm->n] = (double)srv.fds;
-        sm->n++;
-    }
+    kb_fixseries_add(&sm->fs, t, &srv);
     if (sm->db)
         sample_stats(sm->s, sm, t);
 }
@@ -168,36 +150,40 @@ static int drive(struct kb_soakrun *s, const struct kb_soak_planned *p, struct s
 /* The db phase's gauges must come back to zero once the load stops (docs/protocol.md, "The
  * PostgreSQL route": readable under load, back at zero after it): the contract's
  * qualification.zero_gauges, the db qualification's own list. Polled for up to 10 s. */
+struct rest {
+    struct kb_soakrun *s;
+    struct kb_soak_obs *o;
+    json_t *last;              /* the newest /stats read */
+};
+
+/* /stats read again: its gauges all zero (the qualification's rule, runner/run/qualify.h). */
+static int at_rest(void *p)
+{
+    struct rest *w = p;
+    const struct kb_strlist *g = &w->s->r.c.qual.zero_gauges;
+    char err[256];
+    json_decref(w->last);
+    if (!(w->last = get_stats(w->s, err, sizeof(err)))) {
+        snprintf(w->o->stats_reason, sizeof(w->o->stats_reason), "%.200s", err);
+        return w->o->stats_at_rest = 0;
+    }
+    return w->o->stats_at_rest = kb_qual_gauges_zero(w->last, g->v, g->n, w->o->stats_reason,
+                                                     sizeof(w->o->stats_reason));
+}
+
+static int rest_worth_waiting(void *p)
+{
+    struct rest *w = p;
+    return !kb_run_interrupted() && kb_fixture_alive(&w->s->r.fx);
+}
+
+/* After the load, the gauges back at zero (or 10 s, or the fixture gone): the last read. */
 static json_t *stats_at_rest(struct kb_soakrun *s, struct kb_soak_obs *o)
 {
-    char *const *gauges = s->r.c.qual.zero_gauges.v;
-    size_t ngauges = s->r.c.qual.zero_gauges.n;
-    double until = kb_fixture_now_s() + 10.0;
-    json_t *j = NULL;
+    struct rest w = { s, o, NULL };
     o->stats_checked = 1;
-    for (;;) {
-        char err[256];
-        size_t off = 0;
-        json_decref(j);
-        j = get_stats(s, err, sizeof(err));
-        o->stats_at_rest = j != NULL;
-        o->stats_reason[0] = '\0';
-        if (!j)
-            snprintf(o->stats_reason, sizeof(o->stats_reason), "%.200s", err);
-        for (size_t i = 0; j && i < ngauges; i++) {
-            json_int_t v = json_integer_value(json_object_get(j, gauges[i]));
-            if (!json_is_integer(json_object_get(j, gauges[i])) || v != 0) {
-                o->stats_at_rest = 0;
-                off += (size_t)snprintf(o->stats_reason + off, off < sizeof(o->stats_reason)
-                                        ? sizeof(o->stats_reason) - off : 0, "%s%s=%lld",
-                                        off ? " " : "", gauges[i], (long long)v);
-            }
-        }
-        if (o->stats_at_rest || kb_fixture_now_s() >= until || kb_run_interrupted() ||
-            !kb_fixture_alive(&s->r.fx))
-            return j;
-        kb_sleep_ms(250);
-    }
+    kb_poll_until(at_rest, rest_worth_waiting, &w, 10000, 250);
+    return w.last;
 }
 
 /* ---- evidence and verdict ------------------------------------------------------------- */
@@ -274,8 +260,8 @@ static int finish_phase(struct kb_soakrun *s, const struct kb_soak_planned *p, s
     struct kb_soakwin *w = calloc(1, sizeof(*w));
     json_t *j;
     int rc;
-    o->have_rss = kb_soak_fit(sm->t, sm->rss, sm->n, &o->rss) == 0;
-    o->have_fds = kb_soak_fit(sm->t, sm->fds, sm->n, &o->fds) == 0;
+    o->have_rss = kb_soak_fit(sm->fs.t, sm->fs.rss, sm->fs.n, &o->rss) == 0;
+    o->have_fds = kb_soak_fit(sm->fs.t, sm->fs.fds, sm->fs.n, &o->fds) == 0;
     if (!w)
         snprintf(o->windows_err, sizeof(o->windows_err), "out of memory");
     else if (kb_soakwin_read(p->dir, s->duration_s, s->crit.decay.max_s, w, o->windows_err,
@@ -302,7 +288,7 @@ static int finish_phase(struct kb_soakrun *s, const struct kb_soak_planned *p, s
                              "verdict", kb_soak_verdict_name(v)), err, errlen);
     printf("  %-10s %7ld/s  achieved %9.1f/s  p99 %9.2f ms  RSS %+.0f KiB/h  fds %+.2f/h  "
            "%zu samples  %s: %s\n", p->route, p->rate, lr->achieved_rps,
-           lr->corrected.p99 / 1000.0, o->rss.per_hour / 1024.0, o->fds.per_hour, sm->n,
+           lr->corrected.p99 / 1000.0, o->rss.per_hour / 1024.0, o->fds.per_hour, sm->fs.n,
            rc < 0 ? "incomplete" : kb_soak_verdict_name(v),
            rc < 0 ? "its evidence could not be written whole; redone on re-run" : reason);
     fflush(stdout);
@@ -378,6 +364,7 @@ static int run_phase(struct kb_soakrun *s, const struct kb_soak_planned *p, char
     memset(&o, 0, sizeof(o));
     memset(&lr, 0, sizeof(lr));
     memset(&sm, 0, sizeof(sm));
+    kb_fixseries_init(&sm.fs, KB_SOAK_MAX_SAMPLES);
     sm.s = s;
     sm.db = !strcmp(p->route, "db");
     if (kb_run_point_begin(p->dir, err, errlen) < 0)
@@ -405,9 +392,7 @@ out:
     close_csvs(&sm, NULL);
     kb_run_stop_fixture(&s->r);
     kb_tmpl_free(argvs, 64);
-    free(sm.t);
-    free(sm.rss);
-    free(sm.fds);
+    kb_fixseries_free(&sm.fs);
     json_decref(load);
     json_decref(after);
     return kb_run_interrupted() ? -1 : rc;

@@ -173,16 +173,33 @@ size_t kb_pgrun_args(const struct kb_pgrun *pg, const struct kb_runtime *rt, int
     return n;
 }
 
+struct route_wait {
+    int port;
+    const struct kb_route *r;
+    char *reason;
+    size_t reasonlen;
+    int (*alive)(void *);
+    void *arg;
+};
+
+static int route_answers(void *p)
+{
+    struct route_wait *w = p;
+    return kb_preflight_route(w->port, w->r, w->reason, w->reasonlen) == 0;
+}
+
+static int route_alive(void *p)
+{
+    struct route_wait *w = p;
+    return !w->alive || w->alive(w->arg);
+}
+
 int kb_pgrun_wait_route(int port, const struct kb_route *r, int timeout_ms,
                         int (*alive)(void *), void *arg, char *reason, size_t reasonlen)
 {
-    for (int waited = 0;; waited += 200) {
-        if (kb_preflight_route(port, r, reason, reasonlen) == 0)
-            return 0;
-        if (waited >= timeout_ms || (alive && !alive(arg)))
-            return -1;
-        kb_sleep_ms(200);
-    }
+    struct route_wait w = { port, r, reason, reasonlen, alive, arg };
+    return kb_poll_until(route_answers, route_alive, &w, timeout_ms, 200) == KB_POLL_DONE
+               ? 0 : -1;
 }
 
 int kb_pgrun_stop(struct kb_pgrun *pg, char *err, size_t errlen)

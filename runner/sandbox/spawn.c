@@ -73,37 +73,49 @@ static long now_ms(void)
     return (long)(kb_mono_now() / KB_NS_PER_MS);
 }
 
+struct accepting {
+    struct sockaddr_in a;
+    long deadline;
+    int (*alive)(void *);
+    void *arg;
+};
+
+/* The load generator's own probe, bounded: a remote host that drops the SYN costs no more
+ * than the deadline. */
+static int accepts(void *p)
+{
+    struct accepting *w = p;
+    long left = w->deadline - now_ms();
+    char why[256];
+    return kb_load_probe(&w->a, (int)(left < 1 ? 1 : left < 1000 ? left : 1000), why,
+                         sizeof(why)) == 0;
+}
+
+static int still_alive(void *p)
+{
+    struct accepting *w = p;
+    return !w->alive || w->alive(w->arg);
+}
+
 int kb_wait_accepting(const char *host, int port, int timeout_ms, int (*alive)(void *),
                       void *arg, char *err, size_t errlen)
 {
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-    long deadline = now_ms() + timeout_ms;
+    struct accepting w = { .a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) },
+                           .deadline = now_ms() + timeout_ms, .alive = alive, .arg = arg };
+    int rc;
     if (!host || !strcmp(host, "0.0.0.0"))
         host = "127.0.0.1";
-    if (inet_pton(AF_INET, host, &a.sin_addr) != 1) {
+    if (inet_pton(AF_INET, host, &w.a.sin_addr) != 1) {
         snprintf(err, errlen, "'%s' is not an IPv4 address", host);
         return -1;
     }
-    for (;;) {
-        long left = deadline - now_ms();
-        char why[256];
-        /* the load generator's own probe, bounded: a remote host that drops the SYN costs
-         * no more than the deadline */
-        if (kb_load_probe(&a, (int)(left < 1 ? 1 : left < 1000 ? left : 1000), why,
-                          sizeof(why)) == 0)
-            return 0;
-        if (alive && !alive(arg)) {
-            snprintf(err, errlen, "the process exited before accepting connections on %s:%d",
-                     host, port);
-            return -1;
-        }
-        if (now_ms() >= deadline) {
-            snprintf(err, errlen, "nothing accepted connections on %s:%d within %d ms", host,
-                     port, timeout_ms);
-            return -1;
-        }
-        kb_sleep_ms(20);
-    }
+    if ((rc = kb_poll_until(accepts, still_alive, &w, timeout_ms, 20)) == KB_POLL_GAVE_UP)
+        snprintf(err, errlen, "the process exited before accepting connections on %s:%d",
+                 host, port);
+    else if (rc == KB_POLL_TIMEOUT)
+        snprintf(err, errlen, "nothing accepted connections on %s:%d within %d ms", host,
+                 port, timeout_ms);
+    return rc == KB_POLL_DONE ? 0 : -1;
 }
 
 /* ---- the end of a child ------------------------------------------------------------------ */

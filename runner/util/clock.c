@@ -30,6 +30,21 @@ void kb_sleep_ms(long ms)
         ;
 }
 
+int kb_poll_until(int (*done)(void *arg), int (*go_on)(void *arg), void *arg, long timeout_ms,
+                  long every_ms)
+{
+    kb_mono_t deadline = kb_mono_now() + (kb_mono_t)(timeout_ms > 0 ? timeout_ms : 0) * KB_NS_PER_MS;
+    for (;;) {
+        if (done(arg))
+            return KB_POLL_DONE;
+        if (go_on && !go_on(arg))
+            return KB_POLL_GAVE_UP;
+        if (kb_mono_now() >= deadline)
+            return KB_POLL_TIMEOUT;
+        kb_sleep_ms(every_ms);
+    }
+}
+
 int kb_clock_set_slack(uint64_t ns)
 {
     return prctl(PR_SET_TIMERSLACK, (unsigned long)(ns ? ns : 1), 0UL, 0UL, 0UL) == 0 ? 0 : -1;
