@@ -109,6 +109,7 @@ help:
 	@echo "  curve           the comparison and its report (PROFILE= BACKEND= RUN= ARGS= CALIBRATE=)"
 	@echo "  soak            the one-hour qualification (DURATION=)"
 	@echo "  bench-loadgen   the load generator's own cost, beside wrk"
+	@echo "  bench-fixtures  each fixture's and kb-control's CPU per response at fixed rates"
 	@echo "  image-auto      the Docker image (image, base-image, pin-base)"
 	@echo "  man             $(BUILD)/kneebench.1 from the help texts (help2man)"
 	@echo "  install         PREFIX=$(PREFIX) DESTDIR=: binaries, man page, bash completion"
