@@ -235,6 +235,43 @@ START_TEST(date_is_imf_fixdate_and_current)
 }
 END_TEST
 
+/* /plaintext's response is built once a second and shared by every request in it: each
+ * connection still gets the whole contract, the Date follows the clock, and a second static
+ * body (the 404) keeps its own response beside it. */
+START_TEST(static_response_is_rebuilt_each_second)
+{
+    struct tclient *a = tc_new(port), *b = tc_new(port);
+    struct tresp r;
+    char first[64], v[64], nf[64];
+
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(get(a, "/plaintext", &r), 1);
+    assert_route(&r, "plaintext");
+    ck_assert_ptr_nonnull(tr_header(&r, "Date", first, sizeof(first)));
+    ck_assert_int_eq(get(b, "/nope", &r), 1);
+    ck_assert_int_eq(r.status, 404);
+    ck_assert_int_eq(get(b, "/plaintext", &r), 1);
+    assert_route(&r, "plaintext");
+    usleep(1100 * 1000);
+    for (int i = 0; i < 4; i++) {
+        struct tclient *c = i % 2 ? b : a;
+        ck_assert_int_eq(get(c, "/plaintext", &r), 1);
+        assert_route(&r, "plaintext");
+        ck_assert_ptr_nonnull(tr_header(&r, "Date", v, sizeof(v)));
+        ck_assert_str_ne(v, first);
+    }
+    ck_assert_int_eq(get(a, "/nope", &r), 1);
+    ck_assert_int_eq(r.status, 404);
+    ck_assert_uint_eq(r.body_len, 10);
+    ck_assert_mem_eq(r.body, "Not Found\n", 10);
+    ck_assert_ptr_nonnull(tr_header(&r, "Date", nf, sizeof(nf)));
+    ck_assert_str_ne(nf, first);
+    tc_free(a);
+    tc_free(b);
+}
+END_TEST
+
 START_TEST(hundred_requests_on_one_connection)
 {
     struct tclient *c = tc_new(port);
@@ -764,6 +801,7 @@ static Suite *suite(void)
     tcase_add_test(tc, plaintext_and_json_match_the_contract);
     tcase_add_test(tc, json_body_is_serialised_per_call);
     tcase_add_test(tc, date_is_imf_fixdate_and_current);
+    tcase_add_test(tc, static_response_is_rebuilt_each_second);
     tcase_add_test(tc, hundred_requests_on_one_connection);
     tcase_add_test(tc, pipelined_requests_answer_in_order);
     tcase_add_test(tc, request_split_across_writes);
