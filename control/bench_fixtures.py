@@ -23,6 +23,8 @@ Environment (all optional):
   BENCH_DURATION  seconds per point (default: the profile's)
   BENCH_BASELINE  another gray-static binary (say, built from main), run as the runtime
                   "gray-static-base" beside the tree's: before and after in one run
+  BENCH_VARIANTS  more gray-static binaries as name=path,name=path (each a runtime of
+                  that name, run as gray-static is): one option against another
   BENCH_PERF=1    afterwards, profile gray-static with perf (cpu-clock on the server CPU) at
                   the highest rate on each route, one more single-point curve per route, and
                   print the top of each profile (perf report --comm gray-static)
@@ -45,6 +47,9 @@ RATES = [int(r) for r in ENV("BENCH_RATES", "30000,60000").split(",")]
 REPEATS = int(ENV("BENCH_REPEATS", "3"))
 PROFILE = ENV("BENCH_PROFILE", "quick")
 BASELINE = ENV("BENCH_BASELINE")
+# Other gray-static binaries, each run as a runtime of its own name (gray-static's command).
+VARIANTS = ([("gray-static-base", BASELINE)] if BASELINE else []) + [
+    tuple(v.split("=", 1)) for v in ENV("BENCH_VARIANTS", "").split(",") if v]
 RUN = os.path.abspath(ENV("BENCH_RUN") or os.path.join(
     BUILD, "bench-fixtures", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())))
 BIN = os.path.join(RUN, "bin")
@@ -82,23 +87,25 @@ def private_bin():
         src = os.path.join(BUILD, name)
         if os.path.exists(src):
             shutil.copy2(src, os.path.join(BIN, name))
-    if BASELINE:
-        shutil.copy2(BASELINE, os.path.join(BIN, "gray-static-base"))
+    for name, path in VARIANTS:
+        shutil.copy2(path, os.path.join(BIN, name))
 
 
 def derived_contract():
-    """The tree's contract with kb-control (and the baseline, if any) as runtimes."""
+    """The tree's contract with kb-control (and the gray-static variants) as runtimes."""
     with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:
         c = json.load(f)
     ctl = c["control"]
     c["runtimes"].append({"name": "control", "port": ctl["port"], "command": ctl["command"],
                           "version": ["{build}/kb-control", "--help"], "sources": ["control"],
                           "executables": ["{build}/kb-control"]})
-    if BASELINE:
-        gray = next(r for r in c["runtimes"] if r["name"] == "gray-static")
-        base = json.loads(json.dumps(gray).replace("{build}/gray-static", "{build}/gray-static-base"))
-        base.update(name="gray-static-base", port=gray["port"] + 100)
-        c["runtimes"].append(base)
+    gray = next(r for r in c["runtimes"] if r["name"] == "gray-static")
+    for i, (name, _) in enumerate(VARIANTS):
+        if any(r["name"] == name for r in c["runtimes"]):
+            raise SystemExit(f"bench-fixtures: variant {name} is already a runtime's name")
+        v = json.loads(json.dumps(gray).replace("{build}/gray-static", "{build}/" + name))
+        v.update(name=name, port=gray["port"] + 100 + i)
+        c["runtimes"].append(v)
     path = os.path.join(RUN, "bench-contract.json")
     with open(path, "w") as f:
         json.dump(c, f, indent=1)
@@ -227,7 +234,7 @@ def main():
     os.makedirs(RUN, exist_ok=True)
     private_bin()
     contract = derived_contract()
-    runtimes = RUNTIMES + (["gray-static-base"] if BASELINE else [])
+    runtimes = RUNTIMES + [name for name, _ in VARIANTS]
     s0, la0, t0 = proc_steal(), loadavg(), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     print(f"bench-fixtures: {','.join(runtimes)} x {','.join(ROUTES)} x "
           f"{','.join(map(str, RATES))} req/s, {REPEATS} repeats, profile {PROFILE}, into {RUN}")
@@ -241,7 +248,7 @@ def main():
           f"; load average {la0} at the start, {la1} at the end")
     results = {"started_at": t0, "runtimes": runtimes, "routes": ROUTES, "rates": RATES,
                "repeats": REPEATS, "profile": PROFILE, "rows": rows, "steal_fraction": steal,
-               "loadavg": [la0, la1], "baseline": BASELINE}
+               "loadavg": [la0, la1], "variants": dict(VARIANTS)}
     if ENV("BENCH_PERF") == "1":
         results["perf"] = {route: profile(contract, route, max(RATES))[:40] for route in ROUTES}
     out = os.path.join(RUN, "bench-fixtures.json")
