@@ -272,6 +272,35 @@ START_TEST(static_response_is_rebuilt_each_second)
 }
 END_TEST
 
+/* The connection memory limit bounds a request's head: a head 1 KiB under it is served, one
+ * 1 KiB over it is refused with 431, and the connection's next client is served. */
+START_TEST(head_size_follows_the_memory_limit)
+{
+    struct gs_config cfg;
+    struct tclient *c;
+    struct tresp r;
+    size_t sizes[2], n;
+    char *req;
+
+    gs_config_defaults(&cfg);
+    sizes[0] = cfg.conn_memory - 1024;
+    sizes[1] = cfg.conn_memory + 1024;
+    for (int i = 0; i < 2; i++) {
+        ck_assert_ptr_nonnull(req = malloc(sizes[i] + 64));
+        n = (size_t)snprintf(req, 64, "GET /plaintext HTTP/1.1\r\nHost: t\r\nX-Big: ");
+        memset(req + n, 'a', sizes[i] - n - 4);
+        memcpy(req + sizes[i] - 4, "\r\n\r\n", 5);
+        ck_assert_ptr_nonnull(c = tc_new(port));
+        ck_assert_int_eq(tc_sends(c, req), 0);
+        ck_assert_msg(tc_response(c, &r) == 1, "%zu-byte head: no answer", sizes[i]);
+        ck_assert_int_eq(r.status, i ? 431 : 200);
+        tc_free(c);
+        free(req);
+    }
+    assert_still_serving();
+}
+END_TEST
+
 START_TEST(hundred_requests_on_one_connection)
 {
     struct tclient *c = tc_new(port);
@@ -802,6 +831,7 @@ static Suite *suite(void)
     tcase_add_test(tc, json_body_is_serialised_per_call);
     tcase_add_test(tc, date_is_imf_fixdate_and_current);
     tcase_add_test(tc, static_response_is_rebuilt_each_second);
+    tcase_add_test(tc, head_size_follows_the_memory_limit);
     tcase_add_test(tc, hundred_requests_on_one_connection);
     tcase_add_test(tc, pipelined_requests_answer_in_order);
     tcase_add_test(tc, request_split_across_writes);
