@@ -25,9 +25,9 @@ Environment (all optional):
                   "gray-static-base" beside the tree's: before and after in one run
   BENCH_VARIANTS  more gray-static binaries as name=path,name=path (each a runtime of
                   that name, run as gray-static is): one option against another
-  BENCH_PERF=1    afterwards, profile gray-static with perf (cpu-clock on the server CPU) at
-                  the highest rate on each route, one more single-point curve per route, and
-                  print the top of each profile (perf report --comm gray-static)
+  BENCH_PERF=1    afterwards, profile gray-static and each variant with perf (cpu-clock on
+                  the server CPU) at the highest rate on each route, one more single-point
+                  curve each, and print the top of each profile and its kernel/library split
   BENCH_RUN       the run directory (default BUILD/bench-fixtures/<UTC time>)
 Writes RUN/bench-fixtures.json with every figure; RUN is an ordinary curve run directory.
 """
@@ -203,29 +203,37 @@ def summarise(pts):
     return rows
 
 
-def profile(contract, route, rate):
-    """One more gray-static point under perf (cpu-clock, the server CPU only: no hardware
-    counters in this VM); the top of the flat profile of gray-static's samples."""
-    run = os.path.join(RUN, f"perf-{route}-{rate}")
-    data = os.path.join(RUN, f"perf-{route}-{rate}.data")
+def profile(contract, runtime, route, rate):
+    """One more point of a gray-static runtime under perf (cpu-clock on the server CPU only:
+    no hardware counters in this VM); the top of the flat profile of its own samples, and
+    how they split between the kernel and each library."""
+    name = f"perf-{runtime}-{route}-{rate}"
+    run, data = os.path.join(RUN, name), os.path.join(RUN, name + ".data")
     rec = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "-C",
                             str(SERVER_CPU), "-o", data], stdout=subprocess.DEVNULL)
     try:
-        curve(run, contract, ["gray-static"], [route], [rate], 1)
+        curve(run, contract, [runtime], [route], [rate], 1)
     finally:
         rec.send_signal(2)
         rec.wait()
-    rep = subprocess.run(["perf", "report", "-i", data, "--comm", "gray-static", "--stdio",
-                          "--no-children", "--sort", "dso,sym", "--percent-limit", "0.7"],
+    rep = subprocess.run(["perf", "report", "-i", data, "--comm", runtime[:15], "--stdio",
+                          "--no-children", "--percentage", "relative", "--sort", "dso,sym"],
                          capture_output=True, text=True)
-    top = [ln for ln in rep.stdout.splitlines() if ln.strip() and not ln.startswith("#")]
-    with open(os.path.join(RUN, f"perf-{route}-{rate}.txt"), "w") as f:
+    rows = [ln for ln in rep.stdout.splitlines() if ln.strip() and not ln.startswith("#")]
+    split = {}
+    for ln in rows:
+        f = ln.split()
+        if len(f) >= 4 and f[0].endswith("%"):
+            key = "kernel" if f[2] == "[k]" else f[1]
+            split[key] = split.get(key, 0.0) + float(f[0][:-1])
+    with open(os.path.join(RUN, name + ".txt"), "w") as f:
         f.write(rep.stdout)
-    print(f"\nperf, gray-static, {route} at {rate}/s (share of gray-static's samples on CPU "
+    print(f"\nperf, {runtime}, {route} at {rate}/s (share of its own samples on CPU "
           f"{SERVER_CPU}; whole report in {run}.txt):")
-    for ln in top[:25]:
+    print("  " + ", ".join(f"{k} {v:.1f} %" for k, v in sorted(split.items(), key=lambda x: -x[1])))
+    for ln in rows[:25]:
         print("  " + ln.rstrip())
-    return top
+    return {"split": split, "top": rows[:40]}
 
 
 def main():
@@ -250,7 +258,9 @@ def main():
                "repeats": REPEATS, "profile": PROFILE, "rows": rows, "steal_fraction": steal,
                "loadavg": [la0, la1], "variants": dict(VARIANTS)}
     if ENV("BENCH_PERF") == "1":
-        results["perf"] = {route: profile(contract, route, max(RATES))[:40] for route in ROUTES}
+        grays = [r for r in runtimes if r == "gray-static" or r in dict(VARIANTS)]
+        results["perf"] = {f"{rt} {route}": profile(contract, rt, route, max(RATES))
+                           for route in ROUTES for rt in grays}
     out = os.path.join(RUN, "bench-fixtures.json")
     with open(out + ".tmp", "w") as f:
         json.dump(results, f, indent=2)
