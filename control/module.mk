@@ -16,3 +16,9 @@ PROGRAMS += $(BUILD)/kb-control
 .PHONY: bench-loadgen
 bench-loadgen: $(BUILD)/kneebench $(BUILD)/kb-control
 	@python3 control/bench_loadgen.py $(BUILD)
+
+# A measurement, not a test: each fixture's and kb-control's CPU per response at fixed rates,
+# one interleaved curve in the contract's sandbox (control/bench_fixtures.py says what it prints).
+.PHONY: bench-fixtures
+bench-fixtures: $(BUILD)/kneebench $(BUILD)/kb-control $(BUILD)/gray-static $(BUILD)/go-server
+	@python3 control/bench_fixtures.py $(BUILD)

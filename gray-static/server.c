@@ -25,6 +25,12 @@
  * complete. MHD_OPTION_NOTIFY_COMPLETED ends the request: the route's on_done runs and the
  * gs_request is freed.
  *
+ * Responses. Every response is built with libmicrohttpd's own objects. One whose body is
+ * static (GS_BODY_STATIC: /plaintext, 404) and that has no extra header is the same for every
+ * request in a second, so it is built once that second and queued on each of them (MHD counts
+ * the references); any other (/json, serialised per request) is built per request. Cost per
+ * response, measured: gray-static/PERF.md.
+ *
  * Hostile peers (conns.h). MHD bounds a connection only by an idle timeout that every byte
  * restarts, and at its connection limit stops accepting, so slow or silent peers could hold
  * every slot. MHD_OPTION_NOTIFY_CONNECTION and the callbacks above keep a table of who waits
@@ -75,6 +81,20 @@
 #define GS_STRICT_LEVEL 0
 #endif
 
+/* A static body's whole response (status, headers, body), built once a second, when its
+ * Date changes, and queued on every request for that body in that second. MHD counts a
+ * response's references, so one replaced here lives on until its last connection is done.
+ * Keyed by the body's address: GS_BODY_STATIC bodies live as long as the process. */
+#define GS_CACHED_RESPONSES 4
+struct gs_cached {
+    const void *body;          /* NULL: a free slot */
+    size_t len;
+    unsigned status;
+    const char *ctype;
+    time_t sec;                /* the second its Date names */
+    struct MHD_Response *r;
+};
+
 struct gs_stop_hook {
     void (*cb)(void *arg);
     void *arg;
@@ -88,6 +108,7 @@ struct gs_server {
     int sigfd;         /* signalfd for SIGTERM/SIGINT, or -1 */
     struct gs_routes routes;
     struct gs_date_cache date;
+    struct gs_cached cached[GS_CACHED_RESPONSES];
     struct gs_stop_hook hooks[GS_MAX_STOP_HOOKS];
     size_t nhooks;
     struct gs_request *parked; /* suspended requests, newest first */
@@ -113,7 +134,12 @@ void gs_config_defaults(struct gs_config *c)
         .loop = GS_LOOP_EPOLL,
         .conn_limit = 4096,      /* 16x the comparison's 256 connections */
         .backlog = 1024,         /* 256 connections may arrive in one burst */
-        .conn_memory = 32 * 1024, /* MHD's default; bounds one request's headers */
+        /* MHD zeroes a connection's whole pool for every request (about 1.5x its size:
+         * the read buffer's shrink and the reset), so its size is paid per response: 8 KiB
+         * cost 0.6-1.0 us less than MHD's default 32 KiB at 60,000 req/s, and 256 pools
+         * touch 2 MiB, not 8. A head of up to about 7.9 KB in one field, 5 KB in many, is
+         * served; a longer one gets 431 (gray-static/PERF.md). */
+        .conn_memory = 8 * 1024,
         .idle_timeout_s = 60,
         .head_timeout_s = 10,    /* as the go fixture's ReadHeaderTimeout */
         .turbo = 0,
@@ -207,24 +233,83 @@ static struct MHD_Response *make_response(const void *body, size_t len, enum gs_
     return NULL;
 }
 
+/* Content-Type, Date (ours, cached per second: it also stops MHD formatting its own per
+ * response), Server and one optional header, in the order the contract's bytes have them.
+ * MHD_YES, or MHD_NO when out of memory. */
+static enum MHD_Result add_headers(struct MHD_Response *r, const char *ctype, const char *date,
+                                   const char *hname, const char *hval)
+{
+    if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype) == MHD_YES &&
+        MHD_add_response_header(r, MHD_HTTP_HEADER_DATE, date) == MHD_YES &&
+        MHD_add_response_header(r, MHD_HTTP_HEADER_SERVER, GS_SERVER_NAME) == MHD_YES &&
+        (!hname || MHD_add_response_header(r, hname, hval) == MHD_YES))
+        return MHD_YES;
+    return MHD_NO;
+}
+
+/* The slot for this static response: its own, else a free one, else the oldest. */
+static struct gs_cached *cached_slot(struct gs_server *s, unsigned status, const char *ctype,
+                                     const void *body, size_t len)
+{
+    struct gs_cached *c = s->cached, *oldest = &s->cached[0];
+
+    for (size_t i = 0; i < GS_CACHED_RESPONSES; i++, c++) {
+        if (!c->body || (c->body == body && c->len == len && c->status == status &&
+                         c->ctype == ctype))
+            return c;
+        if (c->sec < oldest->sec)
+            oldest = c;
+    }
+    return oldest;
+}
+
+/* A static body without an extra header: the whole response is the same for every request
+ * in a second, so it is built once that second (see struct gs_cached). */
+static enum MHD_Result respond_cached(struct gs_request *req, unsigned status, const char *ctype,
+                                      const void *body, size_t len)
+{
+    struct gs_server *s = req->server;
+    time_t now = time(NULL);
+    struct gs_cached *c = cached_slot(s, status, ctype, body, len);
+
+    if (c->body != body || c->sec != now || !c->r) {
+        struct MHD_Response *r = make_response(body, len, GS_BODY_STATIC);
+        if (!r)
+            return MHD_NO;
+        if (add_headers(r, ctype, gs_date_get(&s->date, now), NULL, NULL) != MHD_YES) {
+            MHD_destroy_response(r);
+            return MHD_NO;
+        }
+        if (c->r)
+            MHD_destroy_response(c->r); /* connections still sending it hold their own */
+        *c = (struct gs_cached){ body, len, status, ctype, now, r };
+    }
+    return MHD_queue_response(req->conn, status, c->r);
+}
+
+static void drop_cached(struct gs_server *s)
+{
+    for (size_t i = 0; i < GS_CACHED_RESPONSES; i++)
+        if (s->cached[i].r)
+            MHD_destroy_response(s->cached[i].r);
+    memset(s->cached, 0, sizeof(s->cached));
+}
+
 static enum MHD_Result respond(struct gs_request *req, unsigned status, const char *ctype,
                                const void *body, size_t len, enum gs_body how,
                                const char *hname, const char *hval)
 {
-    struct MHD_Response *r = make_response(body, len, how);
+    struct MHD_Response *r;
     enum MHD_Result ret = MHD_NO;
 
-    if (!r) {
+    if (how == GS_BODY_STATIC && !hname)
+        return respond_cached(req, status, ctype, body, len);
+    if (!(r = make_response(body, len, how))) {
         if (how == GS_BODY_FREE)
             free((void *)body);
         return MHD_NO;
     }
-    /* Our Date (cached per second) also stops MHD from formatting its own per response. */
-    if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype) == MHD_YES &&
-        MHD_add_response_header(r, MHD_HTTP_HEADER_DATE,
-                                gs_date_get(&req->server->date, time(NULL))) == MHD_YES &&
-        MHD_add_response_header(r, MHD_HTTP_HEADER_SERVER, GS_SERVER_NAME) == MHD_YES &&
-        (!hname || MHD_add_response_header(r, hname, hval) == MHD_YES))
+    if (add_headers(r, ctype, gs_date_get(&req->server->date, time(NULL)), hname, hval) == MHD_YES)
         ret = MHD_queue_response(req->conn, status, r);
     MHD_destroy_response(r); /* MHD holds its own reference while sending */
     return ret;
@@ -770,6 +855,7 @@ void gs_server_free(struct gs_server *s)
         gs_loop_del(s->loop, s->sigfd);
         close(s->sigfd);
     }
+    drop_cached(s);
     gs_loop_free(s->loop);
     gs_routes_free(&s->routes);
     pthread_mutex_destroy(&s->mu);

@@ -64,8 +64,10 @@ struct gs_request {
     struct gs_request *prev, *next; /* on the server's list while suspended */
 };
 
-/* How gs_respond treats body: static for the process (never copied, never freed), malloc'd
- * and handed to MHD (freed with free() after sending), or copied. */
+/* How gs_respond treats body: static for the process (never copied, never freed, its bytes
+ * never change: the server then queues one response built per second, its Date's, for every
+ * request in that second), malloc'd and handed to MHD (freed with free() after sending), or
+ * copied. */
 enum gs_body { GS_BODY_STATIC, GS_BODY_FREE, GS_BODY_COPY };
 
 void gs_config_defaults(struct gs_config *c);

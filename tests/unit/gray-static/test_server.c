@@ -189,16 +189,20 @@ END_TEST
 START_TEST(json_body_is_serialised_per_call)
 {
     const struct kb_route *rt = kb_contract_route(&contract, "json");
-    size_t la = 0, lb = 0;
-    char *a = gs_hello_json(&la), *b = gs_hello_json(&lb);
-    ck_assert_ptr_nonnull(a);
-    ck_assert_ptr_nonnull(b);
-    ck_assert_ptr_ne(a, b); /* a fresh serialisation each time, not a shared string */
+    char a[GS_HELLO_JSON_MAX], b[GS_HELLO_JSON_MAX];
+    size_t la, lb;
+
+    /* Each call writes the whole body itself: whatever the buffer held is overwritten. */
+    memset(a, 'x', sizeof(a));
+    memset(b, 0, sizeof(b));
+    la = gs_hello_json(a, sizeof(a));
+    lb = gs_hello_json(b, sizeof(b));
     ck_assert_uint_eq(la, rt->body_len);
+    ck_assert_uint_eq(lb, rt->body_len);
     ck_assert_mem_eq(a, rt->body, la);
     ck_assert_mem_eq(b, rt->body, lb);
-    free(a);
-    free(b);
+    /* Too small a buffer says how much it needed, never a cut body's length. */
+    ck_assert_uint_eq(gs_hello_json(a, 8), rt->body_len);
 }
 END_TEST
 
@@ -228,6 +232,72 @@ START_TEST(date_is_imf_fixdate_and_current)
     ck_assert_str_ne(v, first);
     regfree(&re);
     tc_free(c);
+}
+END_TEST
+
+/* /plaintext's response is built once a second and shared by every request in it: each
+ * connection still gets the whole contract, the Date follows the clock, and a second static
+ * body (the 404) keeps its own response beside it. */
+START_TEST(static_response_is_rebuilt_each_second)
+{
+    struct tclient *a = tc_new(port), *b = tc_new(port);
+    struct tresp r;
+    char first[64], v[64], nf[64];
+
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(get(a, "/plaintext", &r), 1);
+    assert_route(&r, "plaintext");
+    ck_assert_ptr_nonnull(tr_header(&r, "Date", first, sizeof(first)));
+    ck_assert_int_eq(get(b, "/nope", &r), 1);
+    ck_assert_int_eq(r.status, 404);
+    ck_assert_int_eq(get(b, "/plaintext", &r), 1);
+    assert_route(&r, "plaintext");
+    usleep(1100 * 1000);
+    for (int i = 0; i < 4; i++) {
+        struct tclient *c = i % 2 ? b : a;
+        ck_assert_int_eq(get(c, "/plaintext", &r), 1);
+        assert_route(&r, "plaintext");
+        ck_assert_ptr_nonnull(tr_header(&r, "Date", v, sizeof(v)));
+        ck_assert_str_ne(v, first);
+    }
+    ck_assert_int_eq(get(a, "/nope", &r), 1);
+    ck_assert_int_eq(r.status, 404);
+    ck_assert_uint_eq(r.body_len, 10);
+    ck_assert_mem_eq(r.body, "Not Found\n", 10);
+    ck_assert_ptr_nonnull(tr_header(&r, "Date", nf, sizeof(nf)));
+    ck_assert_str_ne(nf, first);
+    tc_free(a);
+    tc_free(b);
+}
+END_TEST
+
+/* The connection memory limit bounds a request's head: a head 1 KiB under it is served, one
+ * 1 KiB over it is refused with 431, and the connection's next client is served. */
+START_TEST(head_size_follows_the_memory_limit)
+{
+    struct gs_config cfg;
+    struct tclient *c;
+    struct tresp r;
+    size_t sizes[2], n;
+    char *req;
+
+    gs_config_defaults(&cfg);
+    sizes[0] = cfg.conn_memory - 1024;
+    sizes[1] = cfg.conn_memory + 1024;
+    for (int i = 0; i < 2; i++) {
+        ck_assert_ptr_nonnull(req = malloc(sizes[i] + 64));
+        n = (size_t)snprintf(req, 64, "GET /plaintext HTTP/1.1\r\nHost: t\r\nX-Big: ");
+        memset(req + n, 'a', sizes[i] - n - 4);
+        memcpy(req + sizes[i] - 4, "\r\n\r\n", 5);
+        ck_assert_ptr_nonnull(c = tc_new(port));
+        ck_assert_int_eq(tc_sends(c, req), 0);
+        ck_assert_msg(tc_response(c, &r) == 1, "%zu-byte head: no answer", sizes[i]);
+        ck_assert_int_eq(r.status, i ? 431 : 200);
+        tc_free(c);
+        free(req);
+    }
+    assert_still_serving();
 }
 END_TEST
 
@@ -760,6 +830,8 @@ static Suite *suite(void)
     tcase_add_test(tc, plaintext_and_json_match_the_contract);
     tcase_add_test(tc, json_body_is_serialised_per_call);
     tcase_add_test(tc, date_is_imf_fixdate_and_current);
+    tcase_add_test(tc, static_response_is_rebuilt_each_second);
+    tcase_add_test(tc, head_size_follows_the_memory_limit);
     tcase_add_test(tc, hundred_requests_on_one_connection);
     tcase_add_test(tc, pipelined_requests_answer_in_order);
     tcase_add_test(tc, request_split_across_writes);
