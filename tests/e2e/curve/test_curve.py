@@ -247,14 +247,14 @@ def json_files(run):
 def every_json_file_carries_schema_version():
     """Every JSON evidence file the curve writes says its format's version (issue 26):
     plan, run, the fixtures' limits/identity/preflight, each point's command, load,
-    hostclock and verdict.json (and the copy of load.json inside it) and its DONE; the only
-    JSON file without one is contract.json, the contract the run ran under, byte for byte
-    (it carries the contract's own contract_version)."""
+    hostclock and verdict.json (and the copy of load.json inside it), its DONE, and
+    contract.json, the contract the run ran under, byte for byte (the contract carries one
+    beside its own contract_version)."""
     run = main_run()
     seen = set()
     for path in json_files(run):
         rel = os.path.relpath(path, run)
-        if rel == "contract.json" or rel == "report.json" or rel.startswith("rejudged-"):
+        if rel == "report.json" or rel.startswith("rejudged-"):
             continue                # the report's own schema_version: tests/e2e/report
         doc = load(path)
         assert isinstance(doc, dict) and doc.get("schema_version") == 1, (rel, doc)
@@ -264,7 +264,8 @@ def every_json_file_carries_schema_version():
             assert doc["load"]["schema_version"] == 1, rel
             assert doc["load"]["kneebench_load"] == 1, rel     # kept for older readers
     assert {"plan.json", "run.json", "limits.json", "identity.json", "preflight.json",
-            "command.json", "load.json", "hostclock.json", "verdict.json", "DONE"} <= seen, seen
+            "command.json", "load.json", "hostclock.json", "verdict.json", "DONE",
+            "contract.json"} <= seen, seen
     # the contract it ran under, kept whole: run.json's contract_sha256 is the copy's
     import hashlib
     kept = open(f"{run}/contract.json", "rb").read()

@@ -220,18 +220,6 @@ def first_table_shows_the_papers_host():
     assert rep["published"]["highest_controlled_rps"] == pub
 
 
-def edited_tree(name, edit):
-    """A tree (a directory holding fixtures/contract.json, what --root names) whose contract
-    is this checkout's with edit(contract) applied: the checkout as edited after a run."""
-    tree = os.path.join(TMP, name)
-    os.makedirs(os.path.join(tree, "fixtures"))
-    c = json.loads(json.dumps(CONTRACT))
-    edit(c)
-    with open(os.path.join(tree, "fixtures", "contract.json"), "w") as f:
-        json.dump(c, f, indent=2)
-    return tree
-
-
 def without_contract_warning(md):
     """report.md less the paragraph that says the checkout's contract differs."""
     return re.sub(r"> \*\*CONTRACT\*\*:.*?\n\n", "", md, flags=re.S)
@@ -255,9 +243,20 @@ def an_edited_checkout_contract_leaves_the_report_as_it_was():
                 rt[route] += 1000
         c["published"]["source"] = "an edited checkout"
         c["runtimes"].reverse()
-    tree = edited_tree("edited-tree", edit)
+    # the checkout as it was when the run ran (its kept copy), and that checkout edited:
+    # neither is this checkout's contract, which later commits may change
+    as_ran = os.path.join(TMP, "as-ran-tree")
+    os.makedirs(os.path.join(as_ran, "fixtures"))
+    with open(os.path.join(as_ran, "fixtures", "contract.json"), "wb") as f:
+        f.write(kept)
+    tree = os.path.join(TMP, "edited-tree")
+    os.makedirs(os.path.join(tree, "fixtures"))
+    c = json.loads(kept)
+    edit(c)
+    with open(os.path.join(tree, "fixtures", "contract.json"), "w") as f:
+        json.dump(c, f, indent=2)
     same, other = copy_run("as-ran"), copy_run("edited-checkout")
-    r = subprocess.run([KB, "--root", ROOT, "report", same], capture_output=True, text=True,
+    r = subprocess.run([KB, "--root", as_ran, "report", same], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0 and "contract" not in r.stderr, r.stdout + r.stderr
     r = subprocess.run([KB, "--root", tree, "report", other], capture_output=True, text=True,
