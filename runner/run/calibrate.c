@@ -417,7 +417,7 @@ static int attempt_step(struct cal *c, struct kb_calibrate_result *r, size_t i, 
                     "ms): %s%s\n", i + 1, r->nsteps, a ? " (again)" : "", s->rate,
                     s->achieved_rps, s->delivery, s->cpu_fraction, s->corrected_p99_us / 1e3,
                     s->lag_p99_us / 1e3, s->rx_delay_p99_us / 1e3,
-                    s->held ? "held" : "NOT held: ", s->why);
+                    s->held ? "held: " : "NOT held: ", s->why);
         if (s->held)
             break;
     }

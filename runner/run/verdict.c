@@ -204,13 +204,14 @@ int kb_trust_rung(const struct kb_point_load *r, const struct kb_criteria *c,
                   double min_delivery, char *reason, size_t reasonlen)
 {
     static const struct kb_point_obs seen_nothing_wrong = { .have_load = 1 };
-    char buf[512];
+    char buf[512], trust[512];
     size_t n = 0;
     double in_time = kb_point_load_in_time(r);
+    int trusted = kb_trust_judge(r, c, trust, sizeof(trust));
 
     reason[0] = '\0';
-    if (!kb_trust_judge(r, c, buf, sizeof(buf)))
-        rung_cause(reason, reasonlen, &n, buf);
+    if (!trusted)
+        rung_cause(reason, reasonlen, &n, trust);
     if (failure(r, &seen_nothing_wrong, buf, sizeof(buf)))
         rung_cause(reason, reasonlen, &n, buf);
     if (r->has_less_client && !(r->corrected.p99 < (double)c->max_p99_us)) {
@@ -226,7 +227,11 @@ int kb_trust_rung(const struct kb_point_load *r, const struct kb_criteria *c,
         snprintf(buf, sizeof(buf), "%lld unanswered at drain end", r->unfinished);
         rung_cause(reason, reasonlen, &n, buf);
     }
-    return n == 0;
+    if (n > 0)
+        return 0;
+    /* Held: why the client was trusted is the evidence the margin rests on. */
+    rung_cause(reason, reasonlen, &n, trust);
+    return 1;
 }
 
 enum kb_verdict kb_verdict_judge(const struct kb_point_load *r, const struct kb_point_obs *o,
