@@ -88,8 +88,9 @@ int kb_trust_sides(const struct kb_point_load *r, const struct kb_criteria *c, i
                    int *less_client);
 
 /* A calibration rung against the control server: 1 when it held, with why the client was
- * trusted in reason; 0 with every cause in reason. The trust above, the load's own failure causes as a curve point
- * has them, in-time delivery >= min_delivery and nothing unanswered at the drain's end. */
+ * trusted in reason; 0 with every cause in reason. The trust above, the load's own failure
+ * causes as a curve point has them, in-time delivery >= min_delivery and nothing unanswered
+ * at the drain's end. */
 int kb_trust_rung(const struct kb_point_load *r, const struct kb_criteria *c,
                   double min_delivery, char *reason, size_t reasonlen);
 
