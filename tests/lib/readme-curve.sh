@@ -13,14 +13,12 @@ trap 'rm -f "$log"' EXIT
 make --no-print-directory curve PROFILE=quick ARGS="$args" 2>&1 | tee "$log"
 run=$(sed -n 's/^kneebench: curve into \(.*\) (PROFILE=.*/\1/p' "$log" | tail -n 1)
 [ -n "$run" ] && [ -f "$run/report.json" ] || { echo "readme-curve: no report" >&2; exit 1; }
-python3 - "$run" <<'PY'
+PYTHONPATH=tests/lib python3 - "$run" <<'PY'
 import json, sys
+from kbenv import COMPARISON_RUNTIMES as want
 run = sys.argv[1]
-contract = json.load(open("fixtures/contract.json"))
 report = json.load(open(f"{run}/report.json"))
 rows = report["rows"]
-# A variant (gray-static-blocking) runs only where it is named, as the curve's own matrix says.
-want = [r["name"] for r in contract["runtimes"] if not r.get("variant_of")]
 seen = sorted({r["runtime"] for r in rows})
 bad = [f'{r["point_id"]}: {r["reason"]}' for r in rows if r["verdict"] == "failed"]
 print(f"readme-curve: {run}: {len(rows)} points, verdicts "

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 
-from kbenv import BUILD, CONTRACT, KB, ROOT
+from kbenv import BUILD, COMPARISON_RUNTIMES, CONTRACT, KB, ROOT
 import kbtest
 from kbtest import skip, test
 
@@ -41,8 +41,7 @@ PROBE = os.path.join(BUILD, "tests", "e2e", "docker", "sandbox-probe")
 LOCAL_BASE = os.environ.get("KB_DOCKER_LOCAL_BASE", "kneebench-base:bookworm")
 IMAGE = os.environ.get("KB_DOCKER_TEST_IMAGE", "kneebench:test")
 LIMITS = CONTRACT["limits"]
-# the comparison's runtimes: a variant (gray-static-blocking) is another start of one of them
-RUNTIMES = [rt["name"] for rt in CONTRACT["runtimes"] if not rt.get("variant_of")]
+RUNTIMES = COMPARISON_RUNTIMES
 ROUTES = {r["name"]: r for r in CONTRACT["routes"]}
 LABEL = "org.kneebench.runner-pid"
 
