@@ -6,6 +6,7 @@
 #include "runner/util/paths.h"
 #include "fixtures/contract.h"
 #include "runner/run/hostclock.h"
+#include "runner/run/judgement.h"
 #include "runner/util/root.h"
 #include "runner/util/schema.h"
 #include "runner/util/digest.h"
@@ -104,6 +105,7 @@ static json_t *load_point(struct kb_report *r, const char *dir, const char *id, 
     if (!kb_file_exists(kb_path(path, sizeof(path), pdir, "DONE")))
         return NULL;
     v = kb_report_evidence(r, kb_path(path, sizeof(path), pdir, "verdict.json"));
+    r->margin_gated += v && kb_judgement_margin(v) == KB_MARGIN_GATES;
     if (v && r->rd)
         kb_report_rederive_point(r, dir, id, rate, v);
     return v;

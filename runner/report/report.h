@@ -99,6 +99,7 @@ struct kb_report {
     struct kb_calibrate_result *cal;   /* calibrate/calibrate.json read, or NULL (owned) */
     json_t *cal_json;            /* the same file as written (criteria, CPUs), or NULL; owned */
     char cal_note[512];          /* when cal is NULL: absent, or why it could not be read */
+    int margin_gated;            /* points judged when a margin gated (judgement.h): older runs */
     struct kb_report_series *series;   /* one per runtime x route with an uncontrolled row
                                           (runner/report/report_int.h) */
     size_t nseries;
@@ -184,6 +185,9 @@ struct kb_report_answer {
     long below_unproven;         /* nothing controlled or indicative, the lowest rate
                                     client-limited and its server verdict uncontrolled */
     long failed_at;              /* nothing controlled and the lowest rate failed */
+    int past_margin;             /* proven lies above what the calibration's margin covers, its
+                                    points trusted on their own evidence (a run whose margin
+                                    gated has none) */
     double level;                /* for ranking: max(proven, indicative), 0 when below */
 };
 void kb_report_answer_of(const struct kb_report *r, const char *runtime, const char *route,

@@ -61,6 +61,7 @@ void kb_report_answer_of(const struct kb_report *r, const char *runtime, const c
     }
     a->proven = kb_report_highest(r, runtime, route);
     a->client_from = client_above(r, runtime, route, a->proven);
+    a->past_margin = a->proven && !r->margin_gated && kb_report_covers(r, a->proven) == 0;
     if (a->indicative <= a->proven)
         a->indicative = 0;
     a->level = (double)(a->indicative > a->proven ? a->indicative : a->proven);
@@ -96,7 +97,9 @@ const char *kb_report_answer_text(char *b, size_t len, const struct kb_report *r
                      (long long)json_integer_value(json_object_get(rf, "lo_rps")),
                      (long long)json_integer_value(json_object_get(rf, "hi_rps")));
         u->refined |= rf != NULL;
-        snprintf(b, len, "%s%ld%s%s", a.client_from ? ">= " : "", a.proven, fine, ind);
+        u->past_margin |= a.past_margin;
+        snprintf(b, len, "%s%ld%s%s%s", a.client_from ? ">= " : "", a.proven,
+                 a.past_margin ? "^" : "", fine, ind);
         u->bound |= a.client_from != 0;
     } else if (a.below) {
         snprintf(b, len, "< %ld%s", a.below, ind);

@@ -264,8 +264,9 @@ static json_t *answer_cell(const struct kb_report *r, const char *rt, const char
     kb_report_answer_of(r, rt, route, &a);
 #define RATE(x) ((x) ? json_integer(x) : json_null())
     const json_t *rf = kb_report_refined(r, rt, route);
-    return json_pack("{s:b,s:o,s:b,s:o,s:o,s:o,s:o,s:o,s:f,s:o,s:b,s:O}", "planned", a.planned,
-        "proven_rps", RATE(a.proven), "proven_is_bound", a.client_from != 0,
+    return json_pack("{s:b,s:o,s:b,s:b,s:o,s:o,s:o,s:o,s:o,s:f,s:o,s:b,s:O}", "planned",
+        a.planned, "proven_rps", RATE(a.proven), "proven_is_bound", a.client_from != 0,
+        "proven_above_margin", a.past_margin,
         "client_limited_from_rps", RATE(a.client_from), "indicative_rps", RATE(a.indicative),
         "below_rps", RATE(a.below), "below_unproven_rps", RATE(a.below_unproven),
         "failed_at_rps", RATE(a.failed_at), "level_rps", a.level,

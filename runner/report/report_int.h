@@ -45,7 +45,7 @@ double kb_report_answer_ratio(const struct kb_report *r, const char *runtime, co
 
 /* What the answer's cells used, so that a writer explains only the notation it printed. */
 struct kb_answer_used {
-    int bound, unproven, below, failed, missing, refined;
+    int bound, unproven, below, failed, missing, refined, past_margin;
 };
 /* The cell's refinement (refine.json's entry) when it located the knee within the
  * resolution, else NULL: [lo_rps, hi_rps) beside the grid's answer. */
@@ -56,7 +56,8 @@ const json_t *kb_report_refined(const struct kb_report *r, const char *rt, const
  * runtime's own figures gave where the client was not trusted (indicative); "< 8000" the
  * lowest rate already uncontrolled with the client trusted; "failed (8000)"; "none"
  * (nothing proven or lower, the client limited from the start); "missing"; "n/a" (not
- * planned). u records which of these it used. Returns b. */
+ * planned); "^" after a proven rate the calibration's margin does not cover (trusted on the
+ * point's own evidence). u records which of these it used. Returns b. */
 const char *kb_report_answer_text(char *b, size_t len, const struct kb_report *r,
                                   const char *rt, const char *route, struct kb_answer_used *u);
 

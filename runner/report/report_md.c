@@ -184,6 +184,11 @@ static void notation(FILE *f, const struct kb_answer_used *u)
              "errors, or the fixture exited); Curves says why.");
     if (u->missing)
         para(f, "\"missing\": no complete evidence for this runtime and route.");
+    if (u->past_margin)
+        para(f, "\"N^\": N lies above the rates the client's calibrated margin covers (Client "
+             "margin). Its points were trusted on their own evidence: the client's own delay "
+             "could not change their verdict, its CPU stayed under the guard and it sent what "
+             "was scheduled.");
     if (u->refined)
         para(f, "\"[a, b)\": the knee refined between the grid's rates (`--refine`): a held "
              "and b did not, b / a - 1 within the resolution, both confirmed as the grid's "
@@ -451,7 +456,7 @@ static void run_summary(FILE *f, const struct kb_report *r)
 
 /* ---- the client's margin --------------------------------------------------------------- */
 
-/* 1 when the run's command line has --force (points above the margin marked client-limited). */
+/* 1 when the run's command line has --force (run with the margin not proven). */
 static int forced(const struct kb_report *r)
 {
     json_t *cl = json_object_get(r->run, "command_line");
@@ -473,8 +478,8 @@ static int rates_where(FILE *m, const struct kb_report *r, int cover)
     return any;
 }
 
-/* The plan's rates the margin covers, or not, and how many rows at the uncovered rates the
- * evidence marks client-limited. */
+/* The plan's rates the margin covers, or not, and what the rows at the uncovered rates are:
+ * judged on their own evidence, or (a run from before, judgement.h) client-limited by it. */
 static void coverage(FILE *f, const struct kb_report *r)
 {
     const struct kb_calibrate_result *c = r->cal;
@@ -494,9 +499,16 @@ static void coverage(FILE *f, const struct kb_report *r)
         }
     if (!rates_where(m, r, 0))
         fprintf(m, " none: every point is inside the proven margin.");
-    else
-        fprintf(m, " req/s%s: %d of %d runtime x route row(s) there are marked client-limited.",
+    else if (r->margin_gated)
+        fprintf(m, " req/s%s: %d of %d runtime x route row(s) there are marked client-limited "
+                "(this run's points were judged when the margin gated them).",
                 forced(r) ? " (the curve ran with --force)" : "", limited, points);
+    else
+        fprintf(m, " req/s. A point there is judged on its own evidence, as every point is "
+                "(the client's own delay, its CPU, what it sent): %d of the %d runtime x route "
+                "row(s) there are client-limited, the rest keep the server's verdict. The margin "
+                "says what this client drove against a server that answers at once; above it, "
+                "only a point's own figures vouch for the client.", limited, points);
     fclose(m);
     para(f, "%s", text);
     free(text);

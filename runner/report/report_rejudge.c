@@ -114,10 +114,11 @@ void kb_report_rederive_point(struct kb_report *r, const char *dir, const char *
     struct kb_judgement j;
     char pdir[4200];
     json_t *load = NULL;
-    int calibrated;
+    enum kb_margin_use margin;
+    const struct kb_calibrate_result *gate;
 
     snprintf(pdir, sizeof(pdir), "%s/points/%s", dir, id);
-    if (kb_judgement_read(v, &o, &c, &calibrated) < 0) {
+    if (kb_judgement_read(v, &o, &c, &margin) < 0) {
         /* no record of what the judgement read: not a curve's, shown as written */
         add_unchecked(rd, id);
         return;
@@ -127,17 +128,18 @@ void kb_report_rederive_point(struct kb_report *r, const char *dir, const char *
     o.load_problem[0] = '\0';
     kb_fixture_read_load(pdir, &o, &lr, &load);
     rd->nchecked++;
-    if (calibrated && !r->cal)
+    if (margin == KB_MARGIN_GATES && !r->cal)
         add_line(rd, "point %s: judged against the run's calibration, which cannot be read "
                  "(%s)", id, r->cal_note);
-    kb_judge_point(&lr, &o, &c, calibrated ? r->cal : NULL, (double)rate, &j);
+    gate = margin == KB_MARGIN_GATES ? r->cal : NULL;
+    kb_judge_point(&lr, &o, &c, gate, (double)rate, &j);
     compare(rd, id, v, load, &j);
     if (rd->rejudge) {
         c.min_delivery = rd->min_delivery;
         c.max_p99_us = (long)rd->max_p99_us;
-        kb_judge_point(&lr, &o, &c, calibrated ? r->cal : NULL, (double)rate, &j);
+        kb_judge_point(&lr, &o, &c, gate, (double)rate, &j);
         note_change(rd, id, v, &j);
-        kb_judgement_record(v, &j, &lr, &o, &c, calibrated);
+        kb_judgement_record(v, &j, &lr, &o, &c, margin);
     }
     /* the rows' figures from the raw file itself */
     json_object_set_new(v, "load", load ? load : json_null());

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "runner/util/evidence.h"
+#include "runner/util/jfield.h"
 
 void kb_judge_point(const struct kb_point_load *r, const struct kb_point_obs *o,
                     const struct kb_criteria *c, const struct kb_calibrate_result *cal,
@@ -74,15 +75,20 @@ static json_t *trust_json(const struct kb_judgement *j, const struct kb_point_lo
 
 void kb_judgement_record(json_t *verdict, const struct kb_judgement *j,
                          const struct kb_point_load *r, const struct kb_point_obs *o,
-                         const struct kb_criteria *c, int calibrated)
+                         const struct kb_criteria *c, enum kb_margin_use margin)
 {
+    json_t *by;
     json_object_set_new(verdict, "verdict", json_string(kb_verdict_name(j->verdict)));
     json_object_set_new(verdict, "reason", json_string(j->reason));
     json_object_set_new(verdict, "server_verdict", json_string(kb_verdict_name(j->server)));
     json_object_set_new(verdict, "server_reason", json_string(j->server_reason));
     json_object_set_new(verdict, "client_trust", trust_json(j, r));
-    json_object_set_new(verdict, "judged_by", json_pack("{s:o,s:b,s:o}", "criteria",
-                        criteria_json(c), "calibrated", calibrated, "observed", observed_json(o)));
+    by = json_pack("{s:o,s:b,s:o}", "criteria", criteria_json(c), "calibrated",
+                   margin != KB_MARGIN_UNUSED, "observed", observed_json(o));
+    if (margin != KB_MARGIN_UNUSED)
+        json_object_set_new(by, "margin", json_string(margin == KB_MARGIN_GATES ? "gates"
+                                                                               : "informs"));
+    json_object_set_new(verdict, "judged_by", by);
 }
 
 static double num(json_t *o, const char *k)
@@ -96,8 +102,17 @@ static void text(char *dst, size_t len, json_t *o, const char *k)
     snprintf(dst, len, "%s", s ? s : "");
 }
 
+enum kb_margin_use kb_judgement_margin(json_t *verdict)
+{
+    json_t *by = json_object_get(verdict, "judged_by");
+    if (!json_is_true(json_object_get(by, "calibrated")))
+        return KB_MARGIN_UNUSED;
+    return strcmp(kb_jstr(by, "margin", "gates"), "informs") ? KB_MARGIN_GATES
+                                                             : KB_MARGIN_INFORMS;
+}
+
 int kb_judgement_read(json_t *verdict, struct kb_point_obs *o, struct kb_criteria *c,
-                      int *calibrated)
+                      enum kb_margin_use *margin)
 {
     json_t *by = json_object_get(verdict, "judged_by");
     json_t *cr = json_object_get(by, "criteria"), *ob = json_object_get(by, "observed");
@@ -109,7 +124,7 @@ int kb_judgement_read(json_t *verdict, struct kb_point_obs *o, struct kb_criteri
                                .client_lag_p99_max_us = (long)num(cr, "client_lag_p99_max_us"),
                                .client_rx_delay_p99_max_us =
                                    (long)num(cr, "client_rx_delay_p99_max_us") };
-    *calibrated = json_is_true(json_object_get(by, "calibrated"));
+    *margin = kb_judgement_margin(verdict);
     memset(o, 0, sizeof(*o));
     o->have_load = json_is_true(json_object_get(ob, "have_load"));
     o->load_exit = (int)num(ob, "load_exit");

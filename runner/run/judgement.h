@@ -2,8 +2,9 @@
  *
  * Owns the composition the curve applies to a point: the server's verdict from the point's
  * own figures and the runner's observations, the client's trust (runner/run/verdict.h), the
- * calibration's proven margin over the trust where the curve calibrated, and the verdict
- * they make together. The curve calls kb_judge_point() when it writes verdict.json, and
+ * calibration's proven margin over the trust where the judgement lets it gate (evidence
+ * written before the margin stopped gating, see enum kb_margin_use), and the verdict they make
+ * together. The curve calls kb_judge_point() when it writes verdict.json, and
  * kb_judgement_record() writes beside the verdict everything that judgement read which
  * load.json does not hold (the runner's observations, the criteria, whether a calibration
  * applied), so that `kneebench report` can call kb_judge_point() again on the run's files
@@ -17,10 +18,22 @@
 
 struct kb_calibrate_result;      /* runner/run/calibrate.h */
 
+/* What a run's calibration did to its points' judgements, as judged_by records it. A curve
+ * now judges every point on its own evidence and the margin only informs the report (a rate
+ * the client could not drive shows in the point itself: it falls behind, its CPU guard trips,
+ * or its own delay changes the verdict). Evidence from before that records only
+ * "calibrated": such a margin gated, and is re-derived as it was. */
+enum kb_margin_use {
+    KB_MARGIN_UNUSED = 0,        /* the curve ran without a calibration */
+    KB_MARGIN_GATES,             /* a rate the margin did not cover was client-limited */
+    KB_MARGIN_INFORMS            /* the margin is reported beside the point's own judgement */
+};
+
 struct kb_judgement {
     enum kb_verdict verdict;     /* what the point is: failed, client-limited or the server's */
     enum kb_verdict server;      /* what its own figures give, the client's trust aside */
-    int trusted;                 /* the client kept up (and the calibration covers the rate) */
+    int trusted;                 /* the client kept up (and, where it gates, the margin covers
+                                    the rate) */
     int sides;                   /* 0: as_measured/less_client hold the two judgements the
                                     trust compared; -1: the load predates them */
     int as_measured, less_client;   /* held as measured / without the client's own delay */
@@ -29,8 +42,8 @@ struct kb_judgement {
     char trust_reason[256];
 };
 
-/* cal: the run's calibration, or NULL when the curve ran without one; rate: the point's
- * requested rate (a rate the calibration's margin does not cover is client-limited). */
+/* cal: a calibration that gates (KB_MARGIN_GATES), or NULL; rate: the point's requested rate
+ * (a rate a gating calibration's margin does not cover is client-limited). */
 void kb_judge_point(const struct kb_point_load *r, const struct kb_point_obs *o,
                     const struct kb_criteria *c, const struct kb_calibrate_result *cal,
                     double rate, struct kb_judgement *j);
@@ -38,14 +51,18 @@ void kb_judge_point(const struct kb_point_load *r, const struct kb_point_obs *o,
 /* Sets in verdict (a verdict.json object): verdict, reason, server_verdict, server_reason,
  * client_trust (ok, reason, rule, and with the rule "could-decide" the two judgements and
  * the client's share of the corrected p99 from r), and "judged_by": {criteria, calibrated,
- * observed}. */
+ * margin ("gates" or "informs", with a calibration), observed}. */
 void kb_judgement_record(json_t *verdict, const struct kb_judgement *j,
                          const struct kb_point_load *r, const struct kb_point_obs *o,
-                         const struct kb_criteria *c, int calibrated);
+                         const struct kb_criteria *c, enum kb_margin_use margin);
 
 /* verdict.json's judged_by back: 0, or -1 when it has none (evidence written before it),
- * leaving the outputs untouched. A field absent from it reads as 0 or "". */
+ * leaving the outputs untouched. A field absent from it reads as 0 or ""; "calibrated"
+ * without "margin" reads as KB_MARGIN_GATES. */
 int kb_judgement_read(json_t *verdict, struct kb_point_obs *o, struct kb_criteria *c,
-                      int *calibrated);
+                      enum kb_margin_use *margin);
+
+/* judged_by's margin use alone, by the same rule (KB_MARGIN_UNUSED without judged_by). */
+enum kb_margin_use kb_judgement_margin(json_t *verdict);
 
 #endif

@@ -67,7 +67,7 @@ static json_t *verdict_json(const struct kb_kneepoint_cfg *c, long rate, int k,
     kb_judge_point(pl, obs, c->crit, NULL, (double)rate, j);
     v = json_pack("{s:I,s:i,s:s,s:s}", "rate", (json_int_t)rate, "sample", k, "verdict",
                   kb_verdict_name(j->verdict), "reason", j->reason);
-    kb_judgement_record(v, j, pl, obs, c->crit, 0);
+    kb_judgement_record(v, j, pl, obs, c->crit, KB_MARGIN_UNUSED);
     json_object_set_new(v, "server", kb_procwatch_server_json(w, res->interval_start,
                         res->interval_end, (double)res->c.window_completed));
     could = kb_steal_could_decide(pl, c->crit, kb_procwatch_steal_server(w), why, sizeof(why));

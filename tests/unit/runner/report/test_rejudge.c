@@ -101,16 +101,16 @@ START_TEST(record_reads_back)
     struct kb_criteria c2;
     struct kb_judgement j;
     json_t *v = json_object();
-    int cal = -1;
+    enum kb_margin_use cal = KB_MARGIN_UNUSED;
     snprintf(o.postflight_reason, sizeof(o.postflight_reason), "body differs");
     ck_assert_int_eq(kb_judgement_read(v, &o2, &c2, &cal), -1);
     kb_judge_point(&r, &o, &crit, NULL, 1000, &j);
-    kb_judgement_record(v, &j, &r, &o, &crit, 1);
+    kb_judgement_record(v, &j, &r, &o, &crit, KB_MARGIN_INFORMS);
     ck_assert_str_eq(json_string_value(json_object_get(v, "verdict")), "failed");
     ck_assert_str_eq(json_string_value(json_object_get(v, "server_verdict")), "failed");
     ck_assert(json_is_true(json_object_get(json_object_get(v, "client_trust"), "ok")));
     ck_assert_int_eq(kb_judgement_read(v, &o2, &c2, &cal), 0);
-    ck_assert_int_eq(cal, 1);
+    ck_assert_int_eq(cal, KB_MARGIN_INFORMS);
     ck_assert_int_eq(o2.postflight_failed, 1);
     ck_assert_str_eq(o2.postflight_reason, "body differs");
     ck_assert_int_eq(o2.fixture_exited, 0);
@@ -158,8 +158,11 @@ static void write_plan(void)
 }
 
 /* A point as the curve writes it: load.json, and verdict.json with the load copied in and
- * the judgement recorded (record 0: no judged_by, not a curve's). */
-static void write_point(long rate, double p99, int record)
+ * the judgement recorded (record 0: no judged_by, not a curve's). With a margin use, judged
+ * as a curve with a calibration judges: a gating margin's record as evidence from before the
+ * margin stopped gating wrote it (no "margin" field), against cal. */
+static void write_point_m(long rate, double p99, int record, enum kb_margin_use margin,
+                          const struct kb_calibrate_result *cal)
 {
     char id[64], pdir[256], path[300], err[256];
     struct kb_point_obs o = { .have_load = 1 };
@@ -170,17 +173,63 @@ static void write_point(long rate, double p99, int record)
     snprintf(pdir, sizeof(pdir), "%s/points/%s", dir, id);
     kb_mkdirs(pdir, err, sizeof(err));
     kb_write_json_atomic(kb_path(path, sizeof(path), pdir, "load.json"), load, err, sizeof(err));
-    kb_judge_point(&r, &o, &crit, NULL, (double)rate, &j);
+    kb_judge_point(&r, &o, &crit, margin == KB_MARGIN_GATES ? cal : NULL, (double)rate, &j);
     v = json_pack("{s:s,s:s,s:s,s:I,s:{s:f,s:I},s:O}", "point", id, "runtime", "go", "route",
                   "plaintext", "rate", (json_int_t)rate, "server", "cpu_mean_fraction", 0.5,
                   "rss_max_bytes", (json_int_t)1000, "load", load);
-    kb_judgement_record(v, &j, &r, &o, &crit, 0);
+    kb_judgement_record(v, &j, &r, &o, &crit, margin);
+    if (margin == KB_MARGIN_GATES)
+        json_object_del(json_object_get(v, "judged_by"), "margin");
     if (!record)
         json_object_del(v, "judged_by");
     kb_write_json_atomic(kb_path(path, sizeof(path), pdir, "verdict.json"), v, err, sizeof(err));
     kb_write_atomic(kb_path(path, sizeof(path), pdir, "DONE"), "{}", 2, err, sizeof(err));
     json_decref(load);
     json_decref(v);
+}
+
+/* A file's text with its line breaks as spaces (report.md wraps its paragraphs). */
+static const char *flat_file(const char *path)
+{
+    static char buf[1 << 16];
+    FILE *f = fopen(path, "r");
+    size_t n;
+    ck_assert_ptr_nonnull(f);
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    for (char *p = buf; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    return buf;
+}
+
+static void write_point(long rate, double p99, int record)
+{
+    write_point_m(rate, p99, record, KB_MARGIN_UNUSED, NULL);
+}
+
+/* calibrate/calibrate.json with a margin of 125 req/s at 1.25x: it covers 100 req/s only. */
+static const struct kb_calibrate_result cal125 = { .factor = 1.25, .margin_rps = 125 };
+
+static void write_calibration(void)
+{
+    char cdir[128], path[200], err[256];
+    json_t *j = json_pack("{s:i,s:s,s:f,s:f,s:f,s:f,s:b,s:s,s:s,s:f,s:f,s:i,s:i,"
+                          "s:{s:f,s:f,s:f,s:i},s:[{s:f,s:f,s:f,s:f,s:f,s:f,s:I,s:b,s:s}],s:b}",
+        "calibrate_version", 1, "route", "plaintext", "up_to_rps", 300.0, "factor", 1.25,
+        "required_rps", 375.0, "margin_rps", 125.0, "proven", 0, "server_cpus", "0",
+        "client_cpus", "1", "duration_s", 3.0, "warmup_s", 1.0, "threads", 1, "connections", 8,
+        "criteria", "client_cpu_max_fraction", 0.9, "lag_p99_max_us", 1000.0, "min_delivery",
+        0.995, "errors_max", 0, "steps",
+        "rate", 125.0, "achieved_rps", 125.0, "delivery", 1.0, "client_cpu_fraction", 0.3,
+        "lag_p99_us", 210.0, "corrected_p99_us", 900.0, "errors", (json_int_t)0, "held", 1,
+        "why", "", "complete", 1);
+    ck_assert_ptr_nonnull(j);
+    kb_mkdirs(kb_path(cdir, sizeof(cdir), dir, "calibrate"), err, sizeof(err));
+    ck_assert_int_eq(kb_write_json_atomic(kb_path(path, sizeof(path), cdir, "calibrate.json"), j,
+                                          err, sizeof(err)), 0);
+    json_decref(j);
 }
 
 static void setup(void)
@@ -347,6 +396,72 @@ START_TEST(unreadable_calibration_named)
 }
 END_TEST
 
+/* A calibrated curve judges each point on its own evidence; the margin informs the report:
+ * the 200 req/s point above it keeps its controlled verdict, the answer marks it "^" and says
+ * why, and the stored verdicts follow from the files. */
+START_TEST(margin_informs_points_above_it)
+{
+    char err[256], cell[64], path[300];
+    struct kb_answer_used u = { 0 };
+    struct kb_report_answer a;
+    write_calibration();
+    for (int k = 0; k < 3; k++)
+        write_point_m(rates[k], p99s[k], 1, KB_MARGIN_INFORMS, &cal125);
+    load_rederived();
+    ck_assert_msg(RD.nmismatch == 0, "%s", RD.nmismatch ? RD.mismatch[0] : "");
+    ck_assert_int_eq(R.margin_gated, 0);
+    ck_assert_int_eq(kb_report_covers(&R, 200), 0);
+    ck_assert_str_eq(kb_report_row(&R, "go", "plaintext", 200)->verdict, "controlled");
+    kb_report_answer_of(&R, "go", "plaintext", &a);
+    ck_assert_int_eq(a.proven, 200);
+    ck_assert_int_eq(a.past_margin, 1);
+    ck_assert_str_eq(kb_report_answer_text(cell, sizeof(cell), &R, "go", "plaintext", &u), "200^");
+    ck_assert_int_eq(u.past_margin, 1);
+    ck_assert_int_eq(kb_report_write_md(&R, dir, err, sizeof(err)), 0);
+    snprintf(path, sizeof(path), "%s/report.md", dir);
+    ck_assert_ptr_nonnull(strstr(flat_file(path), "\"N^\": N lies above the rates"));
+    /* 200 held and 300 did not, both with the client trusted */
+    ck_assert_ptr_nonnull(strstr(flat_file(path), "Not covered: 200, 300 req/s. A point there "
+                                 "is judged on its own evidence"));
+    ck_assert_ptr_nonnull(strstr(flat_file(path), "0 of the 2 runtime x route row(s) there are "
+                                 "client-limited"));
+}
+END_TEST
+
+/* Evidence from when the margin gated (judged_by says "calibrated" and nothing of the margin)
+ * is re-derived as it was judged: the points above the margin client-limited, no "^", and the
+ * report says the run's margin gated them. */
+START_TEST(margin_gated_evidence_rederived_as_it_was)
+{
+    char cell[64];
+    struct kb_answer_used u = { 0 };
+    write_calibration();
+    for (int k = 0; k < 3; k++)
+        write_point_m(rates[k], p99s[k], 1, KB_MARGIN_GATES, &cal125);
+    load_rederived();
+    ck_assert_msg(RD.nmismatch == 0, "%s", RD.nmismatch ? RD.mismatch[0] : "");
+    ck_assert_int_eq(R.margin_gated, 3);
+    ck_assert_str_eq(kb_report_row(&R, "go", "plaintext", 200)->verdict, "client-limited");
+    /* 200's own figures held: indicative, never proven */
+    ck_assert_str_eq(kb_report_answer_text(cell, sizeof(cell), &R, "go", "plaintext", &u),
+                     ">= 100; 200*");
+    ck_assert_int_eq(u.past_margin, 0);
+    /* the record of a new judgement reads back as what it was */
+    {
+        char path[300];
+        json_t *v;
+        snprintf(path, sizeof(path), "%s/points/go-plaintext-200/verdict.json", dir);
+        v = json_load_file(path, 0, NULL);
+        ck_assert_int_eq(kb_judgement_margin(v), KB_MARGIN_GATES);
+        json_object_set_new(json_object_get(v, "judged_by"), "margin", json_string("informs"));
+        ck_assert_int_eq(kb_judgement_margin(v), KB_MARGIN_INFORMS);
+        json_object_set_new(json_object_get(v, "judged_by"), "calibrated", json_false());
+        ck_assert_int_eq(kb_judgement_margin(v), KB_MARGIN_UNUSED);
+        json_decref(v);
+    }
+}
+END_TEST
+
 /* The writers name the criterion first and carry the re-derivation in report.json. */
 START_TEST(rejudged_report_names_criterion)
 {
@@ -391,6 +506,8 @@ static Suite *suite(void)
     tcase_add_test(tc, without_judged_by_left_as_written);
     tcase_add_test(tc, hand_made_left_as_written);
     tcase_add_test(tc, unreadable_calibration_named);
+    tcase_add_test(tc, margin_informs_points_above_it);
+    tcase_add_test(tc, margin_gated_evidence_rederived_as_it_was);
     tcase_add_test(tc, rejudged_report_names_criterion);
     suite_add_tcase(s, tc);
     return s;
