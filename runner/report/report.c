@@ -11,6 +11,7 @@
 #include "runner/util/schema.h"
 #include "runner/util/digest.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,6 +116,8 @@ enum { F_ACH, F_DEL, F_P50, F_P90, F_P99, F_P999, F_MAX, F_SRV, F_CPU_S, F_CPU_U
 
 struct acc {
     struct fig f[F_N];
+    struct fig tdel, tp99;       /* delivery and corrected p99 of the trusted samples alone */
+    char trusted_reason[512];    /* the latest trusted sample's reason */
     int n, reason_locked, server_reason_locked;
     int verdicts[4], server[4], server_unknown;   /* counts by enum index, see vindex() */
     int all_controlled_own, trust_seen;
@@ -240,6 +243,17 @@ static void add_error_kinds(struct kb_report_row *row, json_t *load)
     row->completed += (long long)kb_jnum(load, "completed", NULL);
 }
 
+/* A trusted sample's delivery and corrected p99, for judging its row whatever its
+ * client-limited samples showed (client_could_decide). */
+static void trusted_figures(struct acc *a, json_t *load)
+{
+    double us;
+    int bound;
+    fig_add(&a->tdel, kb_jnum(load, "delivery", NULL), 0);
+    if (lat_fig(json_object_get(load, "corrected_us"), "p99", &us, &bound))
+        fig_add(&a->tp99, us, bound);
+}
+
 static void accumulate(struct kb_report_row *row, struct acc *a, json_t *v)
 {
     json_t *load = json_object_get(v, "load");
@@ -261,6 +275,10 @@ static void accumulate(struct kb_report_row *row, struct acc *a, json_t *v)
     row->scheduled += (long long)kb_jnum(load, "scheduled", NULL);
     if (vi >= 0)
         a->verdicts[vi]++;
+    if (vi != 3) {
+        trusted_figures(a, load);
+        snprintf(a->trusted_reason, sizeof(a->trusted_reason), "%s", reason ? reason : "");
+    }
     /* keep the first failed or client-limited reason; otherwise the latest */
     if (!a->reason_locked)
         snprintf(row->reason, sizeof(row->reason), "%s", reason ? reason : "");
@@ -278,8 +296,36 @@ static const char *by_medians(const struct kb_report *r, const struct kb_report_
     return ok ? "controlled" : "uncontrolled";
 }
 
-/* Any failed repeat fails the row, then any client-limited; else medians decide. The
- * server verdict is the same rule over the repeats' own verdicts, unknown when one is. */
+/* The medians' verdict of a row's trusted samples with its k client-limited ones taken at
+ * their best (all delivered, no latency: best 1) or their worst (nothing delivered, no
+ * bound on latency: best 0). */
+static const char *medians_with(const struct kb_report *r, const struct acc *a, int k, int best)
+{
+    struct fig del = a->tdel, p99 = a->tp99;
+    struct kb_report_row row;
+    for (int i = 0; i < k && del.n < MAX_REPEATS && p99.n < MAX_REPEATS; i++) {
+        fig_add(&del, best ? 1.0 : 0.0, 0);
+        fig_add(&p99, best ? 0.0 : INFINITY, 0);
+    }
+    memset(&row, 0, sizeof(row));
+    row.delivery = stat_of(&del);
+    row.p99 = stat_of(&p99);
+    return by_medians(r, &row, a->verdicts[0] + (best ? k : 0), del.n);
+}
+
+/* The could-decide rule of a point (docs/protocol.md, "Trusting the client") applied to a
+ * row of samples: its client-limited samples decide it only when, taken at their best and
+ * at their worst, they give different verdicts. Then NULL; else the verdict they cannot
+ * change. One stall of the client in one of three samples no longer marks the row. */
+static const char *client_could_decide(const struct kb_report *r, const struct acc *a)
+{
+    const char *best = medians_with(r, a, a->verdicts[3], 1);
+    return strcmp(best, medians_with(r, a, a->verdicts[3], 0)) ? NULL : best;
+}
+
+/* Any failed repeat fails the row; then client-limited when its client-limited samples
+ * could decide it; else medians decide. The server verdict is the same rule over the
+ * repeats' own verdicts, unknown when one is. */
 static void finish_row(struct kb_report *r, struct kb_report_row *row, struct acc *a)
 {
     struct kb_stat *const dst[F_N] = { &row->achieved, &row->delivery, &row->p50, &row->p90,
@@ -287,6 +333,7 @@ static void finish_row(struct kb_report *r, struct kb_report_row *row, struct ac
                                        &row->cpu_interval_s, &row->cpu_us_per_response };
     row->n = a->n;
     row->controlled_n = a->verdicts[0];
+    row->client_limited_n = a->verdicts[3];
     for (int k = 0; k < F_N; k++)
         if (dst[k])
             *dst[k] = stat_of(&a->f[k]);
@@ -296,8 +343,13 @@ static void finish_row(struct kb_report *r, struct kb_report_row *row, struct ac
         snprintf(row->verdict, sizeof(row->verdict), "missing");
     else if (a->verdicts[2])
         snprintf(row->verdict, sizeof(row->verdict), "failed");
-    else if (a->verdicts[3])
+    else if (a->verdicts[3] && !client_could_decide(r, a))
         snprintf(row->verdict, sizeof(row->verdict), "client-limited");
+    else if (a->verdicts[3]) {
+        snprintf(row->verdict, sizeof(row->verdict), "%s", client_could_decide(r, a));
+        snprintf(row->reason, sizeof(row->reason), "%s (%d of %d samples client-limited, "
+                 "which cannot change this)", a->trusted_reason, a->verdicts[3], a->n);
+    }
     else if (a->n == 1)
         snprintf(row->verdict, sizeof(row->verdict), "%s", a->verdicts[0] ? "controlled" : "uncontrolled");
     else

@@ -48,6 +48,7 @@ struct kb_report_row {
     int planned;                 /* the plan has points here (db: gray-static only) */
     int n;                       /* repeats found (the matrix's and the confirmation samples) */
     int controlled_n;            /* of them, those whose own verdict was controlled */
+    int client_limited_n;        /* of them, those whose client was not trusted */
     char verdict[16];            /* aggregated verdict */
     char reason[512];            /* first failure/client-limit reason, or the last point's */
     /* What the figures alone give, trusted client or not (verdict.json's server_verdict).
@@ -217,8 +218,10 @@ size_t kb_report_boundaries(const struct kb_report *r, struct kb_boundary *out, 
 
 /* How many more samples a boundary rate needs for its median over `samples` to be decided:
  * none once more than half of them are in and settled (the rest cannot move a median
- * that all of those agree on), none for a failed, client-limited or missing row (more samples
- * cannot change what it is), else samples less those it has. */
+ * that all of those agree on), none for a failed or missing row (more samples cannot change
+ * what it is), else samples less those it has. A client-limited row is sampled: trusted
+ * samples can outvote a client's passing stall (its row is client-limited only where its
+ * client-limited samples could decide the medians). */
 int kb_boundary_wants(const struct kb_boundary_rate *b, int samples);
 
 /* Writers: 0 or -1 with err. Each writes atomically into dir. */

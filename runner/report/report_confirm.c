@@ -30,9 +30,11 @@ static long next_rate(const struct kb_report *r, const char *rt, const char *rou
 /* A rate's samples agree when every one held, or none did and every one missed the same
  * criterion (all past the p99 bound, or all short of delivery): then no sample added can
  * carry a median across. Samples that missed on different criteria do not agree: their
- * medians could meet both. */
+ * medians could meet both; nor do samples some of which the client limited. */
 static int settled(const struct kb_report *r, const struct kb_report_row *w)
 {
+    if (w->client_limited_n > 0)    /* a trusted sample may yet outvote it */
+        return 0;
     if (w->controlled_n == w->n)
         return 1;
     return w->controlled_n == 0 && ((w->p99.n == w->n && w->p99.min >= r->max_p99_us) ||
@@ -74,7 +76,8 @@ size_t kb_report_boundaries(const struct kb_report *r, struct kb_boundary *out, 
 
 int kb_boundary_wants(const struct kb_boundary_rate *b, int samples)
 {
-    if (!b->rps || (strcmp(b->verdict, "controlled") && strcmp(b->verdict, "uncontrolled")))
+    if (!b->rps || (strcmp(b->verdict, "controlled") && strcmp(b->verdict, "uncontrolled") &&
+                    strcmp(b->verdict, "client-limited")))
         return 0;
     if (b->n >= samples || (b->settled && 2 * b->n > samples))
         return 0;

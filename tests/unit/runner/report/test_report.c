@@ -197,6 +197,39 @@ START_TEST(boundaries_and_confirmation_samples)
 }
 END_TEST
 
+/* A row's client-limited samples decide it only where, taken at their best and at their
+ * worst, they could change its medians' verdict (the point's could-decide rule over a row):
+ * one stall of the client in one of three samples does not mark a row its two trusted
+ * samples agree on; where those disagree, it does. A client-limited boundary rate is sampled
+ * again, since trusted samples can outvote it. */
+START_TEST(client_limited_sample_decides_only_where_it_could)
+{
+    char err[256];
+    const struct kb_report_row *w;
+    struct kb_boundary b[8];
+    write_point("go-plaintext-100-r3", "client-limited", 100, 900000, 0);
+    write_point("go-plaintext-200-r2", "client-limited", 200, 900, 0);
+    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
+    w = kb_report_row(&R, "go", "plaintext", 100);
+    ck_assert_str_eq(w->verdict, "controlled");          /* 1 and 2 ms held */
+    ck_assert_int_eq(w->client_limited_n, 1);
+    ck_assert_msg(strstr(w->reason, "1 of 3 samples client-limited, which cannot change this"),
+                  "%s", w->reason);
+    ck_assert_str_eq(kb_report_row(&R, "go", "plaintext", 200)->verdict, "uncontrolled");
+    kb_report_free(&R);
+    /* the trusted two disagree: the client-limited one decides the median, so the row is it */
+    write_point("go-plaintext-100-r2", "uncontrolled", 100, 500000, 0);
+    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
+    w = kb_report_row(&R, "go", "plaintext", 100);
+    ck_assert_str_eq(w->verdict, "client-limited");
+    ck_assert_uint_eq(kb_report_boundaries(&R, b, 8), 2);
+    ck_assert_int_eq(b[0].held.rps, 0);                  /* nothing held below it */
+    ck_assert_int_eq(b[0].next.rps, 100);
+    ck_assert(!b[0].next.settled);
+    ck_assert_int_eq(kb_boundary_wants(&b[0].next, 5), 2);
+}
+END_TEST
+
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -1155,6 +1188,7 @@ static Suite *suite(void)
     tcase_add_test(tc, missing_named);
     tcase_add_test(tc, repeats_aggregate);
     tcase_add_test(tc, boundaries_and_confirmation_samples);
+    tcase_add_test(tc, client_limited_sample_decides_only_where_it_could);
     tcase_add_test(tc, writers);
     tcase_add_test(tc, client_limited_next_point_is_a_lower_bound);
     tcase_add_test(tc, not_a_run_dir);
