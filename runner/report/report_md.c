@@ -186,9 +186,10 @@ static void notation(FILE *f, const struct kb_answer_used *u)
         para(f, "\"missing\": no complete evidence for this runtime and route.");
     if (u->past_margin)
         para(f, "\"N^\": N lies above the rates the client's calibrated margin covers (Client "
-             "margin). Its points were trusted on their own evidence: the client's own delay "
-             "could not change their verdict, its CPU stayed under the guard and it sent what "
-             "was scheduled.");
+             "margin), and held there: a controlled point is the server's at any rate, since "
+             "the client's own effects only add to its latency (and it sent what was "
+             "scheduled). A point that missed while carrying more than the margin covers is "
+             "client-limited instead.");
     if (u->refined)
         para(f, "\"[a, b)\": the knee refined between the grid's rates (`--refine`): a held "
              "and b did not, b / a - 1 within the resolution, both confirmed as the grid's "
@@ -479,7 +480,8 @@ static int rates_where(FILE *m, const struct kb_report *r, int cover)
 }
 
 /* The plan's rates the margin covers, or not, and what the rows at the uncovered rates are:
- * judged on their own evidence, or (a run from before, judgement.h) client-limited by it. */
+ * held to the margin against what they carried, or (a run from before, judgement.h)
+ * client-limited by it. */
 static void coverage(FILE *f, const struct kb_report *r)
 {
     const struct kb_calibrate_result *c = r->cal;
@@ -504,11 +506,11 @@ static void coverage(FILE *f, const struct kb_report *r)
                 "(this run's points were judged when the margin gated them).",
                 forced(r) ? " (the curve ran with --force)" : "", limited, points);
     else
-        fprintf(m, " req/s. A point there is judged on its own evidence, as every point is "
-                "(the client's own delay, its CPU, what it sent): %d of the %d runtime x route "
-                "row(s) there are client-limited, the rest keep the server's verdict. The margin "
-                "says what this client drove against a server that answers at once; above it, "
-                "only a point's own figures vouch for the client.", limited, points);
+        fprintf(m, " req/s. A point requested there keeps its own verdict where it held (the "
+                "client's own effects only add to latency) or where it missed while carrying no "
+                "more than the margin covers (the client had capacity to spare); one that "
+                "missed while carrying more is client-limited. %d of the %d runtime x route "
+                "row(s) there are client-limited.", limited, points);
     fclose(m);
     para(f, "%s", text);
     free(text);

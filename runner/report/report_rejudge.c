@@ -115,7 +115,6 @@ void kb_report_rederive_point(struct kb_report *r, const char *dir, const char *
     char pdir[4200];
     json_t *load = NULL;
     enum kb_margin_use margin;
-    const struct kb_calibrate_result *gate;
 
     snprintf(pdir, sizeof(pdir), "%s/points/%s", dir, id);
     if (kb_judgement_read(v, &o, &c, &margin) < 0) {
@@ -128,16 +127,15 @@ void kb_report_rederive_point(struct kb_report *r, const char *dir, const char *
     o.load_problem[0] = '\0';
     kb_fixture_read_load(pdir, &o, &lr, &load);
     rd->nchecked++;
-    if (margin == KB_MARGIN_GATES && !r->cal)
+    if (margin != KB_MARGIN_UNUSED && !r->cal)
         add_line(rd, "point %s: judged against the run's calibration, which cannot be read "
                  "(%s)", id, r->cal_note);
-    gate = margin == KB_MARGIN_GATES ? r->cal : NULL;
-    kb_judge_point(&lr, &o, &c, gate, (double)rate, &j);
+    kb_judge_point(&lr, &o, &c, r->cal, margin, (double)rate, &j);
     compare(rd, id, v, load, &j);
     if (rd->rejudge) {
         c.min_delivery = rd->min_delivery;
         c.max_p99_us = (long)rd->max_p99_us;
-        kb_judge_point(&lr, &o, &c, gate, (double)rate, &j);
+        kb_judge_point(&lr, &o, &c, r->cal, margin, (double)rate, &j);
         note_change(rd, id, v, &j);
         kb_judgement_record(v, &j, &lr, &o, &c, margin);
     }

@@ -211,11 +211,12 @@ static int calibrate_gate(struct kb_curve *cv, const struct kb_curve_opts *a, ch
     printf("kneebench curve: client margin %.0f req/s, %s %.0f (%.2f x %.0f)%s\n",
            cv->cal->margin_rps, cv->cal->proven ? "proves" : "does NOT prove",
            cv->cal->required_rps, cv->cal->factor, top,
-           !cv->cal->proven && a->force ? "; --force: points above it are judged on their own "
-           "evidence" : "");
+           !cv->cal->proven && a->force ? "; --force: a point that misses while carrying more "
+           "than it covers is client-limited" : "");
     if (!cv->cal->proven && !a->force) {
         snprintf(err, errlen, "the client cannot prove its margin (see %.600s); --force runs "
-                 "anyway, judging the points above it on their own evidence", path);
+                 "anyway, a point that misses while carrying more than it covers "
+                 "client-limited", path);
         return -1;
     }
     return 0;

@@ -11,9 +11,32 @@
 #include "runner/util/evidence.h"
 #include "runner/util/jfield.h"
 
+/* The margin's word on a trusted point (enum kb_margin_use): 1 when it leaves the trust. */
+static int margin_allows(const struct kb_point_load *r, const struct kb_calibrate_result *cal,
+                         enum kb_margin_use use, double rate, struct kb_judgement *j)
+{
+    if (!cal || use == KB_MARGIN_UNUSED)
+        return 1;
+    if (use == KB_MARGIN_GATES) {
+        if (kb_calibrate_covers(cal, rate))
+            return 1;
+        snprintf(j->trust_reason, sizeof(j->trust_reason), "above the client's proven margin "
+                 "(%.0f req/s held against the control server; %.2fx needed)", cal->margin_rps,
+                 cal->factor);
+        return 0;
+    }
+    if (j->server != KB_UNCONTROLLED || kb_calibrate_covers(cal, r->achieved_rps))
+        return 1;
+    snprintf(j->trust_reason, sizeof(j->trust_reason), "uncontrolled while carrying %.0f req/s, "
+             "more than the client's proven margin covers (%.0f req/s held against the control "
+             "server; %.2fx needed): the shortfall may be the client's own", r->achieved_rps,
+             cal->margin_rps, cal->factor);
+    return 0;
+}
+
 void kb_judge_point(const struct kb_point_load *r, const struct kb_point_obs *o,
                     const struct kb_criteria *c, const struct kb_calibrate_result *cal,
-                    double rate, struct kb_judgement *j)
+                    enum kb_margin_use use, double rate, struct kb_judgement *j)
 {
     memset(j, 0, sizeof(*j));
     /* The server's own verdict is kept whatever the client's trust: a client-limited point
@@ -21,12 +44,8 @@ void kb_judge_point(const struct kb_point_load *r, const struct kb_point_obs *o,
     j->server = kb_verdict_server(r, o, c, j->server_reason, sizeof(j->server_reason));
     j->trusted = kb_trust_judge(r, c, j->trust_reason, sizeof(j->trust_reason));
     j->sides = kb_trust_sides(r, c, &j->as_measured, &j->less_client);
-    if (j->trusted && cal && !kb_calibrate_covers(cal, rate)) {
+    if (j->trusted && !margin_allows(r, cal, use, rate, j))
         j->trusted = 0;
-        snprintf(j->trust_reason, sizeof(j->trust_reason), "above the client's proven margin "
-                 "(%.0f req/s held against the control server; %.2fx needed)", cal->margin_rps,
-                 cal->factor);
-    }
     j->verdict = j->server == KB_FAILED || j->trusted ? j->server : KB_CLIENT_LIMITED;
     snprintf(j->reason, sizeof(j->reason), "%s",
              j->verdict == KB_CLIENT_LIMITED ? j->trust_reason : j->server_reason);
@@ -87,7 +106,7 @@ void kb_judgement_record(json_t *verdict, const struct kb_judgement *j,
                    margin != KB_MARGIN_UNUSED, "observed", observed_json(o));
     if (margin != KB_MARGIN_UNUSED)
         json_object_set_new(by, "margin", json_string(margin == KB_MARGIN_GATES ? "gates"
-                                                                               : "informs"));
+                                                                               : "carried"));
     json_object_set_new(verdict, "judged_by", by);
 }
 
@@ -107,8 +126,8 @@ enum kb_margin_use kb_judgement_margin(json_t *verdict)
     json_t *by = json_object_get(verdict, "judged_by");
     if (!json_is_true(json_object_get(by, "calibrated")))
         return KB_MARGIN_UNUSED;
-    return strcmp(kb_jstr(by, "margin", "gates"), "informs") ? KB_MARGIN_GATES
-                                                             : KB_MARGIN_INFORMS;
+    return strcmp(kb_jstr(by, "margin", "gates"), "carried") ? KB_MARGIN_GATES
+                                                             : KB_MARGIN_CARRIED;
 }
 
 int kb_judgement_read(json_t *verdict, struct kb_point_obs *o, struct kb_criteria *c,

@@ -19,21 +19,23 @@
 struct kb_calibrate_result;      /* runner/run/calibrate.h */
 
 /* What a run's calibration did to its points' judgements, as judged_by records it. A curve
- * now judges every point on its own evidence and the margin only informs the report (a rate
- * the client could not drive shows in the point itself: it falls behind, its CPU guard trips,
- * or its own delay changes the verdict). Evidence from before that records only
- * "calibrated": such a margin gated, and is re-derived as it was. */
+ * now holds the margin against what a point carried (its achieved rate), and only where the
+ * point missed: a controlled point is the server's at any rate (the client's own effects only
+ * add to its latency), and an uncontrolled one that carried less than the margin covers had
+ * a client with capacity to spare. Evidence from before that records only "calibrated": its
+ * margin gated every point requested above it, and is re-derived so. */
 enum kb_margin_use {
     KB_MARGIN_UNUSED = 0,        /* the curve ran without a calibration */
-    KB_MARGIN_GATES,             /* a rate the margin did not cover was client-limited */
-    KB_MARGIN_INFORMS            /* the margin is reported beside the point's own judgement */
+    KB_MARGIN_GATES,             /* a requested rate the margin did not cover: client-limited */
+    KB_MARGIN_CARRIED            /* an uncontrolled point that carried more than the margin
+                                    covers: client-limited */
 };
 
 struct kb_judgement {
     enum kb_verdict verdict;     /* what the point is: failed, client-limited or the server's */
     enum kb_verdict server;      /* what its own figures give, the client's trust aside */
-    int trusted;                 /* the client kept up (and, where it gates, the margin covers
-                                    the rate) */
+    int trusted;                 /* the client kept up, and the margin does not say it may not
+                                    have (enum kb_margin_use) */
     int sides;                   /* 0: as_measured/less_client hold the two judgements the
                                     trust compared; -1: the load predates them */
     int as_measured, less_client;   /* held as measured / without the client's own delay */
@@ -42,16 +44,16 @@ struct kb_judgement {
     char trust_reason[256];
 };
 
-/* cal: a calibration that gates (KB_MARGIN_GATES), or NULL; rate: the point's requested rate
- * (a rate a gating calibration's margin does not cover is client-limited). */
+/* cal: the run's calibration, or NULL; use: what its margin does (enum kb_margin_use);
+ * rate: the point's requested rate. */
 void kb_judge_point(const struct kb_point_load *r, const struct kb_point_obs *o,
                     const struct kb_criteria *c, const struct kb_calibrate_result *cal,
-                    double rate, struct kb_judgement *j);
+                    enum kb_margin_use use, double rate, struct kb_judgement *j);
 
 /* Sets in verdict (a verdict.json object): verdict, reason, server_verdict, server_reason,
  * client_trust (ok, reason, rule, and with the rule "could-decide" the two judgements and
  * the client's share of the corrected p99 from r), and "judged_by": {criteria, calibrated,
- * margin ("gates" or "informs", with a calibration), observed}. */
+ * margin ("gates" or "carried", with a calibration), observed}. */
 void kb_judgement_record(json_t *verdict, const struct kb_judgement *j,
                          const struct kb_point_load *r, const struct kb_point_obs *o,
                          const struct kb_criteria *c, enum kb_margin_use margin);

@@ -64,7 +64,7 @@ static json_t *verdict_json(const struct kb_kneepoint_cfg *c, long rate, int k,
     char why[256];
     int could;
     json_t *v;
-    kb_judge_point(pl, obs, c->crit, NULL, (double)rate, j);
+    kb_judge_point(pl, obs, c->crit, NULL, KB_MARGIN_UNUSED, (double)rate, j);
     v = json_pack("{s:I,s:i,s:s,s:s}", "rate", (json_int_t)rate, "sample", k, "verdict",
                   kb_verdict_name(j->verdict), "reason", j->reason);
     kb_judgement_record(v, j, pl, obs, c->crit, KB_MARGIN_UNUSED);

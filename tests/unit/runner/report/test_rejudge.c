@@ -68,27 +68,43 @@ START_TEST(judgement_composes)
     struct kb_point_load r = parsed(1000, 1.0, 5000, 100);
     struct kb_calibrate_result cal = { .factor = 1.25, .margin_rps = 1250 * 1.5 };
     struct kb_judgement j;
-    kb_judge_point(&r, &o, &crit, NULL, 1000, &j);
+    kb_judge_point(&r, &o, &crit, NULL, KB_MARGIN_UNUSED, 1000, &j);
     ck_assert_int_eq(j.verdict, KB_CONTROLLED);
     ck_assert_int_eq(j.server, KB_CONTROLLED);
     ck_assert(j.trusted);
     /* a late client: client-limited, the server's own verdict kept beside it */
     r = parsed(1000, 1.0, 5000, 3000);
-    kb_judge_point(&r, &o, &crit, NULL, 1000, &j);
+    kb_judge_point(&r, &o, &crit, NULL, KB_MARGIN_UNUSED, 1000, &j);
     ck_assert_int_eq(j.verdict, KB_CLIENT_LIMITED);
     ck_assert_int_eq(j.server, KB_CONTROLLED);
     ck_assert_ptr_nonnull(strstr(j.reason, "send lag"));
     /* a rate past the calibration's margin: client-limited, however the client kept up */
     r = parsed(2000, 1.0, 5000, 100);
-    kb_judge_point(&r, &o, &crit, &cal, 1000, &j);
+    kb_judge_point(&r, &o, &crit, &cal, KB_MARGIN_GATES, 1000, &j);
     ck_assert_int_eq(j.verdict, KB_CONTROLLED);
-    kb_judge_point(&r, &o, &crit, &cal, 2000, &j);
+    kb_judge_point(&r, &o, &crit, &cal, KB_MARGIN_GATES, 2000, &j);
     ck_assert_int_eq(j.verdict, KB_CLIENT_LIMITED);
     ck_assert_ptr_nonnull(strstr(j.trust_reason, "proven margin"));
+    /* the margin held against what a point carried, where it missed: held at 2000 is the
+     * server's whatever the margin (1875 covers 1500) ... */
+    kb_judge_point(&r, &o, &crit, &cal, KB_MARGIN_CARRIED, 2000, &j);
+    ck_assert_int_eq(j.verdict, KB_CONTROLLED);
+    /* ... missed while carrying 2000: the shortfall may be the client's */
+    r = parsed(2000, 1.0, 200000, 100);
+    kb_judge_point(&r, &o, &crit, &cal, KB_MARGIN_CARRIED, 2000, &j);
+    ck_assert_int_eq(j.verdict, KB_CLIENT_LIMITED);
+    ck_assert_int_eq(j.server, KB_UNCONTROLLED);
+    ck_assert_msg(strstr(j.trust_reason, "uncontrolled while carrying 2000 req/s, more than the "
+                         "client's proven margin covers (1875 req/s"), "%s", j.trust_reason);
+    /* ... missed while carrying 1400 (1.25 x 1400 <= 1875): the client had capacity to spare */
+    r = parsed(2000, 0.7, 5000, 100);
+    kb_judge_point(&r, &o, &crit, &cal, KB_MARGIN_CARRIED, 2000, &j);
+    ck_assert_int_eq(j.verdict, KB_UNCONTROLLED);
+    ck_assert(j.trusted);
     /* failed stays failed whatever the client */
     o.fixture_exited = 1;
     snprintf(o.exit_reason, sizeof(o.exit_reason), "signal 9");
-    kb_judge_point(&r, &o, &crit, &cal, 2000, &j);
+    kb_judge_point(&r, &o, &crit, &cal, KB_MARGIN_GATES, 2000, &j);
     ck_assert_int_eq(j.verdict, KB_FAILED);
     ck_assert_ptr_nonnull(strstr(j.reason, "process exited (signal 9)"));
 }
@@ -104,13 +120,13 @@ START_TEST(record_reads_back)
     enum kb_margin_use cal = KB_MARGIN_UNUSED;
     snprintf(o.postflight_reason, sizeof(o.postflight_reason), "body differs");
     ck_assert_int_eq(kb_judgement_read(v, &o2, &c2, &cal), -1);
-    kb_judge_point(&r, &o, &crit, NULL, 1000, &j);
-    kb_judgement_record(v, &j, &r, &o, &crit, KB_MARGIN_INFORMS);
+    kb_judge_point(&r, &o, &crit, NULL, KB_MARGIN_UNUSED, 1000, &j);
+    kb_judgement_record(v, &j, &r, &o, &crit, KB_MARGIN_CARRIED);
     ck_assert_str_eq(json_string_value(json_object_get(v, "verdict")), "failed");
     ck_assert_str_eq(json_string_value(json_object_get(v, "server_verdict")), "failed");
     ck_assert(json_is_true(json_object_get(json_object_get(v, "client_trust"), "ok")));
     ck_assert_int_eq(kb_judgement_read(v, &o2, &c2, &cal), 0);
-    ck_assert_int_eq(cal, KB_MARGIN_INFORMS);
+    ck_assert_int_eq(cal, KB_MARGIN_CARRIED);
     ck_assert_int_eq(o2.postflight_failed, 1);
     ck_assert_str_eq(o2.postflight_reason, "body differs");
     ck_assert_int_eq(o2.fixture_exited, 0);
@@ -173,7 +189,7 @@ static void write_point_m(long rate, double p99, int record, enum kb_margin_use 
     snprintf(pdir, sizeof(pdir), "%s/points/%s", dir, id);
     kb_mkdirs(pdir, err, sizeof(err));
     kb_write_json_atomic(kb_path(path, sizeof(path), pdir, "load.json"), load, err, sizeof(err));
-    kb_judge_point(&r, &o, &crit, margin == KB_MARGIN_GATES ? cal : NULL, (double)rate, &j);
+    kb_judge_point(&r, &o, &crit, cal, margin, (double)rate, &j);
     v = json_pack("{s:s,s:s,s:s,s:I,s:{s:f,s:I},s:O}", "point", id, "runtime", "go", "route",
                   "plaintext", "rate", (json_int_t)rate, "server", "cpu_mean_fraction", 0.5,
                   "rss_max_bytes", (json_int_t)1000, "load", load);
@@ -396,34 +412,36 @@ START_TEST(unreadable_calibration_named)
 }
 END_TEST
 
-/* A calibrated curve judges each point on its own evidence; the margin informs the report:
- * the 200 req/s point above it keeps its controlled verdict, the answer marks it "^" and says
- * why, and the stored verdicts follow from the files. */
-START_TEST(margin_informs_points_above_it)
+/* A calibrated curve holds the margin (125 req/s, covering 100) against what a point carried
+ * where it missed: the 200 req/s point held and keeps its verdict, marked "^" in the answer
+ * with why; the 300 req/s point missed while carrying 300 and is client-limited; the stored
+ * verdicts follow from the files. */
+START_TEST(margin_held_against_what_was_carried)
 {
     char err[256], cell[64], path[300];
     struct kb_answer_used u = { 0 };
     struct kb_report_answer a;
     write_calibration();
     for (int k = 0; k < 3; k++)
-        write_point_m(rates[k], p99s[k], 1, KB_MARGIN_INFORMS, &cal125);
+        write_point_m(rates[k], p99s[k], 1, KB_MARGIN_CARRIED, &cal125);
     load_rederived();
     ck_assert_msg(RD.nmismatch == 0, "%s", RD.nmismatch ? RD.mismatch[0] : "");
     ck_assert_int_eq(R.margin_gated, 0);
     ck_assert_int_eq(kb_report_covers(&R, 200), 0);
     ck_assert_str_eq(kb_report_row(&R, "go", "plaintext", 200)->verdict, "controlled");
+    ck_assert_str_eq(kb_report_row(&R, "go", "plaintext", 300)->verdict, "client-limited");
     kb_report_answer_of(&R, "go", "plaintext", &a);
     ck_assert_int_eq(a.proven, 200);
     ck_assert_int_eq(a.past_margin, 1);
-    ck_assert_str_eq(kb_report_answer_text(cell, sizeof(cell), &R, "go", "plaintext", &u), "200^");
+    ck_assert_str_eq(kb_report_answer_text(cell, sizeof(cell), &R, "go", "plaintext", &u),
+                     ">= 200^");
     ck_assert_int_eq(u.past_margin, 1);
     ck_assert_int_eq(kb_report_write_md(&R, dir, err, sizeof(err)), 0);
     snprintf(path, sizeof(path), "%s/report.md", dir);
     ck_assert_ptr_nonnull(strstr(flat_file(path), "\"N^\": N lies above the rates"));
-    /* 200 held and 300 did not, both with the client trusted */
-    ck_assert_ptr_nonnull(strstr(flat_file(path), "Not covered: 200, 300 req/s. A point there "
-                                 "is judged on its own evidence"));
-    ck_assert_ptr_nonnull(strstr(flat_file(path), "0 of the 2 runtime x route row(s) there are "
+    ck_assert_ptr_nonnull(strstr(flat_file(path), "Not covered: 200, 300 req/s. A point "
+                                 "requested there keeps its own verdict where it held"));
+    ck_assert_ptr_nonnull(strstr(flat_file(path), "1 of the 2 runtime x route row(s) there are "
                                  "client-limited"));
 }
 END_TEST
@@ -453,8 +471,8 @@ START_TEST(margin_gated_evidence_rederived_as_it_was)
         snprintf(path, sizeof(path), "%s/points/go-plaintext-200/verdict.json", dir);
         v = json_load_file(path, 0, NULL);
         ck_assert_int_eq(kb_judgement_margin(v), KB_MARGIN_GATES);
-        json_object_set_new(json_object_get(v, "judged_by"), "margin", json_string("informs"));
-        ck_assert_int_eq(kb_judgement_margin(v), KB_MARGIN_INFORMS);
+        json_object_set_new(json_object_get(v, "judged_by"), "margin", json_string("carried"));
+        ck_assert_int_eq(kb_judgement_margin(v), KB_MARGIN_CARRIED);
         json_object_set_new(json_object_get(v, "judged_by"), "calibrated", json_false());
         ck_assert_int_eq(kb_judgement_margin(v), KB_MARGIN_UNUSED);
         json_decref(v);
@@ -506,7 +524,7 @@ static Suite *suite(void)
     tcase_add_test(tc, without_judged_by_left_as_written);
     tcase_add_test(tc, hand_made_left_as_written);
     tcase_add_test(tc, unreadable_calibration_named);
-    tcase_add_test(tc, margin_informs_points_above_it);
+    tcase_add_test(tc, margin_held_against_what_was_carried);
     tcase_add_test(tc, margin_gated_evidence_rederived_as_it_was);
     tcase_add_test(tc, rejudged_report_names_criterion);
     suite_add_tcase(s, tc);
