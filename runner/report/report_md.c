@@ -534,9 +534,12 @@ static void margin_steps(FILE *f, const struct kb_report *r)
         const struct kb_calibrate_step *s = &r->cal->steps[i];
         if (!s->held)
             para(f, "Rung %zu missed: %s.", i + 1, s->why);
-        if (s->missed_before[0])
+        if (s->missed_before[0] && s->held)
             para(f, "Rung %zu held at attempt %d; before: %s.", i + 1, s->attempts,
                  s->missed_before);
+        else if (s->missed_before[0])   /* the miss above is its last attempt's */
+            para(f, "Rung %zu missed at each of %d attempts; before the last: %s.", i + 1,
+                 s->attempts, s->missed_before);
     }
 }
 

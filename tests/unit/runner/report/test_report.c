@@ -438,6 +438,33 @@ START_TEST(calibration_margin_and_coverage)
 }
 END_TEST
 
+/* A rung tried again says what became of it: held at its second attempt, or missed at both
+ * (the report once said "held at attempt 2" of a rung that missed twice). */
+START_TEST(a_rung_tried_again_says_whether_it_held)
+{
+    char err[256], path[200];
+    json_t *j, *steps;
+    write_calibration(200, 0);
+    kb_path(path, sizeof(path), dir, "calibrate/calibrate.json");
+    j = json_load_file(path, 0, NULL);
+    steps = json_object_get(j, "steps");
+    json_object_set_new(json_array_get(steps, 0), "attempts", json_integer(2));
+    json_object_set_new(json_array_get(steps, 0), "missed_before", json_string("stall one"));
+    json_object_set_new(json_array_get(steps, 1), "attempts", json_integer(2));
+    json_object_set_new(json_array_get(steps, 1), "missed_before", json_string("stall two"));
+    ck_assert_int_eq(kb_write_json_atomic(path, j, err, sizeof(err)), 0);
+    json_decref(j);
+    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
+    write_all();
+    kb_path(path, sizeof(path), dir, "report.md");
+    ck_assert_ptr_nonnull(strstr(flat(path), "Rung 1 held at attempt 2; before: stall one."));
+    ck_assert_ptr_nonnull(strstr(flat(path), "Rung 2 missed: client CPU 93 % > 80 %."));
+    ck_assert_ptr_nonnull(strstr(flat(path), "Rung 2 missed at each of 2 attempts; before the "
+                                 "last: stall two."));
+    ck_assert_ptr_null(strstr(flat(path), "Rung 2 held"));
+}
+END_TEST
+
 START_TEST(calibration_proven_covers_all)
 {
     char err[256], path[200];
@@ -1224,6 +1251,7 @@ static Suite *suite(void)
     tcase_add_test(tc, no_calibration_said_plainly);
     tcase_add_test(tc, calibration_margin_and_coverage);
     tcase_add_test(tc, calibration_proven_covers_all);
+    tcase_add_test(tc, a_rung_tried_again_says_whether_it_held);
     tcase_add_test(tc, calibration_unreadable_noted);
     tcase_add_test(tc, calibration_held_above_a_miss);
     tcase_add_test(tc, series_of_first_uncontrolled);
