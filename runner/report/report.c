@@ -323,7 +323,6 @@ static const char *medians_with(const struct kb_report *r, const struct acc *a, 
     }
     memset(&row, 0, sizeof(row));
     row.delivery = stat_of(&del);
-    row.p99 = stat_of(&p99);
     return by_medians(r, &row, &p99);
 }
 
@@ -345,6 +344,8 @@ static void finish_row(struct kb_report *r, struct kb_report_row *row, struct ac
     struct kb_stat *const dst[F_N] = { &row->achieved, &row->delivery, &row->p50, &row->p90,
                                        &row->p99, &row->p999, &row->max, NULL,
                                        &row->cpu_interval_s, &row->cpu_us_per_response };
+    /* what the trusted samples decide whatever the client-limited ones were; NULL: they do not */
+    const char *beyond_client = a->verdicts[3] ? client_could_decide(r, a) : NULL;
     row->n = a->n;
     row->controlled_n = a->verdicts[0];
     row->client_limited_n = a->verdicts[3];
@@ -357,10 +358,10 @@ static void finish_row(struct kb_report *r, struct kb_report_row *row, struct ac
         snprintf(row->verdict, sizeof(row->verdict), "missing");
     else if (a->verdicts[2])
         snprintf(row->verdict, sizeof(row->verdict), "failed");
-    else if (a->verdicts[3] && !client_could_decide(r, a))
+    else if (a->verdicts[3] && !beyond_client)
         snprintf(row->verdict, sizeof(row->verdict), "client-limited");
     else if (a->verdicts[3]) {
-        snprintf(row->verdict, sizeof(row->verdict), "%s", client_could_decide(r, a));
+        snprintf(row->verdict, sizeof(row->verdict), "%s", beyond_client);
         snprintf(row->reason, sizeof(row->reason), "%s (%d of %d samples client-limited, "
                  "which cannot change this)", a->trusted_reason, a->verdicts[3], a->n);
     }

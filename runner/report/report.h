@@ -186,9 +186,8 @@ struct kb_report_answer {
     long below_unproven;         /* nothing controlled or indicative, the lowest rate
                                     client-limited and its server verdict uncontrolled */
     long failed_at;              /* nothing controlled and the lowest rate failed */
-    int past_margin;             /* proven lies above what the calibration's margin covers, its
-                                    points trusted on their own evidence (a run whose margin
-                                    gated has none) */
+    int past_margin;             /* proven lies above what the calibration's margin covers,
+                                    and held there (a run whose margin gated has none) */
     double level;                /* for ranking: max(proven, indicative), 0 when below */
 };
 void kb_report_answer_of(const struct kb_report *r, const char *runtime, const char *route,

@@ -56,8 +56,8 @@ const json_t *kb_report_refined(const struct kb_report *r, const char *rt, const
  * runtime's own figures gave where the client was not trusted (indicative); "< 8000" the
  * lowest rate already uncontrolled with the client trusted; "failed (8000)"; "none"
  * (nothing proven or lower, the client limited from the start); "missing"; "n/a" (not
- * planned); "^" after a proven rate the calibration's margin does not cover (trusted on the
- * point's own evidence). u records which of these it used. Returns b. */
+ * planned); "^" after a proven rate the calibration's margin does not cover (it held
+ * there). u records which of these it used. Returns b. */
 const char *kb_report_answer_text(char *b, size_t len, const struct kb_report *r,
                                   const char *rt, const char *route, struct kb_answer_used *u);
 
