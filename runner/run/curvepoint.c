@@ -244,6 +244,12 @@ static json_t *host_json(const struct sampler *s, const struct kb_point_load *lr
     return kb_steal_json(&s->steal_srv, &s->steal_cli, could, why);
 }
 
+/* What the run's calibration does to its points' judgements (judgement.h). */
+static enum kb_margin_use margin_use(const struct kb_curve *cv)
+{
+    return cv->cal ? KB_MARGIN_CARRIED : KB_MARGIN_UNUSED;
+}
+
 static void write_verdict(struct kb_curve *cv, const struct kb_point *pt, const char *dir,
                           const struct kb_judgement *jd, const struct kb_point_load *lr,
                           json_t *load, const struct sampler *s,
@@ -253,7 +259,7 @@ static void write_verdict(struct kb_curve *cv, const struct kb_point *pt, const 
     struct kb_criteria crit = kb_criteria_of(&cv->r.c);
     json_t *j = verdict_json(cv, pt, jd->verdict, jd->reason, load, lr, s, wall);
     /* judged_by keeps what the judgement read beside load.json: the report re-derives it */
-    kb_judgement_record(j, jd, lr, obs, &crit, cv->cal ? KB_MARGIN_CARRIED : KB_MARGIN_UNUSED);
+    kb_judgement_record(j, jd, lr, obs, &crit, margin_use(cv));
     json_object_set_new(j, "settle_s", json_real(st->seconds));
     json_object_set_new(j, "settle_server_cpu", st->server_cpu < 0 ? json_null()
                                                                    : json_real(st->server_cpu));
@@ -313,8 +319,7 @@ static int measure_point(struct kb_curve *cv, const struct kb_point *pt, const c
         return -1;
     }
     kb_run_csv_close(&ev, &s->csv, "samples.csv");
-    kb_judge_point(&lr, &obs, &crit, cv->cal, cv->cal ? KB_MARGIN_CARRIED : KB_MARGIN_UNUSED,
-                   (double)pt->rate, &jd);
+    kb_judge_point(&lr, &obs, &crit, cv->cal, margin_use(cv), (double)pt->rate, &jd);
     if (kb_hostclock_write_point(&s->clock, HOSTCLOCK_CPUS(cv), dir, why, sizeof(why)) < 0)
         kb_run_note(&ev, "hostclock.json", why);
     write_verdict(cv, pt, dir, &jd, &lr, load, s, &st, &obs, kb_fixture_now_s() - t0, &ev);

@@ -2,9 +2,9 @@
  *
  * Owns the composition the curve applies to a point: the server's verdict from the point's
  * own figures and the runner's observations, the client's trust (runner/run/verdict.h), the
- * calibration's proven margin over the trust where the judgement lets it gate (evidence
- * written before the margin stopped gating, see enum kb_margin_use), and the verdict they make
- * together. The curve calls kb_judge_point() when it writes verdict.json, and
+ * calibration's proven margin over the trust (as enum kb_margin_use says: against what an
+ * uncontrolled point carried, or, for evidence judged before that, against the requested
+ * rate), and the verdict they make together. The curve calls kb_judge_point() when it writes verdict.json, and
  * kb_judgement_record() writes beside the verdict everything that judgement read which
  * load.json does not hold (the runner's observations, the criteria, whether a calibration
  * applied), so that `kneebench report` can call kb_judge_point() again on the run's files
