@@ -56,6 +56,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -235,14 +236,19 @@ static struct MHD_Response *make_response(const void *body, size_t len, enum gs_
 
 /* Content-Type, Date (ours, cached per second: it also stops MHD formatting its own per
  * response), Server and one optional header, in the order the contract's bytes have them.
- * MHD_YES, or MHD_NO when out of memory. */
+ * A Connection header goes first: MHD puts it first on the wire anyway, and 0.9.75 forgets
+ * an earlier Date when one is added (it assigns its header flags), then adds its own Date
+ * beside ours. MHD_YES, or MHD_NO when out of memory. */
 static enum MHD_Result add_headers(struct MHD_Response *r, const char *ctype, const char *date,
                                    const char *hname, const char *hval)
 {
-    if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype) == MHD_YES &&
+    int first = hname && !strcasecmp(hname, MHD_HTTP_HEADER_CONNECTION);
+
+    if ((!first || MHD_add_response_header(r, hname, hval) == MHD_YES) &&
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype) == MHD_YES &&
         MHD_add_response_header(r, MHD_HTTP_HEADER_DATE, date) == MHD_YES &&
         MHD_add_response_header(r, MHD_HTTP_HEADER_SERVER, GS_SERVER_NAME) == MHD_YES &&
-        (!hname || MHD_add_response_header(r, hname, hval) == MHD_YES))
+        (!hname || first || MHD_add_response_header(r, hname, hval) == MHD_YES))
         return MHD_YES;
     return MHD_NO;
 }

@@ -88,29 +88,51 @@ static int tc_sends(struct tclient *c, const char *s)
     return tc_send(c, s, strlen(s));
 }
 
-/* The value of header name in head (case-insensitive), copied into out; NULL if absent. */
-static const char *tr_header(const struct tresp *r, const char *name, char *out, size_t len)
+/* The line of the k-th header called name in head (case-insensitive, k from 0), its
+ * length in *ll; NULL if there are not that many. */
+static const char *tr_header_line(const struct tresp *r, const char *name, int k, size_t *ll)
 {
     size_t nl = strlen(name);
     const char *p = strstr(r->head, "\r\n");
 
     while (p) {
         const char *line = p + 2, *eol = strstr(line, "\r\n");
-        size_t ll = eol ? (size_t)(eol - line) : strlen(line);
-        if (ll > nl && line[nl] == ':' && !strncasecmp(line, name, nl)) {
-            const char *v = line + nl + 1;
-            while (*v == ' ' || *v == '\t')
-                v++;
-            ll -= (size_t)(v - line);
-            if (ll >= len)
-                ll = len - 1;
-            memcpy(out, v, ll);
-            out[ll] = '\0';
-            return out;
-        }
+        *ll = eol ? (size_t)(eol - line) : strlen(line);
+        if (*ll > nl && line[nl] == ':' && !strncasecmp(line, name, nl) && k-- == 0)
+            return line;
         p = eol;
     }
     return NULL;
+}
+
+/* How many headers called name head has. */
+static int tr_header_count(const struct tresp *r, const char *name)
+{
+    size_t ll;
+    int n = 0;
+
+    while (tr_header_line(r, name, n, &ll))
+        n++;
+    return n;
+}
+
+/* The value of header name in head (case-insensitive), copied into out; NULL if absent. */
+static const char *tr_header(const struct tresp *r, const char *name, char *out, size_t len)
+{
+    size_t ll;
+    const char *line = tr_header_line(r, name, 0, &ll), *v;
+
+    if (!line)
+        return NULL;
+    v = line + strlen(name) + 1;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    ll -= (size_t)(v - line);
+    if (ll >= len)
+        ll = len - 1;
+    memcpy(out, v, ll);
+    out[ll] = '\0';
+    return out;
 }
 
 /* Read the next response. 1: one in r; 0: the server closed the connection (or reset it)

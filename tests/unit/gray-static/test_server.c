@@ -524,6 +524,7 @@ static void assert_refused_and_closed(const char *what, const char *req, int sta
                   "%s: status %d, want %d", what, r.status, status);
     ck_assert_msg(tr_header(&r, "Connection", v, sizeof(v)) && !strcasecmp(v, "close"),
                   "%s: no Connection: close", what);
+    ck_assert_msg(tr_header_count(&r, "Date") == 1, "%s: not one Date: %s", what, r.head);
     ck_assert_msg(c->len == 0, "%s: more bytes after the refusal: %.*s", what, (int)c->len, c->buf);
     ck_assert_msg(tc_closed(c), "%s: the connection stayed open", what);
     tc_free(c);
