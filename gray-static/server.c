@@ -47,6 +47,7 @@
 #include "gray-static/date.h"
 #include "gray-static/hdrcheck.h"
 #include "gray-static/hello.h"
+#include "gray-static/mhd09.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -113,6 +114,7 @@ struct gs_server {
     struct gs_stop_hook hooks[GS_MAX_STOP_HOOKS];
     size_t nhooks;
     struct gs_request *parked; /* suspended requests, newest first */
+    struct gs_request *heads;  /* requests from their request line to their head's first call */
     struct gs_conns conns;     /* every connection MHD holds (conns.h) */
     int threaded;              /* MHD runs its own thread: conns is shared, under mu */
     pthread_mutex_t mu;
@@ -327,17 +329,30 @@ enum MHD_Result gs_respond(struct gs_request *req, unsigned status, const char *
     return respond(req, status, content_type, body, len, how, NULL, NULL);
 }
 
-static void unpark(struct gs_request *req)
+/* A request is on one of the server's lists at a time, if any: heads, then parked. */
+static void list_push(struct gs_request **first, struct gs_request *req)
 {
-    struct gs_server *s = req->server;
+    req->next = *first;
+    req->prev = NULL;
+    if (*first)
+        (*first)->prev = req;
+    *first = req;
+}
 
+static void list_del(struct gs_request **first, struct gs_request *req)
+{
     if (req->prev)
         req->prev->next = req->next;
     else
-        s->parked = req->next;
+        *first = req->next;
     if (req->next)
         req->next->prev = req->prev;
     req->next = req->prev = NULL;
+}
+
+static void unpark(struct gs_request *req)
+{
+    list_del(&req->server->parked, req);
 }
 
 /* Suspended requests are kept on a list: MHD aborts the process when it is stopped with a
@@ -349,11 +364,7 @@ void gs_request_suspend(struct gs_request *req)
     if (req->suspended)
         return;
     req->suspended = 1;
-    req->next = s->parked;
-    req->prev = NULL;
-    if (s->parked)
-        s->parked->prev = req;
-    s->parked = req;
+    list_push(&s->parked, req);
     MHD_suspend_connection(req->conn);
 }
 
@@ -496,6 +507,48 @@ static enum MHD_Result dispatch(struct gs_server *s, struct gs_request *req)
                    GS_BODY_STATIC, NULL, NULL);
 }
 
+/* ---- heads libmicrohttpd 0.9 refuses itself (mhd09.h) ---- */
+
+/* Under conns_lock. */
+static void heads_add(struct gs_server *s, struct gs_request *req)
+{
+    if (GS_MHD09_DOUBLES_ITS_ERRORS) {
+        list_push(&s->heads, req);
+        req->heading = 1;
+    }
+}
+
+static void heads_del(struct gs_server *s, struct gs_request *req)
+{
+    if (!req->heading)
+        return;
+    conns_lock(s);
+    list_del(&s->heads, req);
+    req->heading = 0;
+    conns_unlock(s);
+}
+
+/* MHD has refused the head it is parsing and is about to answer it twice. That head is the
+ * one listed whose headers are in: MHD parses a head and makes its first call for it in one
+ * step, so every other listed head is still arriving. */
+static void answer_refusal_once(struct gs_server *s)
+{
+    const union MHD_ConnectionInfo *fd;
+
+    conns_lock(s);
+    for (struct gs_request *r = s->heads; r; r = r->next) {
+        if (!MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE) ||
+            MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_HTTP_STATUS) ||
+            !(fd = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD)))
+            continue;
+        list_del(&s->heads, r);
+        r->heading = 0;
+        gs_mhd09_answer_once(fd->connect_fd, gs_date_get(&s->date, time(NULL)), GS_SERVER_NAME);
+        break;
+    }
+    conns_unlock(s);
+}
+
 /* MHD_OPTION_URI_LOG_CALLBACK: a request line is in. What it returns is the request's
  * *req_cls; NULL (out of memory) makes on_request close the connection. */
 static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *conn)
@@ -511,11 +564,11 @@ static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *
     *req = (struct gs_request){ .conn = conn, .server = s,
                                 .line_refusal = uri ? gs_line_refusal(uri) : 400 };
     req->tracked = ci ? ci->socket_context : NULL;
-    if (req->tracked) {
-        conns_lock(s);
+    conns_lock(s);
+    if (req->tracked)
         gs_conns_head(&s->conns, req->tracked, coarse_ms());
-        conns_unlock(s);
-    }
+    heads_add(s, req);
+    conns_unlock(s);
     return req;
 }
 
@@ -546,6 +599,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!req)
         return MHD_NO;
     if (!req->method) { /* the head is in: see "Request lifecycle" above */
+        heads_del(s, req);
         req->method = method;
         req->url = url;
         status = req->line_refusal ? req->line_refusal
@@ -569,6 +623,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     (void)conn;
     if (!req)
         return;
+    if (!req->method) /* MHD refused the head itself, or the peer left before it was in */
+        heads_del(s, req);
     if (req->tracked) { /* waits for its next request (or is about to be closed) */
         conns_lock(s);
         gs_conns_idle(&s->conns, req->tracked, coarse_ms());
@@ -584,8 +640,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-    if (cls)
-        vfprintf(cls, fmt, ap);
+    struct gs_server *s = cls;
+
+    if (GS_MHD09_DOUBLES_ITS_ERRORS && gs_mhd09_is_refusal(fmt))
+        answer_refusal_once(s);
+    if (s->cfg.log)
+        vfprintf(s->cfg.log, fmt, ap);
 }
 
 /* ---- the application-owned loop's hooks ---- */
@@ -774,10 +834,11 @@ int gs_server_start(struct gs_server *s, char *err, size_t errlen)
         return -1;
     }
     flags |= (v6 ? MHD_USE_IPv6 : 0) | (s->cfg.turbo ? MHD_USE_TURBO : 0) |
-             (s->cfg.log ? MHD_USE_ERROR_LOG : 0);
-    /* The logger must be the first option, or MHD's own logger reports the earlier ones. */
+             (s->cfg.log || GS_MHD09_DOUBLES_ITS_ERRORS ? MHD_USE_ERROR_LOG : 0);
+    /* The logger must be the first option, or MHD's own logger reports the earlier ones.
+     * On 0.9 it runs without --log too: it is where a doubled refusal is answered once. */
     s->mhd = MHD_start_daemon(flags, (uint16_t)s->cfg.port, NULL, NULL, on_request, s,
-                              MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s->cfg.log,
+                              MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
                               MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                               MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,

@@ -61,7 +61,8 @@ struct gs_request {
     struct gs_conn *tracked;       /* the connection's entry in the server's table, or NULL */
     int abandoned;                 /* resumed by the shutdown: closed, handler not called */
     unsigned line_refusal;         /* the request line's status to refuse with, or 0 */
-    struct gs_request *prev, *next; /* on the server's list while suspended */
+    int heading;                   /* on the server's heads list: line in, first call not yet */
+    struct gs_request *prev, *next; /* on the heads list, then on the parked list while suspended */
 };
 
 /* How gs_respond treats body: static for the process (never copied, never freed, its bytes

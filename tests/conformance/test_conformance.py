@@ -833,9 +833,9 @@ def check_syntax(fx, kind, payload):
     return check_framing(fx, kind, payload, (400,))
 
 
-def check_answered_once(fx, kind, payload):
-    """One 400 status line, then the close: no second head after the answer (issue 27:
-    libmicrohttpd 0.9.75's own answer sent its status line and headers twice)."""
+def check_answered_once(fx, kind, payload, statuses):
+    """One 4xx status line of statuses, then the close: no second head after the answer
+    (issue 27: libmicrohttpd 0.9.75's own answer sent its status line and headers twice)."""
 
     def act(witness):
         c = Client(fx.port)
@@ -843,8 +843,8 @@ def check_answered_once(fx, kind, payload):
             c.send(payload)
             witness_round(fx, witness)
             outcome = hostile_outcome(c)
-            if outcome[0] != "response" or outcome[1].status != 400:
-                raise AssertionError(f"{kind}: want one 400, got {outcome[:2]!r}")
+            if outcome[0] != "response" or outcome[1].status not in statuses:
+                raise AssertionError(f"{kind}: want one of {statuses}, got {outcome[:2]!r}")
             closed = c.drain_to_close(2.0)
             # a second head read as the first one's body, or after it (a status line, not the
             # words "HTTP/1.1 request" an error page may hold)
@@ -853,19 +853,24 @@ def check_answered_once(fx, kind, payload):
                 raise AssertionError(f"{kind}: a second status line followed the first: "
                                      f"{(outcome[1].body + c.buf)[:200]!r}")
             if not closed:
-                raise AssertionError(f"{kind}: answered 400, then kept the connection open")
-            return "400 once and close"
+                raise AssertionError(f"{kind}: answered {outcome[1].status}, then kept the "
+                                     "connection open")
+            return f"{outcome[1].status} once and close"
         finally:
             c.close()
     return with_witness(fx, act)
 
 
-# A runtime that answers twice (gray-static on libmicrohttpd 0.9.75, for a Content-Length
-# that is no number) says so in its contract entry's conformance_skips.
+# libmicrohttpd 0.9.75 answered the two Content-Lengths here itself, before gray-static saw
+# the request, with its status line and headers twice; gray-static now answers them once from
+# the library's error logger (gray-static/mhd09.h). Past 64 bits, libmicrohttpd 1.0 answers 413
+# where Go, node, nginx and gray-static on 0.9 answer 400.
 ONCE = [
-    ("missing_host", b"GET /plaintext HTTP/1.1\r\n\r\n"),
+    ("missing_host", b"GET /plaintext HTTP/1.1\r\n\r\n", (400,)),
     ("content_length_not_a_number", b"POST /plaintext HTTP/1.1\r\n" + H
-     + b"Content-Length: banana\r\n\r\n"),
+     + b"Content-Length: banana\r\n\r\n", (400,)),
+    ("content_length_past_64_bits_unparsed", b"POST /plaintext HTTP/1.1\r\n" + H
+     + b"Content-Length: 18446744073709551616\r\n\r\n", (400, 413)),
 ]
 
 
@@ -1024,8 +1029,8 @@ def cases(routes):
     out += [(f"framing_{name}", check_framing, (name, payload, statuses))
             for name, payload, statuses in FRAMING]
     out += [(f"syntax_{name}", check_syntax, (name, payload)) for name, payload in SYNTAX]
-    out += [(f"answered_once_{name}", check_answered_once, (name, payload))
-            for name, payload in ONCE]
+    out += [(f"answered_once_{name}", check_answered_once, (name, payload, statuses))
+            for name, payload, statuses in ONCE]
     out += [("content_length_too_large", check_length_too_large, ())]
     out += [("framing_length_with_chunked", check_length_with_chunked, ()),
             ("hostile_slow_trickle", check_slow_trickle, ()),
