@@ -509,7 +509,8 @@ static enum MHD_Result dispatch(struct gs_server *s, struct gs_request *req)
 
 /* ---- heads libmicrohttpd 0.9 refuses itself (mhd09.h) ---- */
 
-/* Under conns_lock. */
+/* No lock: only MHD's callbacks touch the heads list, and every loop runs them on one
+ * thread (ours, or MHD's one internal thread). */
 static void heads_add(struct gs_server *s, struct gs_request *req)
 {
     if (GS_MHD09_DOUBLES_ITS_ERRORS) {
@@ -520,12 +521,10 @@ static void heads_add(struct gs_server *s, struct gs_request *req)
 
 static void heads_del(struct gs_server *s, struct gs_request *req)
 {
-    if (!req->heading)
-        return;
-    conns_lock(s);
-    list_del(&s->heads, req);
-    req->heading = 0;
-    conns_unlock(s);
+    if (req->heading) {
+        list_del(&s->heads, req);
+        req->heading = 0;
+    }
 }
 
 /* MHD has refused the head it is parsing and is about to answer it twice. That head is the
@@ -535,18 +534,15 @@ static void answer_refusal_once(struct gs_server *s)
 {
     const union MHD_ConnectionInfo *fd;
 
-    conns_lock(s);
     for (struct gs_request *r = s->heads; r; r = r->next) {
         if (!MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE) ||
             MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_HTTP_STATUS) ||
             !(fd = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD)))
             continue;
-        list_del(&s->heads, r);
-        r->heading = 0;
+        heads_del(s, r);
         gs_mhd09_answer_once(fd->connect_fd, gs_date_get(&s->date, time(NULL)), GS_SERVER_NAME);
-        break;
+        return;
     }
-    conns_unlock(s);
 }
 
 /* MHD_OPTION_URI_LOG_CALLBACK: a request line is in. What it returns is the request's
@@ -564,11 +560,12 @@ static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *
     *req = (struct gs_request){ .conn = conn, .server = s,
                                 .line_refusal = uri ? gs_line_refusal(uri) : 400 };
     req->tracked = ci ? ci->socket_context : NULL;
-    conns_lock(s);
-    if (req->tracked)
+    if (req->tracked) {
+        conns_lock(s);
         gs_conns_head(&s->conns, req->tracked, coarse_ms());
+        conns_unlock(s);
+    }
     heads_add(s, req);
-    conns_unlock(s);
     return req;
 }
 
