@@ -21,22 +21,22 @@ int gs_mhd09_is_refusal(const char *fmt)
     return 0;
 }
 
-size_t gs_mhd09_answer(char *buf, size_t size, const char *date, const char *server)
+size_t gs_mhd09_answer(char *buf, size_t size, const char *date, const char *server,
+                       const char *body)
 {
-    static const char body[] = "Bad Request\n";
     int n = snprintf(buf, size,
                      "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n"
                      "Content-Type: text/plain\r\nDate: %s\r\nServer: %s\r\n"
                      "Content-Length: %zu\r\n\r\n%s",
-                     date, server, sizeof(body) - 1, body);
+                     date, server, strlen(body), body);
 
     return n > 0 && (size_t)n < size ? (size_t)n : 0;
 }
 
-void gs_mhd09_answer_once(int fd, const char *date, const char *server)
+void gs_mhd09_answer_once(int fd, const char *date, const char *server, const char *body)
 {
     char buf[256];
-    size_t n = gs_mhd09_answer(buf, sizeof(buf), date, server);
+    size_t n = gs_mhd09_answer(buf, sizeof(buf), date, server, body);
 
     /* Nothing was sent for this request, so the socket's buffer takes the 200 bytes at once;
      * a peer whose window is shut loses our answer, as it would have lost MHD's. */

@@ -21,11 +21,12 @@
 int gs_mhd09_is_refusal(const char *fmt);
 
 /* The server's answer to such a head, framed as its own refusals are: 400 (Go and nginx
- * answer both Content-Length refusals so), Connection: close, Content-Type, Date, Server,
- * Content-Length, body. Its length in buf, or 0 when it does not fit. */
-size_t gs_mhd09_answer(char *buf, size_t size, const char *date, const char *server);
+ * answer both Content-Length refusals so), Connection: close, Content-Type: text/plain, Date,
+ * Server, Content-Length, body. Its length in buf, or 0 when it does not fit. */
+size_t gs_mhd09_answer(char *buf, size_t size, const char *date, const char *server,
+                       const char *body);
 
 /* Writes that answer on fd without blocking, then shuts fd's sending side. */
-void gs_mhd09_answer_once(int fd, const char *date, const char *server);
+void gs_mhd09_answer_once(int fd, const char *date, const char *server, const char *body);
 
 #endif

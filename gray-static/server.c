@@ -507,6 +507,8 @@ static enum MHD_Result dispatch(struct gs_server *s, struct gs_request *req)
                    GS_BODY_STATIC, NULL, NULL);
 }
 
+static const char bad_request[] = "Bad Request\n"; /* every 400's body */
+
 /* ---- heads libmicrohttpd 0.9 refuses itself (mhd09.h) ---- */
 
 /* No lock: only MHD's callbacks touch the heads list, and every loop runs them on one
@@ -540,7 +542,8 @@ static void answer_refusal_once(struct gs_server *s)
             !(fd = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD)))
             continue;
         heads_del(s, r);
-        gs_mhd09_answer_once(fd->connect_fd, gs_date_get(&s->date, time(NULL)), GS_SERVER_NAME);
+        gs_mhd09_answer_once(fd->connect_fd, gs_date_get(&s->date, time(NULL)), GS_SERVER_NAME,
+                             bad_request);
         return;
     }
 }
@@ -573,8 +576,7 @@ static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *
  * more of it, and closed, since whatever follows cannot be framed. */
 static enum MHD_Result refuse(struct gs_server *s, struct gs_request *req, unsigned status)
 {
-    static const char bad_request[] = "Bad Request\n", not_impl[] = "Not Implemented\n",
-                      too_large[] = "Content Too Large\n";
+    static const char not_impl[] = "Not Implemented\n", too_large[] = "Content Too Large\n";
     const char *body = status == MHD_HTTP_NOT_IMPLEMENTED ? not_impl
                        : status == MHD_HTTP_CONTENT_TOO_LARGE ? too_large : bad_request;
 

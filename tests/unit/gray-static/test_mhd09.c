@@ -27,7 +27,7 @@ START_TEST(the_answer_is_one_framed_400)
 {
     const char *date = "Sun, 06 Nov 1994 08:49:37 GMT";
     char buf[256], body[64];
-    size_t n = gs_mhd09_answer(buf, sizeof(buf), date, "gray-static");
+    size_t n = gs_mhd09_answer(buf, sizeof(buf), date, "gray-static", "Bad Request\n");
     const char *end, *cl;
     size_t len;
 
@@ -51,12 +51,12 @@ END_TEST
 START_TEST(a_buffer_too_small_gives_nothing)
 {
     char buf[256];
-    size_t whole = gs_mhd09_answer(buf, sizeof(buf), "Sun, 06 Nov 1994 08:49:37 GMT", "gs");
+    const char *date = "Sun, 06 Nov 1994 08:49:37 GMT";
+    size_t whole = gs_mhd09_answer(buf, sizeof(buf), date, "gs", "Bad Request\n");
 
     ck_assert_uint_gt(whole, 0);
-    ck_assert_uint_eq(gs_mhd09_answer(buf, whole, "Sun, 06 Nov 1994 08:49:37 GMT", "gs"), 0);
-    ck_assert_uint_eq(gs_mhd09_answer(buf, whole + 1, "Sun, 06 Nov 1994 08:49:37 GMT", "gs"),
-                      whole);
+    ck_assert_uint_eq(gs_mhd09_answer(buf, whole, date, "gs", "Bad Request\n"), 0);
+    ck_assert_uint_eq(gs_mhd09_answer(buf, whole + 1, date, "gs", "Bad Request\n"), whole);
 }
 END_TEST
 
