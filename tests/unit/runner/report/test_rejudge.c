@@ -67,6 +67,7 @@ START_TEST(judgement_composes)
     struct kb_point_obs o = { .have_load = 1 };
     struct kb_point_load r = parsed(1000, 1.0, 5000, 100);
     struct kb_calibrate_result cal = { .factor = 1.25, .margin_rps = 1250 * 1.5 };
+    struct kb_calibrate_result cal2500 = { .factor = 1.25, .margin_rps = 2500 };
     struct kb_judgement j;
     kb_judge_point(&r, &o, &crit, NULL, KB_MARGIN_UNUSED, 1000, &j);
     ck_assert_int_eq(j.verdict, KB_CONTROLLED);
@@ -101,6 +102,15 @@ START_TEST(judgement_composes)
     kb_judge_point(&r, &o, &crit, &cal, KB_MARGIN_CARRIED, 2000, &j);
     ck_assert_int_eq(j.verdict, KB_UNCONTROLLED);
     ck_assert(j.trusted);
+    /* ... completed 2100 a second of 2000 scheduled, a margin covering exactly 2000: the
+     * client carried its schedule, the rest was the server clearing its backlog */
+    r = parsed(2000, 1.0, 200000, 100);
+    r.achieved_rps = 2100;
+    kb_judge_point(&r, &o, &crit, &cal2500, KB_MARGIN_CARRIED, 2000, &j);
+    ck_assert_int_eq(j.verdict, KB_UNCONTROLLED);
+    ck_assert(j.trusted);
+    kb_judge_point(&r, &o, &crit, &cal, KB_MARGIN_CARRIED, 2000, &j); /* 1875 covers 1500 */
+    ck_assert_msg(strstr(j.trust_reason, "while carrying 2000 req/s"), "%s", j.trust_reason);
     /* failed stays failed whatever the client */
     o.fixture_exited = 1;
     snprintf(o.exit_reason, sizeof(o.exit_reason), "signal 9");
