@@ -79,10 +79,13 @@ def stall_shows_in_corrected_not_uncorrected():
     assert u["max"] >= 400_000, u
     assert c["p999"] > 2 * u["p999"], (c, u)
     # The stall's queue is the server's doing: requests waited for a free connection, and
-    # that wait shows in conn_wait, not in the client's own send lag (the curve's gate).
+    # that wait shows in conn_wait, not in the client's own send lag (the curve's gate): were
+    # it counted in both, lag would be at least conn_wait. Half leaves room for the client's
+    # own stalls on a busy host (a CI run under busy-host saw lag p99 52 ms against 466 ms,
+    # max 93 ms: one stall of the client's CPU; 1-2 ms is usual).
     w, lag = j["conn_wait_us"], j["lag_us"]
     assert w["max"] >= 300_000 and w["p99"] >= 200_000, w
-    assert lag["p99"] < w["p99"] / 10, (lag, w)
+    assert lag["p99"] < w["p99"] / 2 and lag["mean"] < w["mean"] / 4, (lag, w)
     with open(hgrm) as f:
         text = f.read()
     # milliseconds, as wrk2 prints them, and a first line that says so
