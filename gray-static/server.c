@@ -622,8 +622,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     (void)conn;
     if (!req)
         return;
-    if (!req->method) /* MHD refused the head itself, or the peer left before it was in */
-        heads_del(s, req);
+    heads_del(s, req); /* listed still: MHD refused the head itself, or the peer left first */
     if (req->tracked) { /* waits for its next request (or is about to be closed) */
         conns_lock(s);
         gs_conns_idle(&s->conns, req->tracked, coarse_ms());
