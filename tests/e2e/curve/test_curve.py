@@ -676,6 +676,36 @@ def confirmation_samples_each_boundary_and_the_report_counts_them():
     assert load(f"{run}/confirm.json")["points"] == cf["points"]
 
 
+@test
+def a_fixture_started_above_its_lowest_rate_is_primed_first():
+    """The matrix climbs from each route's lowest rate and primes nothing. A start whose
+    first point is higher (here a resumed run whose 200 point was left to redo) first drives
+    every planned route at its lowest rate, unmeasured, and keeps that load's outputs; the
+    point itself is measured after it, as its first sample was."""
+    need_root()
+    run = os.path.join(TMP, "primed")
+    args = ["--runtimes", "go", "--routes", "plaintext,json", "--rates", "100,200",
+            "--confirm", "1"]
+    r = curve(run, *args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not glob.glob(f"{run}/fixtures/go/primed-for-*"), os.listdir(f"{run}/fixtures/go")
+    os.unlink(f"{run}/points/go-json-200/DONE")
+    r = curve(run, *args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = f"{run}/fixtures/go/primed-for-go-json-200"
+    primed = load(f"{d}/primed.json")
+    assert primed["point"] == "go-json-200", primed
+    assert [(p["route"], p["rate"], p["load_exit"]) for p in primed["routes"]] == \
+        [("plaintext", 100, 0), ("json", 100, 0)], primed
+    for route in ("plaintext", "json"):
+        lj = load(f"{d}/{route}/load.json")
+        assert lj["route"] == route and lj["requested_rps"] == 100, lj
+        assert lj["completed"] > 0 and lj["warmup_s"] == 0, lj
+        assert os.path.getmtime(f"{d}/{route}/load.json") <= \
+            os.path.getmtime(f"{run}/points/go-json-200/command.json")
+    assert os.path.exists(f"{run}/points/go-json-200/DONE")
+
+
 def boundary_ids(run):
     """Each runtime-route's boundary as the curve reads it (its highest controlled rate and
     the next planned one; the lowest when none held), from plan.json and the verdicts: the
