@@ -220,7 +220,8 @@ size_t kb_report_boundaries(const struct kb_report *r, struct kb_boundary *out, 
  * that all of those agree on), none for a failed or missing row (more samples cannot change
  * what it is), else samples less those it has. A client-limited row is sampled: trusted
  * samples can outvote a client's passing stall (its row is client-limited only where its
- * client-limited samples could decide the medians). */
+ * client-limited samples could decide the medians), and one still client-limited with all
+ * its samples in gets two more (samples > 1). */
 int kb_boundary_wants(const struct kb_boundary_rate *b, int samples);
 
 /* Writers: 0 or -1 with err. Each writes atomically into dir. */

@@ -74,12 +74,20 @@ size_t kb_report_boundaries(const struct kb_report *r, struct kb_boundary *out, 
     return n;
 }
 
+/* A rate the client could still decide once all its samples are in (two stalls of the client
+ * of three, at a rate near the client's reach) gets this many more: two trusted samples that
+ * agree with the third outvote two client-limited ones. */
+#define CLIENT_LIMITED_EXTRA 2
+
 int kb_boundary_wants(const struct kb_boundary_rate *b, int samples)
 {
     if (!b->rps || (strcmp(b->verdict, "controlled") && strcmp(b->verdict, "uncontrolled") &&
                     strcmp(b->verdict, "client-limited")))
         return 0;
-    if (b->n >= samples || (b->settled && 2 * b->n > samples))
+    if (b->n >= samples)
+        return samples > 1 && !strcmp(b->verdict, "client-limited") &&
+               b->n < samples + CLIENT_LIMITED_EXTRA ? samples + CLIENT_LIMITED_EXTRA - b->n : 0;
+    if (b->settled && 2 * b->n > samples)
         return 0;
     return b->settled ? samples / 2 + 1 - b->n : samples - b->n;
 }

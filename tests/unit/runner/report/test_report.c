@@ -227,6 +227,13 @@ START_TEST(client_limited_sample_decides_only_where_it_could)
     ck_assert_int_eq(b[0].next.rps, 100);
     ck_assert(!b[0].next.settled);
     ck_assert_int_eq(kb_boundary_wants(&b[0].next, 5), 2);
+    /* all 3 of 3 in and the client could still decide it: two more may outvote it, no more */
+    ck_assert_int_eq(kb_boundary_wants(&b[0].next, 3), 2);
+    b[0].next.n = 4;
+    ck_assert_int_eq(kb_boundary_wants(&b[0].next, 3), 1);
+    b[0].next.n = 5;
+    ck_assert_int_eq(kb_boundary_wants(&b[0].next, 3), 0);
+    ck_assert_int_eq(kb_boundary_wants(&b[0].next, 1), 0);  /* confirmation off stays off */
 }
 END_TEST
 
