@@ -664,12 +664,15 @@ def confirmation_samples_each_boundary_and_the_report_counts_them():
     for rate in (100, 200):
         want = 1 + sum(1 for p in cf["points"] if p["rate"] == rate)
         assert rows[rate]["repeats_count"] == want, (rate, rows[rate]["repeats_count"], want)
-    # each rate of the boundary as it now stands has two samples that agree, or three
+    # each rate of the boundary as it now stands has two samples that agree, or three, or
+    # up to five where the client could still decide it after three
     md = open(f"{run}/report.md").read()
     assert "How each cell was confirmed" in md, md
     line = re.search(r"^- go plaintext: (.*)$", md, re.M).group(1)
-    for held, n in re.findall(r"(\d)/(\d) \(median p99", line):
-        assert n in "23" and (n == "3" or held in "02"), line
+    counts = re.findall(r"(\d+)/(\d+) \(p99", line)
+    assert counts, line
+    for held, n in counts:
+        assert n in "2345" and (n != "2" or held in "02"), line
     again = curve(run, *args)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "confirming" not in again.stdout, again.stdout
