@@ -241,11 +241,11 @@ static void confirmation(FILE *f, const struct kb_report *r)
     if (samples > 1)
         para(f, "**How each cell was confirmed**: its highest controlled rate and the next one "
              "up were sampled until the median of %d samples was decided (two that agree "
-             "plainly decide it), and a rate the client could still have decided got up to two more; "
-             "a server started afresh for a round was first driven, unmeasured, "
-             "at its lowest rates, as the matrix's climb had warmed it. \"held 2/3\": "
-             "two of three samples were controlled on their own, a rate close to the knee. "
-             "Figures are medians.", samples);
+             "plainly decide it), and a rate the client could still have decided got up to "
+             "two more; a server started afresh for a round was first driven, unmeasured, at "
+             "its lowest rates, as the matrix's climb had warmed it. \"held 2/3\": two of "
+             "three samples were controlled on their own, a rate close to the knee. Figures "
+             "are medians.", samples);
     else
         para(f, "**How each cell was confirmed**: by the medians of its %d repeats.", r->repeats);
     for (size_t i = 0; i < n; i++) {

@@ -19,9 +19,9 @@
 #include "runner/util/paths.h"
 
 /* How long each route is driven, unmeasured, to prime a fixture started above its lowest
- * rate, and how long that load waits for its last answers (docs/protocol.md, "Confirming the
- * answer": measured, a cold node answered its first second at 20,000 req/s with a p99 of
- * 21-84 ms where a primed one answered in 6-19 ms). */
+ * rate, and how long that load waits for its last answers: a second is thousands of requests
+ * at any planned rate, enough for node's JIT to compile the route (docs/protocol.md,
+ * "Confirming the answer", measures what a cold start costs). */
 #define PRIME_S 1.0
 #define PRIME_DRAIN_S 0.5
 
@@ -167,9 +167,10 @@ static void prime_route(struct kb_curve *cv, const char *route, long rate, const
 static void prime_fixture(struct kb_curve *cv, const struct kb_point *pt)
 {
     char dir[4300], sub[4400];
-    json_t *routes = json_array(), *j;
+    json_t *routes, *j;
     if (pt->rate <= lowest_rate(cv, pt->runtime, pt->route))
         return;
+    routes = json_array();
     snprintf(dir, sizeof(dir), "%s/primed-for-%s", cv->fixdir, pt->id);
     for (size_t i = 0; i < cv->plan.routes.n && !kb_run_interrupted(); i++) {
         const char *route = cv->plan.routes.v[i];
