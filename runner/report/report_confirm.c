@@ -84,9 +84,10 @@ int kb_boundary_wants(const struct kb_boundary_rate *b, int samples)
     if (!b->rps || (strcmp(b->verdict, "controlled") && strcmp(b->verdict, "uncontrolled") &&
                     strcmp(b->verdict, "client-limited")))
         return 0;
-    if (b->n >= samples)
-        return samples > 1 && !strcmp(b->verdict, "client-limited") &&
-               b->n < samples + CLIENT_LIMITED_EXTRA ? samples + CLIENT_LIMITED_EXTRA - b->n : 0;
+    if (b->n >= samples) {      /* all in: only a rate the client could still decide wants more */
+        int more = samples + CLIENT_LIMITED_EXTRA - b->n;
+        return samples > 1 && !strcmp(b->verdict, "client-limited") && more > 0 ? more : 0;
+    }
     if (b->settled && 2 * b->n > samples)
         return 0;
     return b->settled ? samples / 2 + 1 - b->n : samples - b->n;

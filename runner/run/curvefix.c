@@ -31,15 +31,23 @@ void kb_curve_stop_fixture(struct kb_curve *cv)
     cv->r.fx.rt = NULL;
 }
 
+/* The plan's lowest rate for runtime on route, 0 when it has none there. */
+static long lowest_rate(const struct kb_curve *cv, const char *runtime, const char *route)
+{
+    long low = 0;
+    for (size_t i = 0; i < cv->plan.npoints; i++) {
+        const struct kb_point *p = &cv->plan.points[i];
+        if (!strcmp(p->runtime, runtime) && !strcmp(p->route, route) && (!low || p->rate < low))
+            low = p->rate;
+    }
+    return low;
+}
+
 /* 1 when the plan has points of runtime on route (a variant, or a design --db-mode left
  * out, has none on some routes its runtime serves). */
 int kb_curve_plan_has(const struct kb_curve *cv, const char *runtime, const char *route)
 {
-    for (size_t i = 0; i < cv->plan.npoints; i++)
-        if (!strcmp(cv->plan.points[i].runtime, runtime) &&
-            !strcmp(cv->plan.points[i].route, route))
-            return 1;
-    return 0;
+    return lowest_rate(cv, runtime, route) > 0;
 }
 
 /* Preflight every route the plan runs this runtime on; the first failure is the reason. */
@@ -119,18 +127,6 @@ static void start_fixture(struct kb_curve *cv, const struct kb_runtime *rt, int 
     kb_run_write_json(&cv->r.fixture_ev, cv->fixdir, "preflight.json", pre);
     json_decref(pre);
     kb_tmpl_free(argv, 64);
-}
-
-/* The plan's lowest rate for runtime on route, 0 when it has none there. */
-static long lowest_rate(const struct kb_curve *cv, const char *runtime, const char *route)
-{
-    long low = 0;
-    for (size_t i = 0; i < cv->plan.npoints; i++) {
-        const struct kb_point *p = &cv->plan.points[i];
-        if (!strcmp(p->runtime, runtime) && !strcmp(p->route, route) && (!low || p->rate < low))
-            low = p->rate;
-    }
-    return low;
 }
 
 static void unsampled(void *arg, double t0, double t)
