@@ -44,6 +44,11 @@ static int usage(FILE *f)
         "                          requests.log), keep them at each runtime-route's final\n"
         "                          boundary only (its highest controlled rate and the next);\n"
         "                          all: keep every point's; none: record nothing\n"
+        "  --order interleaved|sequential  interleaved (the default): rate by rate, every\n"
+        "                          runtime's fixture up at once and the runtimes measured side\n"
+        "                          by side at each rate in a rotating order, with the host's\n"
+        "                          floor (kb-control) measured beside them; sequential: runtime\n"
+        "                          by runtime (the db route's default)\n"
         "  --repeats N             repeat the matrix, runtime order rotated per repeat\n"
         "  --confirm N             after the matrix, sample each runtime-route's boundary (its\n"
         "                          highest controlled rate and the next) until it has N\n"
@@ -87,7 +92,7 @@ static int usage(FILE *f)
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
        O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET,
-       O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG, O_REFINE, O_TOKEN };
+       O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG, O_REFINE, O_TOKEN, O_ORDER };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -104,6 +109,7 @@ static const struct option long_opts[] = {
     { "db-cpus", 1, 0, O_DBCPUS }, { "confirm", 1, 0, O_CONFIRM },
     { "db-mode", 1, 0, O_DBMODE }, { "requests-log", 1, 0, O_REQLOG },
     { "refine", 2, 0, O_REFINE }, { "agent-token", 1, 0, O_TOKEN },
+    { "order", 1, 0, O_ORDER },
     { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
 };
@@ -180,6 +186,7 @@ static int parse_args(int argc, char **argv, struct kb_curve_opts *a)
         case O_CCPUS: a->ccpus = optarg; break;
         case O_DBCPUS: a->db_cpus = optarg; break;
         case O_DBMODE: a->plan.db_mode = optarg; break;   /* checked by the plan */
+        case O_ORDER: a->plan.order = optarg; break;      /* checked by the plan */
         case O_REQLOG:
             if ((a->requests_log = reqlog_mode(optarg)) < 0)
                 return 2;

@@ -50,6 +50,20 @@ static int listed(json_t *points, const char *id)
     return 0;
 }
 
+/* A round's run order (by_key). Sequential: runtime by runtime (one fixture start each), then
+ * the sample's number, then as added. Interleaved: sample by sample, then rate and route, the
+ * runtimes side by side in an order rotated at each step, so that host drift during the round
+ * meets every runtime's samples alike. */
+static size_t round_key(const struct kb_curve *cv, int sample, long rate, size_t route,
+                        size_t rt, size_t added)
+{
+    size_t nrt = cv->plan.runtimes.n ? cv->plan.runtimes.n : 1;
+    if (!cv->plan.interleaved)
+        return (rt << 24) | ((size_t)sample << 16) | added;
+    return ((size_t)sample << 56) | ((size_t)rate << 20) | (route << 12) |
+           (((rt + (size_t)sample + route) % nrt) << 4) | (added & 0xf);
+}
+
 /* The samples b's runtime and route still want at side's rate, numbered from its n + 1. */
 static void want_samples(struct kb_curve *cv, struct confirm *cf, const struct kb_boundary *b,
                          const struct kb_boundary_rate *side)
@@ -68,8 +82,7 @@ static void want_samples(struct kb_curve *cv, struct confirm *cf, const struct k
             return;
         snprintf(pt->id, sizeof(pt->id), "%s-%s-%ld-c%d", pt->runtime, pt->route, rate,
                  have + 1 + j);
-        /* the run order's key (by_key): runtime, then the sample's number, then as added */
-        pt->index = (rt << 24) | ((size_t)(have + 1 + j) << 16) | cf->n++;
+        pt->index = round_key(cv, have + 1 + j, rate, ro, rt, cf->n++);
         if (!listed(cf->points, pt->id))
             json_array_append_new(cf->points, json_pack("{s:s,s:s,s:s,s:I,s:i}", "id", pt->id,
                                   "runtime", pt->runtime, "route", pt->route,
@@ -77,9 +90,7 @@ static void want_samples(struct kb_curve *cv, struct confirm *cf, const struct k
     }
 }
 
-/* Runtime by runtime in the plan's order (one fixture start each), the boundary's rates
- * alternating within it (sample 2 of each, then sample 3 of each), so that no rate's
- * samples fall in one stretch of time. */
+/* In round_key's order: no rate's samples fall in one stretch of time. */
 static int by_key(const void *a, const void *b)
 {
     const struct kb_point *x = a, *y = b;
@@ -204,7 +215,7 @@ static int refine_plan(struct kb_curve *cv, struct refine *rf, char *err, size_t
         kb_refine_next_id(cv->r.dir, &c, pt->rate, pt->id, sizeof(pt->id));
         json_object_set_new(json_array_get(rf->cells, json_array_size(rf->cells) - 1), "next",
                             json_string(pt->id));
-        pt->index = (rt << 24) | rf->n++;
+        pt->index = round_key(cv, 1, pt->rate, ro, rt, rf->n++);
     }
     kb_report_free(&rep);
     qsort(rf->pts, rf->n, sizeof(rf->pts[0]), by_key);

@@ -119,7 +119,8 @@ static json_t *load_point(struct kb_report *r, const char *dir, const char *id, 
     return v;
 }
 
-enum { F_ACH, F_DEL, F_P50, F_P90, F_P99, F_P999, F_MAX, F_SRV, F_CPU_S, F_CPU_US, F_N };
+enum { F_ACH, F_DEL, F_P50, F_P90, F_P99, F_P999, F_MAX, F_SRV, F_CPU_S, F_CPU_US, F_FLOOR,
+       F_N };
 
 struct acc {
     struct fig f[F_N];
@@ -343,7 +344,8 @@ static void finish_row(struct kb_report *r, struct kb_report_row *row, struct ac
 {
     struct kb_stat *const dst[F_N] = { &row->achieved, &row->delivery, &row->p50, &row->p90,
                                        &row->p99, &row->p999, &row->max, NULL,
-                                       &row->cpu_interval_s, &row->cpu_us_per_response };
+                                       &row->cpu_interval_s, &row->cpu_us_per_response,
+                                       &row->floor_multiple };
     /* what the trusted samples decide whatever the client-limited ones were; NULL: they do not */
     const char *beyond_client = a->verdicts[3] ? client_could_decide(r, a) : NULL;
     row->n = a->n;
@@ -381,6 +383,16 @@ static void finish_row(struct kb_report *r, struct kb_report_row *row, struct ac
                  by_medians(r, row, &a->f[F_P99]));
 }
 
+/* The point's CPU per response over the host's floor measured before it (interleaved). */
+static void add_floor(const struct kb_report *r, struct acc *a, json_t *v)
+{
+    double us, floor = kb_report_floor_us(r, kb_jstr(json_object_get(v, "interleaved"),
+                                                     "floor_sample", ""));
+    if (floor > 0 && kb_jnum_opt(json_object_get(v, "server"), "cpu_us_per_response", NULL,
+                                 &us) && us > 0)
+        fig_add(&a->f[F_FLOOR], us / floor, 0);
+}
+
 static void add_missing(struct kb_report *r, const char *id)
 {
     r->missing = realloc(r->missing, (r->nmissing + 1) * sizeof(char *));
@@ -410,6 +422,7 @@ static void add_point(struct kb_report *r, const char *dir, struct acc *acc, jso
             snprintf(w->unc_id, sizeof(w->unc_id), "%s", id);
         json_array_append_new(w->point_ids, json_string(id));
         accumulate(w, &acc[row - r->rows], v);
+        add_floor(r, &acc[row - r->rows], v);
     }
     json_decref(v);
 }
@@ -576,6 +589,7 @@ static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd
     r->confirm = kb_report_evidence(r, kb_path(path, sizeof(path), dir, "confirm.json"));
     r->refine = kb_report_evidence(r, kb_path(path, sizeof(path), dir, "refine.json"));
     kb_report_load_calibration(r, dir);
+    kb_report_load_floor(r, dir);
     build_rows(r, dir);
     load_fixtures(r, dir);
     kb_report_load_series(r, dir);
@@ -617,6 +631,7 @@ void kb_report_free(struct kb_report *r)
     json_decref(r->hostclock);
     json_decref(r->confirm);
     json_decref(r->refine);
+    json_decref(r->floor);
     json_decref(r->contract_runtimes);
     memset(r, 0, sizeof(*r));
 }

@@ -72,6 +72,8 @@ struct kb_report_row {
     double server_cpu_med;                   /* fraction of one CPU, median */
     struct kb_stat cpu_interval_s;           /* server CPU seconds over the measured interval */
     struct kb_stat cpu_us_per_response;      /* that over the responses completed in it */
+    struct kb_stat floor_multiple;           /* that over the host's floor measured before
+                                                it (an interleaved run's; n 0 otherwise) */
     long long rss_max;
     long long pss_max;                       /* the whole fixture's PSS: shared pages counted
                                                 once across its processes; 0 unknown */
@@ -124,6 +126,9 @@ struct kb_report {
      * {resolution, confirm_samples, cells: [{runtime, route, grid_lo_rps, grid_hi_rps,
      * lo_rps, hi_rps, step, rates}]}; NULL when the run did not refine. Owned. */
     json_t *refine;
+    /* An interleaved run's host floor (floor/<id>/floor.json): {id: floor.json}, the samples
+     * of kb-control's CPU per response taken beside the runtimes; NULL when it has none. */
+    json_t *floor;
     /* The contract's runtime names in its order, or NULL where it could not be read: a
      * runtime's colour in the charts follows its place there, so it keeps its colour in
      * every report whichever runtimes a run had. Owned. */

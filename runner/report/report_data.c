@@ -163,6 +163,7 @@ static json_t *row_json(const struct kb_report_row *w)
         "server_cpu_us_per_response", stat_json(*c), "server_rss_max_bytes",
         (json_int_t)w->rss_max, "server_pss_max_bytes",
         w->pss_max > 0 ? json_integer(w->pss_max) : json_null()));
+    json_object_set_new(o, "server_cpu_floor_multiple", stat_json(w->floor_multiple));
     json_object_update_new(o, json_pack("{s:I,s:I,s:I,s:I}", "socket_errors_count",
         (json_int_t)w->err_io, "timeouts_count", (json_int_t)w->err_timeout,
         "unanswered_count", (json_int_t)w->unanswered, "completed_count",
@@ -323,6 +324,52 @@ static json_t *cost_json(const struct kb_report *r)
     return o;
 }
 
+/* The host's floor over the run: null for a run that took none. */
+static json_t *floor_json(const struct kb_report *r)
+{
+    struct kb_report_floor f;
+    kb_report_floor_of(r, &f);
+    if (!f.n)
+        return json_null();
+    return json_pack("{s:i,s:f,s:f,s:f,s:f,s:f,s:O}", "samples_count", f.n,
+        "cpu_us_per_response_median", f.med, "cpu_us_per_response_min", f.min,
+        "cpu_us_per_response_max", f.max, "moved_fraction", f.max / f.min - 1,
+        "server_steal_max_fraction", f.steal_max, "samples", r->floor);
+}
+
+static json_t *range_json(int n, double med, double min, double max)
+{
+    return json_pack("{s:o,s:o,s:o,s:i}", "median", num_or_null(n > 0, med), "min",
+                     num_or_null(n > 0, min), "max", num_or_null(n > 0, max), "count", n);
+}
+
+/* Per route, each runtime beside the baseline (report_side.c): knee, cost and floor ratios. */
+static json_t *side_json(const struct kb_report *r)
+{
+    json_t *o = json_object();
+    for (size_t j = 0; kb_report_baseline(r) && j < kb_report_nroutes(r); j++) {
+        const char *ro = kb_report_route(r, j);
+        json_t *rows = json_array();
+        for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
+            const char *rt = kb_report_runtime(r, i);
+            struct kb_report_side s;
+            kb_report_side_of(r, rt, ro, &s);
+            if (!s.n_rates && !s.n_floor && !s.knee)
+                continue;
+            json_array_append_new(rows, json_pack("{s:s,s:{s:o,s:o,s:o,s:b,s:b},s:o,s:o}",
+                "runtime", rt, "knee_vs_baseline_ratio", "value", num_or_null(s.knee > 0, s.knee),
+                "low", num_or_null(s.knee_lo > 0, s.knee_lo), "high",
+                num_or_null(s.knee_hi > 0, s.knee_hi), "is_bound", s.knee_bound, "refined",
+                s.refined, "cpu_per_response_vs_baseline_ratio",
+                range_json(s.n_rates, s.cost, s.cost_min, s.cost_max),
+                "cpu_per_response_floor_multiple",
+                range_json(s.n_floor, s.floor, s.floor_min, s.floor_max)));
+        }
+        json_object_set_new(o, ro, rows);
+    }
+    return o;
+}
+
 static json_t *highest_json(const struct kb_report *r)
 {
     json_t *hi = json_object();
@@ -409,6 +456,8 @@ int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, 
                     "cost", cost_json(r), "rows", rows, "plan", r->plan, "run", r->run,
                     "fixtures", fixtures_json(r));
     json_object_set_new(doc, "criteria", criteria_json(r));
+    json_object_set_new(doc, "host_floor", floor_json(r));
+    json_object_set_new(doc, "side_by_side", side_json(r));
     json_object_set_new(doc, "rederived", rederived_json(r));
     json_object_set(doc, "published", r->published ? r->published : json_null());
     json_object_set_new(doc, "readiness_curve", kb_report_readiness_json(r));

@@ -43,6 +43,36 @@ long kb_report_highest(const struct kb_report *r, const char *runtime, const cha
 double kb_report_answer_ratio(const struct kb_report *r, const char *runtime, const char *route,
                               int *soft);
 
+/* ---- the side-by-side comparison (report_side.c) ---- */
+
+/* The run's floor/<id>/floor.json files into r->floor (NULL when there are none). */
+void kb_report_load_floor(struct kb_report *r, const char *dir);
+/* The floor sample id's CPU us per response; 0 when it has none. */
+double kb_report_floor_us(const struct kb_report *r, const char *id);
+/* The floor over the run: its samples that measured, their CPU us per response (median,
+ * min, max) and the most the host stole from the server CPUs during one. n 0: none. */
+struct kb_report_floor {
+    int n;
+    double med, min, max, steal_max;
+};
+void kb_report_floor_of(const struct kb_report *r, struct kb_report_floor *f);
+/* One runtime beside the baseline on one route, each figure measured side by side:
+ * cost: the ratio of their median CPU per response at every rate both were measured at,
+ *   median over those rates (n_rates), with its min and max;
+ * floor: the runtime's CPU per response as a multiple of the host's floor measured before
+ *   each point, median over its rates, min and max (n_floor);
+ * knee: the runtime's knee over the baseline's (refined brackets where the run refined,
+ *   else the grid cells), with the range the brackets allow (lo, hi; hi 0: open above);
+ *   knee_bound: either knee is a lower bound or indicative. knee 0: either held nothing. */
+struct kb_report_side {
+    int n_rates, n_floor, knee_bound, refined;
+    double cost, cost_min, cost_max;
+    double floor, floor_min, floor_max;
+    double knee, knee_lo, knee_hi;
+};
+void kb_report_side_of(const struct kb_report *r, const char *runtime, const char *route,
+                       struct kb_report_side *s);
+
 /* What the answer's cells used, so that a writer explains only the notation it printed. */
 struct kb_answer_used {
     int bound, unproven, below, failed, missing, refined, past_margin;

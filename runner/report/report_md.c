@@ -275,6 +275,85 @@ static void orientation(FILE *f, const struct kb_report *r)
              js(r->published_curve, "route"));
 }
 
+/* A ratio with the range around it: "0.48x (0.45-0.52)"; one value alone where the range is
+ * that value; an end the evidence leaves open (a knee past the plan's top rate) said so;
+ * "-" when there is none. lo, hi 0: that end open. */
+static const char *ratio_text(char *b, size_t len, double v, double lo, double hi)
+{
+    if (!(v > 0))
+        snprintf(b, len, "-");
+    else if (fabs(lo - v) < 0.005 && fabs(hi - v) < 0.005)
+        snprintf(b, len, "%.2fx", v);
+    else if (lo > 0 && hi > 0)
+        snprintf(b, len, "%.2fx (%.2f-%.2f)", v, lo, hi);
+    else if (lo > 0 || hi > 0)
+        snprintf(b, len, "%.2fx (%s %.2f)", v, lo > 0 ? "at least" : "at most", lo > 0 ? lo : hi);
+    else
+        snprintf(b, len, "%.2fx (both past the top)", v);
+    return b;
+}
+
+/* The host's floor over the run, said once: how far its speed moved while the runtimes ran. */
+static void floor_line(FILE *f, const struct kb_report *r)
+{
+    struct kb_report_floor fl;
+    kb_report_floor_of(r, &fl);
+    if (!fl.n) {
+        para(f, "This run took no floor of the host (it ran %s): its figures are absolute, "
+             "and a host's speed moves them between runs.",
+             !strcmp(kb_jstr(r->plan, "order", "sequential"), "interleaved")
+                 ? "interleaved, but kb-control was not measured" : "the runtimes one after "
+                 "another");
+        return;
+    }
+    para(f, "**The host's floor**: kb-control, the cheapest server this kernel allows, driven "
+         "at a fixed rate between the runtimes' points, cost %.2f us of CPU a response (%.2f-"
+         "%.2f over %d samples): the host's speed moved by %.0f %% during this run, with at "
+         "most %.1f %% of the server CPUs stolen during a sample.", fl.med, fl.min, fl.max,
+         fl.n, 100 * (fl.max / fl.min - 1), 100 * fl.steal_max);
+}
+
+/* Each runtime beside the baseline, per route, in one sentence each: the answer to "by how
+ * much", from figures measured seconds apart. */
+static void side_by_side(FILE *f, const struct kb_report *r)
+{
+    const char *base = kb_report_baseline(r);
+    int interleaved = !strcmp(kb_jstr(r->plan, "order", "sequential"), "interleaved");
+    if (!base)
+        return;
+    fprintf(f, "### Side by side with %s\n\n", base);
+    para(f, "%s Each runtime's knee over %s's (the range its bracket and %s's allow%s), its CPU "
+         "a response over %s's at the same rates (median over the rates both were measured at, "
+         "with their range)%s. These ratios carry from one host to another; the rates and "
+         "microseconds above do not.", interleaved ? "Measured side by side: at each rate "
+         "the runtimes ran in turn, seconds apart, in a rotating order." : "Measured one "
+         "runtime after another (--order sequential): the host's speed can differ between "
+         "them.", base, base, json_object_get(r->refine, "cells") ? "; refined knees where "
+         "located" : "", base, r->floor ? ", and over the host's floor measured before each "
+         "point" : "");
+    for (size_t j = 0; j < kb_report_nroutes(r); j++) {
+        const char *ro = kb_report_route(r, j);
+        fprintf(f, "| %s | knee x %s | CPU a response x %s | rates | x the floor |\n"
+                "|---|---:|---:|---:|---:|\n", ro, base, base);
+        for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
+            const char *rt = kb_report_runtime(r, i);
+            struct kb_report_side s;
+            char k[48], c[48], fl[48];
+            kb_report_side_of(r, rt, ro, &s);
+            if (!s.n_rates && !s.knee && !s.n_floor)
+                continue;
+            fprintf(f, "| %s | %s%s | %s | %d | %s |\n", rt, s.knee_bound ? ">= " : "",
+                    !strcmp(rt, base) ? "1" : ratio_text(k, sizeof(k), s.knee, s.knee_lo,
+                                                         s.knee_hi),
+                    !strcmp(rt, base) ? "1" : ratio_text(c, sizeof(c), s.cost, s.cost_min,
+                                                         s.cost_max),
+                    s.n_rates, ratio_text(fl, sizeof(fl), s.floor, s.floor_min, s.floor_max));
+        }
+        fprintf(f, "\n");
+    }
+    floor_line(f, r);
+}
+
 /* The first table: the runtimes in order, the highest controlled rate per route, the cost
  * ratio that orders ties, then how each cell was confirmed. */
 static void answer(FILE *f, const struct kb_report *r)
@@ -295,6 +374,7 @@ static void answer(FILE *f, const struct kb_report *r)
         answer_row(f, r, order[i], rank[i], &u);
     fprintf(f, "\n");
     notation(f, &u);
+    side_by_side(f, r);
     ranking_note(f, r);
     confirmation(f, r);
     orientation(f, r);

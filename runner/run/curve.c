@@ -47,6 +47,9 @@ static json_t *plan_json(const struct kb_curve *cv)
         (json_int_t)cv->r.c.client_lag_p99_max_us, "points", pts);
     if (plan && cv->r.c.baseline)
         json_object_set_new(plan, "baseline", json_string(cv->r.c.baseline));
+    if (plan)
+        json_object_set_new(plan, "order", json_string(p->interleaved ? "interleaved"
+                                                                       : "sequential"));
     /* what the sandbox adds: a run resumes only against the same fixture host */
     json_t *keys = kb_sandbox_plan_keys(cv->r.fx.sandbox);
     if (plan && keys)
@@ -142,6 +145,26 @@ static int db_placement(struct kb_curve *cv, const char *db_cpus, char *err, siz
     return kb_run_db_place(&cv->r, db_cpus, err, errlen);
 }
 
+/* The interleaved order keeps every fixture up at once: a backend that runs one at a time
+ * gets the sequential order, said on stderr, unless --order asked for interleaving. */
+static int side_by_side(struct kb_curve *cv, const struct kb_curve_opts *a, char *err,
+                        size_t errlen)
+{
+    struct kb_plan_opts po = a->plan;
+    if (!cv->plan.interleaved || kb_sandbox_several(cv->r.fx.sandbox))
+        return 0;
+    if (a->plan.order) {
+        snprintf(err, errlen, "--order interleaved: the %s backend runs one fixture at a time",
+                 a->backend);
+        return -1;
+    }
+    fprintf(stderr, "kneebench curve: the %s backend runs one fixture at a time: the runtimes "
+            "run one after another (--order sequential)\n", a->backend);
+    po.order = "sequential";
+    kb_plan_free(&cv->plan);
+    return kb_matrix_plan(&cv->r.c, &po, &cv->plan, err, errlen);
+}
+
 static int setup(struct kb_curve *cv, const struct kb_curve_opts *a, char *err, size_t errlen)
 {
     const struct kb_fixture_opts fo = { .backend = a->backend,
@@ -156,7 +179,7 @@ static int setup(struct kb_curve *cv, const struct kb_curve_opts *a, char *err, 
         return -1;
     if (kb_matrix_plan(&cv->r.c, &a->plan, &cv->plan, err, errlen) < 0)
         return -1;
-    if (kb_run_setup(&cv->r, &fo, err, errlen) < 0)
+    if (kb_run_setup(&cv->r, &fo, err, errlen) < 0 || side_by_side(cv, a, err, errlen) < 0)
         return -1;
     /* the run's PostgreSQL runs on this host */
     if (!kb_sandbox_on_this_host(cv->r.fx.sandbox) && db_planned(cv)) {
@@ -169,6 +192,8 @@ static int setup(struct kb_curve *cv, const struct kb_curve_opts *a, char *err, 
 
 void kb_curve_close(struct kb_curve *cv)
 {
+    kb_fixture_kill_load(&cv->r.fx, SIGKILL);
+    kb_curve_stop_all(cv);
     cv->r.fx.rt = NULL;
     kb_run_close(&cv->r, SIGKILL);
     kb_plan_free(&cv->plan);
@@ -234,7 +259,10 @@ int kb_curve_run_points(struct kb_curve *cv, const struct kb_point *pts, size_t 
         snprintf(dir, sizeof(dir), "%s/points/%s", cv->r.dir, pt->id);
         if (kb_run_point_done(dir)) {
             kb_curve_show_kept(cv, pt, dir);
-        } else if (kb_curve_run_point(cv, pt, dir, err, sizeof(err)) < 0 && !kb_run_interrupted()) {
+            continue;
+        }
+        kb_curve_floor_before(cv, pt);
+        if (kb_curve_run_point(cv, pt, dir, err, sizeof(err)) < 0 && !kb_run_interrupted()) {
             fprintf(stderr, "kneebench curve: %s\n", err);
             failures++;
         }

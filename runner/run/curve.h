@@ -31,6 +31,7 @@
 
 #include "runner/run/matrix.h"
 #include "runner/run/run.h"
+#include "runner/sandbox/sandbox.h"
 
 struct kb_calibrate_result;
 
@@ -46,6 +47,33 @@ struct kb_curve_opts {
     int no_limits, free_ports, client_other, calibrate, force, requests_log;
     double refine;             /* --refine's resolution in percent; 0: off */
     char rates[1024];          /* --rates in whole req/s, as the plan parses them */
+};
+
+/* A fixture kept up while another is measured (the interleaved order): what kb_fixture,
+ * kb_curve and kb_run hold of the fixture now running, set aside until its turn. */
+struct kb_curve_parked {
+    const struct kb_runtime *rt;
+    struct kb_sandbox_fixture *sb;     /* NULL: it could not start (preflight_failed says) */
+    int port, repeat, preflight_failed, harness_error;
+    json_t *identity;
+    char target[64], limits_err[512];
+    double last_exit_check;
+    char fixdir[4096], preflight_reason[512];
+    struct kb_run_evidence ev;
+};
+
+/* The runtimes of the plan and the floor: one each, at most. */
+#define KB_CURVE_PARKED_MAX (KB_SANDBOX_MAX_FIXTURES - 1)
+
+/* The host's floor (curvefloor.c): kb-control driven at a fixed rate beside the runtimes,
+ * its CPU per response the host's speed at that moment. */
+struct kb_curve_floor {
+    int taken;                  /* samples this invocation took */
+    int next;                   /* the next sample's number (RUN/floor/f<next>) */
+    double last_t;              /* when the last one was taken (monotonic s) */
+    long last_rate;             /* the rate of the last point run */
+    char id[16];                /* the latest sample that measured ("" before any) */
+    int failed;                 /* the floor's fixture could not start: not tried again */
 };
 
 struct kb_curve {
@@ -67,6 +95,10 @@ struct kb_curve {
     struct kb_calibrate_result *cal;   /* --calibrate: the client's proven margin, or NULL */
     int requests_log;           /* enum kb_reqlog */
     double refine;              /* the resolution in percent, 0 off */
+    /* the interleaved order: the fixtures not being measured, kept up */
+    struct kb_curve_parked parked[KB_CURVE_PARKED_MAX];
+    size_t nparked;
+    struct kb_curve_floor floor;
 };
 
 /* The run opened: the directory, the contract, the plan (checked against an earlier
@@ -88,6 +120,28 @@ int kb_curve_plan_has(const struct kb_curve *cv, const char *runtime, const char
  * start for this runtime is not retried), or its preflight failure recorded. */
 void kb_curve_ensure_fixture(struct kb_curve *cv, const struct kb_point *pt);
 void kb_curve_stop_fixture(struct kb_curve *cv);
+/* Every fixture stopped: the one running and those kept up beside it. */
+void kb_curve_stop_all(struct kb_curve *cv);
+/* The server CPUs' work now: the CPU seconds of the fixture running and of those kept up
+ * beside it (others: theirs alone, NULL: not wanted). */
+double kb_curve_server_cpu(const struct kb_curve *cv, double *others);
+/* The runtime rt (repeat) made the running fixture: the one running kept, one kept up beside
+ * it brought back, else started; 1 when it was started now. */
+int kb_curve_switch_to(struct kb_curve *cv, const struct kb_runtime *rt, int repeat);
+
+/* ---- the host's floor (curvefloor.c) --------------------------------------------------------
+ * In the interleaved order, before a point that opens a new rate step (at most every
+ * KB_FLOOR_MIN_GAP_S, at least every KB_FLOOR_MAX_GAP_S), kb-control is driven at
+ * KB_FLOOR_RPS for KB_FLOOR_S on the plan's threads and connections, in its own sandbox on the
+ * server CPUs: its CPU per response (to the nanosecond) is the host's speed at that moment.
+ * RUN/floor/f<k>/ keeps the load's files and floor.json (written last); each point's
+ * verdict.json names the floor sample taken before it ("floor_sample"). */
+#define KB_FLOOR_RPS 20000
+#define KB_FLOOR_S 2.0
+#define KB_FLOOR_MIN_GAP_S 15.0
+#define KB_FLOOR_MAX_GAP_S 60.0
+/* A floor sample taken now when pt is due one. */
+void kb_curve_floor_before(struct kb_curve *cv, const struct kb_point *pt);
 /* One point measured into dir, its evidence and marker written. 0, or -1 with err. */
 int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const char *dir,
                        char *err, size_t errlen);

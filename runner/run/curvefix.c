@@ -6,6 +6,7 @@
 #include "runner/run/curve.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -179,16 +180,121 @@ static void prime_fixture(struct kb_curve *cv, const struct kb_point *pt)
     json_decref(j);
 }
 
+/* ---- fixtures kept up side by side (the interleaved order) --------------------------------- */
+
+/* The running fixture set aside in a free slot, still running; cv->r.fx left empty. 0, or -1
+ * when every slot is taken (the caller stops it instead). */
+static int park(struct kb_curve *cv)
+{
+    struct kb_curve_parked *p;
+    if (cv->nparked == KB_CURVE_PARKED_MAX)
+        return -1;
+    p = &cv->parked[cv->nparked++];
+    p->rt = cv->r.fx.rt;
+    p->sb = cv->r.fx.sb;
+    p->port = cv->r.fx.port;
+    p->identity = cv->r.fx.identity;
+    p->last_exit_check = cv->r.fx.last_exit_check;
+    memcpy(p->target, cv->r.fx.target, sizeof(p->target));
+    memcpy(p->limits_err, cv->r.fx.limits_err, sizeof(p->limits_err));
+    p->repeat = cv->repeat;
+    p->preflight_failed = cv->preflight_failed;
+    p->harness_error = cv->harness_error;
+    memcpy(p->fixdir, cv->fixdir, sizeof(p->fixdir));
+    memcpy(p->preflight_reason, cv->preflight_reason, sizeof(p->preflight_reason));
+    p->ev = cv->r.fixture_ev;
+    cv->r.fx.rt = NULL;
+    cv->r.fx.sb = NULL;
+    cv->r.fx.identity = NULL;
+    return 0;
+}
+
+/* Parked slot i made the running fixture again (cv->r.fx must be empty). */
+static void unpark(struct kb_curve *cv, size_t i)
+{
+    struct kb_curve_parked *p = &cv->parked[i];
+    cv->r.fx.rt = p->rt;
+    cv->r.fx.sb = p->sb;
+    cv->r.fx.port = p->port;
+    cv->r.fx.identity = p->identity;
+    cv->r.fx.last_exit_check = p->last_exit_check;
+    memcpy(cv->r.fx.target, p->target, sizeof(p->target));
+    memcpy(cv->r.fx.limits_err, p->limits_err, sizeof(p->limits_err));
+    cv->repeat = p->repeat;
+    cv->preflight_failed = p->preflight_failed;
+    cv->harness_error = p->harness_error;
+    memcpy(cv->fixdir, p->fixdir, sizeof(cv->fixdir));
+    memcpy(cv->preflight_reason, p->preflight_reason, sizeof(cv->preflight_reason));
+    cv->r.fixture_ev = p->ev;
+    cv->parked[i] = cv->parked[--cv->nparked];
+}
+
+static int running_as(const struct kb_curve *cv, const struct kb_runtime *rt, int repeat)
+{
+    return cv->r.fx.rt == rt && cv->repeat == repeat &&
+           (cv->r.fx.sb ? kb_sandbox_alive(cv->r.fx.sb) : cv->preflight_failed);
+}
+
+void kb_curve_stop_all(struct kb_curve *cv)
+{
+    kb_curve_stop_fixture(cv);
+    while (cv->nparked) {
+        unpark(cv, cv->nparked - 1);
+        kb_curve_stop_fixture(cv);
+    }
+}
+
+/* CPU seconds of one fixture's processes: to the nanosecond where its PIDs are this host's,
+ * else as its sandbox samples them. */
+static double fixture_cpu(struct kb_sandbox_fixture *sb)
+{
+    pid_t pids[KB_SANDBOX_MAX_PIDS];
+    struct kb_proc_sample s;
+    char err[256];
+    double cpu;
+    if (!sb)
+        return 0;
+    cpu = kb_procs_cpu_precise(pids, kb_sandbox_pids(sb, pids, KB_SANDBOX_MAX_PIDS));
+    if (isfinite(cpu))
+        return cpu;
+    return kb_sandbox_sample(sb, &s, err, sizeof(err)) == 0 ? s.cpu_seconds : 0;
+}
+
+double kb_curve_server_cpu(const struct kb_curve *cv, double *others)
+{
+    double o = 0;
+    for (size_t i = 0; i < cv->nparked; i++)
+        o += fixture_cpu(cv->parked[i].sb);
+    if (others)
+        *others = o;
+    return o + fixture_cpu(cv->r.fx.sb);
+}
+
+int kb_curve_switch_to(struct kb_curve *cv, const struct kb_runtime *rt, int repeat)
+{
+    if (running_as(cv, rt, repeat))
+        return 0;
+    /* another runtime's live fixture waits its turn; a dead one, or this runtime's, goes */
+    if (!cv->r.fx.rt || cv->r.fx.rt == rt || !cv->plan.interleaved || park(cv) < 0)
+        kb_curve_stop_fixture(cv);
+    for (size_t i = 0; i < cv->nparked; i++) {
+        if (cv->parked[i].rt != rt)
+            continue;
+        unpark(cv, i);
+        if (running_as(cv, rt, repeat))
+            return 0;
+        kb_curve_stop_fixture(cv);      /* died while parked, or an earlier repeat's */
+        break;
+    }
+    start_fixture(cv, rt, repeat);
+    return 1;
+}
+
 void kb_curve_ensure_fixture(struct kb_curve *cv, const struct kb_point *pt)
 {
     const struct kb_runtime *rt = kb_contract_runtime(&cv->r.c, pt->runtime);
     /* keep a live fixture; do not retry one that could not start for this runtime */
-    if (cv->r.fx.rt == rt && cv->repeat == pt->repeat &&
-        (cv->r.fx.sb ? kb_sandbox_alive(cv->r.fx.sb) : cv->preflight_failed))
-        return;
-    kb_curve_stop_fixture(cv);
-    start_fixture(cv, rt, pt->repeat);
-    if (cv->r.fx.sb && !cv->preflight_failed && !cv->harness_error)
+    if (kb_curve_switch_to(cv, rt, pt->repeat) && cv->r.fx.sb && !cv->preflight_failed &&
+        !cv->harness_error)
         prime_fixture(cv, pt);
 }
-

@@ -115,10 +115,11 @@ static int drive(struct kb_curve *cv, const struct kb_point *pt, const char *dir
     return kb_fixture_drive(&cv->r.fx, &ld, pt->route, pt->rate, dir, &sp, obs);
 }
 
-/* Before a point: the route must answer correctly again, and the server must have gone
- * quiet (under SETTLE_IDLE_CPU of a CPU over a SETTLE_WINDOW_S window), since an
+/* Before a point: the route must answer correctly again, and the server CPUs must have gone
+ * quiet -- every fixture on them together, the one about to be measured and those kept up
+ * beside it, under SETTLE_IDLE_CPU of a CPU over a SETTLE_WINDOW_S window -- since an
  * overloaded fixture may still be working off the previous point's backlog and would start
- * the next point already busy. Up to SETTLE_MAX_S in all; the time taken, the last window's
+ * the next point already busy, or run it inside another runtime's point. Up to SETTLE_MAX_S in all; the time taken, the last window's
  * server CPU and whether it went quiet are evidence in verdict.json. */
 #define SETTLE_MAX_S 10.0
 #define SETTLE_WINDOW_S 0.3
@@ -127,6 +128,7 @@ static int drive(struct kb_curve *cv, const struct kb_point *pt, const char *dir
 struct settled {
     double seconds;
     double server_cpu;     /* CPUs over the last window, -1 when none was measured */
+    double beside_cpu;     /* of that, the fixtures kept up beside this one */
     int quiet;
 };
 
@@ -159,20 +161,21 @@ static int route_worth_waiting(void *p)
 static struct settled settle(struct kb_curve *cv, const struct kb_point *pt)
 {
     const struct kb_route *r = kb_contract_route(&cv->r.c, pt->route);
-    struct settled st = { 0, -1, 0 };
-    struct kb_proc_sample a, b;
-    double t0 = kb_fixture_now_s(), ta, tb;
+    struct settled st = { 0, -1, -1, 0 };
+    double t0 = kb_fixture_now_s(), ta, tb, a, b, oa, ob;
     struct route_back w = { cv, r, t0 };
     kb_poll_until(route_answers, route_worth_waiting, &w, (long)(SETTLE_MAX_S * 1000), 100);
-    kb_fixture_sample_server(&cv->r.fx, &a);
+    a = kb_curve_server_cpu(cv, &oa);
     ta = kb_fixture_now_s();
     while (!st.quiet && settle_alive(cv, t0)) {
         kb_sleep_ms((long)(SETTLE_WINDOW_S * 1000));
-        kb_fixture_sample_server(&cv->r.fx, &b);
+        b = kb_curve_server_cpu(cv, &ob);
         tb = kb_fixture_now_s();
-        st.server_cpu = (b.cpu_seconds - a.cpu_seconds) / (tb - ta);
+        st.server_cpu = (b - a) / (tb - ta);
+        st.beside_cpu = (ob - oa) / (tb - ta);
         st.quiet = st.server_cpu < SETTLE_IDLE_CPU;
         a = b;
+        oa = ob;
         ta = tb;
     }
     st.seconds = kb_fixture_now_s() - t0;
@@ -250,11 +253,29 @@ static enum kb_margin_use margin_use(const struct kb_curve *cv)
     return cv->cal ? KB_MARGIN_CARRIED : KB_MARGIN_UNUSED;
 }
 
+/* The fixtures kept up beside this one during its load: their own CPU (an idle runtime's
+ * timers and wake-ups on the server CPUs) and the floor sample taken before it. */
+struct beside {
+    double cpu0, cpu1, t0, t1;
+};
+
+static json_t *beside_json(const struct kb_curve *cv, const struct settled *st,
+                           const struct beside *bs)
+{
+    double cpu = bs->t1 > bs->t0 ? bs->cpu1 - bs->cpu0 : NAN;
+    return json_pack("{s:i,s:o,s:o,s:o,s:s?}", "fixtures_beside", (int)cv->nparked,
+        "beside_cpu_s", kb_json_figure(cpu > 0 ? cpu : isfinite(cpu) ? 0 : NAN),
+        "beside_cpu_fraction", kb_json_figure(cpu >= 0 ? cpu / (bs->t1 - bs->t0) : NAN),
+        "settle_beside_cpu", kb_json_figure(st->beside_cpu >= 0 ? st->beside_cpu : NAN),
+        "floor_sample", cv->floor.id[0] ? cv->floor.id : NULL);
+}
+
 static void write_verdict(struct kb_curve *cv, const struct kb_point *pt, const char *dir,
                           const struct kb_judgement *jd, const struct kb_point_load *lr,
                           json_t *load, const struct sampler *s,
-                          const struct settled *st, const struct kb_point_obs *obs,
-                          double wall, struct kb_run_evidence *ev)
+                          const struct settled *st, const struct beside *bs,
+                          const struct kb_point_obs *obs, double wall,
+                          struct kb_run_evidence *ev)
 {
     struct kb_criteria crit = kb_criteria_of(&cv->r.c);
     json_t *j = verdict_json(cv, pt, jd->verdict, jd->reason, load, lr, s, wall);
@@ -264,9 +285,17 @@ static void write_verdict(struct kb_curve *cv, const struct kb_point *pt, const 
     json_object_set_new(j, "settle_server_cpu", st->server_cpu < 0 ? json_null()
                                                                    : json_real(st->server_cpu));
     json_object_set_new(j, "settle_quiet", json_boolean(st->quiet));
+    if (cv->plan.interleaved)
+        json_object_set_new(j, "interleaved", beside_json(cv, st, bs));
     json_object_set_new(j, "host", host_json(s, lr, &crit, jd));
     kb_run_write_json(ev, dir, "verdict.json", j);
     json_decref(j);
+}
+
+static void beside_mark(const struct kb_curve *cv, double *cpu, double *t)
+{
+    kb_curve_server_cpu(cv, cpu);
+    *t = kb_fixture_now_s();
 }
 
 /* Evidence in order: command, samples, host clocks, verdict (with the load figures), marker
@@ -278,7 +307,8 @@ static int measure_point(struct kb_curve *cv, const struct kb_point *pt, const c
     struct kb_point_obs obs = { 0 };
     struct kb_point_load lr;
     struct kb_run_evidence ev = { "", "" };
-    struct settled st = { 0, -1, 0 };
+    struct settled st = { 0, -1, -1, 0 };
+    struct beside bs = { 0, 0, 0, 0 };
     struct kb_judgement jd;
     char why[512];
     json_t *j, *load = NULL;
@@ -299,12 +329,14 @@ static int measure_point(struct kb_curve *cv, const struct kb_point *pt, const c
     if (cv->preflight_failed) {
         obs.preflight_failed = 1;
         snprintf(obs.preflight_reason, sizeof(obs.preflight_reason), "%.200s", cv->preflight_reason);
-    } else if ((st = settle(cv, pt)), drive(cv, pt, dir, s, &obs) < 0) {
+    } else if ((st = settle(cv, pt)), beside_mark(cv, &bs.cpu0, &bs.t0),
+               drive(cv, pt, dir, s, &obs) < 0) {
         kb_run_csv_abort(&s->csv);  /* no marker: the point is redone on resume */
         snprintf(err, errlen, "%s: the load generator did not run to its end%s", pt->id,
                  kb_run_interrupted() ? " (interrupted)" : "; left to redo");
         return -1;
     } else {
+        beside_mark(cv, &bs.cpu1, &bs.t1);
         /* one sample after the load ended, so the interval's end lies between two */
         if (s->fs.n > 0)
             sample_once(s, s->t0, kb_fixture_now_s());
@@ -322,7 +354,8 @@ static int measure_point(struct kb_curve *cv, const struct kb_point *pt, const c
     kb_judge_point(&lr, &obs, &crit, cv->cal, margin_use(cv), (double)pt->rate, &jd);
     if (kb_hostclock_write_point(&s->clock, HOSTCLOCK_CPUS(cv), dir, why, sizeof(why)) < 0)
         kb_run_note(&ev, "hostclock.json", why);
-    write_verdict(cv, pt, dir, &jd, &lr, load, s, &st, &obs, kb_fixture_now_s() - t0, &ev);
+    write_verdict(cv, pt, dir, &jd, &lr, load, s, &st, &bs, &obs, kb_fixture_now_s() - t0,
+                  &ev);
     rc = kb_run_point_finish(&cv->r, &ev, dir, json_pack("{s:s,s:s}", "point", pt->id,
                              "verdict", kb_verdict_name(jd.verdict)), err, errlen);
     cv->finished++;

@@ -238,27 +238,77 @@ static void drop_idle(const struct kb_contract *c, struct kb_plan *p, int db_bit
         p->runtimes.v[k] = NULL;
 }
 
-static void fill_points(const struct kb_contract *c, struct kb_plan *p, int db_bits)
+static void add_point(struct kb_plan *p, size_t k, int r, const char *rt, const char *route,
+                      long rate)
+{
+    struct kb_point *pt = &p->points[k];
+    pt->index = k;
+    pt->repeat = r + 1;
+    pt->runtime = rt;
+    pt->route = route;
+    pt->rate = rate;
+    snprintf(pt->id, sizeof(pt->id), p->repeats > 1 ? "%s-%s-%ld-r%d" : "%s-%s-%ld", rt, route,
+             rate, r + 1);
+}
+
+/* Runtime by runtime, each climbing every route's rates on one start of its fixture. */
+static size_t fill_sequential(const struct kb_contract *c, struct kb_plan *p, int db_bits)
 {
     size_t nrt = p->runtimes.n, k = 0;
-    p->points = calloc((size_t)p->repeats * nrt * p->routes.n * p->nrates + 1, sizeof(*p->points));
     for (int r = 0; r < p->repeats; r++)
         for (size_t i = 0; i < nrt; i++) {
             const char *rt = p->runtimes.v[(i + (size_t)r) % nrt];
             for (size_t j = 0; j < p->routes.n; j++)
-                for (size_t q = 0; q < p->nrates && served(c, p->routes.v[j], rt, db_bits);
-                     q++, k++) {
-                    struct kb_point *pt = &p->points[k];
-                    pt->index = k;
-                    pt->repeat = r + 1;
-                    pt->runtime = rt;
-                    pt->route = p->routes.v[j];
-                    pt->rate = p->rates[q];
-                    snprintf(pt->id, sizeof(pt->id), p->repeats > 1 ? "%s-%s-%ld-r%d" : "%s-%s-%ld",
-                             rt, pt->route, pt->rate, r + 1);
-                }
+                for (size_t q = 0; q < p->nrates && served(c, p->routes.v[j], rt, db_bits); q++)
+                    add_point(p, k++, r, rt, p->routes.v[j], p->rates[q]);
         }
-    p->npoints = k;
+    return k;
+}
+
+/* Rate by rate, route by route, the runtimes side by side, their order rotated by one at
+ * each step (and each repeat): every fixture stays up and climbs its rates as the sequential
+ * order's does, while no runtime's points are minutes away from another's. */
+static size_t fill_interleaved(const struct kb_contract *c, struct kb_plan *p, int db_bits)
+{
+    size_t nrt = p->runtimes.n, k = 0, step = 0;
+    for (int r = 0; r < p->repeats; r++)
+        for (size_t q = 0; q < p->nrates; q++)
+            for (size_t j = 0; j < p->routes.n; j++, step++)
+                for (size_t i = 0; i < nrt; i++) {
+                    const char *rt = p->runtimes.v[(i + step + (size_t)r) % nrt];
+                    if (served(c, p->routes.v[j], rt, db_bits))
+                        add_point(p, k++, r, rt, p->routes.v[j], p->rates[q]);
+                }
+    return k;
+}
+
+static void fill_points(const struct kb_contract *c, struct kb_plan *p, int db_bits)
+{
+    size_t n = (size_t)p->repeats * p->runtimes.n * p->routes.n * p->nrates;
+    p->points = calloc(n + 1, sizeof(*p->points));
+    p->npoints = p->interleaved ? fill_interleaved(c, p, db_bits)
+                                : fill_sequential(c, p, db_bits);
+}
+
+/* --order, or its default: interleaved, unless the db route runs (its PostgreSQL is started
+ * with the fixture that uses it, so those fixtures go one after another). */
+static int pick_order(const char *order, struct kb_plan *p, char *err, size_t errlen)
+{
+    if (!order) {
+        p->interleaved = !in_list(&p->routes, "db");
+        return 0;
+    }
+    if (strcmp(order, "interleaved") && strcmp(order, "sequential")) {
+        snprintf(err, errlen, "--order is interleaved or sequential, not '%s'", order);
+        return -1;
+    }
+    p->interleaved = !strcmp(order, "interleaved");
+    if (p->interleaved && in_list(&p->routes, "db")) {
+        snprintf(err, errlen, "--order interleaved: the db route's PostgreSQL starts with its "
+                 "fixture, so a plan with the db route runs sequential");
+        return -1;
+    }
+    return 0;
 }
 
 /* A profile's list as the comma list an option would give, into buf; NULL when it has none
@@ -298,6 +348,8 @@ int kb_matrix_plan(const struct kb_contract *c, const struct kb_plan_opts *o, st
     if (db_bits)
         add_db_kin(c, db_bits, p);
     drop_idle(c, p, db_bits);
+    if (pick_order(o->order, p, err, errlen) < 0)
+        goto fail;
     if (!p->runtimes.n || !p->routes.n || !p->nrates) {
         snprintf(err, errlen, "the plan is empty (no runtime, route or rate selected)");
         goto fail;

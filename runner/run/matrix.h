@@ -1,8 +1,11 @@
 /* matrix.h -- plans a curve: which points run, in which order, with which parameters.
  *
- * Pure: no I/O. The plan is runtimes (the contract's order, rotated by one per repeat so no
- * runtime always goes first) x routes x rates (ascending), a runtime only on the routes it
- * serves (kb_runtime_serves). By default the runtimes are the comparison's: a variant
+ * Pure: no I/O. Two orders. Interleaved (the default): rate by rate (ascending), each rate's
+ * routes in turn, and within each the runtimes side by side in an order rotated by one at every
+ * step, so a host whose speed drifts meets every runtime alike and no runtime always goes
+ * first. Sequential (the db route's default: its PostgreSQL starts with the fixture): runtime
+ * by runtime (the contract's order, rotated by one per repeat) x routes x rates (ascending).
+ * A runtime runs only on the routes it serves (kb_runtime_serves). By default the runtimes are the comparison's: a variant
  * (gray-static-blocking) runs only where a profile, --runtimes or db_mode names it.
  * Overrides narrow or change the contract's values; names are checked against the contract. kb_plan_free() frees what
  * kb_matrix_plan() allocated; point strings point into the plan's own copies. */
@@ -26,6 +29,8 @@ struct kb_plan_opts {
      * planned runtime with a db design is joined (or replaced, on /db) by its kin with the
      * chosen ones (kb_contract_db_runtime). NULL: whatever the runtimes picked run. */
     const char *db_mode;
+    const char *order;         /* "interleaved", "sequential"; NULL: interleaved unless the
+                                * plan runs the db route */
 };
 
 struct kb_point {
@@ -42,6 +47,7 @@ struct kb_plan {
     double duration_s, warmup_s, drain_s;
     int threads, connections, repeats;
     int confirm_samples;       /* >= 1; 1: no boundary confirmation */
+    int interleaved;           /* the order (kb_plan_opts.order) */
     struct kb_strlist runtimes, routes;     /* owned copies, contract order */
     long *rates;
     size_t nrates;

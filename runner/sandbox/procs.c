@@ -3,6 +3,7 @@
 #include "runner/sandbox/procs.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,42 @@ void kb_procs_sample(const pid_t *pids, size_t n, struct kb_proc_sample *out)
         out->fds += count_fds(pids[i]);
         out->nprocs++;
     }
+}
+
+static double tasks_cpu(pid_t pid, int *read)
+{
+    char path[96];
+    struct dirent *e;
+    double sum = 0;
+    DIR *d;
+    snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
+    if (!(d = opendir(path)))
+        return 0;
+    while ((e = readdir(d))) {
+        unsigned long long ns;
+        FILE *f;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%ld/task/%.32s/schedstat", (long)pid, e->d_name);
+        if (!(f = fopen(path, "r")))
+            continue;
+        if (fscanf(f, "%llu", &ns) == 1) {
+            sum += (double)ns / 1e9;
+            *read = 1;
+        }
+        fclose(f);
+    }
+    closedir(d);
+    return sum;
+}
+
+double kb_procs_cpu_precise(const pid_t *pids, size_t n)
+{
+    double sum = 0;
+    int read = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += tasks_cpu(pids[i], &read);
+    return read ? sum : NAN;
 }
 
 /* What /proc/PID/stat says of a process's place: state, parent, session, start time. */

@@ -20,6 +20,12 @@ struct kb_proc_sample {
 /* Sum over pids[0..n). Always succeeds; fields count only the processes that were read. */
 void kb_procs_sample(const pid_t *pids, size_t n, struct kb_proc_sample *out);
 
+/* The CPU time the live threads of pids have run, in seconds to the nanosecond (each
+ * thread's /proc/PID/task/TID/schedstat), where /proc/PID/stat counts in 10 ms ticks: a
+ * short measurement of a cheap server needs it. Threads that exited are not counted. NAN
+ * when none could be read. */
+double kb_procs_cpu_precise(const pid_t *pids, size_t n);
+
 /* pid's start time (clock ticks since boot), which tells it from a later process given the
  * same PID; -1 when there is no such process. */
 long long kb_procs_start_time(pid_t pid);

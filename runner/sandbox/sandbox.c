@@ -51,8 +51,9 @@ void kb_sandbox_close(struct kb_sandbox *sb)
 
     if (!sb)
         return;
-    if (sb->running)
-        kb_sandbox_stop(sb->running, ignored, sizeof(ignored));
+    for (size_t i = 0; i < KB_SANDBOX_MAX_FIXTURES; i++)
+        if (sb->running[i])
+            kb_sandbox_stop(sb->running[i], ignored, sizeof(ignored));
     if (sb->ops->close)
         sb->ops->close(sb);
     free(sb);
@@ -113,6 +114,22 @@ int kb_sandbox_port_free(struct kb_sandbox *sb, int port, int timeout_ms, char *
     return kb_port_wait_free(sb->target, port, timeout_ms, why, whylen);
 }
 
+int kb_sandbox_several(const struct kb_sandbox *sb)
+{
+    return sb->ops->several;
+}
+
+/* Where the next fixture goes: the first free slot, or KB_SANDBOX_MAX_FIXTURES when there is
+ * none (a backend without `several` has one slot, taken while a fixture runs). */
+static size_t free_slot(const struct kb_sandbox *sb)
+{
+    size_t n = sb->ops->several ? KB_SANDBOX_MAX_FIXTURES : 1;
+    for (size_t i = 0; i < n; i++)
+        if (!sb->running[i])
+            return i;
+    return KB_SANDBOX_MAX_FIXTURES;
+}
+
 int kb_sandbox_start(struct kb_sandbox *sb, const struct kb_fixture_spec *spec,
                      struct kb_sandbox_fixture **out, char *err, size_t errlen)
 {
@@ -120,8 +137,10 @@ int kb_sandbox_start(struct kb_sandbox *sb, const struct kb_fixture_spec *spec,
     int rc;
 
     *out = NULL;
-    if (sb->running) {
-        snprintf(err, errlen, "%s is already running in this sandbox", spec->name);
+    size_t slot = free_slot(sb);
+    if (slot == KB_SANDBOX_MAX_FIXTURES) {
+        snprintf(err, errlen, "%s cannot start: %s already runs as many fixtures as it can at "
+                 "once", spec->name, sb->ops->name);
         return -1;
     }
     if (!(f = calloc(1, sizeof(*f)))) {
@@ -133,7 +152,7 @@ int kb_sandbox_start(struct kb_sandbox *sb, const struct kb_fixture_spec *spec,
         free(f);
         return rc;
     }
-    sb->running = *out = f;
+    sb->running[slot] = *out = f;
     return 0;
 }
 
@@ -191,8 +210,9 @@ int kb_sandbox_stop(struct kb_sandbox_fixture *f, char *err, size_t errlen)
 {
     int rc = f->sb->ops->stop(f, err, errlen);
 
-    if (f->sb->running == f)
-        f->sb->running = NULL;
+    for (size_t i = 0; i < KB_SANDBOX_MAX_FIXTURES; i++)
+        if (f->sb->running[i] == f)
+            f->sb->running[i] = NULL;
     free(f);
     return rc;
 }

@@ -14,7 +14,9 @@
  * kb_sandbox_close() frees it once, stopping a fixture still running. kb_sandbox_start()
  * makes a fixture handle, kb_sandbox_stop() kills every process of the fixture, waits for
  * them, removes its cgroup/container and frees that handle (always). One fixture at a time
- * per sandbox. The native backend's fixture dies with the runner (a parent-death signal),
+ * per sandbox, or up to KB_SANDBOX_MAX_FIXTURES where the backend runs several side by side
+ * (kb_sandbox_several), each with its own limits: an interleaved curve keeps every runtime
+ * up and measures them in turn. The native backend's fixture dies with the runner (a parent-death signal),
  * and without limits it is pinned to server_cpuset all the same. Nothing here prints or
  * exits; errors come back as text in err. */
 #ifndef KB_SANDBOX_H
@@ -121,6 +123,11 @@ int kb_sandbox_no_limits(const struct kb_sandbox *sb);
  * placement overlap matters, its port can be checked here, a PostgreSQL started here is
  * beside it, and asking whether it lives costs no round trip). */
 int kb_sandbox_on_this_host(const struct kb_sandbox *sb);
+
+/* 1 when the backend runs several fixtures at once, each in its own cgroup or container with
+ * its own limits (native, docker); 0 when one must stop before the next starts. */
+#define KB_SANDBOX_MAX_FIXTURES 8
+int kb_sandbox_several(const struct kb_sandbox *sb);
 
 /* The IPv4 address the fixture is reached at: 127.0.0.1, or the remote fixture host. */
 const char *kb_sandbox_target(const struct kb_sandbox *sb);

@@ -19,7 +19,8 @@ struct kb_sandbox {
     char agent_token[4096];    /* the token file's path (remote) */
     int no_limits;
     void *state;               /* the backend's own */
-    struct kb_sandbox_fixture *running;   /* the one started and not yet stopped */
+    /* those started and not yet stopped: one, unless the backend runs several at once */
+    struct kb_sandbox_fixture *running[KB_SANDBOX_MAX_FIXTURES];
 };
 
 struct kb_sandbox_fixture {
@@ -30,6 +31,7 @@ struct kb_sandbox_fixture {
 struct kb_sandbox_ops {
     const char *name;
     int on_this_host;          /* see kb_sandbox_on_this_host */
+    int several;               /* see kb_sandbox_several */
     /* Check sb's configuration and make sb->state. 0, or -1 with err (close() still runs). */
     int (*open)(struct kb_sandbox *sb, char *err, size_t errlen);
     void (*close)(struct kb_sandbox *sb);

@@ -535,6 +535,7 @@ static json_t *cg_identity(struct kb_sandbox *box, const struct kb_fixture_parts
 
 const struct kb_sandbox_ops kb_sandbox_native = {
     .name = "native",
+    .several = 1,
     .on_this_host = 1,
     .open = cg_open,
     .available = cg_available,

@@ -177,8 +177,8 @@ static int docker_rm(const char *name, struct dk_out *o)
     return docker_run(rm, o, -1, DK_TIMEOUT_S);
 }
 
-/* Remove containers left by runners that are gone; refuse (-1, err) when a container of a
- * live kneebench is running: a point must not share the machine with another fixture.
+/* Remove containers left by runners that are gone; refuse (-1, err) when a container of
+ * another live kneebench is running: a point must not share the machine with another run.
  * mine (may be NULL) is this runner's PostgreSQL, the one running container allowed. */
 static int clear_the_field(const char *mine, char *err, size_t errlen)
 {
@@ -199,6 +199,9 @@ static int clear_the_field(const char *mine, char *err, size_t errlen)
             (mine && !strcmp(name, mine)))
             continue;
         int owner_alive = owner > 0 && (kill((pid_t)owner, 0) == 0 || errno != ESRCH);
+        /* this runner's own running fixtures stand side by side (an interleaved curve) */
+        if (owner == (long)getpid() && !strcmp(state, "running"))
+            continue;
         if (!owner_alive || strcmp(state, "running")) {
             if (owner == (long)getpid() || !owner_alive)
                 docker_rm(name, &o);
@@ -910,6 +913,7 @@ static int dk_stop(struct kb_sandbox_fixture *f, char *err, size_t errlen)
  * (clear_the_field), and a run directory holds no record of a container. */
 const struct kb_sandbox_ops kb_sandbox_docker = {
     .name = "docker",
+    .several = 1,
     .on_this_host = 1,
     .open = dk_open,
     .close = dk_close,

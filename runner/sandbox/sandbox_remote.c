@@ -374,6 +374,7 @@ static void rm_describe(const struct kb_sandbox *box, char *out, size_t outlen)
 /* No sweep: what is stale on the fixture host is its agent's to remove. */
 const struct kb_sandbox_ops kb_sandbox_remote = {
     .name = "remote",
+    .several = 0,
     .on_this_host = 0,
     .open = rm_open,
     .close = rm_close,
