@@ -4,6 +4,7 @@
  * s) named in its header; a lower bound is written ">= ". */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/report/compare.h"
+#include "runner/report/report_int.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -344,6 +345,88 @@ static void md_notes(FILE *f, const struct kb_cmp *c, const struct kb_report *a,
             100 * KB_CMP_MAX_CHANCE);
 }
 
+/* ---- the host and the servers ---------------------------------------------------------- */
+
+/* How a runtime's own CPU per response moved from a to b: the median, over the rates both runs
+ * measured it at, of b's over a's. 0 when no rate has it in both. */
+static double cost_change(const struct kb_report *a, const struct kb_report *b, const char *rt,
+                          const char *route)
+{
+    double v[64], t;
+    int n = 0;
+    for (size_t k = 0; k < kb_report_nrates(a) && n < 64; k++) {
+        long rate = kb_report_rate(a, k);
+        const struct kb_report_row *x = kb_report_row(a, rt, route, rate),
+                                   *y = kb_report_row(b, rt, route, rate);
+        if (x && y && x->cpu_us_per_response.n && y->cpu_us_per_response.n &&
+            x->cpu_us_per_response.med > 0)
+            v[n++] = y->cpu_us_per_response.med / x->cpu_us_per_response.med;
+    }
+    for (int i = 1; i < n; i++)          /* insertion sort: a few rates */
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--)
+            t = v[j], v[j] = v[j - 1], v[j - 1] = t;
+    return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+}
+
+static void pct_of_ratio(char *out, size_t len, double ratio)
+{
+    if (ratio > 0)
+        snprintf(out, len, "%+.0f %%", 100 * (ratio - 1));
+    else
+        snprintf(out, len, "-");
+}
+
+/* One runtime-route: its cost's change split into the host's (the floor's) and the server's
+ * own (its floor multiple's), and its ratio to the baseline in each run. */
+static void md_host_row(FILE *f, const struct kb_report *a, const struct kb_report *b,
+                        const char *rt, const char *route, double host)
+{
+    struct kb_report_side sa, sb;
+    char cost[24], own[24];
+    double ch = cost_change(a, b, rt, route);
+    kb_report_side_of(a, rt, route, &sa);
+    kb_report_side_of(b, rt, route, &sb);
+    if (!ch && !sa.n_rates && !sb.n_rates)
+        return;
+    pct_of_ratio(cost, sizeof(cost), ch);
+    pct_of_ratio(own, sizeof(own), sa.floor > 0 && sb.floor > 0 ? sb.floor / sa.floor
+                                   : ch > 0 && host > 0 ? ch / host : 0);
+    fprintf(f, "| %s | %s | %s | %s |", rt, route, cost, own);
+    sa.cost > 0 ? fprintf(f, " %.2f |", sa.cost) : fprintf(f, " - |");
+    sb.cost > 0 ? fprintf(f, " %.2f |\n", sb.cost) : fprintf(f, " - |\n");
+}
+
+/* How much of a difference between the runs is the host's: their floors, each measured beside
+ * its runtimes; the rest is the servers'. */
+static void md_host(FILE *f, const struct kb_report *a, const struct kb_report *b)
+{
+    struct kb_report_floor fa, fb;
+    const char *base = kb_report_baseline(a);
+    double host = 0;
+    kb_report_floor_of(a, &fa);
+    kb_report_floor_of(b, &fb);
+    fprintf(f, "\n## The host and the servers\n\n");
+    if (fa.n && fb.n) {
+        host = fb.med / fa.med;
+        fprintf(f, "The host's floor (kb-control's CPU a response, measured beside the runtimes): "
+                "A %.2f us (%.2f-%.2f over %d samples), B %.2f us (%.2f-%.2f over %d): the host "
+                "was %.0f %% %s in B. A change in a runtime's CPU a response is the host's by that "
+                "much; the rest, its floor multiple's change, is the server's own.\n\n",
+                fa.med, fa.min, fa.max, fa.n, fb.med, fb.min, fb.max, fb.n,
+                100 * fabs(host - 1), host > 1 ? "slower" : "faster");
+    } else {
+        fprintf(f, "%s took no floor of the host (runs before the interleaved order, or "
+                "--order sequential): a change in CPU a response cannot be split between the "
+                "host and the server.\n\n", !fa.n && !fb.n ? "Neither run" : !fa.n ? "A" : "B");
+    }
+    fprintf(f, "| runtime | route | CPU a response | of it the server's own | x %s in A | "
+            "x %s in B |\n|---|---|---:|---:|---:|---:|\n", base ? base : "the baseline",
+            base ? base : "the baseline");
+    for (size_t i = 0; i < kb_report_nruntimes(a); i++)
+        for (size_t j = 0; j < kb_report_nroutes(a); j++)
+            md_host_row(f, a, b, kb_report_runtime(a, i), kb_report_route(a, j), host);
+}
+
 int kb_cmp_write_md(FILE *f, const struct kb_cmp *c, const struct kb_report *a,
                     const struct kb_report *b, const char *name_a, const char *name_b)
 {
@@ -353,6 +436,7 @@ int kb_cmp_write_md(FILE *f, const struct kb_cmp *c, const struct kb_report *a,
     md_moves(f, c);
     md_answers(f, c);
     md_noise(f, c);
+    md_host(f, a, b);
     fprintf(f, "\nBy runtime:\n\n");
     for (size_t i = 0; i < c->ntally; i++)
         md_tally(f, &c->tally[i]);

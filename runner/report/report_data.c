@@ -356,11 +356,12 @@ static json_t *side_json(const struct kb_report *r)
             kb_report_side_of(r, rt, ro, &s);
             if (!s.n_rates && !s.n_floor && !s.knee)
                 continue;
-            json_array_append_new(rows, json_pack("{s:s,s:{s:o,s:o,s:o,s:b,s:b},s:o,s:o}",
+            json_array_append_new(rows, json_pack("{s:s,s:{s:o,s:o,s:o,s:b,s:b,s:b},s:o,s:o}",
                 "runtime", rt, "knee_vs_baseline_ratio", "value", num_or_null(s.knee > 0, s.knee),
                 "low", num_or_null(s.knee_lo > 0, s.knee_lo), "high",
-                num_or_null(s.knee_hi > 0, s.knee_hi), "is_bound", s.knee_bound, "refined",
-                s.refined, "cpu_per_response_vs_baseline_ratio",
+                num_or_null(s.knee_hi > 0, s.knee_hi), "runtime_is_bound", s.knee_bound,
+                "baseline_is_bound", s.base_bound, "refined", s.refined,
+                "cpu_per_response_vs_baseline_ratio",
                 range_json(s.n_rates, s.cost, s.cost_min, s.cost_max),
                 "cpu_per_response_floor_multiple",
                 range_json(s.n_floor, s.floor, s.floor_min, s.floor_max)));

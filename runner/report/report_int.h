@@ -63,9 +63,11 @@ void kb_report_floor_of(const struct kb_report *r, struct kb_report_floor *f);
  *   each point, median over its rates, min and max (n_floor);
  * knee: the runtime's knee over the baseline's (refined brackets where the run refined,
  *   else the grid cells), with the range the brackets allow (lo, hi; hi 0: open above);
- *   knee_bound: either knee is a lower bound or indicative. knee 0: either held nothing. */
+ *   knee_bound, base_bound: the runtime's knee, the baseline's, is only a lower bound (the
+ *   client limited the point above it) or indicative, so the ratio is at least, or at most,
+ *   what it says. knee 0: either held nothing. */
 struct kb_report_side {
-    int n_rates, n_floor, knee_bound, refined;
+    int n_rates, n_floor, knee_bound, base_bound, refined;
     double cost, cost_min, cost_max;
     double floor, floor_min, floor_max;
     double knee, knee_lo, knee_hi;

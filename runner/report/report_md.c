@@ -293,6 +293,15 @@ static const char *ratio_text(char *b, size_t len, double v, double lo, double h
     return b;
 }
 
+/* Where a knee was only a lower bound, what that makes of the ratio: at least (the runtime's),
+ * at most (the baseline's), or neither way known (both). */
+static const char *bound_mark(const struct kb_report_side *s)
+{
+    if (!(s->knee > 0) || (!s->knee_bound && !s->base_bound))
+        return "";
+    return s->knee_bound && s->base_bound ? "~" : s->knee_bound ? ">= " : "<= ";
+}
+
 /* The host's floor over the run, said once: how far its speed moved while the runtimes ran. */
 static void floor_line(FILE *f, const struct kb_report *r)
 {
@@ -342,7 +351,7 @@ static void side_by_side(FILE *f, const struct kb_report *r)
             kb_report_side_of(r, rt, ro, &s);
             if (!s.n_rates && !s.knee && !s.n_floor)
                 continue;
-            fprintf(f, "| %s | %s%s | %s | %d | %s |\n", rt, s.knee_bound ? ">= " : "",
+            fprintf(f, "| %s | %s%s | %s | %d | %s |\n", rt, bound_mark(&s),
                     !strcmp(rt, base) ? "1" : ratio_text(k, sizeof(k), s.knee, s.knee_lo,
                                                          s.knee_hi),
                     !strcmp(rt, base) ? "1" : ratio_text(c, sizeof(c), s.cost, s.cost_min,

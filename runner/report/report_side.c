@@ -105,7 +105,7 @@ static void bracket(const struct kb_report *r, const char *rt, const char *route
     struct kb_report_answer a;
     const json_t *rf = kb_report_refined(r, rt, route);
     kb_report_answer_of(r, rt, route, &a);
-    *bound |= a.client_from || a.indicative;
+    *bound = a.client_from || a.indicative;
     *lo = a.proven;
     *hi = 0;
     if (rf) {
@@ -131,7 +131,7 @@ void kb_report_side_of(const struct kb_report *r, const char *runtime, const cha
         return;
     cost_side(r, runtime, base, route, s);
     bracket(r, runtime, route, &alo, &ahi, &s->knee_bound, &s->refined);
-    bracket(r, base, route, &blo, &bhi, &s->knee_bound, &s->refined);
+    bracket(r, base, route, &blo, &bhi, &s->base_bound, &s->refined);
     if (!alo || !blo)
         return;
     s->knee = (double)alo / (double)blo;

@@ -137,7 +137,7 @@ int kb_curve_switch_to(struct kb_curve *cv, const struct kb_runtime *rt, int rep
  * RUN/floor/f<k>/ keeps the load's files and floor.json (written last); each point's
  * verdict.json names the floor sample taken before it ("floor_sample"). */
 #define KB_FLOOR_RPS 20000
-#define KB_FLOOR_S 2.0
+#define KB_FLOOR_S 1.0
 #define KB_FLOOR_MIN_GAP_S 15.0
 #define KB_FLOOR_MAX_GAP_S 60.0
 /* A floor sample taken now when pt is due one. */

@@ -23,7 +23,7 @@
 #include "runner/util/paths.h"
 
 #define FLOOR_ROUTE "plaintext"
-#define FLOOR_DRAIN_S 0.5
+#define FLOOR_DRAIN_S 0.25
 /* The floor's fixture waits for the server CPUs to be as quiet as a point does (curvepoint.c):
  * every fixture together under QUIET_CPU of a CPU over a QUIET_WINDOW_S window. */
 #define QUIET_MAX_S 10.0

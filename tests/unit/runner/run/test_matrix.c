@@ -1,6 +1,7 @@
-/* test_matrix.c -- the plan: contract order, 56 points by default (the comparison's runtimes:
- * no variant), overrides, repeats with rotated runtime order, names checked, the db designs
- * a profile or --db-mode selects. */
+/* test_matrix.c -- the plan: 56 points by default (the comparison's runtimes: no variant),
+ * interleaved rate by rate with the runtimes' order rotated at each step, the sequential order
+ * (runtime by runtime, the db route's default), overrides, repeats with rotated runtime
+ * order, names checked, the db designs a profile or --db-mode selects. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/run/matrix.h"
 #include "runner/util/root.h"
@@ -50,13 +51,14 @@ START_TEST(default_plan_is_contract_matrix)
     ck_assert_double_eq(P.duration_s, kb_contract_profile(&C, "paper")->duration_s);
     ck_assert_int_eq(P.threads, C.threads);
     ck_assert_int_eq(P.connections, C.connections);
-    /* runtime-major in the contract's order, then routes, then rates ascending */
+    /* interleaved: rate-major ascending, then routes, the runtimes side by side */
+    ck_assert_int_eq(P.interleaved, 1);
     ck_assert_str_eq(P.points[0].runtime, C.runtimes[0].name);
     ck_assert_str_eq(P.points[0].route, C.cmp_routes.v[0]);
     ck_assert_int_eq(P.points[0].rate, C.rates[0]);
-    ck_assert_int_eq(P.points[1].rate, C.rates[1]);
-    ck_assert_str_eq(P.points[C.nrates].route, C.cmp_routes.v[1]);
-    ck_assert_str_eq(P.points[P.npoints - 1].runtime, P.runtimes.v[P.runtimes.n - 1]);
+    ck_assert_int_eq(P.points[P.runtimes.n - 1].rate, C.rates[0]);
+    ck_assert_str_eq(P.points[P.runtimes.n].route, C.cmp_routes.v[1]);
+    ck_assert_int_eq(P.points[P.npoints - 1].rate, C.rates[C.nrates - 1]);
     for (size_t i = 0; i < P.npoints; i++)
         ck_assert(!kb_contract_runtime(&C, P.points[i].runtime)->variant_of);
     for (size_t i = 0; i < P.npoints; i++) {
@@ -66,9 +68,68 @@ START_TEST(default_plan_is_contract_matrix)
 }
 END_TEST
 
+/* Every step (a rate on a route) has each runtime once, and the one that goes first moves on
+ * by one place each step: no runtime always first, none's points far from another's. */
+START_TEST(interleaved_order_rotates_at_every_step)
+{
+    struct kb_plan_opts o = defaults();
+    size_t nrt, steps;
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), 0);
+    nrt = P.runtimes.n;
+    steps = P.npoints / nrt;
+    ck_assert_uint_eq(steps, C.cmp_routes.n * C.nrates);
+    for (size_t s = 0; s < steps; s++) {
+        const struct kb_point *first = &P.points[s * nrt];
+        ck_assert_str_eq(first->runtime, P.runtimes.v[s % nrt]);
+        for (size_t i = 0; i < nrt; i++) {
+            const struct kb_point *pt = &P.points[s * nrt + i];
+            ck_assert_int_eq(pt->rate, first->rate);
+            ck_assert_str_eq(pt->route, first->route);
+            ck_assert_str_eq(pt->runtime, P.runtimes.v[(s + i) % nrt]);
+        }
+    }
+}
+END_TEST
+
+/* --order sequential: runtime-major in the contract's order, then routes, then rates. */
+START_TEST(sequential_order_runs_runtime_by_runtime)
+{
+    struct kb_plan_opts o = defaults();
+    o.order = "sequential";
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), 0);
+    ck_assert_int_eq(P.interleaved, 0);
+    ck_assert_str_eq(P.points[0].runtime, C.runtimes[0].name);
+    ck_assert_int_eq(P.points[1].rate, C.rates[1]);
+    ck_assert_str_eq(P.points[C.nrates].route, C.cmp_routes.v[1]);
+    ck_assert_str_eq(P.points[P.npoints - 1].runtime, P.runtimes.v[P.runtimes.n - 1]);
+    kb_plan_free(&P);
+    o.order = "shuffled";
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--order"));
+}
+END_TEST
+
+/* The db route's PostgreSQL starts with its fixture: such a plan runs sequential, and asking
+ * for interleaving there is refused, not ignored. */
+START_TEST(db_route_runs_sequential)
+{
+    struct kb_plan_opts o = defaults();
+    o.runtimes = "gray-static";
+    o.routes = "db";
+    o.rates = "100,200";
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), 0);
+    ck_assert_int_eq(P.interleaved, 0);
+    kb_plan_free(&P);
+    o.order = "interleaved";
+    ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "db route"));
+}
+END_TEST
+
 START_TEST(overrides_narrow_and_sort)
 {
     struct kb_plan_opts o = defaults();
+    o.order = "sequential";
     o.profile = "quick";
     o.runtimes = "gray-static,node";     /* given out of order: the contract's order wins */
     o.routes = "json";
@@ -92,6 +153,7 @@ START_TEST(repeats_rotate_runtime_order)
     o.routes = "plaintext";
     o.rates = "100";
     o.repeats = 2;
+    o.order = "sequential";
     ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), 0);
     ck_assert_uint_eq(P.npoints, 4);
     ck_assert_str_eq(P.points[0].id, "node-plaintext-100-r1");
@@ -243,6 +305,9 @@ static Suite *suite(void)
     TCase *tc = tcase_create("plan");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, default_plan_is_contract_matrix);
+    tcase_add_test(tc, interleaved_order_rotates_at_every_step);
+    tcase_add_test(tc, sequential_order_runs_runtime_by_runtime);
+    tcase_add_test(tc, db_route_runs_sequential);
     tcase_add_test(tc, overrides_narrow_and_sort);
     tcase_add_test(tc, repeats_rotate_runtime_order);
     tcase_add_test(tc, route_only_where_served);
