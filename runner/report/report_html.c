@@ -134,6 +134,58 @@ static void answer(FILE *f, const struct kb_report *r)
             kb_report_baseline(r) ? "" : " (this run's plan names none: no ratio is given)");
 }
 
+/* kb_report_side_mark as HTML text. */
+static const char *html_mark(const struct kb_report_side *s)
+{
+    const char *m = kb_report_side_mark(s);
+    return m[0] == '<' ? "&lt;= " : m[0] == '>' ? "&gt;= " : m;
+}
+
+/* report.md's Side by side: each runtime beside the baseline per route, and the floor. */
+static void side_by_side(FILE *f, const struct kb_report *r)
+{
+    const char *base = kb_report_baseline(r);
+    struct kb_report_floor fl;
+    if (!base)
+        return;
+    fprintf(f, "<h3 id=\"side-by-side\">Side by side with ");
+    kb_svg_xml(f, base);
+    fprintf(f, "</h3>\n<table id=\"side-table\"><thead><tr><th>route</th><th>runtime</th>"
+            "<th>knee</th><th>CPU a response</th><th>rates</th><th>x the floor</th></tr>"
+            "</thead><tbody>\n");
+    for (size_t j = 0; j < kb_report_nroutes(r); j++)
+        for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
+            const char *rt = kb_report_runtime(r, i), *ro = kb_report_route(r, j);
+            int is_base = !strcmp(rt, base);
+            struct kb_report_side s;
+            char k[48], c[48], x[48];
+            kb_report_side_of(r, rt, ro, &s);
+            if (!s.n_rates && !s.knee && !s.n_floor)
+                continue;
+            fprintf(f, "<tr><td>");
+            kb_svg_xml(f, ro);
+            fprintf(f, "</td><td>");
+            kb_svg_xml(f, rt);
+            fprintf(f, "</td><td class=\"n\">%s", is_base ? "" : html_mark(&s));
+            fprintf(f, "%s</td><td class=\"n\">%s</td><td class=\"n\">%d</td>"
+                    "<td class=\"n\">%s</td></tr>\n", is_base ? "1" :
+                    kb_text_ratio(k, sizeof(k), s.knee, s.knee_lo, s.knee_hi), is_base ? "1" :
+                    kb_text_ratio(c, sizeof(c), s.cost, s.cost_min, s.cost_max), s.n_rates,
+                    kb_text_ratio(x, sizeof(x), s.floor, s.floor_min, s.floor_max));
+        }
+    kb_report_floor_of(r, &fl);
+    fprintf(f, "</tbody></table>\n<p class=\"note\">Knee and CPU a response over ");
+    kb_svg_xml(f, base);
+    fprintf(f, "'s, measured side by side (median over the rates both ran, with their range), "
+            "and over the host's floor measured before each point: ratios carry from one host "
+            "to another, rates and microseconds do not.");
+    if (fl.n)
+        fprintf(f, " The host's floor (kb-control's CPU a response) was %.2f us (%.2f-%.2f over "
+                "%d samples): its speed moved by %.0f %% during this run.", fl.med, fl.min,
+                fl.max, fl.n, 100 * (fl.max / fl.min - 1));
+    fprintf(f, "</p>\n");
+}
+
 /* A boundary rate and its samples controlled of all; "-" where there is none. */
 static void boundary_cells(FILE *f, const struct kb_boundary_rate *b)
 {
@@ -327,6 +379,7 @@ static int fill_report_html(FILE *f, const void *arg)
     const char *dir = ((const struct fill_report_html_arg *)arg)->dir;
     head(f, r);
     answer(f, r);
+    side_by_side(f, r);
     confirmation(f, r);
     cost(f, r);
     curves(f, r);

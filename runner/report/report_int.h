@@ -74,6 +74,9 @@ struct kb_report_side {
 };
 void kb_report_side_of(const struct kb_report *r, const char *runtime, const char *route,
                        struct kb_report_side *s);
+/* What a lower-bound knee makes of s's knee ratio, printed before it: ">= " (the runtime's
+ * knee is a bound), "<= " (the baseline's), "~" (both), "" (neither, or no ratio). */
+const char *kb_report_side_mark(const struct kb_report_side *s);
 
 /* What the answer's cells used, so that a writer explains only the notation it printed. */
 struct kb_answer_used {

@@ -275,33 +275,6 @@ static void orientation(FILE *f, const struct kb_report *r)
              js(r->published_curve, "route"));
 }
 
-/* A ratio with the range around it: "0.48x (0.45-0.52)"; one value alone where the range is
- * that value; an end the evidence leaves open (a knee past the plan's top rate) said so;
- * "-" when there is none. lo, hi 0: that end open. */
-static const char *ratio_text(char *b, size_t len, double v, double lo, double hi)
-{
-    if (!(v > 0))
-        snprintf(b, len, "-");
-    else if (fabs(lo - v) < 0.005 && fabs(hi - v) < 0.005)
-        snprintf(b, len, "%.2fx", v);
-    else if (lo > 0 && hi > 0)
-        snprintf(b, len, "%.2fx (%.2f-%.2f)", v, lo, hi);
-    else if (lo > 0 || hi > 0)
-        snprintf(b, len, "%.2fx (%s %.2f)", v, lo > 0 ? "at least" : "at most", lo > 0 ? lo : hi);
-    else
-        snprintf(b, len, "%.2fx (both past the top)", v);
-    return b;
-}
-
-/* Where a knee was only a lower bound, what that makes of the ratio: at least (the runtime's),
- * at most (the baseline's), or neither way known (both). */
-static const char *bound_mark(const struct kb_report_side *s)
-{
-    if (!(s->knee > 0) || (!s->knee_bound && !s->base_bound))
-        return "";
-    return s->knee_bound && s->base_bound ? "~" : s->knee_bound ? ">= " : "<= ";
-}
-
 /* The host's floor over the run, said once: how far its speed moved while the runtimes ran. */
 static void floor_line(FILE *f, const struct kb_report *r)
 {
@@ -351,12 +324,13 @@ static void side_by_side(FILE *f, const struct kb_report *r)
             kb_report_side_of(r, rt, ro, &s);
             if (!s.n_rates && !s.knee && !s.n_floor)
                 continue;
-            fprintf(f, "| %s | %s%s | %s | %d | %s |\n", rt, bound_mark(&s),
-                    !strcmp(rt, base) ? "1" : ratio_text(k, sizeof(k), s.knee, s.knee_lo,
+            fprintf(f, "| %s | %s%s | %s | %d | %s |\n", rt,
+                    !strcmp(rt, base) ? "" : kb_report_side_mark(&s),
+                    !strcmp(rt, base) ? "1" : kb_text_ratio(k, sizeof(k), s.knee, s.knee_lo,
                                                          s.knee_hi),
-                    !strcmp(rt, base) ? "1" : ratio_text(c, sizeof(c), s.cost, s.cost_min,
+                    !strcmp(rt, base) ? "1" : kb_text_ratio(c, sizeof(c), s.cost, s.cost_min,
                                                          s.cost_max),
-                    s.n_rates, ratio_text(fl, sizeof(fl), s.floor, s.floor_min, s.floor_max));
+                    s.n_rates, kb_text_ratio(fl, sizeof(fl), s.floor, s.floor_min, s.floor_max));
         }
         fprintf(f, "\n");
     }

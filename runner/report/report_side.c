@@ -139,3 +139,10 @@ void kb_report_side_of(const struct kb_report *r, const char *runtime, const cha
     s->knee_lo = bhi ? (double)alo / (double)bhi : 0;
     s->knee_hi = ahi ? (double)ahi / (double)blo : 0;
 }
+
+const char *kb_report_side_mark(const struct kb_report_side *s)
+{
+    if (!(s->knee > 0) || (!s->knee_bound && !s->base_bound))
+        return "";
+    return s->knee_bound && s->base_bound ? "~" : s->knee_bound ? ">= " : "<= ";
+}

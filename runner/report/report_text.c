@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "runner/report/report_text.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,4 +124,19 @@ void kb_text_notes_free(struct kb_text_notes *nt)
     for (size_t i = 0; i < nt->n; i++)
         free(nt->text[i]);
     memset(nt, 0, sizeof(*nt));
+}
+
+const char *kb_text_ratio(char *b, size_t len, double v, double lo, double hi)
+{
+    if (!(v > 0))
+        snprintf(b, len, "-");
+    else if (fabs(lo - v) < 0.005 && fabs(hi - v) < 0.005)
+        snprintf(b, len, "%.2fx", v);
+    else if (lo > 0 && hi > 0)
+        snprintf(b, len, "%.2fx (%.2f-%.2f)", v, lo, hi);
+    else if (lo > 0 || hi > 0)
+        snprintf(b, len, "%.2fx (%s %.2f)", v, lo > 0 ? "at least" : "at most", lo > 0 ? lo : hi);
+    else
+        snprintf(b, len, "%.2fx (both past the top)", v);
+    return b;
 }

@@ -27,6 +27,11 @@ const char *kb_text_lat(char *b, size_t len, struct kb_stat s);
 /* A statistic's median through fmt after scaling ("%.1f %%" with 100 for a fraction). */
 const char *kb_text_med(char *b, size_t len, struct kb_stat s, double scale, const char *fmt);
 
+/* A ratio with the range around it: "0.48x (0.45-0.52)"; the value alone where the range is
+ * that value; an open end (lo or hi 0: a knee past the plan's top rate) said so; "-" when v
+ * is none. */
+const char *kb_text_ratio(char *b, size_t len, double v, double lo, double hi);
+
 /* Reasons said once: numbered in the order the tables first use them, each printed under
  * the table that first used it, with how many rows share it. Two passes: every row's reason
  * is added first (so the count is whole), then the tables use them as they print. */

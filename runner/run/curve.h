@@ -3,8 +3,9 @@
  * options into struct kb_curve_opts and calls these.
  *
  * Flow: the plan (runner/run/matrix.c) -> per runtime: start it in the sandbox, wait until
- * it accepts, read the limits back, hash its identity, preflight every route (curvefix.c)
- * -> per point (curvepoint.c): wait until the fixture is at rest, the load generator as a
+ * it accepts, read the limits back, hash its identity, preflight every route (curvefix.c);
+ * interleaved, every runtime's fixture stays up beside the one measured, and the host's floor
+ * is measured between rate steps (curvefloor.c) -> per point (curvepoint.c): wait until the fixture is at rest, the load generator as a
  * child pinned to the client CPUs, the fixture sampled every second, postflight, identity
  * again, the verdict and its evidence, the completion marker last. A fixture that died is
  * restarted for the next point; points whose marker exists are kept on a re-run (resume).
@@ -23,6 +24,8 @@
  *                               load.log, requests.log (where kept), samples.csv,
  *                               hostclock.json, verdict.json, DONE (last; else
  *                               incomplete.json: {"file", "reason"})
+ *   RUN/floor/f<k>/             an interleaved run's host floor: kb-control's load files and
+ *                               floor.json (curvefloor.c)
  *   RUN/confirm.json, refine.json, requests-logs.json   the rounds after the matrix */
 #ifndef KB_CURVE_H
 #define KB_CURVE_H
