@@ -266,13 +266,13 @@ static size_t fill_sequential(const struct kb_contract *c, struct kb_plan *p, in
 }
 
 /* Rate by rate, route by route, the runtimes side by side, their order rotated by one at
- * each step (and each repeat): every fixture stays up and climbs its rates as the sequential
+ * each step, and each repeat's step one further on than the last repeat's: every fixture stays up and climbs its rates as the sequential
  * order's does, while no runtime's points are minutes away from another's. */
 static size_t fill_interleaved(const struct kb_contract *c, struct kb_plan *p, int db_bits)
 {
-    size_t nrt = p->runtimes.n, k = 0, step = 0;
+    size_t nrt = p->runtimes.n, k = 0;
     for (int r = 0; r < p->repeats; r++)
-        for (size_t q = 0; q < p->nrates; q++)
+        for (size_t q = 0, step = 0; q < p->nrates; q++)
             for (size_t j = 0; j < p->routes.n; j++, step++)
                 for (size_t i = 0; i < nrt; i++) {
                     const char *rt = p->runtimes.v[(i + step + (size_t)r) % nrt];

@@ -164,6 +164,31 @@ START_TEST(repeats_rotate_runtime_order)
 }
 END_TEST
 
+/* Interleaved repeats: every step of the second repeat starts one runtime further on than
+ * the same step of the first, whatever the number of steps (an even count once cancelled it). */
+START_TEST(interleaved_repeats_rotate_at_every_step)
+{
+    static const char *rates[] = {"100", "100,200", "100,200,300"};
+    for (size_t n = 1; n <= 3; n++) {
+        struct kb_plan_opts o = defaults();
+        o.runtimes = "node,go";
+        o.routes = "plaintext";
+        o.rates = rates[n - 1];
+        o.repeats = 2;
+        kb_plan_free(&P);
+        ck_assert_int_eq(kb_matrix_plan(&C, &o, &P, err, sizeof(err)), 0);
+        ck_assert_int_eq(P.interleaved, 1);
+        ck_assert_uint_eq(P.npoints, 4 * n);
+        for (size_t s = 0; s < n; s++) {
+            const struct kb_point *a = &P.points[2 * s], *b = &P.points[2 * (n + s)];
+            ck_assert_int_eq(b->repeat, 2);
+            ck_assert_int_eq(b->rate, a->rate);
+            ck_assert_str_ne(b->runtime, a->runtime);
+        }
+    }
+}
+END_TEST
+
 START_TEST(route_only_where_served)
 {
     struct kb_plan_opts o = defaults();
@@ -310,6 +335,7 @@ static Suite *suite(void)
     tcase_add_test(tc, db_route_runs_sequential);
     tcase_add_test(tc, overrides_narrow_and_sort);
     tcase_add_test(tc, repeats_rotate_runtime_order);
+    tcase_add_test(tc, interleaved_repeats_rotate_at_every_step);
     tcase_add_test(tc, route_only_where_served);
     tcase_add_test(tc, bad_names_and_numbers_refused);
     tcase_add_test(tc, profile_names_its_matrix);
