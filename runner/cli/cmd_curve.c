@@ -49,6 +49,8 @@ static int usage(FILE *f)
         "                          by side at each rate in a rotating order, with the host's\n"
         "                          floor (kb-control) measured beside them; sequential: runtime\n"
         "                          by runtime (the db route's default)\n"
+        "  --dispatch any|per-connection  as `kneebench load --dispatch`: per-connection\n"
+        "                          gives each connection its share of the schedule (wrk2's)\n"
         "  --repeats N             repeat the matrix, runtime order rotated per repeat\n"
         "  --confirm N             after the matrix, sample each runtime-route's boundary (its\n"
         "                          highest controlled rate and the next) until it has N\n"
@@ -92,7 +94,7 @@ static int usage(FILE *f)
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
        O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET,
-       O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG, O_REFINE, O_TOKEN, O_ORDER };
+       O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG, O_REFINE, O_TOKEN, O_ORDER, O_DISPATCH };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -109,7 +111,7 @@ static const struct option long_opts[] = {
     { "db-cpus", 1, 0, O_DBCPUS }, { "confirm", 1, 0, O_CONFIRM },
     { "db-mode", 1, 0, O_DBMODE }, { "requests-log", 1, 0, O_REQLOG },
     { "refine", 2, 0, O_REFINE }, { "agent-token", 1, 0, O_TOKEN },
-    { "order", 1, 0, O_ORDER },
+    { "order", 1, 0, O_ORDER }, { "dispatch", 1, 0, O_DISPATCH },
     { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
 };
@@ -187,6 +189,13 @@ static int parse_args(int argc, char **argv, struct kb_curve_opts *a)
         case O_DBCPUS: a->db_cpus = optarg; break;
         case O_DBMODE: a->plan.db_mode = optarg; break;   /* checked by the plan */
         case O_ORDER: a->plan.order = optarg; break;      /* checked by the plan */
+        case O_DISPATCH:
+            if (kb_opt_dispatch(optarg, &a->per_connection)) {
+                fprintf(stderr, "kneebench curve: --dispatch is any or per-connection, not "
+                        "'%s'\n", optarg);
+                return 2;
+            }
+            break;
         case O_REQLOG:
             if ((a->requests_log = reqlog_mode(optarg)) < 0)
                 return 2;

@@ -53,6 +53,11 @@ static void usage(FILE *f)
         "      --confirm N          samples of each bracket end (the quick profile's, 3)\n"
         "      --max-p99-ms N --min-delivery F   the criterion (the contract's)\n"
         "      --duration D --warmup D --drain D   each sample (the quick profile's)\n"
+        "      --hold D             the held end, once located, must also hold one sample\n"
+        "                           this long, after the paper profile's warmup (the paper\n"
+        "                           profile's 30 s; 0: no hold): short samples let a rate a\n"
+        "                           few percent past the knee through\n"
+        "      --dispatch any|per-connection   as `kneebench load --dispatch`\n"
         "  -t, --threads N  -c, --connections N  -T, --timeout D   the client (the contract's)\n"
         "      --no-rt              load threads not SCHED_FIFO\n"
         "      --allow-remote       load a target outside 127.0.0.0/8 (a server you own)\n"
@@ -69,13 +74,13 @@ static int bad(const char *fmt, const char *a)
 
 enum { O_URL = 256, O_ROUTE, O_ES, O_EB, O_EH, O_PID, O_CGROUP, O_CPUS, O_RUN, O_RES, O_START,
        O_FACTOR, O_MIN, O_MAX, O_MAXTIME, O_CONFIRM, O_P99, O_DEL, O_DUR, O_WARM, O_DRAIN,
-       O_NORT, O_REMOTE, O_CONTRACT, O_QUIET };
+       O_HOLD, O_NORT, O_REMOTE, O_CONTRACT, O_QUIET, O_DISPATCH };
 
 /* The search's own ranges; the load's are runner/util/opts.h's. */
 static const struct kb_bound search_rate = { 1, 1e7, 0, 0 }, resolution = { 0.1, 100, 0, 0 },
     factor = { 1.05, 10, 0, 0 }, max_time = { 1, 86400, 0, 0 },
     confirm = { 1, KB_CONFIRM_MAX, 0, 0 }, sample = { 0.1, 3600, 0, 0 },
-    sample_warmup = { 0, 600, 0, 0 };
+    sample_warmup = { 0, 600, 0, 0 }, hold = { 0, 3600, 0, 0 };
 
 /* Options with a count or a rate. 0, or -1 with e. */
 static int count_opt(int o, const char *v, struct kb_knee_args *a, char *e, size_t n)
@@ -108,6 +113,7 @@ static int number_opt(int o, const char *v, struct kb_knee_args *a)
     case O_DUR: rc = kb_opt_duration("--duration", v, &sample, &a->duration, e, n); break;
     case O_WARM: rc = kb_opt_duration("--warmup", v, &sample_warmup, &a->warmup, e, n); break;
     case O_DRAIN: rc = kb_opt_duration("--drain", v, KB_BOUND(DRAIN), &a->drain, e, n); break;
+    case O_HOLD: rc = kb_opt_duration("--hold", v, &hold, &a->hold, e, n); break;
     case 'T': rc = kb_opt_duration("-T/--timeout", v, KB_BOUND(TIMEOUT), &a->timeout, e, n); break;
     default: rc = count_opt(o, v, a, e, n);
     }
@@ -135,6 +141,10 @@ static int text_opt(int o, const char *v, struct kb_knee_args *a)
     case O_NORT: a->no_rt = 1; return 0;
     case O_REMOTE: a->allow_remote = 1; return 0;
     case O_QUIET: a->quiet = 1; return 0;
+    case O_DISPATCH:
+        if (kb_opt_dispatch(v, &a->per_connection))
+            return bad("--dispatch is any or per-connection, not '%s'", v);
+        return 0;
     default: return bad("unknown or incomplete option '%s'", v ? v : "?");
     }
 }
@@ -150,7 +160,8 @@ static int parse_args(int argc, char **argv, struct kb_knee_args *a)
         { "max-rate", 1, 0, O_MAX }, { "max-time", 1, 0, O_MAXTIME },
         { "confirm", 1, 0, O_CONFIRM }, { "max-p99-ms", 1, 0, O_P99 },
         { "min-delivery", 1, 0, O_DEL }, { "duration", 1, 0, O_DUR }, { "warmup", 1, 0, O_WARM },
-        { "drain", 1, 0, O_DRAIN }, { "threads", 1, 0, 't' }, { "connections", 1, 0, 'c' },
+        { "drain", 1, 0, O_DRAIN }, { "hold", 1, 0, O_HOLD }, { "dispatch", 1, 0, O_DISPATCH },
+        { "threads", 1, 0, 't' }, { "connections", 1, 0, 'c' },
         { "timeout", 1, 0, 'T' }, { "no-rt", 0, 0, O_NORT }, { "allow-remote", 0, 0, O_REMOTE },
         { "contract", 1, 0, O_CONTRACT }, { "quiet", 0, 0, O_QUIET }, { "help", 0, 0, 'h' },
         { 0, 0, 0, 0 }
@@ -165,7 +176,7 @@ static int parse_args(int argc, char **argv, struct kb_knee_args *a)
         }
         if (o == '?' || o == ':')
             return bad("unknown or incomplete option '%s'", argv[optind - 1]);
-        rc = (o >= O_PID && o <= O_DRAIN && o != O_CGROUP && o != O_CPUS && o != O_RUN) ||
+        rc = (o >= O_PID && o <= O_HOLD && o != O_CGROUP && o != O_CPUS && o != O_RUN) ||
              o == 't' || o == 'c' || o == 'T' ? number_opt(o, optarg, a) : text_opt(o, optarg, a);
         if (rc)
             return rc;
@@ -190,9 +201,10 @@ static void progress(void *arg, const struct kb_kneerun_step *st, const struct k
     (void)nx;
     if (a->quiet)
         return;
-    fprintf(stderr, "  %7ld req/s  sample %d  %-12s delivery %5.1f %%  p99 %9.2f ms  (%s)%s\n",
-            st->s.rate, st->sample, kb_verdict_name(st->s.verdict), st->s.delivery * 100,
-            st->s.p99_us / 1000, st->why, st->resumed ? " [kept]" : "");
+    fprintf(stderr, "  %7ld req/s  %s %d  %-12s delivery %5.1f %%  p99 %9.2f ms  (%s)%s\n",
+            st->s.rate, st->s.hold ? "hold  " : "sample", st->sample,
+            kb_verdict_name(st->s.verdict), st->s.delivery * 100, st->s.p99_us / 1000, st->why,
+            st->resumed ? " [kept]" : "");
 }
 
 /* The search run, then its answer: the headline first, the report written. */
@@ -252,7 +264,7 @@ int cmd_knee(int argc, char **argv)
     char err[512];
     int rc;
     memset(&x, 0, sizeof(x));
-    x.a.warmup = x.a.drain = -1;
+    x.a.warmup = x.a.drain = x.a.hold = -1;
     if ((rc = parse_args(argc, argv, &x.a)))
         return rc == 1 ? 0 : rc;
     if (!x.a.contract && !kb_root_contract()) {

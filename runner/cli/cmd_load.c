@@ -57,6 +57,9 @@ static void usage(FILE *f)
         "                           since threads sharing a CPU multiply its wake-ups\n"
         "      --rt                 load threads SCHED_FIFO\n"
         "      --send-quantum-us N --spin-us N --timer-slack-us N --eager-rx   client tuning\n"
+        "      --dispatch any|per-connection   a due request takes any free connection\n"
+        "                           (default), or waits for its own connection, each with\n"
+        "                           its share of the schedule, as wrk2 sends\n"
         "      --timer auto|epoll_pwait2|timerfd   how a thread sleeps to its next send\n"
         "                           (auto: epoll_pwait2 where the kernel has it, Linux 5.11+)\n"
         "      --contract FILE      (the tree's fixtures/contract.json, else the installed\n"
@@ -80,7 +83,7 @@ static int bad(const char *fmt, const char *a)
  * accident; -H and -L mean what they mean to wrk2's users: a header and --latency. */
 enum { O_URL = 256, O_ROUTE, O_EXPECT_STATUS, O_EXPECT_BODY, O_EXPECT_HEADER, O_WARMUP, O_DRAIN, O_JSON, O_HGRM, O_UHGRM, O_CONTRACT,
        O_TIMEOUT_MS, O_CPUS, O_QUIET, O_HLOG, O_SERIES, O_REQLOG, O_REQLOG_MAX, O_SPIN,
-       O_SLACK, O_QUANTUM, O_EAGER, O_RT, O_EXACT, O_TIMER };
+       O_SLACK, O_QUANTUM, O_EAGER, O_RT, O_EXACT, O_TIMER, O_DISPATCH };
 
 /* Numbers with units: rate, durations, the timeout; bounds from runner/util/opts.h. 0, or
  * bad()'s 2. */
@@ -178,6 +181,11 @@ static int text_opt(int o, const char *v, struct kb_load_args *a)
             }
         bad("--timer is auto, epoll_pwait2 or timerfd, not '%s'", v);
         return 1;
+    case O_DISPATCH:
+        if (kb_opt_dispatch(v, &a->per_connection) == 0)
+            return 0;
+        bad("--dispatch is any or per-connection, not '%s'", v);
+        return 1;
     case 'L': a->latency = 1; return 0;
     default: return -1;
     }
@@ -219,7 +227,7 @@ static int parse_args(int argc, char **argv, struct kb_load_args *a)
         { "spin-us", 1, 0, O_SPIN }, { "timer-slack-us", 1, 0, O_SLACK },
         { "send-quantum-us", 1, 0, O_QUANTUM }, { "eager-rx", 0, 0, O_EAGER }, { "rt", 0, 0, O_RT },
         { "exact-threads", 0, 0, O_EXACT }, { "latency", 0, 0, 'L' },
-        { "timer", 1, 0, O_TIMER }, { "header", 1, 0, 'H' },
+        { "timer", 1, 0, O_TIMER }, { "dispatch", 1, 0, O_DISPATCH }, { "header", 1, 0, 'H' },
         { "expect-status", 1, 0, O_EXPECT_STATUS }, { "expect-body", 1, 0, O_EXPECT_BODY },
         { "expect-header", 1, 0, O_EXPECT_HEADER },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }

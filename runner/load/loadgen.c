@@ -1,7 +1,8 @@
 /* loadgen.c -- threads, connections and the epoll loop of `kneebench load`.
  *
  * Design. Each thread owns a slice of the connections, one epoll instance, one schedule
- * (runner/load/schedule.h) and one FIFO of due-but-unsent requests; threads share nothing while
+ * (runner/load/schedule.h) and one FIFO of due-but-unsent requests (with per-connection
+ * dispatch, one per connection instead); threads share nothing while
  * running, and the main thread merges their counters and histograms after joining them.
  * The caller sizes the thread count to the client's CPUs (cmd_load.c): on a VM a wake-up
  * costs more CPU than the send it serves, and threads sharing a CPU multiply the wake-ups,
@@ -52,6 +53,7 @@
 #include "runner/load/schedule.h"
 
 const char *const kb_load_timer_names[3] = { "auto", "epoll_pwait2", "timerfd" };
+const char *const kb_load_dispatch_names[2] = { "any", "per-connection" };
 
 const char *const kb_err_kind_names[KB_ERR_KINDS] = {
     "connect", "read", "write", "timeout", "peer_close", "malformed"
@@ -69,6 +71,19 @@ const char *const kb_err_kind_names[KB_ERR_KINDS] = {
 
 enum conn_state { C_DOWN, C_CONNECTING, C_READY };
 
+struct pending {
+    uint64_t n;
+    kb_mono_t intended;
+    kb_mono_t taken;         /* when the thread took it from the schedule (>= intended) */
+};
+
+/* Due requests not yet on a connection, oldest first: the thread's one queue, or with
+ * --dispatch per-connection each connection's own. It only grows (rarely). */
+struct queue {
+    struct pending *v;
+    size_t cap, head, len;
+};
+
 struct conn {
     int fd;
     enum conn_state state;
@@ -83,13 +98,8 @@ struct conn {
     kb_mono_t avail;         /* when it could last take a request: connected, or its last response ended */
     size_t woff;
     kb_mono_t retry_at;      /* C_DOWN: when to reconnect */
+    struct queue q;          /* per-connection dispatch: the requests of its own schedule */
     struct kb_resp parser;
-};
-
-struct pending {
-    uint64_t n;
-    kb_mono_t intended;
-    kb_mono_t taken;         /* when the thread took it from the schedule (>= intended) */
 };
 
 struct thread {
@@ -102,8 +112,8 @@ struct thread {
     int nconns;
     int *free_ring;          /* free connections, longest free first */
     int free_head, nfree;
-    struct pending *fifo;
-    size_t fifo_cap, fifo_head, fifo_len;
+    struct queue fifo;       /* any-free-connection dispatch */
+    uint64_t queued;         /* due requests waiting for a connection, in any queue */
     struct kb_schedule sched;
     kb_mono_t measure_start; /* intended time of the first measured request */
     kb_mono_t measure_end;   /* intended time of the first request after the interval */
@@ -483,37 +493,75 @@ static void assign(struct thread *t, int i, const struct pending *p, kb_mono_t n
         try_write(t, i, now);
 }
 
-static int fifo_push(struct thread *t, uint64_t n, kb_mono_t intended, kb_mono_t now)
+static int queue_push(struct queue *q, uint64_t n, kb_mono_t intended, kb_mono_t now)
 {
-    if (t->fifo_len == t->fifo_cap) {
-        size_t cap = t->fifo_cap * 2;
+    if (q->len == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 4;
         struct pending *f = malloc(cap * sizeof(*f));
         if (!f)
             return -1;
-        for (size_t k = 0; k < t->fifo_len; k++)
-            f[k] = t->fifo[(t->fifo_head + k) % t->fifo_cap];
-        free(t->fifo);
-        t->fifo = f;
-        t->fifo_cap = cap;
-        t->fifo_head = 0;
+        for (size_t k = 0; k < q->len; k++)
+            f[k] = q->v[(q->head + k) % q->cap];
+        free(q->v);
+        q->v = f;
+        q->cap = cap;
+        q->head = 0;
     }
-    t->fifo[(t->fifo_head + t->fifo_len) % t->fifo_cap] = (struct pending){ n, intended, now > intended ? now : intended };
-    t->fifo_len++;
+    q->v[(q->head + q->len) % q->cap] = (struct pending){ n, intended, now > intended ? now : intended };
+    q->len++;
     return 0;
 }
 
-/* Moves due requests into the FIFO and the FIFO onto free connections. Returns the next
- * intended time (UINT64_MAX when the schedule is exhausted). */
+static const struct pending *queue_head(const struct queue *q)
+{
+    return q->len ? &q->v[q->head] : NULL;
+}
+
+static void queue_pop(struct queue *q)
+{
+    q->head = (q->head + 1) % q->cap;
+    q->len--;
+}
+
+/* The queue a request waits in: the thread's, or under per-connection dispatch the one of
+ * the connection its index falls to (request k of this thread goes to connection k mod C,
+ * so each connection has its own evenly spaced schedule, as wrk2 gives it). */
+static int conn_of(const struct thread *t, uint64_t n)
+{
+    if (!t->cfg->per_connection)
+        return -1;
+    return (int)((n / (uint64_t)t->cfg->threads) % (uint64_t)t->nconns);
+}
+
+static void assign_head(struct thread *t, int i, struct queue *q, kb_mono_t now)
+{
+    assign(t, i, queue_head(q), now);
+    queue_pop(q);
+    t->queued--;
+}
+
+static int conn_idle(const struct conn *c)
+{
+    return !c->busy && !c->in_free && c->state != C_DOWN;
+}
+
+/* Moves due requests into their queues and queued requests onto free connections. Any
+ * free connection takes the thread's queue's oldest; under per-connection dispatch a
+ * connection takes only its own, and one idle off the free ring takes its request at once.
+ * Returns the next intended time (UINT64_MAX when the schedule is exhausted). */
 static kb_mono_t dispatch(struct thread *t, kb_mono_t now)
 {
     uint64_t n;
     kb_mono_t next;
+    int i;
     while (kb_schedule_take(&t->sched, now, &n, &next)) {
+        int own = conn_of(t, n);
+        struct queue *q = own < 0 ? &t->fifo : &t->conns[own].q;
         if (kb_schedule_is_measured(&t->sched, n)) {
             t->c.scheduled++;
             t->measured_outstanding++;
         }
-        if (fifo_push(t, n, next, now) < 0) {
+        if (queue_push(q, n, next, now) < 0) {
             /* Out of memory: the request cannot wait, so it ends here, counted, and the
              * client, not the server, lost it. */
             t->c.client_dropped++;
@@ -523,15 +571,16 @@ static kb_mono_t dispatch(struct thread *t, kb_mono_t now)
                 t->measured_outstanding--;
             }
             note_error(t, "timeout", "request queue could not grow");
+            continue;
         }
+        t->queued++;
+        if (own >= 0 && conn_idle(&t->conns[own]))
+            assign_head(t, own, q, now);
     }
-    while (t->fifo_len > 0) {
-        int i = free_pop(t);
-        if (i < 0)
-            break;
-        assign(t, i, &t->fifo[t->fifo_head], now);
-        t->fifo_head = (t->fifo_head + 1) % t->fifo_cap;
-        t->fifo_len--;
+    while (t->queued > 0 && (i = free_pop(t)) >= 0) {
+        struct queue *q = t->cfg->per_connection ? &t->conns[i].q : &t->fifo;
+        if (q->len)
+            assign_head(t, i, q, now);
     }
     return next;
 }
@@ -720,6 +769,22 @@ static void scan(struct thread *t, kb_mono_t now)
     }
 }
 
+/* Requests still waiting for a connection when the drain ended: never sent. */
+static void unsent(struct thread *t, struct queue *q, kb_mono_t now)
+{
+    for (; q->len > 0; queue_pop(q)) {
+        const struct pending *p = queue_head(q);
+        t->queued--;
+        if (!kb_schedule_is_measured(&t->sched, p->n))
+            continue;
+        count_error(t, KB_ERR_TIMEOUT, p->intended, 0, now);
+        t->c.unfinished++;
+        log_request(t, p->intended, 0, 0, 0, KB_ERR_TIMEOUT);
+        t->measured_outstanding--;
+        note_error(t, "timeout", "never sent: no free connection before the drain ended");
+    }
+}
+
 /* End of the drain: whatever is measured and unfinished is a timeout, recorded at the
  * latency it had reached. */
 static void finish(struct thread *t)
@@ -734,14 +799,9 @@ static void finish(struct thread *t)
         }
         conn_close(t, i);
     }
-    for (; t->fifo_len > 0; t->fifo_len--, t->fifo_head = (t->fifo_head + 1) % t->fifo_cap)
-        if (kb_schedule_is_measured(&t->sched, t->fifo[t->fifo_head].n)) {
-            count_error(t, KB_ERR_TIMEOUT, t->fifo[t->fifo_head].intended, 0, now);
-            t->c.unfinished++;
-            log_request(t, t->fifo[t->fifo_head].intended, 0, 0, 0, KB_ERR_TIMEOUT);
-            t->measured_outstanding--;
-            note_error(t, "timeout", "never sent: no free connection before the drain ended");
-        }
+    unsent(t, &t->fifo, now);
+    for (int i = 0; i < t->nconns; i++)
+        unsent(t, &t->conns[i].q, now);
 }
 
 /* Sleep in the timerfd until `until` (CLOCK_MONOTONIC, absolute), or not at all when it has
@@ -833,12 +893,12 @@ static void run_loop(struct thread *t)
         until = next < next_scan ? next - spin : next_scan;
         if (next == UINT64_MAX && drain_end < until)
             until = drain_end;
-        if (t->cfg->rx_timestamps && next != UINT64_MAX && next - now <= LAZY_NS && t->fifo_len == 0) {
+        if (t->cfg->rx_timestamps && next != UINT64_MAX && next - now <= LAZY_NS && t->queued == 0) {
             /* The next send is close and nothing waits for a connection: sleep through
              * response arrivals (their kernel receive times are kept) and collect them when
              * waking to send -- one wake-up per send instead of two. */
             lazy_sleep(t, until);
-        } else if (t->cfg->rx_timestamps && t->fifo_len > 0 && t->cfg->send_quantum_ns > 0) {
+        } else if (t->cfg->rx_timestamps && t->queued > 0 && t->cfg->send_quantum_ns > 0) {
             /* Requests wait for connections (an overloaded server): each response frees one,
              * and waking for every response would cost the client most exactly where the
              * server is slowest. Collect them on the quantum's grid instead; the wait before
@@ -955,9 +1015,11 @@ static void thread_free(struct thread *t)
         close(t->epfd);
     if (t->tfd >= 0)
         close(t->tfd);
-    free(t->conns);
     free(t->free_ring);
-    free(t->fifo);
+    for (int i = 0; t->conns && i < t->nconns; i++)
+        free(t->conns[i].q.v);
+    free(t->conns);
+    free(t->fifo.v);
     free(t->log);
     kb_hist_free(&t->corrected);
     kb_hist_free(&t->uncorrected);
@@ -998,9 +1060,9 @@ static int thread_setup(struct thread *t, const struct kb_load_config *cfg,
     t->epfd = epoll_create1(EPOLL_CLOEXEC);
     t->conns = calloc((size_t)t->nconns, sizeof(*t->conns));
     t->free_ring = calloc((size_t)t->nconns, sizeof(int));
-    t->fifo_cap = 4096;
-    t->fifo = malloc(t->fifo_cap * sizeof(*t->fifo));
-    if (t->epfd < 0 || !t->conns || !t->free_ring || !t->fifo ||
+    t->fifo.cap = 4096;
+    t->fifo.v = malloc(t->fifo.cap * sizeof(*t->fifo.v));
+    if (t->epfd < 0 || !t->conns || !t->free_ring || !t->fifo.v ||
         hists_init(&t->corrected, &t->uncorrected, &t->lag, &t->conn_wait, &t->rx_delay,
                    &t->client_delay, &t->less_client))
         return -1;
@@ -1172,6 +1234,7 @@ int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, ch
         ts[i].epfd = ts[i].tfd = -1;   /* thread_free of a slot never set up closes nothing */
     if (pick_timer(cfg, &res->timer, err, errlen) < 0)
         goto out;
+    res->per_connection = !!cfg->per_connection;
     pthread_mutex_init(&sh.mu, NULL);
     pthread_cond_init(&sh.cv, NULL);
     sh.go = 0;

@@ -35,6 +35,8 @@ extern const char *const kb_err_kind_names[KB_ERR_KINDS];
  * same precision, a descriptor more per thread). AUTO probes once. */
 enum kb_load_timer { KB_TIMER_AUTO, KB_TIMER_PWAIT2, KB_TIMER_TIMERFD };
 extern const char *const kb_load_timer_names[3];
+/* --dispatch: "any" (a due request takes any free connection) or "per-connection" (wrk2's). */
+extern const char *const kb_load_dispatch_names[2];
 
 struct kb_load_config {
     struct sockaddr_in addr;
@@ -55,6 +57,11 @@ struct kb_load_config {
     int rt;                            /* ask for SCHED_FIFO 1 on every load thread */
     uint64_t requests_log_max;         /* >0: keep up to this many per-request records (all threads) */
     enum kb_load_timer timer;          /* AUTO: epoll_pwait2 where the kernel has it */
+    /* 0: a due request goes out on any free connection of its thread, oldest first.
+     * 1: request k of a thread belongs to its connection k mod C and waits for that one
+     * alone, as wrk2 dispatches: a connection the server serves slowly delays its own later
+     * requests. Latency runs from the intended time in both. */
+    int per_connection;
 };
 
 /* One measured request's record (--requests-log): times in ns from the measured interval's
@@ -121,6 +128,7 @@ struct kb_load_result {
     int rt_threads;                /* load threads that got SCHED_FIFO (cfg->rt) */
     int unpinned_threads;          /* load threads the kernel would not pin to their CPUs */
     enum kb_load_timer timer;      /* how the threads slept: PWAIT2 or TIMERFD */
+    int per_connection;            /* cfg's dispatch */
     int64_t send_quantum_ns;       /* the quantum in force: cfg's, or 0 when sends were far enough apart */
     char first_error[256];         /* empty when none */
     /* With cfg->series_tag: one-second intervals of corrected latency and errors from the

@@ -165,6 +165,7 @@ json_t *kb_loadout_json(const struct kb_load_meta *m, const struct kb_load_resul
     json_object_set_new(o, "client_sched", json_string(!m->rt_asked ? "other" :
                         r->rt_threads == m->threads ? "fifo" : "other (SCHED_FIFO refused)"));
     json_object_set_new(o, "timer", json_string(kb_load_timer_names[r->timer]));
+    json_object_set_new(o, "dispatch", json_string(kb_load_dispatch_names[r->per_connection]));
     json_object_set_new(o, "threads_unpinned", json_integer(r->unpinned_threads));
     json_object_set_new(o, "send_quantum_us", json_integer(m->send_quantum_us));
     json_object_set_new(o, "send_quantum_active", json_boolean(r->send_quantum_ns > 0));

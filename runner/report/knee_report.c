@@ -30,6 +30,8 @@ static void read_opts(struct kb_knee_doc *d)
     o->factor = kb_jnum(s, "factor", NULL);
     o->resolution = kb_jnum(s, "resolution", NULL);
     o->confirm = (int)kb_jnum(s, "confirm", NULL);
+    d->hold_s = kb_jnum_opt(s, "hold_s", NULL, &d->hold_s) ? d->hold_s : 0;
+    o->hold = d->hold_s > 0;
     o->crit.min_delivery = kb_jnum(c, "min_delivery", NULL);
     o->crit.max_p99_us = (long)kb_jnum(c, "max_p99_us", NULL);
     o->crit.client_cpu_max_fraction = kb_jnum(c, "client_cpu_max_fraction", NULL);
@@ -43,6 +45,7 @@ static void read_fig(struct kb_knee_fig *f, const json_t *step, const json_t *v)
     const json_t *host = json_object_get(v, "host");
     f->rate = (long)kb_jnum(step, "rate", NULL);
     f->sample = (int)kb_jnum(step, "sample", NULL);
+    f->hold = json_is_true(json_object_get(step, "hold"));
     f->resumed = json_is_true(json_object_get(step, "resumed"));
     f->why = kb_jstr(step, "why", "");
     f->dir = kb_jstr(step, "dir", "");
@@ -82,7 +85,8 @@ static void read_samples(const char *dir, struct kb_knee_doc *d)
         read_fig(&d->f[i], st, d->verdicts[i]);
         s[i] = (struct kb_knee_sample){ .rate = d->f[i].rate,
             .verdict = (enum kb_verdict)kb_verdict_from_name(kb_jstr(st, "verdict", "failed")),
-            .delivery = fig(st, "delivery", NULL), .p99_us = fig(st, "p99_us", NULL) };
+            .delivery = fig(st, "delivery", NULL), .p99_us = fig(st, "p99_us", NULL),
+            .hold = d->f[i].hold };
     }
     d->nrows = d->f && d->verdicts ? kb_knee_rows(s, d->n, &d->opts.crit, d->rows,
                                                   KB_KNEE_MAX_SAMPLES) : 0;
@@ -171,6 +175,8 @@ static void confirmed(char *b, size_t len, const struct kb_knee_doc *d)
         snprintf(b, len, "confirmed by %d repeats", n);
     else
         snprintf(b, len, "one sample at each end (not repeated)");
+    if (lo && lo->hold_trusted)
+        snprintf(b + strlen(b), len - strlen(b), "; the held end held for %.0f s", d->hold_s);
 }
 
 int kb_knee_headline(const struct kb_knee_doc *d, char *line, size_t len)
@@ -227,21 +233,24 @@ static const char *num(char *b, size_t len, const char *fmt, double v)
 static void md_rows(FILE *f, const struct kb_knee_doc *d)
 {
     fprintf(f, "## Rates\n\n| rate (req/s) | samples | held | median delivery | median p99 | "
-               "row |\n|---:|---:|---:|---:|---:|---|\n");
+               "hold | row |\n|---:|---:|---:|---:|---:|---|---|\n");
     for (size_t i = 0; i < d->nrows; i++) {
         const struct kb_knee_row *w = &d->rows[i];
         char r[32], del[32], p99[32];
-        fprintf(f, "| %s | %d | %d/%d | %s | %s | %s%s |\n", rate_text(r, sizeof(r), w->rate),
+        fprintf(f, "| %s | %d | %d/%d | %s | %s | %s | %s%s |\n", rate_text(r, sizeof(r), w->rate),
                 w->n, w->held_n, w->trusted, num(del, sizeof(del), "%.1f %%", w->delivery * 100),
-                ms(p99, sizeof(p99), w->p99_us), kb_knee_row_state_name(w->state),
+                ms(p99, sizeof(p99), w->p99_us),
+                !w->hold_n ? "" : !w->hold_trusted ? "untrusted" : w->hold_ok ? "held" : "not held",
+                kb_knee_row_state_name(w->state),
                 w->rate == d->lo ? " (lo)" : w->rate == d->hi ? " (hi)" : "");
     }
     fprintf(f, "\n");
     kb_text_para(f, "held/trusted counts the samples controlled on their own figures among "
                  "those the client could not have decided; a row is held when the medians of "
                  "its trusted samples meet the criteria, failed when a sample had errors or "
-                 "wrong responses, untrusted when every sample was client-limited. lo is the "
-                 "highest held rate below hi, the lowest rate not held.");
+                 "wrong responses, untrusted when every sample was client-limited. hold: the "
+                 "held end's long sample, which outranks the short ones (a backlog they hide "
+                 "shows in it). lo is the highest held rate below hi, the lowest rate not held.");
 }
 
 /* A sample's reason, noted where its verdict is not controlled. */
@@ -267,8 +276,8 @@ static void md_samples(FILE *f, const struct kb_knee_doc *d)
         char r[32], del[32], p99[32], lc[32], st[32], cpu[32], ref[16] = "";
         if (note_of(x))
             snprintf(ref, sizeof(ref), " [%zu]", kb_text_note_use(&nt, note_of(x)));
-        fprintf(f, "| %zu | %s | %s | %s%s%s | %s | %s%s | %s | %s |", i + 1,
-                rate_text(r, sizeof(r), x->rate), x->why, x->verdict, ref, x->resumed ? "*" : "",
+        fprintf(f, "| %zu | %s | %s%s | %s%s%s | %s | %s%s | %s | %s |", i + 1,
+                rate_text(r, sizeof(r), x->rate), x->why, x->hold ? " (long)" : "", x->verdict, ref, x->resumed ? "*" : "",
                 num(del, sizeof(del), "%.1f %%", x->delivery * 100), x->p99_is_bound ? ">=" : "",
                 ms(p99, sizeof(p99), x->p99_us), ms(lc, sizeof(lc), x->less_client_p99_us),
                 num(st, sizeof(st), "%.0f %%", x->server_steal_max * 100));
@@ -282,7 +291,8 @@ static void md_samples(FILE *f, const struct kb_knee_doc *d)
     kb_text_para(f, "why: the step that asked for the sample -- start, rise (every rate so "
                  "far held), fall (none held yet), bisect (the bracket was wider than the "
                  "resolution), confirm lo / confirm hi (another sample of the bracket's ends), "
-                 "retake (the client could have decided the last one).");
+                 "hold lo (the located held end sampled for the hold's length), retake (the "
+                 "client could have decided the last one).");
     kb_text_para(f, "p99 is corrected (from each request's intended send time); less client "
                  "is the same without the client's own delay in each request, which decides "
                  "whether the client is trusted. steal is the largest share of a second the "
@@ -310,6 +320,14 @@ static void md_method(FILE *f, const struct kb_knee_doc *d)
                  "client could have decided is retaken and left out of the medians. "
                  "Samples took %.0f s in this invocation.", d->opts.start_rate, d->opts.factor,
                  d->opts.resolution * 100, d->opts.confirm, d->elapsed_s);
+    if (d->opts.hold)
+        kb_text_para(f, "Once located, the held end was sampled once more for %.0f s after "
+                     "%.0f s of warmup, as long as a contract point: a rate a fraction e past "
+                     "the server's capacity adds e x T seconds of backlog over T seconds, so a "
+                     "short sample lets through a rate a few percent past the knee and the long "
+                     "one does not. Where it was not held, the bracket moved down and the "
+                     "search went on.", d->hold_s, kb_jnum(json_object_get(d->plan, "search"),
+                     "hold_warmup_s", NULL));
 }
 
 static int write_md(FILE *f, const void *arg)
@@ -368,11 +386,12 @@ static json_t *rows_json(const struct kb_knee_doc *d)
     json_t *a = json_array();
     for (size_t i = 0; i < d->nrows; i++) {
         const struct kb_knee_row *w = &d->rows[i];
-        json_array_append_new(a, json_pack("{s:I,s:i,s:i,s:i,s:o,s:o,s:s,s:b}", "rate_rps",
-            (json_int_t)w->rate, "samples", w->n, "trusted", w->trusted, "held", w->held_n,
-            "median_delivery", kb_json_figure(w->delivery), "median_p99_ms",
+        json_array_append_new(a, json_pack("{s:I,s:i,s:i,s:i,s:o,s:o,s:s,s:b,s:i,s:i,s:b}",
+            "rate_rps", (json_int_t)w->rate, "samples", w->n, "trusted", w->trusted, "held",
+            w->held_n, "median_delivery", kb_json_figure(w->delivery), "median_p99_ms",
             kb_json_figure(w->p99_us / 1000), "state", kb_knee_row_state_name(w->state),
-            "settled", w->settled));
+            "settled", w->settled, "hold_samples", w->hold_n, "hold_trusted", w->hold_trusted,
+            "hold_held", w->hold_ok));
     }
     return a;
 }
@@ -382,8 +401,9 @@ static json_t *samples_json(const struct kb_knee_doc *d)
     json_t *a = json_array();
     for (size_t i = 0; i < d->n; i++) {
         const struct kb_knee_fig *x = &d->f[i];
-        json_array_append_new(a, json_pack("{s:i,s:I,s:i,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:s}",
-            "step", (int)i + 1, "rate_rps", (json_int_t)x->rate, "sample", x->sample, "why",
+        json_array_append_new(a, json_pack("{s:i,s:I,s:i,s:b,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:s}",
+            "step", (int)i + 1, "rate_rps", (json_int_t)x->rate, "sample", x->sample, "hold",
+            x->hold, "why",
             x->why, "verdict", x->verdict, "server_verdict", x->server_verdict, "delivery",
             kb_json_figure(x->delivery), "p99_ms", kb_json_figure(x->p99_us / 1000),
             "less_client_p99_ms", kb_json_figure(x->less_client_p99_us / 1000),

@@ -19,7 +19,7 @@
 /* One sample's figures, from its verdict.json (NAN where it has none). */
 struct kb_knee_fig {
     long rate;
-    int sample, resumed;
+    int sample, resumed, hold;   /* hold: a hold sample (runner/run/knee.h) */
     const char *why, *dir;       /* knee.json's */
     const char *verdict, *server_verdict, *reason;
     double delivery, achieved_rps, p99_us, less_client_p99_us, client_delay_p99_us;
@@ -43,6 +43,7 @@ struct kb_knee_doc {
     const char *end, *step;      /* the outcome's ("" while the search runs) */
     long lo, hi;
     double elapsed_s;
+    double hold_s;               /* the plan's hold sample length, 0: none */
 };
 
 /* dir's knee run read. 0, or -1 with err (no knee.json, or not a knee search's). */

@@ -50,6 +50,9 @@ static json_t *plan_json(const struct kb_curve *cv)
     if (plan)
         json_object_set_new(plan, "order", json_string(p->interleaved ? "interleaved"
                                                                        : "sequential"));
+    /* only when asked: the plans of runs made before the option resume as they were */
+    if (plan && cv->per_connection)
+        json_object_set_new(plan, "dispatch", json_string("per-connection"));
     /* what the sandbox adds: a run resumes only against the same fixture host */
     json_t *keys = kb_sandbox_plan_keys(cv->r.fx.sandbox);
     if (plan && keys)
@@ -174,6 +177,7 @@ static int setup(struct kb_curve *cv, const struct kb_curve_opts *a, char *err, 
         .target = a->target, .agent_token = a->agent_token };
     cv->free_ports = a->free_ports;
     cv->requests_log = a->requests_log;
+    cv->per_connection = a->per_connection;
     cv->refine = a->refine;
     if (kb_run_open(&cv->r, "curve", a->run, a->contract, err, errlen) < 0)
         return -1;

@@ -48,6 +48,7 @@ struct kb_curve_opts {
     const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus, *image;
     const char *agent, *target, *agent_token, *db_cpus;
     int no_limits, free_ports, client_other, calibrate, force, requests_log;
+    int per_connection;        /* --dispatch per-connection */
     double refine;             /* --refine's resolution in percent; 0: off */
     char rates[1024];          /* --rates in whole req/s, as the plan parses them */
 };
@@ -97,6 +98,7 @@ struct kb_curve {
     double run_secs;
     struct kb_calibrate_result *cal;   /* --calibrate: the client's proven margin, or NULL */
     int requests_log;           /* enum kb_reqlog */
+    int per_connection;         /* --dispatch per-connection */
     double refine;              /* the resolution in percent, 0 off */
     /* the interleaved order: the fixtures not being measured, kept up */
     struct kb_curve_parked parked[KB_CURVE_PARKED_MAX];

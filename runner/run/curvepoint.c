@@ -107,7 +107,8 @@ static int drive(struct kb_curve *cv, const struct kb_point *pt, const char *dir
     const struct kb_fixture_load ld = { .duration_s = cv->plan.duration_s,
         .warmup_s = cv->plan.warmup_s, .drain_s = cv->plan.drain_s,
         .threads = cv->plan.threads, .connections = cv->plan.connections,
-        .requests_log = cv->requests_log != KB_RL_NONE };
+        .requests_log = cv->requests_log != KB_RL_NONE,
+        .per_connection = cv->per_connection };
     /* killed outright on interrupt: its figures are discarded anyway */
     const struct kb_fixture_sampling sp = { .first_s = 0, .every_s = 1.0, .until_s = INFINITY,
         .sample = sample_once, .arg = s, .kill_signal = SIGKILL };

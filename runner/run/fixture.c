@@ -351,10 +351,15 @@ static pid_t spawn_load(struct kb_fixture *fx, const struct kb_fixture_load *ld,
                      "--rate", rt, "--duration", dur, "--warmup", wu, "--drain", dr,
                      "--threads", th, "--connections", co, "--json", js, "--hgrm", hg,
                      "--uncorrected-hgrm", uh, "--hlog", hl, "--series-csv", sc,
-                     "--contract", (char *)fx->c->path, NULL, NULL, NULL, NULL, NULL, NULL };
-    size_t n = sizeof(argv) / sizeof(argv[0]) - 6;
+                     "--contract", (char *)fx->c->path, NULL, NULL, NULL, NULL, NULL, NULL,
+                     NULL, NULL };
+    size_t n = sizeof(argv) / sizeof(argv[0]) - 8;
     if (fx->client_rt)
         argv[n++] = "--rt";
+    if (ld->per_connection) {
+        argv[n++] = "--dispatch";
+        argv[n++] = "per-connection";
+    }
     if (ld->requests_log) {
         snprintf(rmax, sizeof(rmax), "%d", KB_FIXTURE_REQUESTS_LOG_MAX);
         argv[n++] = "--requests-log";

@@ -53,6 +53,7 @@ struct kb_fixture_load {
     int threads, connections;
     int requests_log;              /* keep dir/requests.log: one line per measured request,
                                     * up to the load generator's bound (runner/README-load.md) */
+    int per_connection;            /* --dispatch per-connection */
 };
 
 /* Zeroed by the caller, then kb_fixture_setup(); one fixture at a time. */

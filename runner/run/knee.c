@@ -19,14 +19,37 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The row's trusted hold samples judged together: 1 when their medians meet the
+ * criteria; -1 when one failed. */
+static int judge_holds(const struct kb_knee_sample *s, size_t n, const struct kb_criteria *c,
+                       struct kb_knee_row *w)
+{
+    double del[KB_KNEE_MAX_SAMPLES], p99[KB_KNEE_MAX_SAMPLES];
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].rate != w->rate || !s[i].hold)
+            continue;
+        w->hold_n++;
+        if (s[i].verdict == KB_CLIENT_LIMITED || w->hold_trusted == KB_KNEE_MAX_SAMPLES)
+            continue;
+        failed |= s[i].verdict == KB_FAILED;
+        p99[w->hold_trusted] = isnan(s[i].p99_us) ? INFINITY : s[i].p99_us;
+        del[w->hold_trusted++] = s[i].delivery;
+    }
+    if (failed)
+        return -1;
+    return w->hold_trusted && median(del, w->hold_trusted) >= c->min_delivery &&
+           median(p99, w->hold_trusted) < (double)c->max_p99_us;
+}
+
 /* A row's trusted samples judged together (knee.h). */
 static void judge_row(const struct kb_knee_sample *s, size_t n, const struct kb_criteria *c,
                       struct kb_knee_row *w)
 {
     double del[KB_KNEE_MAX_SAMPLES], p99[KB_KNEE_MAX_SAMPLES];
-    int failed = 0, over = 0, short_ = 0;
+    int failed = 0, over = 0, short_ = 0, holds = judge_holds(s, n, c, w);
     for (size_t i = 0; i < n; i++) {
-        if (s[i].rate != w->rate)
+        if (s[i].rate != w->rate || s[i].hold)
             continue;
         w->n++;
         if (s[i].verdict == KB_CLIENT_LIMITED || w->trusted == KB_KNEE_MAX_SAMPLES)
@@ -52,6 +75,14 @@ static void judge_row(const struct kb_knee_sample *s, size_t n, const struct kb_
         w->state = KB_ROW_MISSED;
     w->settled = failed || w->held_n == w->trusted ||
                  (w->held_n == 0 && (over == w->trusted || short_ == w->trusted));
+    w->hold_ok = holds > 0;
+    if (!w->hold_trusted || w->state != KB_ROW_HELD)
+        return;
+    /* the long sample outranks the short ones: the backlog a short one hides shows in it */
+    if (holds <= 0) {
+        w->state = holds < 0 ? KB_ROW_FAILED : KB_ROW_MISSED;
+        w->settled = 1;
+    }
 }
 
 static int row_of(const struct kb_knee_row *rows, size_t n, long rate)
@@ -113,6 +144,21 @@ static void set(struct kb_knee_next *x, enum kb_knee_step step, long rate, const
     x->step = step;
     x->rate = rate;
     x->why = why;
+    x->hold = 0;
+}
+
+/* The bracket is located on short samples: the held end's hold sample, or the end. */
+static void hold_or_locate(const struct kb_knee_row *lo, const struct kb_knee_opts *o,
+                           struct kb_knee_next *x)
+{
+    if (!o->hold || lo->hold_trusted) {
+        set(x, KB_KNEE_LOCATED, 0, "located");
+    } else if (lo->hold_n < 2) {
+        set(x, KB_KNEE_MEASURE, lo->rate, "hold lo");
+        x->hold = 1;
+    } else {
+        set(x, KB_KNEE_CLIENT, 0, "the client could not prove the held end through its hold");
+    }
 }
 
 /* lo's and hi's rows (NULL where there is none) from the rows. */
@@ -170,7 +216,7 @@ void kb_knee_decide(const struct kb_knee_sample *s, size_t n, const struct kb_kn
     } else if (wants(hi, o->confirm)) {
         set(x, KB_KNEE_MEASURE, hi->rate, "confirm hi");
     } else {
-        set(x, KB_KNEE_LOCATED, 0, "located");
+        hold_or_locate(lo, o, x);
     }
 }
 

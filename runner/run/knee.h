@@ -24,7 +24,15 @@
  *   - hi / lo - 1 > resolution: bisect geometrically (sqrt(lo x hi), 3 significant digits);
  *   - lo, then hi, wants more samples (fewer than `confirm` trusted, unless settled: more
  *     than half in and all agreeing, which no further sample can outvote): one more;
+ *   - with `hold`, lo has no trusted hold sample: one hold sample of lo (a second where the
+ *     first was client-limited; then the search ends on the client's bound);
  *   - else located.
+ * A hold sample is one long sample (the paper profile's 30 s): a rate a fraction e past the
+ * server's capacity adds e x T seconds of backlog over a T-second sample, so a short sample
+ * lets a rate a few percent past the knee through and a long one does not (docs/knee.md).
+ * A row with a trusted hold sample is held only if its short samples are and its hold
+ * samples, judged the same way among themselves, are too; a hold sample that fails its
+ * criteria makes the row missed, which moves the bracket down.
  * More samples can move a row across the criteria, which moves the bracket; the next step
  * then bisects or rises from there. */
 #ifndef KB_KNEE_H
@@ -41,6 +49,7 @@ struct kb_knee_sample {
     enum kb_verdict verdict;     /* the point's: failed, client-limited or the server's */
     double delivery;
     double p99_us;               /* corrected; NAN when nothing completed */
+    int hold;                    /* a hold sample (kb_knee_opts.hold), not a short one */
 };
 
 struct kb_knee_opts {
@@ -48,6 +57,7 @@ struct kb_knee_opts {
     double factor;               /* > 1: the geometric rise and fall */
     double resolution;           /* > 0: the bracket's width, hi / lo - 1 */
     int confirm;                 /* samples each end of the bracket needs (>= 1) */
+    int hold;                    /* the held end must also hold a hold sample */
     struct kb_criteria crit;
 };
 
@@ -59,6 +69,8 @@ struct kb_knee_row {
     int trusted, held_n;         /* trusted samples; of those, controlled on their own */
     double delivery, p99_us;     /* medians over the trusted samples (NAN: none) */
     int settled;                 /* more samples cannot move the medians across */
+    int hold_n, hold_trusted;    /* hold samples; of those, trusted */
+    int hold_ok;                 /* the trusted hold samples' medians meet the criteria */
     enum kb_knee_row_state state;
 };
 
@@ -73,6 +85,7 @@ enum kb_knee_step {
 struct kb_knee_next {
     enum kb_knee_step step;
     long rate;                   /* MEASURE: the rate to sample */
+    int hold;                    /* MEASURE: a hold sample */
     long lo, hi;                 /* the bracket so far: 0 where there is no such end */
     const char *why;             /* static text: why this step */
 };

@@ -52,8 +52,8 @@ static json_t *plan_json(const struct kb_knee_args *a, const struct kb_target *t
     json_t *h = json_array();
     for (int i = 0; i < a->spec.nheaders; i++)
         json_array_append_new(h, json_string(a->spec.headers[i]));
-    return json_pack("{s:s,s:s,s:o,s:o,s:{s:f,s:I,s:f,s:I,s:I},s:{s:I,s:I,s:I,s:f,s:f,s:i},"
-                     "s:{s:f,s:f,s:f,s:i,s:i,s:I,s:I}}",
+    return json_pack("{s:s,s:s,s:o,s:o,s:{s:f,s:I,s:f,s:I,s:I},s:{s:I,s:I,s:I,s:f,s:f,s:i,s:f,s:f},"
+                     "s:{s:f,s:f,s:f,s:i,s:i,s:I,s:I,s:s}}",
         "url", a->spec.url, "expect", t->expectation,
         "route", t->route ? json_string(t->route) : json_null(), "headers", h,
         "criteria", "min_delivery", c->min_delivery, "max_p99_us", (json_int_t)c->max_p99_us,
@@ -63,9 +63,11 @@ static json_t *plan_json(const struct kb_knee_args *a, const struct kb_target *t
         "search", "start_rate", (json_int_t)llround(a->start), "min_rate",
         (json_int_t)llround(a->min), "max_rate", (json_int_t)llround(a->max), "factor",
         a->factor, "resolution", a->resolution / 100, "confirm", (int)a->confirm,
+        "hold_s", a->hold, "hold_warmup_s", a->hold_warmup,
         "point", "warmup_s", a->warmup, "duration_s", a->duration, "drain_s", a->drain,
         "threads", (int)a->threads, "connections", (int)a->connections, "timeout_ms",
-        (json_int_t)llround(a->timeout * 1000), "send_quantum_us", (json_int_t)a->quantum_us);
+        (json_int_t)llround(a->timeout * 1000), "send_quantum_us", (json_int_t)a->quantum_us,
+        "dispatch", kb_load_dispatch_names[a->per_connection]);
 }
 
 /* run.json: this invocation (a resumed one beside the first's). */
@@ -112,6 +114,15 @@ static int run_dir(const struct kb_knee_args *a, char *dir, size_t len, char *er
 }
 
 
+/* The hold sample: as long as the paper profile's points, after its warmup. */
+static void hold_defaults(struct kb_knee_args *a, const struct kb_contract *ct)
+{
+    const struct kb_profile *p = kb_contract_profile(ct, "paper");
+    if (a->hold < 0)
+        a->hold = p ? p->duration_s : 30;
+    a->hold_warmup = p ? p->warmup_s : 5;
+}
+
 /* Defaults from the contract and the quick profile, then every combination checked. */
 int kb_knee_defaults(struct kb_knee_args *a, const struct kb_contract *ct, char *err, size_t errlen)
 {
@@ -136,6 +147,7 @@ int kb_knee_defaults(struct kb_knee_args *a, const struct kb_contract *ct, char 
         a->warmup = q ? q->warmup_s : 1;
     if (a->drain < 0)
         a->drain = q ? q->drain_s : 1;
+    hold_defaults(a, ct);
     if (!a->threads)
         a->threads = ct->threads;
     if (!a->connections)
@@ -196,12 +208,16 @@ int kb_knee_begin(struct kb_knee_ctx *x, struct kb_kneerun *k, int argc, char **
     k->plan = plan_json(&x->a, &x->t, &x->crit);
     k->opts = (struct kb_knee_opts){ .start_rate = llround(x->a.start),
         .min_rate = llround(x->a.min), .max_rate = llround(x->a.max), .factor = x->a.factor,
-        .resolution = x->a.resolution / 100, .confirm = (int)x->a.confirm, .crit = x->crit };
+        .resolution = x->a.resolution / 100, .confirm = (int)x->a.confirm,
+        .hold = x->a.hold > 0, .crit = x->crit };
+    k->hold_s = x->a.hold;
+    k->hold_warmup_s = x->a.hold_warmup;
     k->point = (struct kb_kneepoint_cfg){ .url = x->a.spec.url, .target = &x->t,
         .crit = &x->crit, .warmup_s = x->a.warmup, .duration_s = x->a.duration,
         .drain_s = x->a.drain, .threads = (int)x->a.threads,
         .connections = (int)x->a.connections, .timeout_ms = llround(x->a.timeout * 1000),
         .send_quantum_us = x->a.quantum_us, .client_cpus = &x->cpus, .rt = !x->a.no_rt,
+        .per_connection = x->a.per_connection,
         .watch = { .pid = (pid_t)x->a.pid, .cgroup = x->a.cgroup,
                    .server_cpus = x->server_cpus[0] ? x->server_cpus : NULL,
                    .client_cpus = x->client_list, .every_s = 0.25 } };

@@ -22,6 +22,8 @@ struct kb_knee_args {
     long pid;
     double start, min, max, factor, resolution, max_time, p99_ms, delivery;
     double duration, warmup, drain, timeout;
+    double hold, hold_warmup;              /* the held end's hold sample; hold 0: none */
+    int per_connection;                    /* --dispatch per-connection */
     long confirm, threads, connections, quantum_us;
     int allow_remote, no_rt, quiet;
 };

@@ -25,7 +25,7 @@ static void configure(const struct kb_kneepoint_cfg *c, long rate, struct kb_loa
         .duration_s = c->duration_s, .drain_s = c->drain_s, .connections = c->connections,
         .timeout_ms = c->timeout_ms, .send_quantum_ns = c->send_quantum_us * 1000,
         .rx_timestamps = 1, .rt = c->rt, .series_tag = "", .cpus = c->client_cpus,
-        .timer = KB_TIMER_AUTO,
+        .timer = KB_TIMER_AUTO, .per_connection = c->per_connection,
     };
     /* one thread per client CPU, as `load` fits them */
     l->threads = CPU_COUNT(c->client_cpus) < c->threads ? CPU_COUNT(c->client_cpus) : c->threads;

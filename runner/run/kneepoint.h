@@ -26,6 +26,7 @@ struct kb_kneepoint_cfg {
     long timeout_ms, send_quantum_us;
     const cpu_set_t *client_cpus;          /* the load threads' CPUs (one thread each) */
     int rt;                                /* SCHED_FIFO load threads */
+    int per_connection;                    /* --dispatch per-connection */
     struct kb_procwatch_cfg watch;         /* the server, and the CPUs whose steal is read */
 };
 

@@ -35,14 +35,42 @@ static double now_s(void)
     return (double)kb_mono_now() / (double)KB_NS_PER_S;
 }
 
+/* points/R-sK, or points/R-holdK for a hold sample. */
+static char *sample_name(char *buf, size_t len, long rate, int hold, int k)
+{
+    snprintf(buf, len, "points/%ld-%s%d", rate, hold ? "hold" : "s", k);
+    return buf;
+}
+
 static json_t *step_json(const struct kb_kneerun_step *st)
 {
     char dir[64];
-    snprintf(dir, sizeof(dir), "points/%ld-s%d", st->s.rate, st->sample);
-    return json_pack("{s:I,s:i,s:s,s:s,s:s,s:o,s:o,s:b}", "rate", (json_int_t)st->s.rate,
-                     "sample", st->sample, "dir", dir, "why", st->why, "verdict",
-                     kb_verdict_name(st->s.verdict), "delivery", kb_json_figure(st->s.delivery),
-                     "p99_us", kb_json_figure(st->s.p99_us), "resumed", st->resumed);
+    sample_name(dir, sizeof(dir), st->s.rate, st->s.hold, st->sample);
+    return json_pack("{s:I,s:i,s:b,s:s,s:s,s:s,s:o,s:o,s:b}", "rate", (json_int_t)st->s.rate,
+                     "sample", st->sample, "hold", st->s.hold, "dir", dir, "why", st->why,
+                     "verdict", kb_verdict_name(st->s.verdict), "delivery",
+                     kb_json_figure(st->s.delivery), "p99_us", kb_json_figure(st->s.p99_us),
+                     "resumed", st->resumed);
+}
+
+/* The number the next sample of rate (hold or short) takes. */
+static int next_sample(const struct kb_kneerun *k, long rate, int hold)
+{
+    int n = 1;
+    for (size_t i = 0; i < k->nsteps; i++)
+        n += k->steps[i].s.rate == rate && k->steps[i].s.hold == hold;
+    return n;
+}
+
+/* The sample's settings: the search's short ones, or a hold's length. */
+static struct kb_kneepoint_cfg point_cfg(const struct kb_kneerun *k, int hold)
+{
+    struct kb_kneepoint_cfg c = k->point;
+    if (hold) {
+        c.duration_s = k->hold_s;
+        c.warmup_s = k->hold_warmup_s;
+    }
+    return c;
 }
 
 /* knee.json: the plan, the steps so far, and the outcome once there is one. */
@@ -88,30 +116,30 @@ static void settle(const struct kb_kneepoint_cfg *c)
 }
 
 /* The next sample of rate: read back when an earlier run finished it, else measured. */
-static int take(struct kb_kneerun *k, long rate, const char *why, char *err, size_t errlen)
+static int take(struct kb_kneerun *k, long rate, int hold, const char *why, char *err,
+                size_t errlen)
 {
     struct kb_kneerun_step *st = &k->steps[k->nsteps];
+    struct kb_kneepoint_cfg pc = point_cfg(k, hold);
     char dir[4300], name[64];
     double t0;
     int got;
     memset(st, 0, sizeof(*st));
-    for (size_t i = 0; i < k->nsteps; i++)
-        st->sample += k->steps[i].s.rate == rate;
-    st->sample++;
+    st->sample = next_sample(k, rate, hold);
     snprintf(st->why, sizeof(st->why), "%s", why);
-    snprintf(name, sizeof(name), "points/%ld-s%d", rate, st->sample);
-    kb_path(dir, sizeof(dir), k->dir, name);
+    kb_path(dir, sizeof(dir), k->dir, sample_name(name, sizeof(name), rate, hold, st->sample));
     if ((got = kb_kneepoint_read(dir, &st->s, err, errlen)) < 0)
         return -1;
     if (got) {
         st->resumed = 1;
     } else {
         t0 = now_s();
-        settle(&k->point);
-        if (kb_kneepoint_run(&k->point, rate, st->sample, dir, &st->s, err, errlen))
+        settle(&pc);
+        if (kb_kneepoint_run(&pc, rate, st->sample, dir, &st->s, err, errlen))
             return -1;
         k->elapsed_s += now_s() - t0;
     }
+    st->s.hold = hold;
     k->nsteps++;
     return 0;
 }
@@ -125,12 +153,12 @@ static size_t samples(const struct kb_kneerun *k, struct kb_knee_sample *s)
 }
 
 /* 1 when the search must stop before measuring rate (k->end set). */
-static int bounded(struct kb_kneerun *k, long rate)
+static int bounded(struct kb_kneerun *k, long rate, int hold)
 {
     struct kb_knee_sample probe;
+    struct kb_kneepoint_cfg pc = point_cfg(k, hold);
     char dir[4300], name[64], err[64];
-    double per = k->point.warmup_s + k->point.duration_s + k->point.drain_s + 1.5;
-    int sample = 1;
+    double per = pc.warmup_s + pc.duration_s + pc.drain_s + 1.5;
     if (k->stopped && k->stopped()) {
         k->end = KB_KNEERUN_INTERRUPTED;
         return 1;
@@ -139,9 +167,7 @@ static int bounded(struct kb_kneerun *k, long rate)
         k->end = KB_KNEERUN_MAX_STEPS;
         return 1;
     }
-    for (size_t i = 0; i < k->nsteps; i++)
-        sample += k->steps[i].s.rate == rate;
-    snprintf(name, sizeof(name), "points/%ld-s%d", rate, sample);
+    sample_name(name, sizeof(name), rate, hold, next_sample(k, rate, hold));
     /* a sample already on disk costs no time */
     if (kb_kneepoint_read(kb_path(dir, sizeof(dir), k->dir, name), &probe, err, sizeof(err)) == 1)
         return 0;
@@ -160,9 +186,9 @@ int kb_kneerun_search(struct kb_kneerun *k, char *err, size_t errlen)
     k->end = KB_KNEERUN_SEARCH;
     for (;;) {
         kb_knee_decide(s, samples(k, s), &k->opts, &k->next);
-        if (k->next.step != KB_KNEE_MEASURE || bounded(k, k->next.rate))
+        if (k->next.step != KB_KNEE_MEASURE || bounded(k, k->next.rate, k->next.hold))
             break;
-        if (take(k, k->next.rate, k->next.why, err, errlen)) {
+        if (take(k, k->next.rate, k->next.hold, k->next.why, err, errlen)) {
             char ignored[256];
             k->end = KB_KNEERUN_ERROR;
             record(k, 1, ignored, sizeof(ignored));     /* keep what was measured; err says why */

@@ -8,7 +8,7 @@
  * sample, the outcome last. A sample whose directory holds DONE is read back, not measured
  * again, so an interrupted search resumes where it stopped and asks for what it would have
  * asked for (the decision is a function of the samples alone). Sample k of rate R lives in
- * points/R-sK/. */
+ * points/R-sK/, its hold sample k (knee.h) in points/R-holdK/. */
 #ifndef KB_KNEERUN_H
 #define KB_KNEERUN_H
 
@@ -30,7 +30,7 @@ enum kb_kneerun_end {
 
 struct kb_kneerun_step {
     struct kb_knee_sample s;
-    int sample;                  /* its number at that rate, from 1 */
+    int sample;                  /* its number at that rate, from 1, among short or hold ones */
     char why[64];
     int resumed;                 /* read back from an earlier run */
 };
@@ -40,6 +40,7 @@ struct kb_kneerun {
     json_t *plan;                /* borrowed: plan.json's object */
     struct kb_knee_opts opts;
     struct kb_kneepoint_cfg point;
+    double hold_s, hold_warmup_s;     /* a hold sample's measured seconds and warmup */
     double max_time_s;           /* the search's bound, resumed samples not counted */
     int (*stopped)(void);        /* non-zero (a signal came): end after the current sample */
     /* called after every sample (taken or read back), for progress lines */

@@ -181,7 +181,7 @@ static void configure(const struct kb_load_args *a, const struct kb_target *t, c
         .series_tag = a->hlog || a->series_csv ? "" : NULL,
         .cpus = a->cpus ? cpus : NULL,
         .requests_log_max = a->requests_log ? (uint64_t)a->requests_log_max : 0,
-        .timer = a->timer,
+        .timer = a->timer, .per_connection = a->per_connection,
     };
 }
 

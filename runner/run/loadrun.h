@@ -30,6 +30,7 @@ struct kb_load_args {
     int rt;
     int exact_threads;
     enum kb_load_timer timer;
+    int per_connection;            /* --dispatch per-connection */
     long requests_log_max;
     int have_requests_log_max;
     int have_rate, have_duration, have_warmup, have_drain;

@@ -203,3 +203,11 @@ int kb_opt_percent(const char *name, const char *v, const struct kb_bound *b, do
 {
     return plain(F_PERCENT, name, v, b, out, err, errlen);
 }
+
+int kb_opt_dispatch(const char *v, int *per_connection)
+{
+    if (strcmp(v, "any") && strcmp(v, "per-connection"))
+        return -1;
+    *per_connection = !strcmp(v, "per-connection");
+    return 0;
+}

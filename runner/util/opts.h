@@ -86,4 +86,7 @@ int kb_opt_number(const char *name, const char *v, const struct kb_bound *b, dou
 int kb_opt_percent(const char *name, const char *v, const struct kb_bound *b, double *out,
                    char *err, size_t errlen);
 
+/* --dispatch any|per-connection (load, knee, curve): 0 and *per_connection, or -1. */
+int kb_opt_dispatch(const char *v, int *per_connection);
+
 #endif

@@ -64,7 +64,7 @@ def a_503_limit_is_found_below_it_within_the_resolution():
     server's CPU per response from --pid."""
     run = os.path.join(TMP, "limit")
     with Limiter(3000) as s:
-        p = knee(s.url, "--pid", str(s.p.pid), "--run", run, *SHORT)
+        p = knee(s.url, "--pid", str(s.p.pid), "--run", run, "--hold", "2", *SHORT)
     first = p.stdout.splitlines()[0]
     assert p.returncode == 0, (p.returncode, p.stdout, p.stderr)
     lo, hi = bracket(first)
@@ -83,6 +83,15 @@ def a_503_limit_is_found_below_it_within_the_resolution():
         assert os.path.exists(os.path.join(d, "DONE")), d
         v = json.load(open(os.path.join(d, "verdict.json")))
         assert v["rate"] == st["rate"] and v["verdict"] == st["verdict"], (v["rate"], st)
+    # the held end, once located, held a long sample too, the last step of the search
+    hold = [st for st in steps if st["hold"]]
+    assert len(hold) == 1 and hold[-1] is steps[-1], steps[-3:]
+    assert hold[0]["rate"] == lo and hold[0]["dir"] == f"points/{lo}-hold1", hold
+    assert hold[0]["verdict"] == "controlled" and hold[0]["why"] == "hold lo", hold
+    held = json.load(open(os.path.join(run, hold[0]["dir"], "load.json")))
+    assert held["duration_s"] == 2 and held["warmup_s"] == 5, (held["duration_s"], held["warmup_s"])
+    assert "the held end held for 2 s" in first, first
+    assert [w for w in rep["rows"] if w["rate_rps"] == lo][0]["hold_held"], rep["rows"]
     # above the limit the responses are 503s: failed, never controlled
     assert all(st["verdict"] == "failed" for st in steps if st["rate"] > 3000 * 1.06), steps
     assert any(st["verdict"] == "failed" and st["rate"] == hi for st in steps), steps

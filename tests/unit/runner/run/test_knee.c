@@ -24,13 +24,21 @@ struct model {
     long client_max;             /* the client is limited at and above this (0: never) */
     int disturb_at;              /* the n-th sample (from 1) is disturbed: reads missed */
     int fail_above;              /* rates >= knee fail (wrong responses) instead of missing */
+    long hold_knee;              /* hold samples miss at and above this (0: the knee) */
+    int hold_client;             /* every hold sample is client-limited */
 };
 
-static struct kb_knee_sample measure(const struct model *m, long rate, size_t n)
+static struct kb_knee_sample measure(const struct model *m, long rate, size_t n, int hold)
 {
     struct kb_knee_sample s = { .rate = rate, .verdict = KB_CONTROLLED, .delivery = 1,
-                                .p99_us = 5000 };
-    if (m->client_max && rate >= m->client_max)
+                                .p99_us = 5000, .hold = hold };
+    if (hold && m->hold_client) {
+        s.verdict = KB_CLIENT_LIMITED;
+    } else if (hold && m->hold_knee && rate >= m->hold_knee) {
+        /* the backlog a short sample hides: a long one shows it */
+        s.verdict = KB_UNCONTROLLED;
+        s.p99_us = 800000;
+    } else if (m->client_max && rate >= m->client_max)
         s.verdict = KB_CLIENT_LIMITED;
     else if (rate >= m->knee || (int)n + 1 == m->disturb_at) {
         s.verdict = m->fail_above && rate >= m->knee ? KB_FAILED : KB_UNCONTROLLED;
@@ -51,7 +59,7 @@ static size_t search(const struct model *m, const struct kb_knee_opts *o,
         if (x->step != KB_KNEE_MEASURE)
             return n;
         ck_assert_uint_lt(n, 100);
-        s[n] = measure(m, x->rate, n);
+        s[n] = measure(m, x->rate, n, x->hold);
         n++;
     }
 }
@@ -84,7 +92,7 @@ START_TEST(both_ends_are_confirmed_by_repeats)
     struct kb_knee_next x;
     size_t n = 0, nr;
     for (kb_knee_decide(s, n, &o, &x); x.step == KB_KNEE_MEASURE; kb_knee_decide(s, n, &o, &x)) {
-        s[n] = measure(&m, x.rate, n);
+        s[n] = measure(&m, x.rate, n, x.hold);
         n++;
     }
     nr = kb_knee_rows(s, n, &CRIT, rows, KB_KNEE_MAX_SAMPLES);
@@ -141,11 +149,11 @@ END_TEST
 START_TEST(rows_take_medians_of_trusted_samples)
 {
     struct kb_knee_sample s[] = {
-        { 1000, KB_CONTROLLED, 1, 5000 }, { 1000, KB_UNCONTROLLED, 0.9, 2e6 },
-        { 1000, KB_CONTROLLED, 1, 6000 }, { 2000, KB_CLIENT_LIMITED, 1, 5000 },
-        { 3000, KB_CLIENT_LIMITED, 1, 5000 }, { 3000, KB_CONTROLLED, 1, 7000 },
-        { 4000, KB_FAILED, 1, 5000 }, { 4000, KB_CONTROLLED, 1, 5000 },
-        { 5000, KB_UNCONTROLLED, 1, NAN },
+        { 1000, KB_CONTROLLED, 1, 5000, 0 }, { 1000, KB_UNCONTROLLED, 0.9, 2e6, 0 },
+        { 1000, KB_CONTROLLED, 1, 6000, 0 }, { 2000, KB_CLIENT_LIMITED, 1, 5000, 0 },
+        { 3000, KB_CLIENT_LIMITED, 1, 5000, 0 }, { 3000, KB_CONTROLLED, 1, 7000, 0 },
+        { 4000, KB_FAILED, 1, 5000, 0 }, { 4000, KB_CONTROLLED, 1, 5000, 0 },
+        { 5000, KB_UNCONTROLLED, 1, NAN, 0 },
     };
     struct kb_knee_row r[8];
     size_t n = kb_knee_rows(s, sizeof(s) / sizeof(s[0]), &CRIT, r, 8);
@@ -161,6 +169,60 @@ START_TEST(rows_take_medians_of_trusted_samples)
     ck_assert_int_eq(r[2].trusted, 1);
     ck_assert_int_eq(r[3].state, KB_ROW_FAILED);
     ck_assert_int_eq(r[4].state, KB_ROW_MISSED);      /* nothing completed: the worst p99 */
+}
+END_TEST
+
+/* A server that holds 10,000 req/s for 3 s but only 9,500 for 30 s: without a hold the
+ * search locates the short samples' knee; with one, the held end that fails its hold moves
+ * the bracket down until a held end holds its hold too. */
+START_TEST(a_held_end_that_misses_its_hold_moves_the_bracket_down)
+{
+    struct model m = { .knee = 10000, .hold_knee = 9500 };
+    static struct kb_knee_sample s[KB_KNEE_MAX_SAMPLES];
+    static struct kb_knee_row rows[KB_KNEE_MAX_SAMPLES];
+    struct kb_knee_opts o = opts();
+    struct kb_knee_next x;
+    size_t n = 0, nr, holds = 0;
+    o.start_rate = 2000;
+    search(&m, &o, &x);
+    ck_assert_int_eq(x.step, KB_KNEE_LOCATED);
+    ck_assert_msg(x.lo >= 9500, "without a hold the short knee: lo %ld", x.lo);
+    o.hold = 1;
+    for (kb_knee_decide(s, n, &o, &x); x.step == KB_KNEE_MEASURE; kb_knee_decide(s, n, &o, &x)) {
+        ck_assert_uint_lt(n, 100);
+        holds += x.hold;
+        s[n] = measure(&m, x.rate, n, x.hold);
+        n++;
+    }
+    ck_assert_int_eq(x.step, KB_KNEE_LOCATED);
+    ck_assert_msg(x.lo < 9500 && 9500 <= x.hi, "hold knee 9500 outside [%ld, %ld]", x.lo, x.hi);
+    ck_assert_msg((double)x.hi / (double)x.lo - 1 <= o.resolution, "[%ld, %ld]", x.lo, x.hi);
+    ck_assert_uint_ge(holds, 2);          /* the first held end missed its hold */
+    nr = kb_knee_rows(s, n, &CRIT, rows, KB_KNEE_MAX_SAMPLES);
+    for (size_t i = 0; i < nr; i++) {
+        if (rows[i].rate == x.lo) {
+            ck_assert_int_eq(rows[i].state, KB_ROW_HELD);
+            ck_assert_int_eq(rows[i].hold_trusted, 1);
+            ck_assert(rows[i].hold_ok);
+        } else if (rows[i].hold_n) {
+            /* held on its short samples, missed on its long one */
+            ck_assert_int_eq(rows[i].held_n, rows[i].trusted);
+            ck_assert_int_eq(rows[i].state, KB_ROW_MISSED);
+            ck_assert(rows[i].rate >= 9500);
+        }
+    }
+}
+END_TEST
+
+START_TEST(a_hold_the_client_cannot_prove_ends_on_the_client)
+{
+    struct model m = { .knee = 10000, .hold_client = 1 };
+    struct kb_knee_opts o = opts();
+    struct kb_knee_next x;
+    o.hold = 1;
+    search(&m, &o, &x);
+    ck_assert_int_eq(x.step, KB_KNEE_CLIENT);
+    ck_assert(x.lo < 10000 && 10000 <= x.hi);
 }
 END_TEST
 
@@ -183,6 +245,8 @@ static Suite *suite(void)
     TCase *tc = tcase_create("knee");
     tcase_add_test(tc, a_knee_is_bracketed_within_the_resolution);
     tcase_add_test(tc, both_ends_are_confirmed_by_repeats);
+    tcase_add_test(tc, a_held_end_that_misses_its_hold_moves_the_bracket_down);
+    tcase_add_test(tc, a_hold_the_client_cannot_prove_ends_on_the_client);
     tcase_add_test(tc, a_disturbed_sample_is_outvoted);
     tcase_add_test(tc, the_search_ends_on_its_bounds);
     tcase_add_test(tc, rows_take_medians_of_trusted_samples);
