@@ -163,6 +163,7 @@ help:
 	@echo "  soak            the one-hour qualification (DURATION=)"
 	@echo "  bench-loadgen   the load generator's own cost, beside wrk"
 	@echo "  bench-fixtures  each fixture's and kb-control's CPU per response at fixed rates"
+	@echo "  bench-knee-nginx  nginx's knee, its ends as 30 s points, and beside wrk2 (WRK2=)"
 	@echo "  image-auto      the Docker image (image, base-image, pin-base)"
 	@echo "  check-runtimes  every runtime of the contract has its folder and module (part of all)"
 	@echo "  gen-runtimes    the bash completion's words and README's runtime table, from the contract"

@@ -10,7 +10,7 @@ import sys
 import time
 
 from kbenv import KB, need
-from kbtest import run, test
+from kbtest import exit_with, test
 from loadlib import HERE, TMP, Proc
 
 RATE, CONNS, SECONDS, STALL = 200, 4, 3, 1.2
@@ -61,4 +61,4 @@ def dispatch_refuses_an_unknown_model():
 
 
 if __name__ == "__main__":
-    sys.exit(run(globals()))
+    exit_with("e2e-dispatch")
