@@ -276,6 +276,7 @@ static void accumulate(struct kb_report_row *row, struct acc *a, json_t *v)
     add_client(row, load);
     add_server(row, a, v);
     add_host(row, json_object_get(v, "host"));
+    row->queue_grew_n += json_is_true(json_object_get(json_object_get(v, "backlog"), "grew"));
     row->errors += (long long)kb_jnum(load, "errors", "total");
     add_error_kinds(row, load);
     row->non2xx += (long long)kb_jnum(load, "non2xx", NULL);

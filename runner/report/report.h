@@ -82,6 +82,8 @@ struct kb_report_row {
      * whether in some repeat it was enough to explain the verdict. */
     double steal_server_max, steal_client_max;
     int host_could_decide;
+    int queue_grew_n;                        /* repeats whose queue grew through their
+                                                measured seconds (runner/run/backlog.h) */
     json_t *point_ids;                       /* array of the repeats' ids; owned */
 };
 

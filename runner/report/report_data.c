@@ -164,6 +164,7 @@ static json_t *row_json(const struct kb_report_row *w)
         (json_int_t)w->rss_max, "server_pss_max_bytes",
         w->pss_max > 0 ? json_integer(w->pss_max) : json_null()));
     json_object_set_new(o, "server_cpu_floor_multiple", stat_json(w->floor_multiple));
+    json_object_set_new(o, "queue_grew_count", json_integer(w->queue_grew_n));
     json_object_update_new(o, json_pack("{s:I,s:I,s:I,s:I}", "socket_errors_count",
         (json_int_t)w->err_io, "timeouts_count", (json_int_t)w->err_timeout,
         "unanswered_count", (json_int_t)w->unanswered, "completed_count",

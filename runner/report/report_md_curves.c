@@ -45,6 +45,11 @@ static const char *note_text(char *b, size_t len, const struct kb_report *r,
                              const struct kb_report_row *w)
 {
     char buf[128];
+    if (w->n > 0 && !strcmp(w->verdict, "controlled") && w->queue_grew_n)
+        return snprintf(b, len, "p99 under %g ms but its queue grew: the median latency rose "
+                        "every measured second, so a longer point at this rate would miss "
+                        "(%d of %d sample(s); verdict.json: backlog)", r->max_p99_us / 1000,
+                        w->queue_grew_n, w->n), b;
     if (w->n == 0 || !strcmp(w->verdict, "controlled"))
         return NULL;
     if (w->host_could_decide && !strcmp(w->verdict, "uncontrolled"))

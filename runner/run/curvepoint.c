@@ -14,6 +14,7 @@
 
 #include "fixtures/contract.h"
 #include "runner/load/preflight.h"
+#include "runner/run/backlog.h"
 #include "runner/run/hostclock.h"
 #include "runner/run/judgement.h"
 #include "runner/run/fixture.h"
@@ -23,6 +24,7 @@
 #include "runner/sandbox/sandbox.h"
 #include "runner/util/clock.h"
 #include "runner/util/evidence.h"
+#include "runner/util/paths.h"
 
 #define CPU_SAMPLES_MAX 1024
 
@@ -271,6 +273,19 @@ static json_t *beside_json(const struct kb_curve *cv, const struct settled *st,
         "floor_sample", cv->floor.id[0] ? cv->floor.id : NULL);
 }
 
+/* Whether the queue grew through the measured seconds (backlog.h); null when the series
+ * could not be read. */
+static json_t *backlog_json(const char *dir, double duration_s)
+{
+    struct kb_backlog b;
+    char path[4300];
+    if (kb_backlog_file(kb_path(path, sizeof(path), dir, "series.csv"), duration_s, &b) < 0)
+        return json_null();
+    return json_pack("{s:b,s:i,s:o,s:o}", "grew", b.grew, "seconds", b.seconds,
+                     "first_p50_us", kb_json_figure(b.seconds ? b.first_p50_us : NAN),
+                     "last_p50_us", kb_json_figure(b.seconds ? b.last_p50_us : NAN));
+}
+
 static void write_verdict(struct kb_curve *cv, const struct kb_point *pt, const char *dir,
                           const struct kb_judgement *jd, const struct kb_point_load *lr,
                           json_t *load, const struct sampler *s,
@@ -289,6 +304,7 @@ static void write_verdict(struct kb_curve *cv, const struct kb_point *pt, const 
     if (cv->plan.interleaved)
         json_object_set_new(j, "interleaved", beside_json(cv, st, bs));
     json_object_set_new(j, "host", host_json(s, lr, &crit, jd));
+    json_object_set_new(j, "backlog", backlog_json(dir, cv->plan.duration_s));
     kb_run_write_json(ev, dir, "verdict.json", j);
     json_decref(j);
 }

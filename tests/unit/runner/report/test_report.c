@@ -314,6 +314,33 @@ START_TEST(writers)
 }
 END_TEST
 
+/* A controlled cell whose queue grew through its seconds (verdict.json's backlog) keeps its
+ * verdict and is said to have grown, in report.md's note and report.json's count. */
+START_TEST(a_controlled_cell_whose_queue_grew_says_so)
+{
+    char err[256], path[300];
+    json_t *v;
+    snprintf(path, sizeof(path), "%s/points/go-plaintext-100-r2/verdict.json", dir);
+    v = json_load_file(path, 0, NULL);
+    ck_assert_ptr_nonnull(v);
+    json_object_set_new(v, "backlog", json_pack("{s:b,s:i,s:f,s:f}", "grew", 1, "seconds", 3,
+                                                "first_p50_us", 9000.0, "last_p50_us", 52000.0));
+    ck_assert_int_eq(kb_write_json_atomic(path, v, err, sizeof(err)), 0);
+    json_decref(v);
+    ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
+    R.partial = 1;
+    ck_assert_int_eq(kb_report_write_md(&R, dir, err, sizeof(err)), 0);
+    ck_assert_int_eq(kb_report_write_json(&R, dir, err, sizeof(err)), 0);
+    ck_assert_str_eq(kb_report_row(&R, "go", "plaintext", 100)->verdict, "controlled");
+    ck_assert_int_eq(kb_report_row(&R, "go", "plaintext", 100)->queue_grew_n, 1);
+    ck_assert_int_eq(kb_report_row(&R, "gray-static", "plaintext", 100)->queue_grew_n, 0);
+    ck_assert_ptr_nonnull(strstr(flat(kb_path(path, sizeof(path), dir, "report.md")),
+                                 "p99 under 100 ms but its queue grew"));
+    ck_assert_ptr_nonnull(strstr(slurp(kb_path(path, sizeof(path), dir, "report.json")),
+                                 "\"queue_grew_count\": 1"));
+}
+END_TEST
+
 /* go's 200 points client-limited instead of uncontrolled: its knee was never located, so the
  * table gives 100 as a lower bound and stars the ratio; gray-static's own cell is unchanged. */
 START_TEST(client_limited_next_point_is_a_lower_bound)
@@ -1253,6 +1280,7 @@ static Suite *suite(void)
     tcase_add_test(tc, client_limited_sample_decides_only_where_it_could);
     tcase_add_test(tc, a_bounded_p99_counts_at_its_worst_in_the_median);
     tcase_add_test(tc, writers);
+    tcase_add_test(tc, a_controlled_cell_whose_queue_grew_says_so);
     tcase_add_test(tc, client_limited_next_point_is_a_lower_bound);
     tcase_add_test(tc, not_a_run_dir);
     tcase_add_test(tc, no_calibration_said_plainly);
