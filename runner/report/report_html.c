@@ -287,7 +287,9 @@ static void route_range(const struct kb_report *r, const char *route, double *lo
 /* Every point's corrected latency in each second: runtimes down, rates across. */
 static void series_grid(FILE *f, const struct kb_report *r)
 {
-    struct kb_report_series s;
+    /* Freed after every cell, read or not: a cell without a series (the first one, in a
+     * partial run) must free a null pointer, never the stack's leftovers. */
+    struct kb_report_series s = { 0 };
     fprintf(f, "<h2 id=\"series\">Latency over time</h2>\n<p class=\"note\">Each point's "
             "corrected p50 (dotted) and p99 in each second of its measured interval, the drain "
             "after it shaded; one log scale per route, the dashed line the p99 limit. With "

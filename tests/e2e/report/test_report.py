@@ -437,6 +437,24 @@ def a_fixture_without_limits_has_limits_null():
     assert all(isinstance(f["limits"], dict) for k, f in fx.items() if k != rt), fx
 
 
+
+@test
+def partial_report_without_the_first_cells_series_completes():
+    """`report --partial` with the first planned point incomplete, and with every point
+    incomplete, writes its PARTIAL report (issue 38: the latency grid freed the series of a
+    cell it never read, a segfault or an abort)."""
+    need(KB)
+    plan = load(os.path.join(FIXTURE, "plan.json"))
+    for name, gone in (("partial-first", plan["points"][:1]), ("partial-all", plan["points"])):
+        run = copy_run(name)
+        for p in gone:
+            os.unlink(os.path.join(run, "points", p["id"], "DONE"))
+        r = report(run, "--partial")
+        assert r.returncode == 0, (name, r.returncode, r.stderr)
+        assert "PARTIAL" in r.stdout, (name, r.stdout)
+        html = open(os.path.join(run, "report.html")).read()
+        assert html.rstrip().endswith("</html>"), (name, html[-200:])
+
 if __name__ == "__main__":
     try:
         exit_with("test-report-e2e", sys.argv[1:])
