@@ -130,7 +130,9 @@ static void answer(FILE *f, const struct kb_report *r)
         fprintf(f, "N^: above the client's calibrated margin, and held there (a controlled "
                 "point is the server's at any rate). ");
     fprintf(f, "Cost: the server's CPU per response at the runtime's own highest held rate, as "
-            "a ratio to %s's%s. report.md says more of each.</p>\n", kb_report_baseline_label(r),
+            "a ratio to ");
+    kb_svg_xml(f, kb_report_baseline_label(r));
+    fprintf(f, "'s%s. report.md says more of each.</p>\n",
             kb_report_baseline(r) ? "" : " (this run's plan names none: no ratio is given)");
 }
 

@@ -264,8 +264,10 @@ static void context(FILE *f, const struct kb_report *r, const char *route)
     fprintf(f, "<g class=\"context\"><text x=\"%d\" y=\"%d\" font-size=\"10.5\" fill=\"#555\">",
             ML, H - 24);
     kb_svg_xml(f, route);
-    fprintf(f, " | profile %s: %g s measured after %g s warmup | %d repeat(s)",
-            kb_jstr(p, "profile", "?"), json_number_value(json_object_get(p, "duration_s")),
+    fprintf(f, " | profile ");
+    kb_svg_xml(f, kb_jstr(p, "profile", "?"));
+    fprintf(f, ": %g s measured after %g s warmup | %d repeat(s)",
+            json_number_value(json_object_get(p, "duration_s")),
             json_number_value(json_object_get(p, "warmup_s")), r->repeats);
     if (cs > 1)
         fprintf(f, ", each boundary confirmed by the median of %lld", cs);
