@@ -551,6 +551,43 @@ static void load_published(struct kb_report *r)
     kb_contract_free(&c);
 }
 
+/* Each of the plan's lists (runtimes, routes, rates) is at most KB_REPORT_MAX_AXIS long, a
+ * name in it plain (paths.h), a rate a whole number above 0; each point's id, runtime and
+ * route plain. A name here becomes a path and a chart's slot before anything else reads it.
+ * 0, or -1 with err naming the entry. */
+static int check_plan(const json_t *plan, const char *dir, char *err, size_t errlen)
+{
+    static const char *const lists[] = { "runtimes", "routes", "rates" };
+    static const char *const keys[] = { "id", "runtime", "route" };
+    const json_t *a, *v;
+    size_t i, k;
+    for (k = 0; k < 3; k++) {
+        a = json_object_get(plan, lists[k]);
+        if (!json_is_array(a) || json_array_size(a) > KB_REPORT_MAX_AXIS) {
+            snprintf(err, errlen, "%.3000s/plan.json: \"%s\" must be a list of at most %d",
+                     dir, lists[k], KB_REPORT_MAX_AXIS);
+            return -1;
+        }
+        json_array_foreach(a, i, v)
+            if (k == 2 ? !json_is_integer(v) || json_integer_value(v) <= 0
+                       : !kb_plain_name(json_string_value(v))) {
+                snprintf(err, errlen, "%.3000s/plan.json: %s[%zu] is not %s", dir, lists[k], i,
+                         k == 2 ? "a whole number of req/s above 0"
+                                : "a plain name (1-128 bytes, no '/', not . or ..)");
+                return -1;
+            }
+    }
+    json_array_foreach(json_object_get(plan, "points"), i, v)
+        for (k = 0; k < 3; k++)
+            if ((k == 0 || json_object_get(v, keys[k])) &&
+                !kb_plain_name(json_string_value(json_object_get(v, keys[k])))) {
+                snprintf(err, errlen, "%.3000s/plan.json: points[%zu].%s is not a plain name "
+                         "(1-128 bytes, no '/', not . or ..)", dir, i, keys[k]);
+                return -1;
+            }
+    return 0;
+}
+
 static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd, char *err,
                     size_t errlen)
 {
@@ -563,6 +600,10 @@ static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd
             snprintf(err, errlen, "%s", r->schema_err);
         else
             snprintf(err, errlen, "%s has no plan.json: not a kneebench run directory", dir);
+        return -1;
+    }
+    if (check_plan(r->plan, dir, err, errlen) < 0) {
+        kb_report_free(r);
         return -1;
     }
     r->run = kb_report_evidence(r, kb_path(path, sizeof(path), dir, "run.json"));
