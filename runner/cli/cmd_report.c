@@ -6,6 +6,7 @@
  * again under that criterion into DIR/rejudged-p99-<N>ms-d<F>/, never over DIR's files. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/cli/commands.h"
+#include "runner/util/evidence.h"
 #include "runner/util/paths.h"
 #include "runner/util/opts.h"
 #include "runner/report/knee_report.h"
@@ -109,7 +110,7 @@ static int write_all(const struct kb_report *r, const char *out, char *err, size
 static double plan_criterion(const char *dir, const char *key)
 {
     char path[4200];
-    json_t *plan = json_load_file(kb_path(path, sizeof(path), dir, "plan.json"), 0, NULL);
+    json_t *plan = kb_evidence_load(kb_path(path, sizeof(path), dir, "plan.json"), NULL);
     double v = json_number_value(json_object_get(json_object_get(plan, "criteria"), key));
     json_decref(plan);
     return v;

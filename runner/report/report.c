@@ -1,6 +1,7 @@
 /* report.c -- the report model: evidence in, aggregated rows out. Reads files only. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/report/report.h"
+#include "runner/util/evidence.h"
 #include "runner/util/jfield.h"
 #include "runner/report/report_int.h"
 #include "runner/util/paths.h"
@@ -11,6 +12,7 @@
 #include "runner/util/schema.h"
 #include "runner/util/digest.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,8 +94,16 @@ long kb_report_rate(const struct kb_report *r, size_t i)
 
 json_t *kb_report_evidence(struct kb_report *r, const char *path)
 {
-    json_t *j = json_load_file(path, 0, NULL);
+    json_error_t je;
+    json_t *j = kb_evidence_load(path, &je);
     char err[sizeof(r->schema_err)];
+    /* a file there but no evidence (a FIFO, a giant, not JSON) refuses the run as a newer
+     * schema does: never read as if it were absent */
+    if (!j && errno != ENOENT) {
+        if (!r->schema_err[0])
+            snprintf(r->schema_err, sizeof(r->schema_err), "%.300s: %s", path, je.text);
+        return NULL;
+    }
     if (j && kb_schema_version(j, path, KB_SCHEMA_EVIDENCE, err, sizeof(err)) < 0) {
         if (!r->schema_err[0])
             snprintf(r->schema_err, sizeof(r->schema_err), "%s", err);
@@ -107,12 +117,19 @@ json_t *kb_report_evidence(struct kb_report *r, const char *path)
  * the raw files when the load asks for it. */
 static json_t *load_point(struct kb_report *r, const char *dir, const char *id, long rate)
 {
-    char path[4200], pdir[4200];
+    char path[4200], pdir[4200], bad[sizeof(r->schema_err)];
     json_t *v;
     snprintf(pdir, sizeof(pdir), "%s/points/%s", dir, id);
     if (!kb_file_exists(kb_path(path, sizeof(path), pdir, "DONE")))
         return NULL;
     v = kb_report_evidence(r, kb_path(path, sizeof(path), pdir, "verdict.json"));
+    /* figures no measurement gives (delivery inf, a negative p99 or count) refuse the run */
+    if (v && kb_evidence_check_load(json_object_get(v, "load"), path, bad, sizeof(bad)) < 0) {
+        if (!r->schema_err[0])
+            snprintf(r->schema_err, sizeof(r->schema_err), "%s", bad);
+        json_decref(v);
+        return NULL;
+    }
     r->margin_gated += v && kb_judgement_margin(v) == KB_MARGIN_GATES;
     if (v && r->rd)
         kb_report_rederive_point(r, dir, id, rate, v);

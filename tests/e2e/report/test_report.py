@@ -503,6 +503,38 @@ def names_in_the_plan_must_be_plain_and_few():
         assert not os.path.exists(os.path.join(run, "report.md")), name
         assert os.listdir(escape) == [], (name, os.listdir(escape))
 
+
+@test
+def evidence_that_cannot_be_real_is_refused_by_name():
+    """A point whose load.json and verdict.json agree on figures no measurement gives
+    (delivery 1e308, p99 -1 us, completed -5; issue 38: read as controlled), and a FIFO as a
+    verdict.json (which would block the reader for ever): refused, exit 2, naming the file,
+    nothing written; the run's files as they were."""
+    need(KB)
+    pid = load(os.path.join(FIXTURE, "plan.json"))["points"][0]["id"]
+    edits = {"delivery": lambda l: l.update(delivery=1e308),
+             "p99": lambda l: l["corrected_us"].update(p99=-1),
+             "completed": lambda l: l.update(completed=-5)}
+    for name, edit in edits.items():
+        run = copy_run(f"bad-{name}")
+        pd = os.path.join(run, "points", pid)
+        ld, v = load(os.path.join(pd, "load.json")), load(os.path.join(pd, "verdict.json"))
+        edit(ld)
+        v["load"] = ld
+        for f, doc in (("load.json", ld), ("verdict.json", v)):
+            with open(os.path.join(pd, f), "w") as out:
+                json.dump(doc, out)
+        before = hashes(run)
+        r = report(run)
+        assert r.returncode == 2 and f"{pid}/verdict.json" in r.stderr, (name, r.returncode, r.stderr)
+        assert hashes(run) == before, name
+    run = copy_run("fifo-verdict")
+    path = os.path.join(run, "points", pid, "verdict.json")
+    os.unlink(path)
+    os.mkfifo(path)
+    r = report(run)
+    assert r.returncode == 2 and "not a regular file" in r.stderr, (r.returncode, r.stderr)
+
 if __name__ == "__main__":
     try:
         exit_with("test-report-e2e", sys.argv[1:])
