@@ -8,6 +8,7 @@
  * the load child, the /stats sampler, the fixture (and so its cgroup) and the cluster. */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
+#include "runner/util/evidence.h"
 #include "runner/report/report_qualify.h"
 #include "runner/run/qualrun.h"
 #include "runner/util/paths.h"
@@ -162,7 +163,7 @@ static void apply(const struct args *a, struct kb_qual_params *p)
 static void print_summary(const char *run)
 {
     char path[4300];
-    json_t *v = json_load_file(kb_path(path, sizeof(path), run, "verdict.json"), 0, NULL);
+    json_t *v = kb_evidence_load(kb_path(path, sizeof(path), run, "verdict.json"), NULL);
     json_t *load = json_object_get(v, "load"), *st = json_object_get(v, "stats");
     printf("kneebench qualify: %.1f of %.0f req/s (%.3f %%), corrected p99 %.2f ms, /stats "
            "%.1f/s, up to %.0f handlers suspended; %s: %s\nkneebench qualify: report %s/"

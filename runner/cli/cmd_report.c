@@ -6,6 +6,7 @@
  * again under that criterion into DIR/rejudged-p99-<N>ms-d<F>/, never over DIR's files. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/cli/commands.h"
+#include "runner/util/evidence.h"
 #include "runner/util/paths.h"
 #include "runner/util/opts.h"
 #include "runner/report/knee_report.h"
@@ -39,7 +40,9 @@ static int usage(FILE *f)
                "  report.csv and report.json: docs/report-format.md (schema_version 4).\n"
                "exit: 0 written; 1 an incomplete run or a stored verdict that does not follow\n"
                "      refused, or a file could not be written;\n"
-               "      2 bad usage, DIR is not a run directory, or a newer kneebench wrote it.\n");
+               "      2 bad usage, DIR is not a run directory of this user's that no one else may\n"
+               "      write, its plan names a runtime, route or point other than by a plain\n"
+               "      name (or more than 64 of any), or a newer kneebench wrote it.\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -84,6 +87,16 @@ static int criterion_opt(int o, const char *v, double *p99_ms, double *delivery)
     return 0;
 }
 
+/* out, and its charts/ when there, a directory of this user's that no one else may write
+ * (paths.h): checked before the first file is written, so a planted link costs nothing. */
+static int out_own(const char *out, char *err, size_t errlen)
+{
+    char charts[4300];
+    return kb_dir_own(out, 0, err, errlen) < 0 ||
+           !kb_path(charts, sizeof(charts), out, "charts") ||
+           kb_dir_own(charts, 1, err, errlen) < 0 ? -1 : 0;
+}
+
 static int write_all(const struct kb_report *r, const char *out, char *err, size_t errlen)
 {
     return kb_report_write_md(r, out, err, errlen) < 0 ||
@@ -97,7 +110,7 @@ static int write_all(const struct kb_report *r, const char *out, char *err, size
 static double plan_criterion(const char *dir, const char *key)
 {
     char path[4200];
-    json_t *plan = json_load_file(kb_path(path, sizeof(path), dir, "plan.json"), 0, NULL);
+    json_t *plan = kb_evidence_load(kb_path(path, sizeof(path), dir, "plan.json"), NULL);
     double v = json_number_value(json_object_get(json_object_get(plan, "criteria"), key));
     json_decref(plan);
     return v;
@@ -146,6 +159,12 @@ int cmd_report(int argc, char **argv)
     }
     if (optind != argc - 1)
         return usage(stderr);
+    /* the report is written into DIR as whoever runs it, often root: a directory another
+     * user may write could hold a link (charts -> anywhere) that redirects those writes */
+    if (out_own(argv[optind], err, sizeof(err)) < 0) {
+        fprintf(stderr, "kneebench report: %s\n", err);
+        return 2;
+    }
     if (kb_knee_report_is_knee(argv[optind]))
         return rd.rejudge ? fprintf(stderr, "kneebench report: a knee search is judged by its "
                                     "own criteria: search again with them\n"), 2
@@ -176,7 +195,8 @@ int cmd_report(int argc, char **argv)
     if (!rc)
         rc = rederived_ok(&rd);
     r.partial = r.nmissing > 0;
-    if (!rc && ((rd.rejudge && kb_mkdirs(out, err, sizeof(err)) < 0) ||
+    if (!rc && ((rd.rejudge && (kb_mkdirs(out, err, sizeof(err)) < 0 ||
+                                out_own(out, err, sizeof(err)) < 0)) ||
                 write_all(&r, out, err, sizeof(err)) < 0)) {
         fprintf(stderr, "kneebench report: %s\n", err);
         rc = 1;

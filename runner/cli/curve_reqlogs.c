@@ -1,6 +1,7 @@
 /* curve_reqlogs.c -- a complete curve's raw request events settled (curve_rounds.h). */
 #define _GNU_SOURCE
 #include "runner/cli/curve_rounds.h"
+#include "runner/util/evidence.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -73,7 +74,7 @@ static void removed_before(const char *dir, json_t *removed)
 {
     char path[4400];
     size_t i;
-    json_t *old = json_load_file(kb_path(path, sizeof(path), dir, "requests-logs.json"), 0,
+    json_t *old = kb_evidence_load(kb_path(path, sizeof(path), dir, "requests-logs.json"),
                                  NULL), *e;
     json_array_foreach(json_object_get(old, "removed"), i, e) {
         snprintf(path, sizeof(path), "%s/points/%s/requests.log", dir,

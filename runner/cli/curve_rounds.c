@@ -2,6 +2,7 @@
  * boundary confirmed, and with --refine each cell's knee bisected between its grid rates. */
 #define _GNU_SOURCE
 #include "runner/cli/curve_rounds.h"
+#include "runner/util/evidence.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -140,7 +141,7 @@ int kb_curve_confirm_all(struct kb_curve *cv)
     int failures = 0, rc = 0;
     if (!cf)
         return -1;
-    old = json_load_file(kb_path(path, sizeof(path), cv->r.dir, "confirm.json"), 0, NULL);
+    old = kb_evidence_load(kb_path(path, sizeof(path), cv->r.dir, "confirm.json"), NULL);
     cf->points = json_is_array(json_object_get(old, "points"))
                  ? json_incref(json_object_get(old, "points")) : json_array();
     json_decref(old);

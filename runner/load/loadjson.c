@@ -1,6 +1,7 @@
 /* loadjson.c -- load.json into struct kb_point_load (see loadjson.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/load/loadjson.h"
+#include "runner/util/evidence.h"
 #include "runner/util/schema.h"
 
 #include <errno.h>
@@ -152,19 +153,14 @@ int kb_point_load_parse(json_t *load, struct kb_point_load *r, char *err, size_t
 static json_t *load_file(const char *path, char *err, size_t errlen)
 {
     json_error_t je;
-    FILE *f = fopen(path, "r");
-    json_t *j;
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    if (!(j = json_loadf(f, 0, &je)))
+    json_t *j = kb_evidence_load(path, &je);
+    if (!j && je.line > 0)
         snprintf(err, errlen, "%s: not JSON: %s (line %d, column %d)", path, je.text, je.line,
                  je.column);
-    fclose(f);
+    else if (!j)
+        snprintf(err, errlen, "%s: %s", path, je.text);
     return j;
 }
-
 int kb_point_load_read(const char *path, struct kb_point_load *out, json_t **raw, char *err,
                        size_t errlen)
 {
@@ -177,7 +173,9 @@ int kb_point_load_read(const char *path, struct kb_point_load *out, json_t **raw
         *raw = j;
     if (!j)
         return -1;
-    if (kb_point_load_parse(j, out, why, sizeof(why)) < 0)
+    if (kb_evidence_check_load(j, path, err, errlen) < 0)
+        ;
+    else if (kb_point_load_parse(j, out, why, sizeof(why)) < 0)
         snprintf(err, errlen, "%s: %s", path, why + (strncmp(why, "load JSON: ", 11) ? 0 : 11));
     else
         rc = 0;

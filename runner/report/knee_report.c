@@ -81,7 +81,7 @@ static void read_samples(const char *dir, struct kb_knee_doc *d)
         json_t *st = json_array_get(steps, i);
         char sub[4300], path[4400];
         kb_path(sub, sizeof(sub), dir, kb_jstr(st, "dir", ""));
-        d->verdicts[i] = json_load_file(kb_path(path, sizeof(path), sub, "verdict.json"), 0, NULL);
+        d->verdicts[i] = kb_evidence_load(kb_path(path, sizeof(path), sub, "verdict.json"), NULL);
         read_fig(&d->f[i], st, d->verdicts[i]);
         s[i] = (struct kb_knee_sample){ .rate = d->f[i].rate,
             .verdict = (enum kb_verdict)kb_verdict_from_name(kb_jstr(st, "verdict", "failed")),
@@ -98,7 +98,7 @@ int kb_knee_doc_load(const char *dir, struct kb_knee_doc *d, char *err, size_t e
     json_error_t je;
     json_t *out;
     memset(d, 0, sizeof(*d));
-    if (!(d->knee = json_load_file(kb_path(path, sizeof(path), dir, "knee.json"), 0, &je))) {
+    if (!(d->knee = kb_evidence_load(kb_path(path, sizeof(path), dir, "knee.json"), &je))) {
         snprintf(err, errlen, "%s: %s", path, je.text);
         return -1;
     }

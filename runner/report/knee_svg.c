@@ -126,7 +126,10 @@ static void mark(FILE *f, const struct kb_knee_fig *x, size_t step, double cx, d
     snprintf(title, sizeof(title), "step %zu: %ld req/s (sample %d, %s): %s, delivery %.1f %%, "
              "p99 %s%.2f ms", step, x->rate, x->sample, x->why, x->verdict, x->delivery * 100,
              bound ? ">= " : "", x->p99_us / 1000);
-    fprintf(f, "<g class=\"mark %s %s\" data-step=\"%zu\" data-rate=\"%ld\">", x->server_verdict,
+    /* the verdict is verdict.json's own text, as any reader of the run may have written it */
+    fprintf(f, "<g class=\"mark ");
+    kb_svg_xml(f, x->server_verdict);
+    fprintf(f, " %s\" data-step=\"%zu\" data-rate=\"%ld\">",
             trusted ? "trusted" : "client-limited", step, x->rate);
     kb_svg_title(f, title);
     kb_svg_shape(f, x->server_verdict, cx, cy, 1, "white", "white", 3);

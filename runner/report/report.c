@@ -1,6 +1,7 @@
 /* report.c -- the report model: evidence in, aggregated rows out. Reads files only. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/report/report.h"
+#include "runner/util/evidence.h"
 #include "runner/util/jfield.h"
 #include "runner/report/report_int.h"
 #include "runner/util/paths.h"
@@ -11,6 +12,7 @@
 #include "runner/util/schema.h"
 #include "runner/util/digest.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,8 +94,16 @@ long kb_report_rate(const struct kb_report *r, size_t i)
 
 json_t *kb_report_evidence(struct kb_report *r, const char *path)
 {
-    json_t *j = json_load_file(path, 0, NULL);
+    json_error_t je;
+    json_t *j = kb_evidence_load(path, &je);
     char err[sizeof(r->schema_err)];
+    /* a file there but no evidence (a FIFO, a giant, not JSON) refuses the run as a newer
+     * schema does: never read as if it were absent */
+    if (!j && errno != ENOENT) {
+        if (!r->schema_err[0])
+            snprintf(r->schema_err, sizeof(r->schema_err), "%.300s: %s", path, je.text);
+        return NULL;
+    }
     if (j && kb_schema_version(j, path, KB_SCHEMA_EVIDENCE, err, sizeof(err)) < 0) {
         if (!r->schema_err[0])
             snprintf(r->schema_err, sizeof(r->schema_err), "%s", err);
@@ -107,12 +117,19 @@ json_t *kb_report_evidence(struct kb_report *r, const char *path)
  * the raw files when the load asks for it. */
 static json_t *load_point(struct kb_report *r, const char *dir, const char *id, long rate)
 {
-    char path[4200], pdir[4200];
+    char path[4200], pdir[4200], bad[sizeof(r->schema_err)];
     json_t *v;
     snprintf(pdir, sizeof(pdir), "%s/points/%s", dir, id);
     if (!kb_file_exists(kb_path(path, sizeof(path), pdir, "DONE")))
         return NULL;
     v = kb_report_evidence(r, kb_path(path, sizeof(path), pdir, "verdict.json"));
+    /* figures no measurement gives (delivery inf, a negative p99 or count) refuse the run */
+    if (v && kb_evidence_check_load(json_object_get(v, "load"), path, bad, sizeof(bad)) < 0) {
+        if (!r->schema_err[0])
+            snprintf(r->schema_err, sizeof(r->schema_err), "%s", bad);
+        json_decref(v);
+        return NULL;
+    }
     r->margin_gated += v && kb_judgement_margin(v) == KB_MARGIN_GATES;
     if (v && r->rd)
         kb_report_rederive_point(r, dir, id, rate, v);
@@ -552,6 +569,43 @@ static void load_published(struct kb_report *r)
     kb_contract_free(&c);
 }
 
+/* Each of the plan's lists (runtimes, routes, rates) is at most KB_REPORT_MAX_AXIS long, a
+ * name in it plain (paths.h), a rate a whole number above 0; each point's id, runtime and
+ * route plain. A name here becomes a path and a chart's slot before anything else reads it.
+ * 0, or -1 with err naming the entry. */
+static int check_plan(const json_t *plan, const char *dir, char *err, size_t errlen)
+{
+    static const char *const lists[] = { "runtimes", "routes", "rates" };
+    static const char *const keys[] = { "id", "runtime", "route" };
+    const json_t *a, *v;
+    size_t i, k;
+    for (k = 0; k < 3; k++) {
+        a = json_object_get(plan, lists[k]);
+        if (!json_is_array(a) || json_array_size(a) > KB_REPORT_MAX_AXIS) {
+            snprintf(err, errlen, "%.3000s/plan.json: \"%s\" must be a list of at most %d",
+                     dir, lists[k], KB_REPORT_MAX_AXIS);
+            return -1;
+        }
+        json_array_foreach(a, i, v)
+            if (k == 2 ? !json_is_integer(v) || json_integer_value(v) <= 0
+                       : !kb_plain_name(json_string_value(v))) {
+                snprintf(err, errlen, "%.3000s/plan.json: %s[%zu] is not %s", dir, lists[k], i,
+                         k == 2 ? "a whole number of req/s above 0"
+                                : "a plain name (1-128 bytes, no '/', not . or ..)");
+                return -1;
+            }
+    }
+    json_array_foreach(json_object_get(plan, "points"), i, v)
+        for (k = 0; k < 3; k++)
+            if ((k == 0 || json_object_get(v, keys[k])) &&
+                !kb_plain_name(json_string_value(json_object_get(v, keys[k])))) {
+                snprintf(err, errlen, "%.3000s/plan.json: points[%zu].%s is not a plain name "
+                         "(1-128 bytes, no '/', not . or ..)", dir, i, keys[k]);
+                return -1;
+            }
+    return 0;
+}
+
 static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd, char *err,
                     size_t errlen)
 {
@@ -564,6 +618,10 @@ static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd
             snprintf(err, errlen, "%s", r->schema_err);
         else
             snprintf(err, errlen, "%s has no plan.json: not a kneebench run directory", dir);
+        return -1;
+    }
+    if (check_plan(r->plan, dir, err, errlen) < 0) {
+        kb_report_free(r);
         return -1;
     }
     r->run = kb_report_evidence(r, kb_path(path, sizeof(path), dir, "run.json"));

@@ -27,6 +27,9 @@
  * copies of the run's criteria, host_clock's count and the readiness curve's points, and a
  * fixture's limits is null, not absent, where none were read back. */
 #define KB_REPORT_SCHEMA_VERSION 4
+/* The most runtimes, routes or rates a plan may hold: the charts and tables keep one slot
+ * per runtime on the stack, and a plan past it is refused when read, never drawn in part. */
+#define KB_REPORT_MAX_AXIS 64
 
 /* One figure over a row's repeats. Latency is in microseconds throughout the model, as in
  * load.json and series.csv, so no writer converts back and forth. n counts the repeats that

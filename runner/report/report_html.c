@@ -130,7 +130,9 @@ static void answer(FILE *f, const struct kb_report *r)
         fprintf(f, "N^: above the client's calibrated margin, and held there (a controlled "
                 "point is the server's at any rate). ");
     fprintf(f, "Cost: the server's CPU per response at the runtime's own highest held rate, as "
-            "a ratio to %s's%s. report.md says more of each.</p>\n", kb_report_baseline_label(r),
+            "a ratio to ");
+    kb_svg_xml(f, kb_report_baseline_label(r));
+    fprintf(f, "'s%s. report.md says more of each.</p>\n",
             kb_report_baseline(r) ? "" : " (this run's plan names none: no ratio is given)");
 }
 
@@ -287,7 +289,9 @@ static void route_range(const struct kb_report *r, const char *route, double *lo
 /* Every point's corrected latency in each second: runtimes down, rates across. */
 static void series_grid(FILE *f, const struct kb_report *r)
 {
-    struct kb_report_series s;
+    /* Freed after every cell, read or not: a cell without a series (the first one, in a
+     * partial run) must free a null pointer, never the stack's leftovers. */
+    struct kb_report_series s = { 0 };
     fprintf(f, "<h2 id=\"series\">Latency over time</h2>\n<p class=\"note\">Each point's "
             "corrected p50 (dotted) and p99 in each second of its measured interval, the drain "
             "after it shaded; one log scale per route, the dashed line the p99 limit. With "

@@ -295,7 +295,7 @@ int kb_qual_report_write(const char *run, const struct kb_contract *c, char *err
     char *md;
     int rc = -1;
     kb_path(path, sizeof(path), run, "verdict.json");
-    if (!(v = json_load_file(path, 0, &je))) {
+    if (!(v = kb_evidence_load(path, &je))) {
         snprintf(err, errlen, "%s: %s", path, je.text);
         return -1;
     }

@@ -59,7 +59,7 @@ static void report_header(FILE *f, const struct kb_soak_report *s)
                       "figures beside this phase measure another design (--db-mode blocking "
                       "runs the paper's)");
     kb_path(path, sizeof(path), s->run, "run.json");
-    if ((run = json_load_file(path, 0, NULL))) {
+    if ((run = kb_evidence_load(path, NULL))) {
         json_t *host = json_object_get(run, "host");
         json_t *ver = json_object_get(run, "runtime_versions");
         fprintf(f, "Identity (run.json): started %s; runner sha256 %.16s...; %s; %s, %s, %lld "
@@ -83,7 +83,7 @@ static json_t *phase_verdict(const struct kb_soak_planned *p)
     if (!kb_file_exists(path))
         return NULL;
     kb_path(path, sizeof(path), p->dir, "verdict.json");
-    return json_load_file(path, 0, NULL);
+    return kb_evidence_load(path, NULL);
 }
 
 static void report_row(FILE *f, const struct kb_soak_planned *p, json_t *v)
@@ -194,7 +194,7 @@ static void report_notes(FILE *f, size_t i, const struct kb_soak_planned *p, jso
     char path[4300];
     json_t *lim, *st = json_object_get(v, "stats");
     kb_path(path, sizeof(path), p->dir, "fixture/limits.json");
-    lim = json_load_file(path, 0, NULL);
+    lim = kb_evidence_load(path, NULL);
     fprintf(f, "- phase %zu (%s, %ld/s): fixture identity %.16s..., limits read back: %g CPU on "
             "cpuset %s, memory %lld bytes, pids %lld (cgroup v%d, %s)", i + 1, p->route, p->rate,
             jstr(v, "identity_sha256"), kb_jnum(lim, "cpus", NULL), jstr(lim, "cpuset"),

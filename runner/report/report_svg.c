@@ -264,8 +264,10 @@ static void context(FILE *f, const struct kb_report *r, const char *route)
     fprintf(f, "<g class=\"context\"><text x=\"%d\" y=\"%d\" font-size=\"10.5\" fill=\"#555\">",
             ML, H - 24);
     kb_svg_xml(f, route);
-    fprintf(f, " | profile %s: %g s measured after %g s warmup | %d repeat(s)",
-            kb_jstr(p, "profile", "?"), json_number_value(json_object_get(p, "duration_s")),
+    fprintf(f, " | profile ");
+    kb_svg_xml(f, kb_jstr(p, "profile", "?"));
+    fprintf(f, ": %g s measured after %g s warmup | %d repeat(s)",
+            json_number_value(json_object_get(p, "duration_s")),
             json_number_value(json_object_get(p, "warmup_s")), r->repeats);
     if (cs > 1)
         fprintf(f, ", each boundary confirmed by the median of %lld", cs);
@@ -457,7 +459,7 @@ static void chart_achieved(FILE *f, const struct kb_report *r, const char *route
 {
     double top = max_rate(r);
     char title[128], t[64];
-    int drawn[64] = { 0 };
+    int drawn[KB_REPORT_MAX_AXIS] = { 0 };
     struct legend l = { f, MT + 10 };
     for (size_t i = 0; i < r->nrows; i++)
         if (isfinite(r->rows[i].achieved.max))
@@ -501,7 +503,7 @@ static void chart_p99(FILE *f, const struct kb_report *r, const char *route)
 {
     double lo = r->max_p99_us / 1000, hi = r->max_p99_us / 1000, lim = r->max_p99_us / 1000;
     char title[128], t[64];
-    int drawn[64] = { 0 };
+    int drawn[KB_REPORT_MAX_AXIS] = { 0 };
     struct legend l = { f, MT + 10 };
     stat_range(r, route, S_P99, &lo, &hi);
     struct kb_svg_axis x = { 0, max_rate(r) * 1.05, 0 }, y = kb_svg_log_axis(fmax(lo, 1e-3), hi);
@@ -525,7 +527,7 @@ static void chart_cpu(FILE *f, const struct kb_report *r, const char *route)
 {
     double lo = 1e9, hi = 0;
     char title[128];
-    int drawn[64] = { 0 };
+    int drawn[KB_REPORT_MAX_AXIS] = { 0 };
     struct legend l = { f, MT + 10 };
     stat_range(r, route, S_CPU, &lo, &hi);
     if (hi <= 0)
@@ -863,7 +865,9 @@ int kb_report_write_svg(const struct kb_report *r, const char *dir, char *err, s
 {
     static const char *const kinds[] = { "achieved", "p99", "cpu" };
     char cdir[4200];
-    if (kb_mkdirs(kb_path(cdir, sizeof(cdir), dir, "charts"), err, errlen) < 0)
+    /* charts/ planted as a link would take every chart elsewhere */
+    if (kb_mkdirs(kb_path(cdir, sizeof(cdir), dir, "charts"), err, errlen) < 0 ||
+        kb_dir_own(cdir, 0, err, errlen) < 0)
         return -1;
     for (size_t j = 0; j < kb_report_nroutes(r); j++)
         for (size_t k = 0; k < 3; k++)

@@ -54,7 +54,14 @@ void kb_svg_xml(FILE *f, const char *s)
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        /* an attribute a later change quotes with ' stays closed too */
+        case '\'': fputs("&#39;", f); break;
+        /* XML has no form for the other C0 controls: one would make the chart unreadable */
+        default:
+            if ((unsigned char)*s >= 0x20 || *s == '\t' || *s == '\n' || *s == '\r')
+                fputc(*s, f);
+            else
+                fputs("\xef\xbf\xbd", f);
         }
 }
 

@@ -496,7 +496,7 @@ int kb_calibrate_read(const char *path, struct kb_calibrate_result *out, char *e
                       size_t errlen)
 {
     json_error_t je;
-    json_t *j = json_load_file(path, 0, &je), *steps;
+    json_t *j = kb_evidence_load(path, &je), *steps;
     size_t i;
 
     memset(out, 0, sizeof(*out));

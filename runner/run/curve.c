@@ -2,6 +2,7 @@
  * points in order with their progress lines, and the close (curve.h). */
 #define _GNU_SOURCE
 #include "runner/run/curve.h"
+#include "runner/util/evidence.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -115,7 +116,7 @@ static void kb_curve_show_kept(struct kb_curve *cv, const struct kb_point *pt, c
     struct kb_point_load lr;
     json_t *v;
     kb_path(path, sizeof(path), dir, "verdict.json");
-    v = json_load_file(path, 0, NULL);
+    v = kb_evidence_load(path, NULL);
     cv->finished++;
     kb_curve_progress(cv, pt, json_string_value(json_object_get(v, "verdict")),
                       kb_point_load_parse(json_object_get(v, "load"), &lr, err, sizeof(err)) == 0

@@ -4,6 +4,7 @@
  * (curve.h). */
 #define _GNU_SOURCE
 #include "runner/run/curve.h"
+#include "runner/util/evidence.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -83,7 +84,7 @@ static void check_identity_baseline(struct kb_curve *cv)
     kb_path(path, sizeof(path), cv->fixdir, "identity.json");
     if (!cv->r.fx.identity)
         return;
-    if (!(first = json_load_file(path, 0, NULL))) {
+    if (!(first = kb_evidence_load(path, NULL))) {
         kb_run_write_json(&cv->r.fixture_ev, cv->fixdir, "identity.json", cv->r.fx.identity);
         return;
     }

@@ -287,7 +287,7 @@ json_t *kb_hostclock_summary(const char *rundir, const json_t *plan_points)
         if (!id)
             continue;
         snprintf(path, sizeof(path), "%s/points/%s/hostclock.json", rundir, id);
-        if ((j = json_load_file(path, 0, NULL)))
+        if ((j = kb_evidence_load(path, NULL)))
             add_point(&s, j);
         json_decref(j);
     }

@@ -1,6 +1,7 @@
 /* kneepoint.c -- one sample of the knee search, measured and kept (kneepoint.h). */
 #define _GNU_SOURCE
 #include "runner/run/kneepoint.h"
+#include "runner/util/evidence.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -159,11 +160,16 @@ int kb_kneepoint_read(const char *dir, struct kb_knee_sample *out, char *err, si
     int verdict;
     if (!kb_run_point_done(dir))
         return 0;
-    if (!(v = json_load_file(kb_path(path, sizeof(path), dir, "verdict.json"), 0, &je))) {
+    if (!(v = kb_evidence_load(kb_path(path, sizeof(path), dir, "verdict.json"), &je))) {
         snprintf(err, errlen, "%s: %s", path, je.text);
         return -1;
     }
     load = json_object_get(v, "load");
+    /* a resumed search decides from this: delivery -5 or p99 -1 is no sample to build on */
+    if (kb_evidence_check_load(load, path, err, errlen) < 0) {
+        json_decref(v);
+        return -1;
+    }
     p99 = json_object_get(json_object_get(load, "corrected_us"), "p99");
     verdict = kb_verdict_from_name(json_string_value(json_object_get(v, "verdict")) ?
                                    json_string_value(json_object_get(v, "verdict")) : "");

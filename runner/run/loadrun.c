@@ -101,13 +101,11 @@ static int fit_descriptors(int connections)
  * temporary file the output will be written through (runner/util/atomicfile.h), removed. */
 static int check_writable(const char *path)
 {
-    struct kb_afile probe;
     char err[4200];
     if (!path)
         return 0;
-    if (kb_afile_open(&probe, path, err, sizeof(err)) < 0)
-        return bad("cannot write output '%s'", path);
-    kb_afile_abort(&probe);
+    if (kb_afile_probe(path, err, sizeof(err)) < 0)
+        return bad("cannot write output: %s", err);
     return 0;
 }
 

@@ -5,6 +5,7 @@
  * qualification, never a crash); an interruption leaves no marker. */
 #define _GNU_SOURCE
 #include "runner/run/qualrun.h"
+#include "runner/util/evidence.h"
 #include "runner/run/fixseries.h"
 
 #include "runner/sandbox/spawn.h"
@@ -320,8 +321,8 @@ static int finish(struct kb_qualrun *q, const struct kb_qual_params *p, struct r
     const struct kb_stats_sample *ss = NULL;
     size_t nss = 0;
     char path[4300], reason[1024];
-    json_t *v, *plan = json_load_file(kb_path(path, sizeof(path), q->r.dir,
-                                                            "plan.json"), 0, NULL);
+    json_t *v, *plan = kb_evidence_load(kb_path(path, sizeof(path), q->r.dir,
+                                                            "plan.json"), NULL);
     enum kb_qual_verdict verdict;
     double from, to;
     int rc;

@@ -48,6 +48,7 @@ int kb_run_interrupted(void)
 int kb_run_open(struct kb_run *r, const char *cmd, const char *dir, const char *contract,
                 char *err, size_t errlen)
 {
+    char pts[KB_RUN_DIR_MAX + 16];
     memset(r, 0, sizeof(*r));
     r->cmd = cmd;
     r->dir = r->dirbuf;
@@ -59,6 +60,10 @@ int kb_run_open(struct kb_run *r, const char *cmd, const char *dir, const char *
     /* As root the run writes fixtures' configs and evidence inside it by name: a directory
      * another user owns or may write could hold their links (`--run /tmp/q` made by them). */
     if (kb_dir_own(r->dirbuf, 1, err, errlen) < 0)
+        return -1;
+    /* its points/ too: a link there (points -> elsewhere) would take every new sample into
+     * its target, and a resume would read whatever the target holds */
+    if (kb_dir_own(kb_path(pts, sizeof(pts), r->dirbuf, "points"), 1, err, errlen) < 0)
         return -1;
     return kb_contract_load(contract ? contract : kb_root_contract(), &r->c, err, errlen);
 }
@@ -154,7 +159,7 @@ int kb_run_plan_file(const char *dir, json_t *want, const char *what, char *err,
         return -1;
     }
     kb_path(path, sizeof(path), dir, "plan.json");
-    have = json_load_file(path, 0, NULL);
+    have = kb_evidence_load(path, NULL);
     if (have && kb_schema_version(have, path, KB_SCHEMA_EVIDENCE, err, errlen) < 0) {
         rc = -1;
     } else if (have && !same_plan(have, want)) {
@@ -405,7 +410,8 @@ static void remove_leftovers(const char *dir)
 int kb_run_point_begin(const char *dir, char *err, size_t errlen)
 {
     char path[4300];
-    if (kb_mkdirs(dir, err, errlen) < 0)
+    /* a point's directory planted as a link would take its evidence elsewhere */
+    if (kb_mkdirs(dir, err, errlen) < 0 || kb_dir_own(dir, 0, err, errlen) < 0)
         return -1;
     unlink(kb_path(path, sizeof(path), dir, "DONE"));
     unlink(kb_path(path, sizeof(path), dir, "incomplete.json"));

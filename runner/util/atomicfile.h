@@ -3,8 +3,12 @@
  * Owns writing a file so that its name only ever stands for complete, synced contents: a
  * new temporary file beside it, created exclusively and never through a symlink (O_CREAT |
  * O_EXCL | O_NOFOLLOW: a name someone planted there, link or file, is skipped, never opened
- * or removed), written, flushed and fsync'd, then renamed over the final name (a rename
- * replaces a symlink planted at the final name; it never writes through it). On any failure
+ * or removed), written, flushed and fsync'd, then renamed over the final name, which is
+ * absent or a regular file. A final name that is a character device or a FIFO (/dev/null, a
+ * terminal, a pipe; or a link to one: /dev/stdout) is written through, never replaced, and a
+ * FIFO with no reader is an error at once. Any other link at the final name (to a file, to
+ * nothing), a directory, a block device or a socket is refused: never followed, never
+ * replaced. On any failure
  * the temporary file is removed, the final name is left as it was, and the caller's buffer
  * says what failed. Every evidence file and every output of the runner is written here:
  * `rename(` appears nowhere else in runner/ outside util/.
@@ -30,6 +34,7 @@
  * f; after either, f is NULL and the struct may be opened again. */
 struct kb_afile {
     FILE *f;
+    int through;                       /* a device or FIFO written in place: no temporary */
     char path[KB_AFILE_PATH];          /* the final name */
     char tmp[KB_AFILE_PATH + 48];      /* the temporary file's name */
 };
@@ -37,6 +42,12 @@ struct kb_afile {
 /* A temporary file beside path, created exclusively (mode 0644, close-on-exec), its stream
  * in a->f. 0, or -1 with err (a->f NULL, nothing created). */
 int kb_afile_open(struct kb_afile *a, const char *path, char *err, size_t errlen);
+
+/* Whether path can be written, before the work whose output it is: what kb_afile_open
+ * would refuse is refused, and a temporary file is tried and removed; a device or FIFO is
+ * checked for write access only (opening a FIFO would end its reader's input). 0, or -1
+ * with err. */
+int kb_afile_probe(const char *path, char *err, size_t errlen);
 
 /* Flush, fsync and close a->f, then rename the temporary file to the final name. A write
  * that failed at any point before (the stream's error flag) fails the commit too. 0, or -1

@@ -17,4 +17,23 @@ int kb_write_json_atomic(const char *path, const json_t *v, char *err, size_t er
  * JSON cannot carry), as load.json writes it. */
 json_t *kb_json_figure(double v);
 
+/* The most bytes an evidence JSON file may hold: the largest a run writes (a knee's
+ * knee.json, a load.json's histograms) is a few hundred KiB; past this a file is not
+ * evidence, and reading it whole would cost the time and memory of its size. */
+#define KB_EVIDENCE_MAX_BYTES (16u << 20)
+
+/* The JSON document in the evidence file at path, read bounded: a regular file only (opened
+ * without blocking and without following a link, so a FIFO or a device is refused at once,
+ * never waited on), at most KB_EVIDENCE_MAX_BYTES. NULL with je->text saying why (je may be
+ * NULL); errno ENOENT when there is no such file, so a caller may tell absent from bad. */
+json_t *kb_evidence_load(const char *path, json_error_t *je);
+
+/* Whether the load figures o (a load.json, or verdict.json's "load") could have been
+ * measured: delivery finite in 0 .. 1 plus the warmup's backlog share (answers to requests
+ * sent in the warmup land in the measured window: 1 + warmup_s / duration_s), every latency
+ * of every histogram (*_us) and achieved_rps finite and >= 0, the counts whole and >= 0
+ * with scheduled == completed + errors.total. A figure absent is left to the reader. 0, or
+ * -1 with err naming file and the first figure that is not. */
+int kb_evidence_check_load(const json_t *o, const char *file, char *err, size_t errlen);
+
 #endif

@@ -63,6 +63,17 @@ int kb_dir_own(const char *dir, int absent_ok, char *err, size_t errlen)
     return 0;
 }
 
+int kb_plain_name(const char *s)
+{
+    size_t n = s ? strnlen(s, KB_NAME_MAX + 1) : 0;
+    if (n == 0 || n > KB_NAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
+        return 0;
+    for (; *s; s++)
+        if (*s == '/' || (unsigned char)*s < 0x20 || *s == 0x7f)
+            return 0;
+    return 1;
+}
+
 int kb_mkdirs(const char *path, char *err, size_t errlen)
 {
     char buf[4096];

@@ -28,6 +28,15 @@ int kb_abspath(const char *path, char *out, size_t outlen, char *err, size_t err
  * is fine when absent_ok (the caller makes it). 0, or -1 with err saying whose it is. */
 int kb_dir_own(const char *dir, int absent_ok, char *err, size_t errlen);
 
+/* The longest name evidence may give a runtime, a route or a point: a name becomes a path
+ * component (points/<id>, fixtures/<runtime>, charts/<kind>-<route>.svg). */
+#define KB_NAME_MAX 128
+
+/* 1 when s is a plain name to put in a path: 1..KB_NAME_MAX bytes, no '/', not "." or
+ * "..", no control character. A name read from evidence (plan.json) passes here before it
+ * names a file: the run may be anyone's copy. */
+int kb_plain_name(const char *s);
+
 /* mkdir -p. 0 or -1 with err (a NULL or empty path: too long to name). */
 int kb_mkdirs(const char *path, char *err, size_t errlen);
 

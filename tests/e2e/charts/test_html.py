@@ -173,6 +173,43 @@ def readout_shows_the_mark_under_the_pointer():
     assert got[0] and got[0] == got[1], got
 
 
+
+# Script in the plan's own strings: each sets a flag on the page if it ever runs.
+HOSTILE = "go</p><img src=x onerror=\"window.kbPwned=1\"><script>window.kbPwned=2</script>"
+
+
+@test
+def script_in_the_plan_never_runs():
+    """A plan.json whose baseline and profile carry markup (issue 38: the baseline went into
+    report.html unescaped, the profile into every chart's context line): the page opens
+    with no script of theirs run and no request, the text shown as text."""
+    need(KB)
+    if not cdp.chromium():
+        skip("chromium is not installed (make deps installs it)")
+    run = os.path.join(TMP, "hostile")
+    synth_run(run, list(COLOURS), ["plaintext", "json"], RATES, POINTS)
+    plan_path = os.path.join(run, "plan.json")
+    plan = json.load(open(plan_path))
+    plan["baseline"], plan["profile"] = HOSTILE, HOSTILE
+    json.dump(plan, open(plan_path, "w"))
+    p = subprocess.run([KB, "report", run], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    for svg in os.listdir(os.path.join(run, "charts")):
+        text = open(os.path.join(run, "charts", svg)).read()
+        assert "<img" not in text and "<script" not in text, (svg, text[:400])
+    b = cdp.Browser()
+    try:
+        url = "file://" + os.path.join(run, "report.html")
+        b.open(url)
+        assert b.evaluate("window.kbPwned || 0") == 0
+        # the page's own readout script, and nothing else
+        assert b.evaluate("[document.images.length, document.scripts.length]") == [0, 1]
+        assert b.evaluate("document.body.textContent.includes('onerror=')"), "the text is gone"
+        others = [u for u in b.requests() if u != url and not u.startswith("data:")]
+        assert others == [], others
+    finally:
+        b.close()
+
 if __name__ == "__main__":
     try:
         exit_with("e2e-html", sys.argv[1:])

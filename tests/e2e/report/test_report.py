@@ -437,6 +437,104 @@ def a_fixture_without_limits_has_limits_null():
     assert all(isinstance(f["limits"], dict) for k, f in fx.items() if k != rt), fx
 
 
+
+@test
+def partial_report_without_the_first_cells_series_completes():
+    """`report --partial` with the first planned point incomplete, and with every point
+    incomplete, writes its PARTIAL report (issue 38: the latency grid freed the series of a
+    cell it never read, a segfault or an abort)."""
+    need(KB)
+    plan = load(os.path.join(FIXTURE, "plan.json"))
+    for name, gone in (("partial-first", plan["points"][:1]), ("partial-all", plan["points"])):
+        run = copy_run(name)
+        for p in gone:
+            os.unlink(os.path.join(run, "points", p["id"], "DONE"))
+        r = report(run, "--partial")
+        assert r.returncode == 0, (name, r.returncode, r.stderr)
+        assert "PARTIAL" in r.stdout, (name, r.stdout)
+        html = open(os.path.join(run, "report.html")).read()
+        assert html.rstrip().endswith("</html>"), (name, html[-200:])
+
+
+@test
+def a_run_another_user_may_write_is_refused():
+    """A run copy owned by nobody, its charts/ a link to a directory of root's (issue 38:
+    root wrote its charts there), and a run of root's with such a link: refused, exit 2,
+    nothing written through the link."""
+    need(KB)
+    if os.geteuid() != 0:
+        skip("needs root to give the copy to nobody")
+    for name, owner in (("theirs", 65534), ("own-linked", 0)):
+        run = copy_run(name)
+        target = os.path.join(TMP, f"{name}-roots-only")
+        os.makedirs(target, mode=0o700)
+        os.symlink(target, os.path.join(run, "charts"))
+        for d, _, files in os.walk(run):
+            for x in [d] + [os.path.join(d, f) for f in files]:
+                os.lchown(x, owner, owner)
+        r = report(run)
+        assert r.returncode == 2 and "owned by uid 0" in r.stderr, (name, r.returncode, r.stderr)
+        assert os.listdir(target) == [], (name, os.listdir(target))
+        assert not os.path.exists(os.path.join(run, "report.md")), name
+
+
+@test
+def names_in_the_plan_must_be_plain_and_few():
+    """plan.json naming a route /../../x/pwned (issue 38: the chart went to /tmp/x/pwned.svg),
+    a runtime "..", or 71 runtimes (issue 38: a stack overflow in the charts): each refused,
+    exit 2, naming plan.json, nothing written."""
+    need(KB)
+    escape = os.path.join(TMP, "escaped")
+    os.makedirs(escape)
+    rel = os.path.relpath(escape, os.path.join(TMP, "x", "charts"))
+    cases = {"route-escape": lambda p: p.update(routes=[f"/{rel}/pwned"]),
+             "dotdot-runtime": lambda p: p.update(runtimes=[".."] + p["runtimes"]),
+             "point-escape": lambda p: p["points"][0].update(id=f"../../{rel}/p"),
+             "71-runtimes": lambda p: p.update(runtimes=[f"rt{i}" for i in range(71)])}
+    for name, edit in cases.items():
+        run = copy_run(name)
+        path = os.path.join(run, "plan.json")
+        plan = load(path)
+        edit(plan)
+        with open(path, "w") as f:
+            json.dump(plan, f)
+        r = report(run, "--partial")
+        assert r.returncode == 2 and "plan.json" in r.stderr, (name, r.returncode, r.stderr)
+        assert not os.path.exists(os.path.join(run, "report.md")), name
+        assert os.listdir(escape) == [], (name, os.listdir(escape))
+
+
+@test
+def evidence_that_cannot_be_real_is_refused_by_name():
+    """A point whose load.json and verdict.json agree on figures no measurement gives
+    (delivery 1e308, p99 -1 us, completed -5; issue 38: read as controlled), and a FIFO as a
+    verdict.json (which would block the reader for ever): refused, exit 2, naming the file,
+    nothing written; the run's files as they were."""
+    need(KB)
+    pid = load(os.path.join(FIXTURE, "plan.json"))["points"][0]["id"]
+    edits = {"delivery": lambda l: l.update(delivery=1e308),
+             "p99": lambda l: l["corrected_us"].update(p99=-1),
+             "completed": lambda l: l.update(completed=-5)}
+    for name, edit in edits.items():
+        run = copy_run(f"bad-{name}")
+        pd = os.path.join(run, "points", pid)
+        ld, v = load(os.path.join(pd, "load.json")), load(os.path.join(pd, "verdict.json"))
+        edit(ld)
+        v["load"] = ld
+        for f, doc in (("load.json", ld), ("verdict.json", v)):
+            with open(os.path.join(pd, f), "w") as out:
+                json.dump(doc, out)
+        before = hashes(run)
+        r = report(run)
+        assert r.returncode == 2 and f"{pid}/verdict.json" in r.stderr, (name, r.returncode, r.stderr)
+        assert hashes(run) == before, name
+    run = copy_run("fifo-verdict")
+    path = os.path.join(run, "points", pid, "verdict.json")
+    os.unlink(path)
+    os.mkfifo(path)
+    r = report(run)
+    assert r.returncode == 2 and "not a regular file" in r.stderr, (r.returncode, r.stderr)
+
 if __name__ == "__main__":
     try:
         exit_with("test-report-e2e", sys.argv[1:])

@@ -1,7 +1,8 @@
 /* test_atomicfile.c -- the one atomic-file API (runner/util/atomicfile.h): a symlink planted
  * at a temporary name or at the final name is never written through; a write that fails
  * (the file size limit standing in for a full disk) leaves neither a temporary nor a final
- * file, and says which file; the final name holds the old contents until the commit and the
+ * file, and says which file; a device, a FIFO or a link to either is written through and
+ * stays what it was, any other link is refused; the final name holds the old contents until the commit and the
  * whole new ones after it; an abort leaves the old file as it was. */
 #define _GNU_SOURCE
 #include "runner/util/atomicfile.h"
@@ -9,10 +10,13 @@
 #include "tests/unit/runner/tmpdir.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 static char err[4400];
@@ -116,25 +120,101 @@ START_TEST(a_symlink_planted_at_a_temporary_name_is_never_followed)
 }
 END_TEST
 
-START_TEST(a_symlink_planted_at_the_final_name_is_replaced_not_followed)
+START_TEST(a_symlink_planted_at_the_final_name_is_refused_not_followed)
 {
     char path[256], victim[256];
     struct kb_afile a;
     kb_tmp_put("victim", "untouched");
     ck_assert_int_eq(symlink(in_tmp(victim, sizeof(victim), "victim"),
                              in_tmp(path, sizeof(path), "load.json")), 0);
-    ck_assert_int_eq(kb_afile_write(path, "{}\n", 3, err, sizeof(err)), 0);
+    ck_assert_int_eq(kb_afile_write(path, "{}\n", 3, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "load.json"));
+    ck_assert_ptr_nonnull(strstr(err, "symbolic link"));
     ck_assert_str_eq(slurp("victim"), "untouched");
-    ck_assert(!is_link("load.json"));
-    ck_assert_str_eq(slurp("load.json"), "{}\n");
+    ck_assert(is_link("load.json"));
 
-    ck_assert_int_eq(symlink(victim, in_tmp(path, sizeof(path), "samples.csv")), 0);
-    ck_assert_int_eq(kb_afile_open(&a, path, err, sizeof(err)), 0);
-    fputs("t_s\n", a.f);
-    ck_assert_int_eq(kb_afile_commit(&a, err, sizeof(err)), 0);
-    ck_assert_str_eq(slurp("victim"), "untouched");
-    ck_assert(!is_link("samples.csv"));
+    ck_assert_int_eq(symlink(in_tmp(victim, sizeof(victim), "nowhere"),
+                             in_tmp(path, sizeof(path), "samples.csv")), 0);
+    ck_assert_int_eq(kb_afile_open(&a, path, err, sizeof(err)), -1);
+    ck_assert_ptr_null(a.f);
+    ck_assert_int_eq(kb_afile_probe(path, err, sizeof(err)), -1);
+    ck_assert(is_link("samples.csv"));
     ck_assert_str_eq(listing(), "load.json samples.csv victim");
+}
+END_TEST
+
+static int is_kind(const char *file, mode_t kind)
+{
+    char path[256];
+    struct stat st;
+    return lstat(in_tmp(path, sizeof(path), file), &st) == 0 && (st.st_mode & S_IFMT) == kind;
+}
+
+/* A character device made here, as /dev/null (1,3) or /dev/full (1,7) are; skipped where
+ * this user may not make one (mknod needs root). */
+static int make_chr(const char *file, unsigned minor)
+{
+    char path[256];
+    return mknod(in_tmp(path, sizeof(path), file), S_IFCHR | 0666, makedev(1, minor)) == 0;
+}
+
+/* issue 38: `load --json` at a device made it a regular file (a rename over it) */
+START_TEST(a_character_device_is_written_through_never_replaced)
+{
+    char path[256];
+    if (!make_chr("null", 3))
+        return;
+    in_tmp(path, sizeof(path), "null");
+    ck_assert_int_eq(kb_afile_probe(path, err, sizeof(err)), 0);
+    ck_assert_int_eq(kb_afile_write(path, "{}\n", 3, err, sizeof(err)), 0);
+    ck_assert(is_kind("null", S_IFCHR));
+    ck_assert_int_eq(make_chr("full", 7), 1);
+    ck_assert_int_eq(kb_afile_write(in_tmp(path, sizeof(path), "full"), "{}\n", 3, err,
+                                    sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "full"));
+    ck_assert_ptr_nonnull(strstr(err, strerror(ENOSPC)));
+    ck_assert(is_kind("full", S_IFCHR));
+    ck_assert_str_eq(listing(), "full null");
+}
+END_TEST
+
+START_TEST(a_fifo_is_written_through_or_refused_without_a_reader)
+{
+    char path[256], buf[16] = "";
+    int rd;
+    in_tmp(path, sizeof(path), "out.fifo");
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    /* nobody reads: an error at once, never a writer blocked for ever */
+    ck_assert_int_eq(kb_afile_write(path, "{}\n", 3, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "no reader"));
+    ck_assert(is_kind("out.fifo", S_IFIFO));
+    rd = open(path, O_RDONLY | O_NONBLOCK);
+    ck_assert_int_ge(rd, 0);
+    ck_assert_int_eq(kb_afile_probe(path, err, sizeof(err)), 0);
+    ck_assert_int_eq(kb_afile_write(path, "{}\n", 3, err, sizeof(err)), 0);
+    ck_assert_int_eq(read(rd, buf, sizeof(buf) - 1), 3);
+    ck_assert_str_eq(buf, "{}\n");
+    close(rd);
+    ck_assert(is_kind("out.fifo", S_IFIFO));
+    ck_assert_str_eq(listing(), "out.fifo");
+}
+END_TEST
+
+/* /dev/stdout is such a link: the output goes where standard output goes */
+START_TEST(a_link_to_a_pipe_is_written_through_and_stays_a_link)
+{
+    char path[256], target[64], buf[16] = "";
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    snprintf(target, sizeof(target), "/proc/self/fd/%d", p[1]);
+    ck_assert_int_eq(symlink(target, in_tmp(path, sizeof(path), "stdout")), 0);
+    ck_assert_int_eq(kb_afile_write(path, "{}\n", 3, err, sizeof(err)), 0);
+    ck_assert_int_eq(read(p[0], buf, sizeof(buf) - 1), 3);
+    ck_assert_str_eq(buf, "{}\n");
+    ck_assert(is_link("stdout"));
+    close(p[0]);
+    close(p[1]);
+    ck_assert_str_eq(listing(), "stdout");
 }
 END_TEST
 
@@ -242,7 +322,10 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, kb_tmp_setup, kb_tmp_teardown);
     tcase_add_test(tc, writes_the_whole_file_and_nothing_else);
     tcase_add_test(tc, a_symlink_planted_at_a_temporary_name_is_never_followed);
-    tcase_add_test(tc, a_symlink_planted_at_the_final_name_is_replaced_not_followed);
+    tcase_add_test(tc, a_symlink_planted_at_the_final_name_is_refused_not_followed);
+    tcase_add_test(tc, a_character_device_is_written_through_never_replaced);
+    tcase_add_test(tc, a_fifo_is_written_through_or_refused_without_a_reader);
+    tcase_add_test(tc, a_link_to_a_pipe_is_written_through_and_stays_a_link);
     tcase_add_test(tc, a_failed_write_leaves_no_temporary_and_no_final_file);
     tcase_add_test(tc, the_final_name_holds_old_or_whole_new_contents_only);
     tcase_add_test(tc, two_writers_of_one_name_each_get_their_own_temporary_file);

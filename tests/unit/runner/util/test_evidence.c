@@ -1,6 +1,8 @@
 /* test_evidence.c -- atomic writes leave only the final file (every other property of them:
  * test_atomicfile), fixture identity follows
- * every byte of the sources, mkdirs nests, a directory to write in must be one's own. (SHA-256 itself: test_digest.) */
+ * every byte of the sources, mkdirs nests, a directory to write in must be one's own, an
+ * evidence file is read bounded (a regular file, under a size cap) and load figures no
+ * measurement gives are refused. (SHA-256 itself: test_digest.) */
 #define _GNU_SOURCE
 #include "runner/util/evidence.h"
 #include "runner/util/paths.h"
@@ -8,6 +10,8 @@
 #include "tests/lib/kb_check.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +234,95 @@ START_TEST(a_directory_to_write_in_must_be_ones_own)
 }
 END_TEST
 
+static void put(const char *file, const char *text)
+{
+    char path[256];
+    FILE *f;
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    fputs(text, f);
+    fclose(f);
+}
+
+/* issue 38: a FIFO as verdict.json hung a resumed knee for ever, a 300 MB one took 57 s */
+START_TEST(evidence_is_read_bounded_from_regular_files_only)
+{
+    char path[256], link[256];
+    json_error_t je;
+    json_t *j;
+    int fd;
+    put("v.json", "{\"verdict\": \"controlled\"}");
+    snprintf(path, sizeof(path), "%s/v.json", dir);
+    ck_assert_ptr_nonnull(j = kb_evidence_load(path, &je));
+    ck_assert_str_eq(json_string_value(json_object_get(j, "verdict")), "controlled");
+    json_decref(j);
+
+    snprintf(path, sizeof(path), "%s/fifo.json", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    ck_assert_ptr_null(kb_evidence_load(path, &je));
+    ck_assert_ptr_nonnull(strstr(je.text, "not a regular file"));
+
+    snprintf(path, sizeof(path), "%s/huge.json", dir);
+    ck_assert_int_ge(fd = open(path, O_WRONLY | O_CREAT, 0600), 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)KB_EVIDENCE_MAX_BYTES + 1), 0);
+    close(fd);
+    ck_assert_ptr_null(kb_evidence_load(path, &je));
+    ck_assert_ptr_nonnull(strstr(je.text, "larger"));
+
+    snprintf(path, sizeof(path), "%s/v.json", dir);
+    snprintf(link, sizeof(link), "%s/link.json", dir);
+    ck_assert_int_eq(symlink(path, link), 0);
+    ck_assert_ptr_null(kb_evidence_load(link, &je));
+
+    snprintf(path, sizeof(path), "%s/absent.json", dir);
+    ck_assert_ptr_null(kb_evidence_load(path, &je));
+    ck_assert_int_eq(errno, ENOENT);
+}
+END_TEST
+
+static int check(const char *text, char *err, size_t errlen)
+{
+    json_t *o = json_loads(text, 0, NULL);
+    int rc;
+    ck_assert_ptr_nonnull(o);
+    rc = kb_evidence_check_load(o, "load.json", err, errlen);
+    json_decref(o);
+    return rc;
+}
+
+/* issue 38: knee took delivery -5 with p99 -1 as a held rate, report took delivery inf */
+START_TEST(load_figures_no_measurement_gives_are_refused)
+{
+    char err[512];
+    const char *ok = "{\"delivery\": 1.0002, \"warmup_s\": 1, \"duration_s\": 2, "
+                     "\"achieved_rps\": 2000.4, \"scheduled\": 4000, \"completed\": 3990, "
+                     "\"errors\": {\"total\": 10, \"timeout\": 10}, "
+                     "\"corrected_us\": {\"p50\": 100, \"p99\": 900, \"max\": null}}";
+    static const char *const bad[] = {
+        "{\"delivery\": -5}",
+        "{\"delivery\": 1e308}",
+        "{\"delivery\": 1.6, \"warmup_s\": 1, \"duration_s\": 2}",
+        "{\"delivery\": 1, \"corrected_us\": {\"p99\": -1}}",
+        "{\"delivery\": 1, \"lag_us\": {\"max\": 1e400}}",
+        "{\"delivery\": 1, \"achieved_rps\": -3}",
+        "{\"delivery\": 1, \"completed\": -5}",
+        "{\"delivery\": 1, \"scheduled\": 10, \"completed\": 10, \"errors\": {\"total\": -1}}",
+        "{\"delivery\": 1, \"scheduled\": 10, \"completed\": 5, \"errors\": {\"total\": 1}}",
+    };
+    ck_assert_msg(check(ok, err, sizeof(err)) == 0, "%s", err);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        json_t *o = json_loads(bad[i], 0, NULL);
+        /* 1e400 is no JSON number jansson reads: refused before any check */
+        if (!o)
+            continue;
+        json_decref(o);
+        err[0] = '\0';
+        ck_assert_msg(check(bad[i], err, sizeof(err)) < 0, "accepted %s", bad[i]);
+        ck_assert_msg(strstr(err, "load.json"), "%s: %s", bad[i], err);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("evidence");
@@ -243,6 +336,8 @@ static Suite *suite(void)
     tcase_add_test(tc, relative_paths_become_absolute);
     tcase_add_test(tc, a_path_too_long_is_refused_not_truncated);
     tcase_add_test(tc, a_directory_to_write_in_must_be_ones_own);
+    tcase_add_test(tc, evidence_is_read_bounded_from_regular_files_only);
+    tcase_add_test(tc, load_figures_no_measurement_gives_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }
