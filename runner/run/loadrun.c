@@ -167,7 +167,9 @@ static int afterwards(const struct kb_load_meta *m, const struct kb_load_result 
     }
     json_decref(j);
     /* wrong responses fail a point whoever was late, so they are said first */
-    if (res->c.non2xx || res->c.mm_total)
+    /* a malformed response is no more right than a mismatching one: a run of nothing but
+     * garbage must not end with 0, "every response was right" */
+    if (res->c.non2xx || res->c.mm_total || res->c.errors[KB_ERR_MALFORMED])
         return KB_LOAD_EXIT_NOT_RIGHT;
     return untrusted ? KB_LOAD_EXIT_CLIENT_LIMITED : 0;
 }

@@ -55,7 +55,7 @@ def load(port, *extra, kb=KB, route="plaintext", rate=200, duration=2, warmup=0,
          connections=4, drain=2, env=None):
     """One `kneebench load` run against 127.0.0.1:port that must complete: its JSON, and the
     finished process (stdout, stderr). The exit status must be what the counts say: 4 when
-    any response was not right (non-2xx or a mismatch), else 5 when the client's lateness
+    any response was not right (non-2xx, a mismatch or malformed), else 5 when the client's lateness
     could have decided the verdict (a slow sanitizer build's can), said on stderr, else 0."""
     out = os.path.join(TMP, f"load-{time.monotonic_ns()}.json")
     argv = [kb, "load", "--url", f"http://127.0.0.1:{port}{ROUTES[route]['path']}", "--route", route,
@@ -67,8 +67,8 @@ def load(port, *extra, kb=KB, route="plaintext", rate=200, duration=2, warmup=0,
     assert "Sanitizer" not in p.stderr, p.stderr   # a TSan or ASan report, even at exit 0
     with open(out) as f:
         j = json.load(f)
-    wrong = j["non2xx"] + j["mismatches"]["total"]
+    wrong = j["non2xx"] + j["mismatches"]["total"] + j["errors"]["malformed"]
     late = "warning: the client's own lateness" in p.stderr
     assert p.returncode == (4 if wrong else 5 if late else 0), (p.returncode, j["non2xx"],
-                                                                 j["mismatches"], p.stderr)
+                                                                 j["mismatches"], j["errors"], p.stderr)
     return j, p
