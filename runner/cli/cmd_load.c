@@ -2,7 +2,8 @@
  * contract's defaults filled in, and the load run (runner/run/loadrun.h). What is sent and
  * what counts as a right response is runner/load/target.c's. Exit 0 when the run completed
  * and every response was as expected; 4 when it completed with responses that were not (the
- * figures are written all the same); 2 for bad arguments; 3 when the target cannot be
+ * figures are written all the same); 5 when every response was right but the client's own
+ * lateness could have decided the verdict (written all the same); 2 for bad arguments; 3 when the target cannot be
  * reached; 1 when the run or its output failed. Nothing is sent before every argument has
  * been checked and the target has accepted a connection. */
 #define _GNU_SOURCE
@@ -68,8 +69,10 @@ static void usage(FILE *f)
         "A warning goes to stderr when the client's own lateness could have changed the\n"
         "point's verdict under the contract's criteria: the figures then describe the host.\n"
         "exit: 0 the run completed and every response was right (timeouts and socket errors\n"
-        "      are data); 4 it completed, but responses were not right (non-2xx, or not what\n"
-        "      the route or the expectation asks): counted and written as for 0;\n"
+        "      are data); 4 it completed, but responses were not right (non-2xx, malformed,\n"
+        "      or not what the route or the expectation asks): written as for 0;\n"
+        "      5 it completed with every response right, but the client's own lateness\n"
+        "      could have decided the verdict (the warning above): written as for 0;\n"
         "      1 the run itself or its output failed; 2 bad arguments (nothing sent); 3 the\n"
         "      target is unreachable.\n");
 }

@@ -67,6 +67,11 @@ const char *const kb_err_kind_names[KB_ERR_KINDS] = {
  * are kept, so collecting them at the send costs no accuracy, and a wake-up per response
  * would make a slow rate dearer per request than a fast one. Not longer than the scan. */
 #define LAZY_NS SCAN_NS
+/* A thread that ends its drain later than this was not running when the drain ended
+ * (stopped, or held off its CPU): what it left unanswered then is its own loss. Well past
+ * a wake-up's ordinary lateness, even on a busy host, so that a server's backlog is never
+ * charged to a punctual client. */
+#define LATE_END_NS (50 * KB_NS_PER_MS)
 #define TIMER_TAG UINT32_MAX               /* the timerfd's epoll data: no connection has it */
 
 enum conn_state { C_DOWN, C_CONNECTING, C_READY };
@@ -133,6 +138,7 @@ struct thread {
     int log_truncated;
     kb_mono_t log_base;              /* the measured interval's start */
     int got_rt, unpinned;
+    kb_mono_t late_at_end;   /* how late the thread ended its drain, past LATE_END_NS, else 0 */
     char first_error[256];
     char setup_error[256];
     struct shared *shared;
@@ -353,14 +359,21 @@ static void count_error(struct thread *t, enum kb_err_kind kind, kb_mono_t inten
         kb_hlog_recorder_error(&t->rec, now);
 }
 
-static void request_failed(struct thread *t, struct conn *c, enum kb_err_kind kind, const char *detail)
+/* own: the client's own delay in the request (ns). */
+static void request_failed_own(struct thread *t, struct conn *c, enum kb_err_kind kind,
+                               const char *detail, kb_mono_t own)
 {
     if (c->measured) {
-        count_error(t, kind, c->intended, c->written ? c->own : 0, kb_mono_now());
+        count_error(t, kind, c->intended, own, kb_mono_now());
         log_request(t, c->intended, c->written ? c->sent : 0, 0, 0, (int)kind);
     }
     note_error(t, kb_err_kind_names[kind], detail);
     request_done(t, c);
+}
+
+static void request_failed(struct thread *t, struct conn *c, enum kb_err_kind kind, const char *detail)
+{
+    request_failed_own(t, c, kind, detail, c->written ? c->own : 0);
 }
 
 /* own: the client's own delay in this request (send lag plus rx delay, ns). */
@@ -769,39 +782,56 @@ static void scan(struct thread *t, kb_mono_t now)
     }
 }
 
-/* Requests still waiting for a connection when the drain ended: never sent. */
-static void unsent(struct thread *t, struct queue *q, kb_mono_t now)
+/* Requests still waiting for a connection when the drain ended: never sent. late: the
+ * thread was not running then (finish()), and each is the client's delay in full. */
+static void unsent(struct thread *t, struct queue *q, kb_mono_t now, int late)
 {
     for (; q->len > 0; queue_pop(q)) {
         const struct pending *p = queue_head(q);
         t->queued--;
         if (!kb_schedule_is_measured(&t->sched, p->n))
             continue;
-        count_error(t, KB_ERR_TIMEOUT, p->intended, 0, now);
+        count_error(t, KB_ERR_TIMEOUT, p->intended,
+                    late && now > p->intended ? now - p->intended : 0, now);
         t->c.unfinished++;
+        t->c.unfinished_client += (uint64_t)late;
         log_request(t, p->intended, 0, 0, 0, KB_ERR_TIMEOUT);
         t->measured_outstanding--;
-        note_error(t, "timeout", "never sent: no free connection before the drain ended");
+        note_error(t, "timeout", late ? "never sent: the client was not running when the "
+                   "drain ended" : "never sent: no free connection before the drain ended");
     }
 }
 
 /* End of the drain: whatever is measured and unfinished is a timeout, recorded at the
- * latency it had reached. */
-static void finish(struct thread *t)
+ * latency it had reached. A thread that was not running when the drain ended (LATE_END_NS)
+ * never had the chance to send or to read what it leaves: each such request is the client's
+ * delay in full (own = its whole latency) and counts in unfinished_client, so the verdict
+ * can never blame the server for it. */
+static void finish(struct thread *t, kb_mono_t drain_end)
 {
     kb_mono_t now = kb_mono_now();
+    int late = now > drain_end && now - drain_end > LATE_END_NS;
+    if (late)
+        t->late_at_end = now - drain_end;
     for (int i = 0; i < t->nconns; i++) {
         struct conn *c = &t->conns[i];
         if (c->busy) {
-            if (c->measured)
+            if (c->measured) {
                 t->c.unfinished++;
-            request_failed(t, c, KB_ERR_TIMEOUT, "still in flight when the drain ended");
+                t->c.unfinished_client += (uint64_t)late;
+            }
+            if (late)
+                request_failed_own(t, c, KB_ERR_TIMEOUT, "unanswered: the client was not "
+                                   "running when the drain ended",
+                                   now > c->intended ? now - c->intended : 0);
+            else
+                request_failed(t, c, KB_ERR_TIMEOUT, "still in flight when the drain ended");
         }
         conn_close(t, i);
     }
-    unsent(t, &t->fifo, now);
+    unsent(t, &t->fifo, now, late);
     for (int i = 0; i < t->nconns; i++)
-        unsent(t, &t->conns[i].q, now);
+        unsent(t, &t->conns[i].q, now, late);
 }
 
 /* Sleep in the timerfd until `until` (CLOCK_MONOTONIC, absolute), or not at all when it has
@@ -911,7 +941,7 @@ static void run_loop(struct thread *t)
             wait_events(t, now, until);
         }
     }
-    finish(t);
+    finish(t, drain_end);
 }
 
 /* ---- thread setup --------------------------------------------------------------------- */
@@ -1098,6 +1128,9 @@ static void merge(struct kb_load_result *res, struct thread *t)
     d->window_completed_less_client += s->window_completed_less_client;
     d->client_dropped += s->client_dropped;
     d->unfinished += s->unfinished;
+    d->unfinished_client += s->unfinished_client;
+    if ((int64_t)(t->late_at_end / KB_NS_PER_US) > res->late_at_end_us)
+        res->late_at_end_us = (int64_t)(t->late_at_end / KB_NS_PER_US);
     d->bounded += s->bounded;
     d->unsolicited += s->unsolicited;
     d->keepalive_breaks += s->keepalive_breaks;

@@ -88,6 +88,9 @@ struct kb_load_counts {
                                               own delay in it */
     uint64_t client_dropped;               /* requests the client itself lost (its queue could not grow) */
     uint64_t unfinished;                   /* of errors[TIMEOUT]: still queued or in flight when the drain ended */
+    uint64_t unfinished_client;            /* of unfinished: left by a thread that was not running
+                                              when the drain ended (stopped, starved): the
+                                              client's loss, never the server's */
     uint64_t bounded;                      /* timeouts recorded in corrected at a lower bound (see below) */
     /* Protocol breaches that end no request (so outside errors[]), each failing a point:
      * bytes from the server with no request waiting for them (a second response to one
@@ -121,6 +124,8 @@ struct kb_load_result {
      * measured at most, and a verdict that differs between the two is the client's. */
     struct kb_hist client_delay, less_client;
     int64_t less_bound_from_us;    /* INT64_MAX when nothing was bounded */
+    int64_t late_at_end_us;        /* the latest thread's lateness in ending the drain, when it
+                                      was not running then (unfinished_client); else 0 */
     double cpu_seconds;            /* process user+system CPU over the measured interval */
     double interval_s;             /* measured interval length actually observed */
     kb_mono_t interval_start, interval_end;   /* CLOCK_MONOTONIC, the same clock in every process */

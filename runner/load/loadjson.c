@@ -86,6 +86,8 @@ static void optional(json_t *load, struct kb_point_load *r)
     r->bounded = (long long)opt(corrected, "bounded", 0);
     r->unsolicited = (long long)opt(load, "unsolicited", 0);
     r->keepalive_breaks = (long long)opt(load, "keepalive_breaks", 0);
+    r->unfinished_client = (long long)opt(load, "unfinished_client", 0);
+    r->client_late_at_end_us = opt(load, "client_late_at_drain_end_us", 0);
     r->corrected_p99_is_bound =
         json_is_true(json_object_get(json_object_get(corrected, "is_bound"), "p99"));
     r->threads = (int)opt(load, "threads", 0);

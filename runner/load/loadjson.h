@@ -52,6 +52,9 @@ struct kb_point_load {
     double delivery_less_client;
     long long client_dropped;         /* requests the client itself lost */
     long long in_flight_at_end;       /* scheduled but neither completed nor failed: lost */
+    long long unfinished_client;      /* of unfinished: left by a client that was not running
+                                         when the drain ended (0 when absent) */
+    double client_late_at_end_us;     /* how late it ended the drain then (0 when absent) */
     char first_error[256];
 };
 

@@ -145,6 +145,8 @@ json_t *kb_loadout_json(const struct kb_load_meta *m, const struct kb_load_resul
     json_object_set_new(o, "completed_in_window", json_integer((json_int_t)c->window_completed));
     json_object_set_new(o, "timeouts", json_integer((json_int_t)c->errors[KB_ERR_TIMEOUT]));
     json_object_set_new(o, "unfinished_at_drain_end", json_integer((json_int_t)c->unfinished));
+    json_object_set_new(o, "unfinished_client", json_integer((json_int_t)c->unfinished_client));
+    json_object_set_new(o, "client_late_at_drain_end_us", json_integer((json_int_t)r->late_at_end_us));
     /* Computed, not assumed: non-zero here would mean a request was lost by the client. */
     json_object_set_new(o, "in_flight_at_end",
                         json_integer((json_int_t)(c->scheduled > ended ? c->scheduled - ended : 0)));

@@ -18,6 +18,18 @@ struct kb_load_result;
  * reads the figures as for 0: load.json counts those responses, and the verdict fails them. */
 #define KB_LOAD_EXIT_NOT_RIGHT 4
 
+/* ...when it completed with every response right and its outputs written, but the client's
+ * own lateness could have decided the verdict (runner/run/verdict.h, kb_trust_judge): the
+ * figures describe the host as much as the server. A runner reads them as for 0 and judges
+ * the sample client-limited from load.json itself; a script must not take them as the
+ * server's. */
+#define KB_LOAD_EXIT_CLIENT_LIMITED 5
+
+/* A runner's reading of a load's exit status: 1 when the run completed and load.json holds
+ * the figures (0, NOT_RIGHT, CLIENT_LIMITED), for the verdict to judge. */
+#define KB_LOAD_EXIT_COMPLETED(st) \
+    ((st) == 0 || (st) == KB_LOAD_EXIT_NOT_RIGHT || (st) == KB_LOAD_EXIT_CLIENT_LIMITED)
+
 /* What the run was asked to do, echoed into the JSON. */
 struct kb_load_meta {
     const char *url;

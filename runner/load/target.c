@@ -5,12 +5,15 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fixtures/contract.h"
 
@@ -36,6 +39,9 @@ static int path_printable(const char *path)
 static int parse_port(const char *s, long *port)
 {
     char *end;
+    /* digits only: strtol would take a sign or leading space ("+80", " 80") */
+    if (!isdigit((unsigned char)*s))
+        return -1;
     errno = 0;
     *port = strtol(s, &end, 10);
     return errno || end == s || *end || *port < 1 || *port > 65535 ? -1 : 0;
@@ -54,6 +60,13 @@ static int parse_url(struct kb_target *t, const char *url, const char **path, ch
         return fail(err, errlen, "the URL must be http://HOST[:PORT]/PATH, not '%s'", url);
     memcpy(t->host, h, (size_t)(slash - h));
     t->host[slash - h] = '\0';
+    /* said before the port, whose colon they would otherwise be read as */
+    if (strchr(t->host, '@'))
+        return fail(err, errlen, "the URL may not carry user information ('user:password@'): "
+                    "give credentials as a header, -H 'Authorization: ...', not in '%s'", url);
+    if (t->host[0] == '[')
+        return fail(err, errlen, "the URL's host is an IPv6 literal, '%s': load drives IPv4 "
+                    "only (127.0.0.1, or a name with an IPv4 address)", t->host);
     colon = strchr(t->host, ':');
     if (colon && parse_port(colon + 1, &port))
         return fail(err, errlen, "the URL's port must be 1..65535, not '%s'", colon + 1);
@@ -143,10 +156,30 @@ static int build_request(struct kb_target *t, const struct kb_target_spec *s, co
 
 static int read_body(struct kb_target *t, const char *file, char *err, size_t errlen)
 {
-    FILE *f = fopen(file, "rb");
+    /* O_NONBLOCK: a FIFO must not hold the run at open() before it is refused */
+    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    FILE *f;
     size_t cap = 4096, len = 0, n;
-    if (!f)
+    if (fd < 0)
         return fail(err, errlen, "--expect-body: cannot read '%s': %s", file, strerror(errno));
+    /* A directory, a device or /proc/self/mem reads as no body, or as endless bytes: only a
+     * regular file holds a body, and its size is known before a byte is read. */
+    errno = 0;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > KB_TARGET_BODY_MAX) {
+        int e = errno;
+        close(fd);
+        if (!e && !S_ISREG(st.st_mode))
+            return fail(err, errlen, "--expect-body: '%s' is not a regular file", file);
+        if (!e)
+            return fail(err, errlen, "--expect-body: '%s' is over %d MiB", file,
+                        KB_TARGET_BODY_MAX >> 20);
+        return fail(err, errlen, "--expect-body: cannot read '%s': %s", file, strerror(e));
+    }
+    if (!(f = fdopen(fd, "rb"))) {
+        close(fd);
+        return fail(err, errlen, "--expect-body: cannot read '%s': %s", file, strerror(errno));
+    }
     t->body = malloc(cap);
     while (t->body && (n = fread(t->body + len, 1, cap - len, f)) > 0) {
         len += n;
@@ -160,9 +193,18 @@ static int read_body(struct kb_target *t, const char *file, char *err, size_t er
             cap *= 2;
         }
     }
+    n = (size_t)ferror(f);
     fclose(f);
     if (!t->body)
         return fail(err, errlen, "--expect-body: out of memory reading '%s'", file);
+    /* /proc/self/mem is a regular file that fails to read: no empty body in its place; and
+     * a file whose bytes are not its size (procfs, a file being written) is no fixed body */
+    if (n || len != (size_t)st.st_size) {
+        free(t->body);
+        t->body = NULL;
+        return fail(err, errlen, "--expect-body: cannot read '%s': %s", file,
+                    n ? "a read failed" : "its bytes are not its size (not a plain file?)");
+    }
     if (len > KB_TARGET_BODY_MAX)
         return fail(err, errlen, "--expect-body: '%s' is over %d MiB", file,
                     KB_TARGET_BODY_MAX >> 20);

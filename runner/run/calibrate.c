@@ -238,9 +238,9 @@ static int run_step(struct cal *c, size_t i, int attempt, struct kb_calibrate_st
             return -1;
         status = wait_bounded(pid, c->warmup + c->duration + 60.0);
     }
-    /* responses counted wrong are the rung's to judge (kb_trust_rung fails them) */
-    if (status == -1 || !WIFEXITED(status) ||
-        (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != KB_LOAD_EXIT_NOT_RIGHT)) {
+    /* responses counted wrong, and a client not to be trusted, are the rung's to judge
+     * (kb_trust_rung fails them) */
+    if (status == -1 || !WIFEXITED(status) || !KB_LOAD_EXIT_COMPLETED(WEXITSTATUS(status))) {
         snprintf(err, errlen, "load step at %s req/s failed (%s; see %s)", rate,
                  status == -1 ? "killed after its time bound" : "non-zero exit", log);
         return -1;

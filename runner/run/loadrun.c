@@ -148,7 +148,7 @@ static int write_outputs(const struct kb_load_args *a, const struct kb_load_meta
 
 /* The client's lateness, judged as the curve judges it (runner/run/verdict.h): a warning
  * when the verdict under the contract's criteria could differ without the client's own
- * delay in each request, and 4 when any response was not right. */
+ * delay in each request, and then 5; 4 when any response was not right. */
 static int afterwards(const struct kb_load_meta *m, const struct kb_load_result *res,
                       const struct kb_contract *ct)
 {
@@ -156,12 +156,20 @@ static int afterwards(const struct kb_load_meta *m, const struct kb_load_result 
     struct kb_point_load pl;
     char err[256], why[256];
     json_t *j = kb_loadout_json(m, res);
-    if (!kb_point_load_parse(j, &pl, err, sizeof(err)) && !kb_trust_judge(&pl, &crit, why, sizeof(why)))
+    int untrusted = 0;
+    if (!kb_point_load_parse(j, &pl, err, sizeof(err)) && !kb_trust_judge(&pl, &crit, why, sizeof(why))) {
         fprintf(stderr, "kneebench load: warning: the client's own lateness was large enough to "
                 "matter: %s. These figures describe this host as much as the server "
                 "(runner/README-load.md, \"When the client is late\").\n", why);
+        untrusted = 1;
+    }
     json_decref(j);
-    return res->c.non2xx || res->c.mm_total ? 4 : 0;
+    /* wrong responses fail a point whoever was late, so they are said first */
+    /* a malformed response is no more right than a mismatching one: a run of nothing but
+     * garbage must not end with 0, "every response was right" */
+    if (res->c.non2xx || res->c.mm_total || res->c.errors[KB_ERR_MALFORMED])
+        return KB_LOAD_EXIT_NOT_RIGHT;
+    return untrusted ? KB_LOAD_EXIT_CLIENT_LIMITED : 0;
 }
 
 /* The load's configuration from the arguments and the target. */

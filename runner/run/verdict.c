@@ -152,6 +152,12 @@ static void trust_by_could_decide(const struct kb_point_load *r, const struct kb
     if (r->client_dropped > 0 || r->in_flight_at_end > 0)
         cause(reason, len, n, "the client lost %.0f scheduled request(s) (%.0f unaccounted)",
               (double)r->client_dropped, (double)r->in_flight_at_end);
+    /* a request never sent, or never read, because the client was not running is its own
+     * delay in full: the verdict without it is unknowable, so it could have decided it */
+    if (r->unfinished_client > 0)
+        cause(reason, len, n, "the client was not running when the drain ended (%.0f ms late): "
+              "%.0f request(s) it left unanswered are its own", r->client_late_at_end_us / 1000.0,
+              (double)r->unfinished_client);
 }
 
 int kb_verdict_held(const struct kb_point_load *r, const struct kb_criteria *c)
