@@ -61,6 +61,10 @@ static int usage(FILE *f)
         "                          PCT %% (default 5), its ends confirmed as above; the first\n"
         "                          table shows the refined knee beside the grid's (off by\n"
         "                          default: it adds about 5 points a cell)\n"
+        "  --hold D                with --refine, the located held end must also hold one\n"
+        "                          point this long after the paper profile's warmup (default\n"
+        "                          the paper profile's 30 s; 0: none); one that does not moves\n"
+        "                          the bracket down\n"
         "  --backend native|docker|remote  sandbox backend (default native)\n"
         "  --agent HOST:PORT       remote: the fixture host's `kneebench serve-agent`\n"
         "  --agent-token FILE      remote: the agent's token (the file the agent was given,\n"
@@ -94,7 +98,8 @@ static int usage(FILE *f)
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
        O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET,
-       O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG, O_REFINE, O_TOKEN, O_ORDER, O_DISPATCH };
+       O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG, O_REFINE, O_TOKEN, O_ORDER, O_DISPATCH,
+       O_HOLD };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -111,7 +116,7 @@ static const struct option long_opts[] = {
     { "db-cpus", 1, 0, O_DBCPUS }, { "confirm", 1, 0, O_CONFIRM },
     { "db-mode", 1, 0, O_DBMODE }, { "requests-log", 1, 0, O_REQLOG },
     { "refine", 2, 0, O_REFINE }, { "agent-token", 1, 0, O_TOKEN },
-    { "order", 1, 0, O_ORDER }, { "dispatch", 1, 0, O_DISPATCH },
+    { "order", 1, 0, O_ORDER }, { "dispatch", 1, 0, O_DISPATCH }, { "hold", 1, 0, O_HOLD },
     { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
 };
@@ -122,7 +127,7 @@ static const struct option long_opts[] = {
 static int number_opt(int o, struct kb_curve_opts *a)
 {
     static const struct kb_bound confirm = { 1, KB_CONFIRM_MAX, 0, 0 },
-                                 refine = { 0.1, 100, 0, 0 };
+                                 refine = { 0.1, 100, 0, 0 }, hold = { 0, 3600, 0, 0 };
     struct kb_plan_opts *p = &a->plan;
     const char *v = optarg;
     char e[320];
@@ -140,6 +145,7 @@ static int number_opt(int o, struct kb_curve_opts *a)
         break;
     case O_CONFIRM: rc = kb_opt_int("--confirm", v, &confirm, &p->confirm, e, n); break;
     case O_REPEATS: rc = kb_opt_int("--repeats", v, KB_BOUND(REPEATS), &p->repeats, e, n); break;
+    case O_HOLD: rc = kb_opt_duration("--hold", v, &hold, &a->hold, e, n); break;
     case O_RATES:
         rc = kb_opt_rates("--rates", v, KB_BOUND(PLAN_RATE), a->rates, sizeof(a->rates), e, n);
         p->rates = a->rates;
@@ -169,7 +175,7 @@ static int parse_args(int argc, char **argv, struct kb_curve_opts *a)
 {
     int o;
     memset(a, 0, sizeof(*a));
-    a->plan.duration_s = a->plan.warmup_s = a->plan.drain_s = -1;
+    a->plan.duration_s = a->plan.warmup_s = a->plan.drain_s = a->hold = -1;
     a->backend = "native";
     optind = 1;
     while ((o = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
@@ -178,7 +184,7 @@ static int parse_args(int argc, char **argv, struct kb_curve_opts *a)
         case O_RUNTIMES: a->plan.runtimes = optarg; break;
         case O_ROUTES: a->plan.routes = optarg; break;
         case O_RATES: case O_DURATION: case O_WARMUP: case O_DRAIN: case O_THREADS:
-        case O_CONNS: case O_REPEATS: case O_CONFIRM: case O_REFINE:
+        case O_CONNS: case O_REPEATS: case O_CONFIRM: case O_REFINE: case O_HOLD:
             if (number_opt(o, a))
                 return 2;
             break;

@@ -185,7 +185,7 @@ static int refine_plan(struct kb_curve *cv, struct refine *rf, char *err, size_t
     struct kb_report rep;
     struct kb_boundary b[256];
     struct kb_knee_opts o = { .factor = 2, .resolution = cv->refine / 100,
-                              .confirm = cv->plan.confirm_samples,
+                              .confirm = cv->plan.confirm_samples, .hold = cv->hold_s > 0,
                               .crit = kb_criteria_of(&cv->r.c) };
     static struct kb_refine_state st;
     size_t nb;
@@ -213,7 +213,8 @@ static int refine_plan(struct kb_curve *cv, struct refine *rf, char *err, size_t
         pt->rate = st.next.rate;
         if (!pt->runtime || !pt->route)
             continue;
-        kb_refine_next_id(cv->r.dir, &c, pt->rate, pt->id, sizeof(pt->id));
+        pt->hold = st.next.hold;
+        kb_refine_next_id(cv->r.dir, &c, pt->rate, pt->hold, pt->id, sizeof(pt->id));
         json_object_set_new(json_array_get(rf->cells, json_array_size(rf->cells) - 1), "next",
                             json_string(pt->id));
         pt->index = round_key(cv, 1, pt->rate, ro, rt, rf->n++);
@@ -228,8 +229,9 @@ static int refine_plan(struct kb_curve *cv, struct refine *rf, char *err, size_t
 static int write_refine(struct kb_curve *cv, const struct refine *rf, char *err, size_t errlen)
 {
     char path[4200];
-    json_t *doc = json_pack("{s:i,s:f,s:i,s:O}", "schema_version", 1, "resolution",
+    json_t *doc = json_pack("{s:i,s:f,s:i,s:f,s:f,s:O}", "schema_version", 1, "resolution",
                             cv->refine / 100, "confirm_samples", cv->plan.confirm_samples,
+                            "hold_s", cv->hold_s, "hold_warmup_s", cv->hold_warmup_s,
                             "cells", rf->cells);
     int rc = kb_run_evidence_json(kb_path(path, sizeof(path), cv->r.dir, "refine.json"), doc,
                                   err, errlen);

@@ -360,6 +360,12 @@ void kb_report_md_refined(FILE *f, const struct kb_report *r)
                  "points/<runtime>-<route>-<rate>-f<k>/.",
                  json_number_value(json_object_get(r->refine, "resolution")) * 100,
                  (int)json_integer_value(json_object_get(r->refine, "confirm_samples")));
+    if (json_number_value(json_object_get(r->refine, "hold_s")) > 0)
+        kb_text_para(f, "Once located, each held end was loaded once more for %g s after %g s "
+                     "of warmup, as a paper point is (points/<runtime>-<route>-<rate>-h<k>/); "
+                     "where it did not hold, the bracket moved below it.",
+                     json_number_value(json_object_get(r->refine, "hold_s")),
+                     json_number_value(json_object_get(r->refine, "hold_warmup_s")));
     json_array_foreach(cells, i, c) {
         json_t *rates = json_object_get(c, "rates"), *v;
         size_t k;

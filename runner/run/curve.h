@@ -50,6 +50,7 @@ struct kb_curve_opts {
     int no_limits, free_ports, client_other, calibrate, force, requests_log;
     int per_connection;        /* --dispatch per-connection */
     double refine;             /* --refine's resolution in percent; 0: off */
+    double hold;               /* --hold: the refined held end's hold sample; <0: default */
     char rates[1024];          /* --rates in whole req/s, as the plan parses them */
 };
 
@@ -99,6 +100,7 @@ struct kb_curve {
     struct kb_calibrate_result *cal;   /* --calibrate: the client's proven margin, or NULL */
     int requests_log;           /* enum kb_reqlog */
     int per_connection;         /* --dispatch per-connection */
+    double hold_s, hold_warmup_s;   /* --refine: the held end's hold sample (knee.h); 0 none */
     double refine;              /* the resolution in percent, 0 off */
     /* the interleaved order: the fixtures not being measured, kept up */
     struct kb_curve_parked parked[KB_CURVE_PARKED_MAX];

@@ -92,7 +92,8 @@ static json_t *command_json(const struct kb_curve *cv, const struct kb_point *pt
     return json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:i,s:f,s:f,s:f,s:i,s:i,s:s,s:s,s:b,s:s,s:{s:i,s:s,s:s?,s:s?},s:s,s:s,s:s}",
         "point", pt->id, "runtime", pt->runtime, "route", pt->route, "rate", (json_int_t)pt->rate,
         "repeat", pt->repeat, "url_path", r->path, "port", cv->r.fx.port,
-        "duration_s", cv->plan.duration_s, "warmup_s", cv->plan.warmup_s,
+        "duration_s", pt->hold ? cv->hold_s : cv->plan.duration_s,
+        "warmup_s", pt->hold ? cv->hold_warmup_s : cv->plan.warmup_s,
         "drain_s", cv->plan.drain_s, "threads", cv->plan.threads,
         "connections", cv->plan.connections, "server_cpus", cv->r.fx.server_cpus,
         "client_cpus", cv->r.fx.client_cpus, "unconstrained", cv->r.fx.no_limits,
@@ -106,8 +107,9 @@ static json_t *command_json(const struct kb_curve *cv, const struct kb_point *pt
 static int drive(struct kb_curve *cv, const struct kb_point *pt, const char *dir,
                  struct sampler *s, struct kb_point_obs *obs)
 {
-    const struct kb_fixture_load ld = { .duration_s = cv->plan.duration_s,
-        .warmup_s = cv->plan.warmup_s, .drain_s = cv->plan.drain_s,
+    const struct kb_fixture_load ld = {
+        .duration_s = pt->hold ? cv->hold_s : cv->plan.duration_s,
+        .warmup_s = pt->hold ? cv->hold_warmup_s : cv->plan.warmup_s, .drain_s = cv->plan.drain_s,
         .threads = cv->plan.threads, .connections = cv->plan.connections,
         .requests_log = cv->requests_log != KB_RL_NONE,
         .per_connection = cv->per_connection };
@@ -304,7 +306,8 @@ static void write_verdict(struct kb_curve *cv, const struct kb_point *pt, const 
     if (cv->plan.interleaved)
         json_object_set_new(j, "interleaved", beside_json(cv, st, bs));
     json_object_set_new(j, "host", host_json(s, lr, &crit, jd));
-    json_object_set_new(j, "backlog", backlog_json(dir, cv->plan.duration_s));
+    json_object_set_new(j, "backlog", backlog_json(dir, pt->hold ? cv->hold_s
+                                                                 : cv->plan.duration_s));
     kb_run_write_json(ev, dir, "verdict.json", j);
     json_decref(j);
 }

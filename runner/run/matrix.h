@@ -40,6 +40,7 @@ struct kb_point {
     const char *route;
     long rate;
     char id[128];              /* "<runtime>-<route>-<rate>" (+ "-r<k>" when repeats > 1) */
+    int hold;                  /* a refinement's hold sample: the curve's hold length */
 };
 
 struct kb_plan {

@@ -10,19 +10,24 @@
 #include "runner/run/kneepoint.h"
 #include "runner/util/paths.h"
 
-/* Sample dir/points/<name>, when it is a finished point, into st. */
+/* Sample dir/points/<name>, when it is a finished point, into st; a hold sample when the
+ * name ends in -h<k>. */
 static int add(const char *dir, const char *name, struct kb_refine_state *st)
 {
     char sub[4300], path[4400], err[256];
+    const char *h = strrchr(name, '-');
     if (st->n == KB_KNEE_MAX_SAMPLES)
         return 0;
     snprintf(sub, sizeof(sub), "points/%s", name);
-    return kb_kneepoint_read(kb_path(path, sizeof(path), dir, sub), &st->s[st->n], err,
-                             sizeof(err)) == 1 ? (int)++st->n : 0;
+    if (kb_kneepoint_read(kb_path(path, sizeof(path), dir, sub), &st->s[st->n], err,
+                          sizeof(err)) != 1)
+        return 0;
+    st->s[st->n].hold = h && h[1] == 'h';
+    return (int)++st->n;
 }
 
 /* Every finished sample at rate of one kind: suffix "" (the matrix's single sample), "-r"
- * (its repeats), "-c" (confirmation), "-f" (refinement). The count. */
+ * (its repeats), "-c" (confirmation), "-f" (refinement), "-h" (hold). The count. */
 static int gather(const char *dir, const struct kb_refine_cell *c, long rate, const char *kind,
                   struct kb_refine_state *st)
 {
@@ -41,7 +46,8 @@ static int gather(const char *dir, const struct kb_refine_cell *c, long rate, co
 
 /* name is "<runtime>-<route>-<rate>-f<k>" of this cell: its rate, else 0. The runtime and
  * route are known, so the prefix is matched whole (gray-static's never takes
- * gray-static-blocking's points) and the rest must be digits, "-f", digits. */
+ * gray-static-blocking's points) and the rest must be digits, "-f", digits. A hold sample
+ * ("-h<k>") at a bisected rate is one too. */
 static long refine_rate(const struct kb_refine_cell *c, const char *name)
 {
     size_t lr = strlen(c->runtime), lo = strlen(c->route);
@@ -55,7 +61,7 @@ static long refine_rate(const struct kb_refine_cell *c, const char *name)
     if (*p < '1' || *p > '9')
         return 0;
     rate = strtol(p, &end, 10);
-    if (strncmp(end, "-f", 2) || end[2] < '1' || end[2] > '9')
+    if ((strncmp(end, "-f", 2) && strncmp(end, "-h", 2)) || end[2] < '1' || end[2] > '9')
         return 0;
     for (p = end + 2; *p; p++)
         if (*p < '0' || *p > '9')
@@ -100,27 +106,30 @@ void kb_refine_decide(const char *dir, const struct kb_refine_cell *c,
     gather(dir, c, c->grid_lo, "", st);
     gather(dir, c, c->grid_lo, "-r", st);
     gather(dir, c, c->grid_lo, "-c", st);
+    gather(dir, c, c->grid_lo, "-h", st);
     gather(dir, c, c->grid_hi, "", st);
     gather(dir, c, c->grid_hi, "-r", st);
     gather(dir, c, c->grid_hi, "-c", st);
     gather_refined(dir, c, st);
     kb_knee_decide(st->s, st->n, &o, &st->next);
-    /* a grid rate is the matrix's and the confirmation's to sample, not the refinement's */
-    st->at_grid = st->next.step == KB_KNEE_MEASURE &&
+    /* a grid rate is the matrix's and the confirmation's to sample, not the refinement's --
+     * but for the held end's hold, which only the refinement takes */
+    st->at_grid = st->next.step == KB_KNEE_MEASURE && !st->next.hold &&
                   (st->next.rate <= c->grid_lo || st->next.rate >= c->grid_hi);
 }
 
-void kb_refine_next_id(const char *dir, const struct kb_refine_cell *c, long rate, char *id,
-                       size_t len)
+void kb_refine_next_id(const char *dir, const struct kb_refine_cell *c, long rate, int hold,
+                       char *id, size_t len)
 {
-    char sub[4300], path[4400];
+    char sub[4300], path[4400], kind = hold ? 'h' : 'f';
     int k = 1;
     for (; k < KB_REFINE_SAMPLES_MAX; k++) {
-        snprintf(sub, sizeof(sub), "points/%s-%s-%ld-f%d/DONE", c->runtime, c->route, rate, k);
+        snprintf(sub, sizeof(sub), "points/%s-%s-%ld-%c%d/DONE", c->runtime, c->route, rate,
+                 kind, k);
         if (!kb_file_exists(kb_path(path, sizeof(path), dir, sub)))
             break;
     }
-    snprintf(id, len, "%s-%s-%ld-f%d", c->runtime, c->route, rate, k);
+    snprintf(id, len, "%s-%s-%ld-%c%d", c->runtime, c->route, rate, kind, k);
 }
 
 json_t *kb_refine_cell_json(const struct kb_refine_cell *c, const struct kb_refine_state *st)

@@ -4,9 +4,10 @@
  * Owns one runtime-route's refinement: its samples read back from the run directory -- at
  * the grid's boundary rates, every sample the matrix and the confirmation took there
  * (points/<id>, <id>-r<k>, <id>-c<k>), and at the rates bisected between them
- * (points/<id>-f<k>, <id> being <runtime>-<route>-<rate>) -- and the knee search's next
- * step over them (runner/run/knee.h), confined to the grid bracket: it bisects and
- * confirms inside it and never measures a grid rate again. The step says where it ended:
+ * (points/<id>-f<k>, <id> being <runtime>-<route>-<rate>), and the held end's hold samples
+ * (points/<id>-h<k>, knee.h) -- and the knee search's next step over them
+ * (runner/run/knee.h), confined to the grid bracket: it bisects and confirms inside it and
+ * never measures a grid rate again but for the held end's hold. The step says where it ended:
  * located (within the resolution), max-rate (the grid's next rate held after all),
  * min-rate (its highest held rate did not), client (the client could not prove a rate in
  * between), or measure (a point to run). */
@@ -39,10 +40,10 @@ struct kb_refine_state {
 void kb_refine_decide(const char *dir, const struct kb_refine_cell *c,
                       const struct kb_knee_opts *opts, struct kb_refine_state *st);
 
-/* The point id of the next sample at rate: "<runtime>-<route>-<rate>-f<k>", k one past the
- * refinement samples dir already has there. */
-void kb_refine_next_id(const char *dir, const struct kb_refine_cell *c, long rate, char *id,
-                       size_t len);
+/* The point id of the next sample at rate: "<runtime>-<route>-<rate>-f<k>" (a hold sample:
+ * "-h<k>"), k one past the samples of that kind dir already has there. */
+void kb_refine_next_id(const char *dir, const struct kb_refine_cell *c, long rate, int hold,
+                       char *id, size_t len);
 
 /* refine.json's entry for the cell: runtime, route, grid_lo_rps, grid_hi_rps, lo_rps,
  * hi_rps, step, rates (the bisected ones measured). New reference. */

@@ -3,7 +3,9 @@
 real requests (a few, blocking, via urllib) so a dead fixture shows as errors, and writes the
 load generator's JSON shape with figures computed from what it did. FAKE_LOAD_P99_US and
 FAKE_LOAD_CLIENT_CPU force latency / client-CPU figures so every verdict can be provoked;
-FAKE_LOAD_KNEE_RPS makes every rate from it up uncontrolled, a knee the test knows."""
+FAKE_LOAD_KNEE_RPS makes every rate from it up uncontrolled, a knee the test knows;
+FAKE_LOAD_HOLD_KNEE_RPS the same for points of half a second and longer (a hold's), a server
+whose backlog shows only in a long point."""
 import json, os, sys, time, urllib.request
 
 def main(argv):
@@ -24,6 +26,8 @@ def main(argv):
     # a server whose knee is known: uncontrolled (p99 2 s) from FAKE_LOAD_KNEE_RPS up
     if rate >= float(os.environ.get("FAKE_LOAD_KNEE_RPS", "inf")):
         p99 = 2e6
+    if dur >= 0.5 and rate >= float(os.environ.get("FAKE_LOAD_HOLD_KNEE_RPS", "inf")):
+        p99 = 8e5
     frac = float(os.environ.get("FAKE_LOAD_CLIENT_CPU", "0.05"))
     completed = int(rate * dur) if err == 0 else int(rate * dur * ok / max(1, ok + err))
     # whole microseconds, as kneebench load writes every latency (and the curve copies it)

@@ -20,7 +20,8 @@ TMP = tempfile.mkdtemp(prefix="kb-refine-e2e-")
 KNEE = 2500
 ARGS = ["--profile", "quick", "--runtimes", "go", "--routes", "plaintext", "--rates",
         "1000,4000", "--duration", "0.3", "--warmup", "0", "--drain", "0.2", "--free-ports",
-        "--load-cmd", FAKE, "--requests-log", "none"]
+        "--load-cmd", FAKE, "--requests-log", "none", "--hold", "0"]
+HOLD_KNEE = 2300
 
 
 def need_sandbox():
@@ -30,8 +31,8 @@ def need_sandbox():
         need(p)
 
 
-def curve(run, *extra):
-    env = dict(os.environ, FAKE_LOAD_KNEE_RPS=str(KNEE))
+def curve(run, *extra, env=None):
+    env = dict(os.environ, FAKE_LOAD_KNEE_RPS=str(KNEE), **(env or {}))
     return subprocess.run([KB, "curve", "--run", run, *ARGS, *extra], capture_output=True,
                           text=True, timeout=300, env=env)
 
@@ -66,6 +67,34 @@ def the_knee_is_bracketed_between_the_grid_rates():
     again = curve(run, "--refine")
     assert again.returncode == 0 and "[refine" not in again.stdout, again.stdout[-1500:]
     assert json.load(open(os.path.join(run, "refine.json")))["cells"] == doc["cells"]
+
+
+@test
+def a_held_end_that_misses_its_hold_moves_the_refined_bracket_down():
+    """Short points hold up to 2,500 req/s, a hold only below 2,300: the first located held
+    end misses its hold (a -h point, uncontrolled), the bracket moves below it, and the
+    refinement ends with a held end whose hold held."""
+    need_sandbox()
+    run = os.path.join(TMP, "refine-hold")
+    p = curve(run, "--refine", "--hold", "0.6", env={"FAKE_LOAD_HOLD_KNEE_RPS": str(HOLD_KNEE)})
+    assert p.returncode == 0, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    doc = json.load(open(os.path.join(run, "refine.json")))
+    assert doc["hold_s"] == 0.6 and doc["hold_warmup_s"] == 5, doc
+    c = doc["cells"][0]
+    assert c["step"] == "located", c
+    assert c["lo_rps"] < HOLD_KNEE <= c["hi_rps"] and c["hi_rps"] / c["lo_rps"] - 1 <= 0.05, c
+    holds = sorted(d for d in os.listdir(os.path.join(run, "points")) if "-h" in d)
+    verdicts = {d: json.load(open(os.path.join(run, "points", d, "verdict.json")))["verdict"]
+                for d in holds}
+    assert verdicts.get(f"go-plaintext-{c['lo_rps']}-h1") == "controlled", verdicts
+    missed = [d for d, v in verdicts.items() if v != "controlled"]
+    assert missed and all(int(d.split("-")[2]) >= HOLD_KNEE for d in missed), verdicts
+    cmd = json.load(open(os.path.join(run, "points", holds[0], "command.json")))
+    assert (cmd["duration_s"], cmd["warmup_s"]) == (0.6, 5), cmd
+    r = subprocess.run([KB, "report", run], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "each held end was loaded once more for 0.6 s" in \
+        open(os.path.join(run, "report.md")).read().replace("\n", " ")
 
 
 @test
