@@ -10,6 +10,7 @@
 #include "runner/cli/refuse.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,8 @@ static void usage(FILE *f)
         "      --allow-remote       load a target outside 127.0.0.0/8 (a server you own)\n"
         "      --contract FILE      --quiet (no progress lines on stderr)\n"
         "exit: 0 located; 1 ended on a bound (--max-rate, --min-rate, the client's reach,\n"
-        "      --max-time), interrupted (run again to resume) or its evidence not kept;\n"
+        "      --max-time), interrupted (run again to resume), its evidence not kept, or a\n"
+        "      server that closes after each response (keep-alive servers only);\n"
         "      2 bad arguments (nothing sent); 3 the target is unreachable.\n");
 }
 
@@ -198,12 +200,18 @@ static int parse_args(int argc, char **argv, struct kb_knee_args *a)
 static void progress(void *arg, const struct kb_kneerun_step *st, const struct kb_knee_next *nx)
 {
     const struct kb_knee_args *a = arg;
+    char p99[32];
     (void)nx;
     if (a->quiet)
         return;
-    fprintf(stderr, "  %7ld req/s  %s %d  %-12s delivery %5.1f %%  p99 %9.2f ms  (%s)%s\n",
+    /* a failed sample may have no latency at all: a dash, never "nan" */
+    if (isfinite(st->s.p99_us))
+        snprintf(p99, sizeof(p99), "%9.2f", st->s.p99_us / 1000);
+    else
+        snprintf(p99, sizeof(p99), "%9s", "-");
+    fprintf(stderr, "  %7ld req/s  %s %d  %-12s delivery %5.1f %%  p99 %s ms  (%s)%s\n",
             st->s.rate, st->s.hold ? "hold  " : "sample", st->sample,
-            kb_verdict_name(st->s.verdict), st->s.delivery * 100, st->s.p99_us / 1000, st->why,
+            kb_verdict_name(st->s.verdict), st->s.delivery * 100, p99, st->why,
             st->resumed ? " [kept]" : "");
 }
 

@@ -3,8 +3,9 @@
  * what counts as a right response is runner/load/target.c's. Exit 0 when the run completed
  * and every response was as expected; 4 when it completed with responses that were not (the
  * figures are written all the same); 5 when every response was right but the client's own
- * lateness could have decided the verdict (written all the same); 2 for bad arguments; 3 when the target cannot be
- * reached; 1 when the run or its output failed. Nothing is sent before every argument has
+ * lateness could have decided the verdict (written all the same); 6 when it ran but an output
+ * could not be written (the harness's failure: a runner leaves the point incomplete); 2 for
+ * bad arguments; 3 when the target cannot be reached; 1 when the run itself failed. Nothing is sent before every argument has
  * been checked and the target has accepted a connection. */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
@@ -73,8 +74,9 @@ static void usage(FILE *f)
         "      or not what the route or the expectation asks): written as for 0;\n"
         "      5 it completed with every response right, but the client's own lateness\n"
         "      could have decided the verdict (the warning above): written as for 0;\n"
-        "      1 the run itself or its output failed; 2 bad arguments (nothing sent); 3 the\n"
-        "      target is unreachable.\n");
+        "      6 it ran, but an output could not be written (a full disk): the harness's\n"
+        "      failure, not the server's; 1 the run itself failed; 2 bad arguments (nothing\n"
+        "      sent); 3 the target is unreachable.\n");
 }
 
 static int bad(const char *fmt, const char *a)

@@ -122,9 +122,10 @@ static int knee_report(const char *dir)
     struct kb_knee_doc d;
     char err[1024], line[512];
     int rc = 0;
+    /* unreadable, not a knee's, or a newer kneebench's: 2, as for a curve's run */
     if (kb_knee_doc_load(dir, &d, err, sizeof(err)) < 0) {
         fprintf(stderr, "kneebench report: %s\n", err);
-        return 1;
+        return 2;
     }
     kb_knee_headline(&d, line, sizeof(line));
     printf("%s\n", line);

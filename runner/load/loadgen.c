@@ -178,6 +178,11 @@ static void set_go(struct shared *sh, int go)
 /* strerror for the load threads: strerror may share one buffer between threads. */
 #define ERRSTR(e) strerror_r((e), (char[128]){ 0 }, 128)
 
+/* A server that closes after a response, HTTP/1.1-legal, is outside the load model: said as
+ * such, since it is the first thing to know about the run (the verdict fails it). */
+#define KEEPALIVE_ONLY "the server closed its connection after a response; kneebench " \
+    "measures keep-alive servers only (persistent connections, runner/README-load.md)"
+
 static void note_error(struct thread *t, const char *what, const char *detail)
 {
     if (!t->first_error[0])
@@ -632,6 +637,7 @@ static void on_closed(struct thread *t, int i, kb_mono_t now, int err)
     if (c->busy && c->written && !err && kb_resp_eof(&c->parser) == KB_RESP_DONE) {
         record_response(t, c, now, c->own);
         request_done(t, c);
+        note_error(t, KEEPALIVE_ONLY, "a body ended by the close");
         t->c.keepalive_breaks++;      /* a body delimited by the close */
     } else if (!c->busy && !err) {
         t->c.keepalive_breaks++;      /* an idle keep-alive connection closed under load */
@@ -728,6 +734,7 @@ static void on_readable(struct thread *t, int i, kb_mono_t now)
         record_response(t, c, c->avail, c->own + rx);
         request_done(t, c);
         if (c->parser.conn_close) {
+            note_error(t, KEEPALIVE_ONLY, "Connection: close");
             t->c.keepalive_breaks++;
             conn_recycle(t, i, now);
         } else {

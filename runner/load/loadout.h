@@ -25,6 +25,17 @@ struct kb_load_result;
  * server's. */
 #define KB_LOAD_EXIT_CLIENT_LIMITED 5
 
+/* ...when the load ran but one of its own outputs could not be written (a full disk, a
+ * read-only directory): the harness's failure, never the server's. A runner must not judge
+ * the point on it -- the point is incomplete and redone -- which exit 1 (a load that could
+ * not run at all) does not tell it. */
+#define KB_LOAD_EXIT_OUTPUT 6
+
+/* A runner's reading: 1 when the load's failure is the runner's own, never the server's --
+ * an output it could not write (6), or 2, the arguments the runner built or an output it
+ * named refused before anything was sent. */
+#define KB_LOAD_EXIT_HARNESS(st) ((st) == 2 || (st) == KB_LOAD_EXIT_OUTPUT)
+
 /* A runner's reading of a load's exit status: 1 when the run completed and load.json holds
  * the figures (0, NOT_RIGHT, CLIENT_LIMITED), for the verdict to judge. */
 #define KB_LOAD_EXIT_COMPLETED(st) \

@@ -13,6 +13,7 @@
 #include "runner/util/evidence.h"
 #include "runner/util/paths.h"
 #include "runner/util/jfield.h"
+#include "runner/util/schema.h"
 
 static double fig(const json_t *o, const char *a, const char *b)
 {
@@ -99,7 +100,12 @@ int kb_knee_doc_load(const char *dir, struct kb_knee_doc *d, char *err, size_t e
     json_t *out;
     memset(d, 0, sizeof(*d));
     if (!(d->knee = kb_evidence_load(kb_path(path, sizeof(path), dir, "knee.json"), &je))) {
-        snprintf(err, errlen, "%s: %s", path, je.text);
+        snprintf(err, errlen, "%s is unreadable: %s", path, je.text);
+        return -1;
+    }
+    /* a newer kneebench's record is refused, never read by guessing what it holds */
+    if (kb_schema_version(d->knee, path, KB_SCHEMA_EVIDENCE, err, errlen) < 0) {
+        kb_knee_doc_free(d);
         return -1;
     }
     d->plan = json_object_get(d->knee, "plan");
@@ -189,11 +195,21 @@ int kb_knee_headline(const struct kb_knee_doc *d, char *line, size_t len)
         snprintf(line, len, "knee search not finished (%zu samples so far): run the same "
                  "command to resume", d->n);
     } else if (strcmp(d->end, "search")) {
-        snprintf(line, len, "search stopped (%s) %s%s%s%s%s req/s, not within the %g %% "
-                 "resolution (%s)", !strcmp(d->end, "max-time") ? "by --max-time" : d->end,
-                 d->lo ? "with the knee above " : "before any rate held",
-                 d->lo ? lo : "", d->lo && d->hi ? " and at most " : d->hi ? ", at most " : "",
-                 d->hi ? hi : "", d->lo || d->hi ? "" : " at", d->opts.resolution * 100, crit);
+        const char *why = !strcmp(d->end, "max-time") ? "by --max-time" : d->end;
+        char where[128];
+        if (d->lo)
+            snprintf(where, sizeof(where), "with the knee above %s%s%s req/s", lo,
+                     d->hi ? " and at most " : "", d->hi ? hi : "");
+        else if (d->hi)
+            snprintf(where, sizeof(where), "before any rate held, the knee at most %s req/s",
+                     hi);
+        /* nothing measured brackets the knee: no rate to name */
+        if (d->lo || d->hi)
+            snprintf(line, len, "search stopped (%s) %s, not within the %g %% resolution (%s)",
+                     why, where, d->opts.resolution * 100, crit);
+        else
+            snprintf(line, len, "search stopped (%s) before any rate was judged held or not: the knee "
+                     "is not bracketed (%s)", why, crit);
     } else if (!strcmp(d->step, "located")) {
         confirmed(conf, sizeof(conf), d);
         snprintf(line, len, "knee between %s and %s req/s (resolution %g %%, %s), %s", lo, hi,

@@ -101,7 +101,8 @@ json_t *kb_report_evidence(struct kb_report *r, const char *path)
      * schema does: never read as if it were absent */
     if (!j && errno != ENOENT) {
         if (!r->schema_err[0])
-            snprintf(r->schema_err, sizeof(r->schema_err), "%.300s: %s", path, je.text);
+            snprintf(r->schema_err, sizeof(r->schema_err), "%.300s is unreadable: %s", path,
+                     je.text);
         return NULL;
     }
     if (j && kb_schema_version(j, path, KB_SCHEMA_EVIDENCE, err, sizeof(err)) < 0) {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "fixtures/contract.h"
+#include "runner/load/loadout.h"
 #include "runner/load/preflight.h"
 #include "runner/run/backlog.h"
 #include "runner/run/hostclock.h"
@@ -360,7 +361,8 @@ static int measure_point(struct kb_curve *cv, const struct kb_point *pt, const c
         /* one sample after the load ended, so the interval's end lies between two */
         if (s->fs.n > 0)
             sample_once(s, s->t0, kb_fixture_now_s());
-        kb_fixture_read_load(dir, &obs, &lr, &load);
+        if (kb_fixture_read_load(dir, &obs, &lr, &load) < 0)
+            kb_run_note(&ev, "load outputs", obs.load_problem);
         kb_fixture_postflight(&cv->r.fx, kb_contract_route(&cv->r.c, pt->route), &obs);
     }
     /* a remote agent's session lost is the harness's failure: no verdict, redone later */
@@ -374,8 +376,11 @@ static int measure_point(struct kb_curve *cv, const struct kb_point *pt, const c
     kb_judge_point(&lr, &obs, &crit, cv->cal, margin_use(cv), (double)pt->rate, &jd);
     if (kb_hostclock_write_point(&s->clock, HOSTCLOCK_CPUS(cv), dir, why, sizeof(why)) < 0)
         kb_run_note(&ev, "hostclock.json", why);
-    write_verdict(cv, pt, dir, &jd, &lr, load, s, &st, &bs, &obs, kb_fixture_now_s() - t0,
-                  &ev);
+    /* a load that could not write its own files says nothing of the server: no verdict
+     * blames it, and the point is redone */
+    if (!KB_LOAD_EXIT_HARNESS(obs.load_exit))
+        write_verdict(cv, pt, dir, &jd, &lr, load, s, &st, &bs, &obs,
+                      kb_fixture_now_s() - t0, &ev);
     rc = kb_run_point_finish(&cv->r, &ev, dir, json_pack("{s:s,s:s}", "point", pt->id,
                              "verdict", kb_verdict_name(jd.verdict)), err, errlen);
     cv->finished++;

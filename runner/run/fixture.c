@@ -451,8 +451,8 @@ static void first_line(const char *dir, const char *file, char *line, size_t len
     line[strcspn(line, "\n")] = '\0';
 }
 
-void kb_fixture_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
-                     json_t **load)
+int kb_fixture_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
+                         json_t **load)
 {
     char path[4200], err[sizeof(obs->load_problem)];
     int rc = kb_point_load_read(kb_path(path, sizeof(path), dir, "load.json"), lr, load, err,
@@ -462,11 +462,16 @@ void kb_fixture_read_load(const char *dir, struct kb_point_obs *obs, struct kb_p
         first_line(dir, "load.log", line, sizeof(line));
         snprintf(obs->load_problem, sizeof(obs->load_problem), "load generator exited %d: %s",
                  obs->load_exit, line);
+        /* its own files not written, or the runner's arguments refused: the harness's
+         * failure, never the server's */
+        if (KB_LOAD_EXIT_HARNESS(obs->load_exit))
+            return -1;
     } else if (rc < 0) {
         snprintf(obs->load_problem, sizeof(obs->load_problem), "%s", err);
     } else {
         obs->have_load = 1;
     }
+    return 0;
 }
 
 void kb_fixture_postflight(struct kb_fixture *fx, const struct kb_route *r, struct kb_point_obs *obs)

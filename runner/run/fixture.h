@@ -166,9 +166,12 @@ void kb_fixture_kill_load(struct kb_fixture *fx, int sig);
 
 /* dir/load.json into *load (NULL when absent or not JSON) and lr, by runner/load/loadjson.h's
  * reader; obs gets have_load or the problem (the exit status with load.log's first line,
- * or the reader's error, which names the file and the field). */
-void kb_fixture_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
-                     json_t **load);
+ * or the reader's error, which names the file and the field). 0; -1 when the load could
+ * not write its own outputs or refused the runner's arguments (KB_LOAD_EXIT_HARNESS;
+ * obs->load_problem says why): the harness
+ * failed, so the caller leaves the point incomplete rather than judging the server on it. */
+int kb_fixture_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
+                         json_t **load);
 
 /* After the load: the fixture alive, the route still answering exactly, the identity
  * unchanged; what is not goes into obs. */

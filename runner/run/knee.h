@@ -50,6 +50,10 @@ struct kb_knee_sample {
     double delivery;
     double p99_us;               /* corrected; NAN when nothing completed */
     int hold;                    /* a hold sample (kb_knee_opts.hold), not a short one */
+    /* the server's closes after a response, and the responses: a server that closes after
+     * each one is outside the load model (persistent connections), refused at the first
+     * sample (runner/run/kneerun.h) */
+    long long keepalive_breaks, completed;
 };
 
 struct kb_knee_opts {

@@ -124,7 +124,9 @@ static int measure(const struct kb_kneepoint_cfg *c, long rate, int k, const cha
     v = verdict_json(c, rate, k, &pl, &obs, w, &res, load, &j);
     kb_run_write_json(ev, dir, "verdict.json", v);
     *out = (struct kb_knee_sample){ .rate = rate, .verdict = j.verdict,
-                                    .delivery = pl.delivery, .p99_us = pl.corrected.p99 };
+                                    .delivery = pl.delivery, .p99_us = pl.corrected.p99,
+                                    .keepalive_breaks = pl.keepalive_breaks,
+                                    .completed = pl.completed };
     json_decref(v);
     json_decref(load);
     kb_load_result_free(&res);
@@ -184,6 +186,8 @@ int kb_kneepoint_read(const char *dir, struct kb_knee_sample *out, char *err, si
         .verdict = (enum kb_verdict)verdict,
         .delivery = json_number_value(json_object_get(load, "delivery")),
         .p99_us = json_is_number(p99) ? json_number_value(p99) : NAN,
+        .keepalive_breaks = json_integer_value(json_object_get(load, "keepalive_breaks")),
+        .completed = json_integer_value(json_object_get(load, "completed")),
     };
     json_decref(v);
     return 1;

@@ -178,6 +178,22 @@ static int bounded(struct kb_kneerun *k, long rate, int hold)
     return 0;
 }
 
+/* 1 when the first sample shows a server that closes its connection after (nearly) every
+ * response, err saying so. HTTP/1.1 allows it, but the load model is persistent connections
+ * (the contract's, wrk2's): every rate would fail on the closes alone and the search fall
+ * to --min-rate, so it is refused once, here, rather than at every rate. */
+static int closes_each(const struct kb_kneerun *k, char *err, size_t errlen)
+{
+    const struct kb_knee_sample *s = &k->steps[0].s;
+    if (k->nsteps != 1 || s->keepalive_breaks <= 0 || s->keepalive_breaks * 2 < s->completed)
+        return 0;
+    snprintf(err, errlen, "the server closes its connection after each response (%lld "
+             "closes, Connection: close or a body ended by the close): kneebench measures "
+             "keep-alive servers only, its load being persistent connections (docs/knee.md, "
+             "\"Keep-alive\"); no knee searched", s->keepalive_breaks);
+    return 1;
+}
+
 int kb_kneerun_search(struct kb_kneerun *k, char *err, size_t errlen)
 {
     struct kb_knee_sample s[KB_KNEE_STEPS_MAX];
@@ -200,6 +216,12 @@ int kb_kneerun_search(struct kb_kneerun *k, char *err, size_t errlen)
         }
         if (k->progress)
             k->progress(k->arg, &k->steps[k->nsteps - 1], &k->next);
+        if (closes_each(k, err, errlen)) {
+            char ignored[256];
+            k->end = KB_KNEERUN_ERROR;
+            record(k, 1, ignored, sizeof(ignored));
+            return -1;
+        }
     }
     return record(k, 1, err, errlen);
 }

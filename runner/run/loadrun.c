@@ -128,22 +128,22 @@ static int write_outputs(const struct kb_load_args *a, const struct kb_load_meta
     int rc = 0;
     /* The requests log first: a JSON that counts its lines never appears without it. */
     if (a->requests_log && kb_loadout_write_requests(a->requests_log, res, err, sizeof(err)))
-        rc = 1;
+        rc = -1;
     else if (a->json && kb_loadout_write_json(a->json, m, res, err, sizeof(err)))
-        rc = 1;
+        rc = -1;
     else if (a->hgrm && kb_loadout_write_hgrm(a->hgrm, &res->corrected, err, sizeof(err)))
-        rc = 1;
+        rc = -1;
     else if (a->uhgrm && kb_loadout_write_hgrm(a->uhgrm, &res->uncorrected, err, sizeof(err)))
-        rc = 1;
+        rc = -1;
     if (!rc && (a->hlog || a->series_csv)) {
         if (!res->series)
             snprintf(err, sizeof(err), "no memory for the series");
         if (!res->series || kb_hlog_collector_write(res->series, a->hlog, a->series_csv, err, sizeof(err)))
-            rc = 1;
+            rc = -1;
     }
     if (rc)
-        fprintf(stderr, "kneebench load: %s\n", err);
-    return rc;
+        fprintf(stderr, "kneebench load: cannot write output: %s\n", err);
+    return rc ? KB_LOAD_EXIT_OUTPUT : 0;
 }
 
 /* The client's lateness, judged as the curve judges it (runner/run/verdict.h): a warning

@@ -6,7 +6,8 @@
  *
  * The exit statuses are the command's (cli/cmd_load.c): 0 run and every response right; 4
  * run with responses not right (KB_LOAD_EXIT_NOT_RIGHT); 2 bad arguments, said on stderr
- * before anything is sent; 3 the target unreachable; 1 the run or its outputs failed. */
+ * before anything is sent; 3 the target unreachable; 6 an output could not be written
+ * (KB_LOAD_EXIT_OUTPUT); 1 the run itself failed. */
 #ifndef KB_LOADRUN_H
 #define KB_LOADRUN_H
 

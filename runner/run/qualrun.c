@@ -259,7 +259,11 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
     rc = q->sampler ? kb_fixture_drive(&q->r.fx, &ld, q->r.c.qual.route, p->rate, q->r.dir, &sp,
                                    &o->point) : -1;
     if (rc == 0) {
-        kb_fixture_read_load(q->r.dir, &o->point, lr, load);
+        /* the load's own files unwritten: the harness failed, no verdict on the server */
+        if (kb_fixture_read_load(q->r.dir, &o->point, lr, load) < 0) {
+            snprintf(err, errlen, "%.600s", o->point.load_problem);
+            rc = -1;
+        }
         kb_fixture_postflight(&q->r.fx, kb_contract_route(&q->r.c, q->r.c.qual.route), &o->point);
         wait_for_rest(q, p, rs->t0);
     }

@@ -329,7 +329,7 @@ static void close_csvs(struct samples *sm, struct kb_run_evidence *ev)
 }
 
 /* The load, sampled; postflight; /stats back at rest (db). -1 with err when it did not run
- * to its end. */
+ * to its end; -2 when it could not write its own files (o->point.load_problem says why). */
 static int measure(struct kb_soakrun *s, const struct kb_soak_planned *p, struct samples *sm,
                    struct kb_soak_obs *o, struct kb_point_load *lr, json_t **load,
                    json_t **after, char *err, size_t errlen)
@@ -339,7 +339,9 @@ static int measure(struct kb_soakrun *s, const struct kb_soak_planned *p, struct
                  p->route, kb_run_interrupted() ? " (interrupted)" : "; left to redo");
         return -1;
     }
-    kb_fixture_read_load(p->dir, &o->point, lr, load);
+    /* the load's own files unwritten: the harness failed, no verdict on the server */
+    if (kb_fixture_read_load(p->dir, &o->point, lr, load) < 0)
+        return -2;
     kb_fixture_postflight(&s->r.fx, kb_contract_route(&s->r.c, p->route), &o->point);
     if (sm->db && !o->point.fixture_exited)
         *after = stats_at_rest(s, o);
@@ -359,7 +361,7 @@ static int run_phase(struct kb_soakrun *s, const struct kb_soak_planned *p, char
     char *argvs[64] = { 0 };
     json_t *load = NULL, *after = NULL, *j;
     double t0 = kb_fixture_now_s();
-    int rc = -1;
+    int rc = -1, m = 0;
 
     memset(&o, 0, sizeof(o));
     memset(&lr, 0, sizeof(lr));
@@ -383,10 +385,13 @@ static int run_phase(struct kb_soakrun *s, const struct kb_soak_planned *p, char
     if (open_csvs(p, &sm, &ev) < 0)
         rc = kb_run_point_finish(&s->r, &ev, p->dir, NULL, err, errlen);
     else if (o.point.preflight_failed ||
-             measure(s, p, &sm, &o, &lr, &load, &after, err, errlen) == 0) {
+             (m = measure(s, p, &sm, &o, &lr, &load, &after, err, errlen)) == 0) {
         close_csvs(&sm, &ev);
         rc = finish_phase(s, p, &sm, &o, &lr, load, after, kb_fixture_now_s() - t0, &ev, err,
                           errlen);
+    } else if (m == -2) {    /* incomplete, redone on a re-run */
+        kb_run_note(&ev, "load outputs", o.point.load_problem);
+        rc = kb_run_point_finish(&s->r, &ev, p->dir, NULL, err, errlen);
     }
 out:
     close_csvs(&sm, NULL);

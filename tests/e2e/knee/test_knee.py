@@ -13,12 +13,14 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
-from kbenv import BUILD, KB, need
+from kbenv import BUILD, KB, here, need
 from kbtest import exit_with, test
 
+HERE = here(__file__)
 LIMITER = os.path.join(BUILD, "tests", "knee-limiter")
 TMP = tempfile.mkdtemp(prefix="kb-knee-e2e-")
 SHORT = ["--duration", "1", "--warmup", "0.5", "--drain", "0.5", "-c", "32"]
@@ -171,6 +173,58 @@ def bad_arguments_exit_2_and_an_unreachable_target_3():
     assert p.returncode == 3 and "unreachable" in p.stderr, (p.returncode, p.stderr)
     p = knee("http://127.0.0.1:9/x", "--pid", str(dead.pid), timeout=30)
     assert p.returncode == 2 and "no such process" in p.stderr, (p.returncode, p.stderr)
+
+
+class Hostile:
+    """tests/e2e/load/hostile_server.py misbehaving on every request (--mode), by PID."""
+
+    def __init__(self, mode):
+        self.stats = os.path.join(TMP, f"hostile-{mode}.json")
+        self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "..", "load",
+                                   "hostile_server.py"), "--mode", mode, "--every", "1",
+                                   "--stats", self.stats], stdout=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline()
+        assert "listening on" in line, line
+        self.url = f"http://{line.split()[-1]}/plaintext"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.p.terminate()
+        self.p.wait(10)
+        self.p.stdout.close()
+
+
+@test
+def a_sample_without_latency_prints_a_dash_not_nan():
+    """Issue 38: a failed sample with nothing completed (every request reset) printed
+    `p99 nan ms` in its progress line."""
+    with Hostile("reset") as s:
+        p = knee(s.url, "--start-rate", "200", "--min-rate", "150", "--run",
+                 os.path.join(TMP, "reset"), *SHORT[:6], "-c", "8", timeout=120)
+    lines = [x for x in p.stderr.splitlines() if "req/s  sample" in x]
+    assert lines and p.returncode == 1, (p.returncode, p.stderr)
+    assert all("nan" not in x and re.search(r"p99 +- ms", x) for x in lines), p.stderr
+
+
+@test
+def a_server_closing_after_each_response_is_refused_at_the_first_sample():
+    """Issue 38: a server that closes after every response (Connection: close, HTTP/1.1-legal)
+    failed every rate at 100 % delivery and the search fell to --min-rate. kneebench measures
+    keep-alive servers only: the search stops at its first sample, saying so, exit 1."""
+    run = os.path.join(TMP, "close")
+    with Hostile("conn_close") as s:
+        p = knee(s.url, "--start-rate", "400", "--run", run, *SHORT[:6], "-c", "8",
+                 timeout=120)
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    assert p.stderr.count("req/s  sample") == 1, p.stderr
+    assert "closes its connection after each response" in p.stderr, p.stderr
+    assert "keep-alive servers only" in p.stderr, p.stderr
+    assert "no rate held down to --min-rate" not in p.stdout, p.stdout
+    assert len(json.load(open(os.path.join(run, "knee.json")))["steps"]) == 1
+    # the headline names no rate it does not have ("before any rate held at req/s" was)
+    assert "at req/s" not in p.stdout and "not bracketed" in p.stdout, p.stdout
 
 
 if __name__ == "__main__":

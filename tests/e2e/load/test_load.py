@@ -169,6 +169,8 @@ def connection_close_reconnects_and_completes():
     assert j["completed"] == j["scheduled"] and j["reconnects"] >= st["events"], (j, st)
     # every close is a broken keep-alive, counted (the curve fails such a point)
     assert j["keepalive_breaks"] == st["events"] and j["unsolicited"] == 0, (j, st)
+    # and says why first: the load model is persistent connections (issue 38)
+    assert "keep-alive servers only" in (j["first_error"] or ""), j["first_error"]
 
 
 @test

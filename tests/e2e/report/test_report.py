@@ -316,6 +316,52 @@ def evidence_from_a_newer_kneebench_is_refused_by_name():
     assert not os.path.exists(os.path.join(run, "report.md"))
 
 
+def knee_dir(name, text):
+    """A knee search's run directory holding only knee.json, as text."""
+    d = os.path.join(TMP, name)
+    os.makedirs(d)
+    with open(os.path.join(d, "knee.json"), "w") as f:
+        f.write(text)
+    return d
+
+
+@test
+def a_newer_or_truncated_record_exits_2_and_a_truncated_one_is_called_unreadable():
+    """Issue 38: a knee record of a future schema_version was read (exit 0) and a truncated
+    one made `report` exit 1, where a newer kneebench's evidence is 2; a truncated plan.json
+    was reported as "has no plan.json"."""
+    need(KB)
+    doc = {"schema_version": 99, "kind": "knee", "plan": {"url": "http://127.0.0.1:1/"},
+           "steps": [], "outcome": None}
+    r = report(knee_dir("knee-newer", json.dumps(doc)))
+    assert r.returncode == 2 and "schema_version 99, written by a newer" in r.stderr, \
+        (r.returncode, r.stderr)
+    doc["schema_version"] = 1
+    r = report(knee_dir("knee-cut", json.dumps(doc)[:40]))
+    assert r.returncode == 2 and "knee.json is unreadable" in r.stderr, (r.returncode, r.stderr)
+    run = copy_run("plan-cut")
+    path = os.path.join(run, "plan.json")
+    text = open(path).read()
+    with open(path, "w") as f:
+        f.write(text[:len(text) // 2])
+    r = report(run)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "plan.json is unreadable" in r.stderr and "has no plan.json" not in r.stderr, r.stderr
+
+
+@test
+def a_knee_stopped_by_an_error_before_any_rate_names_no_rate():
+    """Issue 38: the headline read "search stopped (error) before any rate held at req/s"."""
+    need(KB)
+    doc = {"schema_version": 1, "kind": "knee", "plan": {"url": "http://127.0.0.1:1/"},
+           "steps": [], "outcome": {"end": "error", "step": "measure", "lo": 0, "hi": 0,
+                                    "why": ""}}
+    r = report(knee_dir("knee-error", json.dumps(doc)))
+    line = r.stdout.splitlines()[0] if r.stdout else ""
+    assert line.startswith("search stopped (error) before any rate"), (r.stdout, r.stderr)
+    assert "at req/s" not in line and "not bracketed" in line, line
+
+
 DOC = os.path.join(ROOT, "docs", "report-format.md")
 # what a numeric field's name (or, for {median, min, max} and lists, its parent's) must say
 UNITS = {"rps", "us", "s", "fraction", "count", "bytes", "ratio", "mhz"}
