@@ -163,11 +163,53 @@ def wrk2(path, ng, rate, secs):
             "achieved_rps": float(rps.group(1)) if rps else None, "steal_pct": st}
 
 
+def show(what, r):
+    print(f"  {what}  {r.get('tool', '?'):26s} p99 {r.get('p99_ms') or 0:9.2f} ms  req/s "
+          f"{r.get('achieved_rps') or 0:9.0f}  [steal {r['steal_pct']}]", flush=True)
+
+
+class Control:
+    """kb-control on the server's CPU: a server whose own latency is tens of microseconds,
+    so that what a client reports against it at a rate is that client's own floor."""
+
+    def __init__(self):
+        argv = ["taskset", "-c", SERVER_CPU, os.path.join(os.path.dirname(KB), "kb-control"),
+                "--port", "0"]
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline()
+        assert "listening on" in line, line
+        self.url = f"http://{line.split()[-1]}/plaintext"
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        self.p.wait(10)
+
+
+def floor(a, k, out):
+    """The clients' floor: wrk2 and kneebench per-connection against kb-control at the
+    fractions' rates, the same windows as the side-by-side loads."""
+    c = Control()
+    try:
+        for f in (float(x) for x in a.fractions.split(",")):
+            rate = round(f * k["lo"])
+            warm = 10 if a.point >= 20 else 0
+            for r in (kb_load(c, rate, a.point - warm, "per-connection", warm),
+                      wrk2(a.wrk2, c, rate, a.point)):
+                out.setdefault("floor", []).append(dict(r, fraction=f))
+                show(f"kb-control at {rate} req/s", r)
+    finally:
+        c.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hold", type=float, default=30)
     ap.add_argument("--point", type=int, default=30, help="the independent loads' seconds")
     ap.add_argument("--over", default="1.1", help="multiples of the missed end loaded too")
+    ap.add_argument("--checks", type=int, default=1,
+                    help="rounds of the independent points (held end, then the --over ones)")
+    ap.add_argument("--floor", action="store_true",
+                    help="with --wrk2: the same rates against kb-control, the clients' own floor")
     ap.add_argument("--wrk2")
     ap.add_argument("--fractions", default="0.5,0.8,0.9,1.0")
     ap.add_argument("--repeats", type=int, default=1)
@@ -189,7 +231,7 @@ def main():
             print(k["stderr"], file=sys.stderr)
             return 1
         over = [(f"{x} x missed end", round(float(x) * k["hi"])) for x in a.over.split(",")]
-        for name, rate in [("held end", k["lo"])] + over:
+        for name, rate in ([("held end", k["lo"])] + over) * a.checks:
             r = kb_load(ng, rate, a.point)
             out.setdefault("points", []).append(dict(r, what=name))
             print(f"{name} {rate} req/s as a {a.point} s point: p99 {r.get('p99_ms', 0):.1f} ms, "
@@ -209,9 +251,9 @@ def main():
                     for i in range(3):
                         r = trio[(i + rep) % 3]()
                         out.setdefault("side_by_side", []).append(dict(r, fraction=f, repeat=rep))
-                        print(f"  {f:.1f} x knee = {rate} req/s  {r.get('tool', '?'):26s} p99 "
-                              f"{r.get('p99_ms') or 0:9.2f} ms  req/s {r.get('achieved_rps') or 0:9.0f}"
-                              f"  [steal {r['steal_pct']}]", flush=True)
+                        show(f"{f:.1f} x knee = {rate} req/s", r)
+        if a.wrk2 and a.floor:
+            floor(a, k, out)
     finally:
         ng.stop()
         if a.json:
