@@ -17,9 +17,10 @@ test-knee: $(BUILD)/kneebench $(BUILD)/tests/knee-limiter
 TESTS += test-knee
 
 # The knee of nginx from Debian (gzip level 9, one worker on CPU 0) at full scale: a 30 s
-# hold, the held end and 1.1 x the missed end as 30 s points, then 0.5, 0.8, 0.9 and 1.0 of
-# the knee loaded by both dispatch models and by wrk2 (WRK2=/path/to/wrk; without it, the
-# first part only). About 12 minutes with wrk2.
+# hold, then three rounds of the held end and 1.1 x the missed end as 30 s points, then 0.5,
+# 0.8, 0.9 and 1.0 of the knee loaded by both dispatch models and by wrk2, and the same rates
+# against kb-control, the clients' own floor (WRK2=/path/to/wrk; without it, the first part
+# only). About 17 minutes with wrk2.
 .PHONY: bench-knee-nginx
-bench-knee-nginx: $(BUILD)/kneebench
-	@$(KB_PY) tests/e2e/knee/nginx_knee.py $(if $(WRK2),--wrk2 $(WRK2))
+bench-knee-nginx: $(BUILD)/kneebench $(BUILD)/kb-control
+	@$(KB_PY) tests/e2e/knee/nginx_knee.py --checks 3 $(if $(WRK2),--wrk2 $(WRK2) --floor)
