@@ -345,8 +345,13 @@ static int measure_point(struct kb_curve *cv, const struct kb_point *pt, const c
     j = command_json(cv, pt);
     kb_run_write_json(&ev, dir, "command.json", j);
     json_decref(j);
-    if (!(s->csv = kb_run_csv_open(&ev, dir, "samples.csv", SAMPLES_HEADER)))
-        return kb_run_point_finish(&cv->r, &ev, dir, NULL, err, errlen);
+    if (!(s->csv = kb_run_csv_open(&ev, dir, "samples.csv", SAMPLES_HEADER))) {
+        /* nothing measured: said as incomplete, as a point whose files failed after its load */
+        rc = kb_run_point_finish(&cv->r, &ev, dir, NULL, err, errlen);
+        cv->finished++;
+        kb_curve_progress(cv, pt, "incomplete", NULL, 0);
+        return rc;
+    }
     if (cv->preflight_failed) {
         obs.preflight_failed = 1;
         snprintf(obs.preflight_reason, sizeof(obs.preflight_reason), "%.200s", cv->preflight_reason);

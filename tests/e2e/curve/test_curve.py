@@ -519,7 +519,7 @@ def interrupted_run_resumes():
 @test
 def evidence_write_failure_leaves_point_incomplete():
     """A point whose evidence cannot be written whole (here samples.csv: a directory planted
-    at its name makes the rename fail) gets no DONE but an incomplete.json naming the file;
+    at its name, refused as an output) gets no DONE but an incomplete.json naming the file;
     the run goes on, exits 1, and a re-run redoes that point alone."""
     need_root()
     run = os.path.join(TMP, "evidence")
@@ -531,7 +531,7 @@ def evidence_write_failure_leaves_point_incomplete():
     assert "go-plaintext-200 incomplete" in r.stderr and "samples.csv" in r.stderr, r.stderr
     assert not os.path.exists(f"{bad}/DONE")
     inc = load(f"{bad}/incomplete.json")
-    assert inc["file"] == "samples.csv" and "rename" in inc["reason"], inc
+    assert inc["file"] == "samples.csv" and "is a directory" in inc["reason"], inc
     assert os.path.exists(f"{run}/points/go-plaintext-300/DONE")
     assert report(run).returncode == 1   # the report sees the point missing
     shutil.rmtree(f"{bad}/samples.csv")
