@@ -977,7 +977,10 @@ def kill9_unconstrained_then_resume_sweeps_what_was_left():
     parent-death signal does not reach: the resumed run must find and stop it."""
     need(KB)
     wrapped = ["sh", "-c", "{build}/go-server --port {port} --bind {bind} & wait"]
-    r = same_verdicts_after_kill9("kill9-nolimits", in_the_load, wrapped, ["--no-limits"])
+    # sequential: the first load child is then the point's, not the floor's, and the runner
+    # dies with the fixture up
+    r = same_verdicts_after_kill9("kill9-nolimits", in_the_load, wrapped,
+                                  ["--no-limits", "--order", "sequential"])
     assert "stopped unconstrained fixtures left by an earlier run" in r.stderr, r.stderr
 
 

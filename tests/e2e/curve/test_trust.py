@@ -105,7 +105,9 @@ def point(name, during=None):
     run = os.path.join(TMP, name)
     p = subprocess.Popen([KB, "curve", "--run", run, "--runtimes", RUNTIME, "--routes",
                           "plaintext", "--rates", str(RATE), "--duration", "3", "--warmup", "1",
-                          "--drain", "1", "--free-ports", "--build", BUILD],
+                          "--drain", "1", "--free-ports", "--build", BUILD,
+                          # one runtime: no floor sample, whose load would be the first child
+                          "--order", "sequential"],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         if during:

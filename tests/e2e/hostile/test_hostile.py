@@ -104,8 +104,10 @@ def run_load(binary, mode, port):
             raise AssertionError(f"{mode}: exit {p.returncode} but no --json written; stderr:\n{tail}")
         with open(out) as f:
             j = json.load(f)
-        # 4 exactly when a response was not right: a mismatching server never ends in 0
-        wrong = int(field(j, "non2xx")) + int(field(j, "mismatches.total"))
+        # 4 exactly when a response was not right (non-2xx, a mismatch, or malformed): a
+        # mismatching server never ends in 0
+        wrong = (int(field(j, "non2xx")) + int(field(j, "mismatches.total")) +
+                 int(field(j, "errors.malformed")))
         if p.returncode != (4 if wrong else 0):
             raise AssertionError(f"{mode}: exit {p.returncode} with {wrong} responses not right")
         return j, tail, wall
