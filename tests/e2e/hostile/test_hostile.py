@@ -98,7 +98,7 @@ def run_load(binary, mode, port):
         if p.returncode == 2 and "not built yet" in p.stderr:
             skip("kneebench load is still a placeholder")
         tail = (p.stderr or "")[-2000:]
-        if p.returncode not in (0, 4):
+        if p.returncode not in (0, 4, 5):
             raise AssertionError(f"{mode}: kneebench load exited {p.returncode}; stderr:\n{tail}")
         if not os.path.exists(out):
             raise AssertionError(f"{mode}: exit {p.returncode} but no --json written; stderr:\n{tail}")
@@ -108,7 +108,10 @@ def run_load(binary, mode, port):
         # mismatching server never ends in 0
         wrong = (int(field(j, "non2xx")) + int(field(j, "mismatches.total")) +
                  int(field(j, "errors.malformed")))
-        if p.returncode != (4 if wrong else 0):
+        # 5 when, all responses right, the client's own lateness could have decided the
+        # verdict (said on stderr): a few dozen requests under ASan can tip delivery's 95 %
+        late = "warning: the client's own lateness" in p.stderr
+        if p.returncode != (4 if wrong else 5 if late else 0):
             raise AssertionError(f"{mode}: exit {p.returncode} with {wrong} responses not right")
         return j, tail, wall
 
