@@ -5,12 +5,13 @@ schedule (wrk2's model). The assertions compare the two models side by side in o
 the stall (1.2 s) dwarfs what a noisy host adds."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 
 from kbenv import KB, need
-from kbtest import exit_with, test
+from kbtest import run, test
 from loadlib import HERE, TMP, Proc
 
 RATE, CONNS, SECONDS, STALL = 200, 4, 3, 1.2
@@ -61,4 +62,8 @@ def dispatch_refuses_an_unknown_model():
 
 
 if __name__ == "__main__":
-    exit_with("e2e-dispatch")
+    try:
+        rc = run("e2e-dispatch" + os.environ.get("KB_TEST_SUFFIX", ""), sys.argv[1:])
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+    sys.exit(rc)
