@@ -264,4 +264,5 @@ def a_stopped_curve_server_stays_uncontrolled():
     assert v["verdict"] == "uncontrolled", v
 
 
-exit_with(TMP)
+if __name__ == "__main__":
+    exit_with("e2e-stopped")
