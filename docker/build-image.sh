@@ -51,6 +51,12 @@ python3 "$root/fixtures/runtimes.py" --contract "$root/fixtures/contract.json" i
 . "$work/plan/docker/image-plan.sh"
 # shellcheck disable=SC2206 # the plan's lists are words (folder names)
 build_paths=(Makefile fixtures $KB_IMAGE_BUILD_DIRS)
+# kb-control, the host's floor beside an interleaved curve, links the runner's tree finder
+# and CPU list parser (control/module.mk)
+case " $KB_IMAGE_BUILD_DIRS " in
+*" control "*) build_paths+=(runner/util/root.c runner/util/root.h runner/util/cpulist.c
+                            runner/util/cpulist.h) ;;
+esac
 # shellcheck disable=SC2206
 image_paths=(fixtures/contract.json docker/entrypoint.py docker/image-json.py $KB_IMAGE_DIRS)
 pack() {   # tar's arguments, from the tree, in a canonical order and ownership

@@ -552,6 +552,10 @@ def test_small_curve_with_docker_backend():
                 verdicts.append(dirpath)
         want = len(rts) * len(CONTRACT["comparison"]["routes"]) * len(rates)
         assert len(verdicts) == want, f"{len(verdicts)} points with a verdict, want {want}"
+        # the host's floor is measured in the image too: kb-control is one of its programs
+        with open(os.path.join(run, "floor", "f1", "floor.json")) as f:
+            fl = json.load(f)
+        assert fl["error"] is None and fl["cpu_us_per_response"] > 0, (fl, p.stdout[-800:])
         for rt in rts:
             with open(os.path.join(run, "fixtures", rt, "limits.json")) as f:
                 la = json.load(f)
