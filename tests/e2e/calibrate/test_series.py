@@ -16,29 +16,10 @@ import tempfile
 
 from kbenv import BUILD, KB, need
 from kbtest import test, skip, exit_with
+from kbcontrol import Control
 import hlog_decode
 
 BOUND_S = 60
-
-
-class Control:
-    """kb-control on a free port (port 0), stopped by PID."""
-
-    def __enter__(self):
-        exe = os.path.join(BUILD, "kb-control")
-        need(exe)
-        self.p = subprocess.Popen([exe, "--port", "0"], stdout=subprocess.PIPE, text=True)
-        line = self.p.stdout.readline()
-        if "127.0.0.1:" not in line:
-            self.__exit__()
-            raise AssertionError(f"kb-control did not report its port: {line!r}")
-        self.port = int(line.rsplit(":", 1)[1].split()[0])
-        return self
-
-    def __exit__(self, *exc):
-        self.p.terminate()
-        self.p.wait(10)
-        self.p.stdout.close()
 
 
 def load_supports_series():

@@ -11,12 +11,12 @@ exits 1; once room is made, the re-run redoes the point and exits 0.
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 
 from kbenv import BUILD, KB, need
 from kbtest import exit_with, skip, test
+from kbcontrol import Control
 
 TMP = tempfile.mkdtemp(prefix="kb-fulldisk-e2e-")
 # what a point's files other than requests.log take is about 50 KB, its requests log at
@@ -46,26 +46,6 @@ class FullDisk:
     def __exit__(self, *exc):
         subprocess.run(["umount", self.mnt], check=False)
         os.rmdir(self.mnt)
-
-
-class Control:
-    """kb-control on a free port (port 0), stopped by PID."""
-
-    def __enter__(self):
-        exe = os.path.join(BUILD, "kb-control")
-        need(exe, KB)
-        self.p = subprocess.Popen([exe, "--port", "0"], stdout=subprocess.PIPE, text=True)
-        line = self.p.stdout.readline()
-        if "127.0.0.1:" not in line:
-            self.__exit__()
-            raise AssertionError(f"kb-control did not report its port: {line!r}")
-        self.url = f"http://127.0.0.1:{int(line.rsplit(':', 1)[1].split()[0])}/plaintext"
-        return self
-
-    def __exit__(self, *exc):
-        self.p.send_signal(signal.SIGTERM)
-        self.p.wait(10)
-        self.p.stdout.close()
 
 
 @test

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 
+from kbcontrol import Control
 from kbenv import KB
 
 SERVER_CPU, CLIENT_CPU = "0", "1"
@@ -168,28 +169,12 @@ def show(what, r):
           f"{r.get('achieved_rps') or 0:9.0f}  [steal {r['steal_pct']}]", flush=True)
 
 
-class Control:
-    """kb-control on the server's CPU: a server whose own latency is tens of microseconds,
-    so that what a client reports against it at a rate is that client's own floor."""
-
-    def __init__(self):
-        argv = ["taskset", "-c", SERVER_CPU, os.path.join(os.path.dirname(KB), "kb-control"),
-                "--port", "0"]
-        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
-        line = self.p.stdout.readline()
-        assert "listening on" in line, line
-        self.url = f"http://{line.split()[-1]}/plaintext"
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        self.p.wait(10)
-
-
 def floor(a, k, out):
     """The clients' floor: wrk2 and kneebench per-connection against kb-control at the
     fractions' rates, the same windows as the side-by-side loads."""
-    c = Control()
-    try:
+    # on the server's CPU: a server whose own latency is tens of microseconds, so that what a
+    # client reports against it at a rate is that client's own floor
+    with Control(prefix=["taskset", "-c", SERVER_CPU]) as c:
         for f in (float(x) for x in a.fractions.split(",")):
             rate = round(f * k["lo"])
             warm = 10 if a.point >= 20 else 0
@@ -197,8 +182,6 @@ def floor(a, k, out):
                       wrk2(a.wrk2, c, rate, a.point)):
                 out.setdefault("floor", []).append(dict(r, fraction=f))
                 show(f"kb-control at {rate} req/s", r)
-    finally:
-        c.stop()
 
 
 def main():

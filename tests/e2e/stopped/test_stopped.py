@@ -19,33 +19,12 @@ import time
 
 from kbenv import BUILD, KB, need
 from kbtest import exit_with, skip, test
+from kbcontrol import Control
 
 TMP = tempfile.mkdtemp(prefix="kb-stopped-e2e-")
 STOP_S = 2.5
 SHORT = ["--duration", "1", "--warmup", "0.5", "--drain", "0.5"]
 WARNING = "warning: the client's own lateness"
-
-
-class Control:
-    """kb-control on a free port (port 0), stopped by PID."""
-
-    def __enter__(self):
-        exe = os.path.join(BUILD, "kb-control")
-        need(exe, KB)
-        self.p = subprocess.Popen([exe, "--port", "0"], stdout=subprocess.PIPE, text=True)
-        line = self.p.stdout.readline()
-        if "127.0.0.1:" not in line:
-            self.__exit__()
-            raise AssertionError(f"kb-control did not report its port: {line!r}")
-        self.port = int(line.rsplit(":", 1)[1].split()[0])
-        self.url = f"http://127.0.0.1:{self.port}/plaintext"
-        return self
-
-    def __exit__(self, *exc):
-        os.kill(self.p.pid, signal.SIGCONT)
-        self.p.terminate()
-        self.p.wait(10)
-        self.p.stdout.close()
 
 
 def stopped(signal_to, seconds=STOP_S):
@@ -83,6 +62,7 @@ def load_argv(url, json_out):
 def a_stopped_load_is_client_limited_with_a_warning_and_exit_5():
     """Stopped from inside the measured interval until past the drain's end: the requests it
     never sent or read are its own (unfinished_client), it warns, and it exits 5."""
+    need(KB)
     with Control() as s:
         out = os.path.join(TMP, "load-client.json")
         p = start(load_argv(s.url, out))
@@ -100,6 +80,7 @@ def a_stopped_load_is_client_limited_with_a_warning_and_exit_5():
 def a_load_stopped_and_resumed_before_the_drain_ends_is_client_limited():
     """Sent late, not never: a stop of 1 s inside a 2 s interval leaves a backlog the client
     sends once it runs again; that lateness is its own (send lag), so exit 5 as well."""
+    need(KB)
     with Control() as s:
         out = os.path.join(TMP, "load-late.json")
         p = start(load_argv(s.url, out) + ["--drain", "2"])
@@ -115,6 +96,7 @@ def a_load_stopped_and_resumed_before_the_drain_ends_is_client_limited():
 def a_stopped_server_leaves_the_load_trusted_and_exit_0():
     """The same stop on the server: its unanswered requests are its own, the client is
     trusted, and load exits 0 with no warning."""
+    need(KB)
     with Control() as s:
         out = os.path.join(TMP, "load-server.json")
         p = start(load_argv(s.url, out))
@@ -142,6 +124,7 @@ def knee_samples(run):
 
 @test
 def a_stopped_knee_retakes_its_sample_as_client_limited():
+    need(KB)
     with Control() as s:
         run = os.path.join(TMP, "knee-client")
         p = start(knee_argv(s.url, run))
@@ -157,6 +140,7 @@ def a_stopped_knee_retakes_its_sample_as_client_limited():
 
 @test
 def a_stopped_server_under_knee_stays_uncontrolled():
+    need(KB)
     with Control() as s:
         run = os.path.join(TMP, "knee-server")
         p = start(knee_argv(s.url, run))
