@@ -15,6 +15,7 @@
 #include "runner/run/calibrate.h"
 #include "runner/run/dbplace.h"
 #include "runner/run/fixture.h"
+#include "runner/run/knee.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/util/paths.h"
 #include "runner/util/root.h"
@@ -169,15 +170,6 @@ static int side_by_side(struct kb_curve *cv, const struct kb_curve_opts *a, char
     return kb_matrix_plan(&cv->r.c, &po, &cv->plan, err, errlen);
 }
 
-/* --refine's hold sample: --hold, else as long as the paper profile's points, after its
- * warmup. */
-static void hold_of(struct kb_curve *cv, const struct kb_curve_opts *a)
-{
-    const struct kb_profile *p = kb_contract_profile(&cv->r.c, "paper");
-    cv->hold_s = a->hold >= 0 ? a->hold : p ? p->duration_s : 30;
-    cv->hold_warmup_s = p ? p->warmup_s : 5;
-}
-
 static int setup(struct kb_curve *cv, const struct kb_curve_opts *a, char *err, size_t errlen)
 {
     const struct kb_fixture_opts fo = { .backend = a->backend,
@@ -189,9 +181,11 @@ static int setup(struct kb_curve *cv, const struct kb_curve_opts *a, char *err, 
     cv->requests_log = a->requests_log;
     cv->per_connection = a->per_connection;
     cv->refine = a->refine;
-    hold_of(cv, a);
     if (kb_run_open(&cv->r, "curve", a->run, a->contract, err, errlen) < 0)
         return -1;
+    /* read from the run's contract, so after it is opened */
+    cv->hold_s = a->hold;
+    kb_knee_hold_of(&cv->r.c, &cv->hold_s, &cv->hold_warmup_s);
     if (kb_matrix_plan(&cv->r.c, &a->plan, &cv->plan, err, errlen) < 0)
         return -1;
     if (kb_run_setup(&cv->r, &fo, err, errlen) < 0 || side_by_side(cv, a, err, errlen) < 0)

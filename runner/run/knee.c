@@ -220,6 +220,14 @@ void kb_knee_decide(const struct kb_knee_sample *s, size_t n, const struct kb_kn
     }
 }
 
+void kb_knee_hold_of(const struct kb_contract *c, double *hold_s, double *warmup_s)
+{
+    const struct kb_profile *p = kb_contract_profile(c, "paper");
+    if (*hold_s < 0)
+        *hold_s = p ? p->duration_s : 30;
+    *warmup_s = p ? p->warmup_s : 5;
+}
+
 const char *kb_knee_row_state_name(enum kb_knee_row_state st)
 {
     static const char *const names[] = { "held", "missed", "failed", "untrusted" };

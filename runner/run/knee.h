@@ -40,6 +40,7 @@
 
 #include <stddef.h>
 
+#include "fixtures/contract.h"
 #include "runner/run/verdict.h"
 
 #define KB_KNEE_MAX_SAMPLES 256
@@ -105,6 +106,11 @@ void kb_knee_decide(const struct kb_knee_sample *s, size_t n, const struct kb_kn
 /* sqrt(lo x hi) rounded to 3 significant digits, strictly between lo and hi where an
  * integer is; 0 when none is (hi <= lo + 1). */
 long kb_knee_midpoint(long lo, long hi);
+
+/* The hold sample's length, where *hold_s < 0 (not given), and its warmup: the paper
+ * profile's points (30 s after 5 s where the contract has no such profile). knee and the
+ * curve's --refine both hold this long. */
+void kb_knee_hold_of(const struct kb_contract *c, double *hold_s, double *warmup_s);
 
 const char *kb_knee_row_state_name(enum kb_knee_row_state s);
 const char *kb_knee_step_name(enum kb_knee_step s);

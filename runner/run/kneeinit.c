@@ -114,15 +114,6 @@ static int run_dir(const struct kb_knee_args *a, char *dir, size_t len, char *er
 }
 
 
-/* The hold sample: as long as the paper profile's points, after its warmup. */
-static void hold_defaults(struct kb_knee_args *a, const struct kb_contract *ct)
-{
-    const struct kb_profile *p = kb_contract_profile(ct, "paper");
-    if (a->hold < 0)
-        a->hold = p ? p->duration_s : 30;
-    a->hold_warmup = p ? p->warmup_s : 5;
-}
-
 /* Defaults from the contract and the quick profile, then every combination checked. */
 int kb_knee_defaults(struct kb_knee_args *a, const struct kb_contract *ct, char *err, size_t errlen)
 {
@@ -147,7 +138,7 @@ int kb_knee_defaults(struct kb_knee_args *a, const struct kb_contract *ct, char 
         a->warmup = q ? q->warmup_s : 1;
     if (a->drain < 0)
         a->drain = q ? q->drain_s : 1;
-    hold_defaults(a, ct);
+    kb_knee_hold_of(ct, &a->hold, &a->hold_warmup);
     if (!a->threads)
         a->threads = ct->threads;
     if (!a->connections)
