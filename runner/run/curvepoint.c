@@ -87,14 +87,24 @@ static void sample_once(void *arg, double t0, double t)
     kb_hostclock_sample_point(&s->clock, HOSTCLOCK_CPUS(s->cv));
 }
 
+/* A point's measured seconds and warmup: the plan's, or a refinement hold's. */
+static double duration_of(const struct kb_curve *cv, const struct kb_point *pt)
+{
+    return pt->hold ? cv->hold_s : cv->plan.duration_s;
+}
+
+static double warmup_of(const struct kb_curve *cv, const struct kb_point *pt)
+{
+    return pt->hold ? cv->hold_warmup_s : cv->plan.warmup_s;
+}
+
 static json_t *command_json(const struct kb_curve *cv, const struct kb_point *pt)
 {
     const struct kb_route *r = kb_contract_route(&cv->r.c, pt->route);
     return json_pack("{s:s,s:s,s:s,s:I,s:i,s:s,s:i,s:f,s:f,s:f,s:i,s:i,s:s,s:s,s:b,s:s,s:{s:i,s:s,s:s?,s:s?},s:s,s:s,s:s}",
         "point", pt->id, "runtime", pt->runtime, "route", pt->route, "rate", (json_int_t)pt->rate,
         "repeat", pt->repeat, "url_path", r->path, "port", cv->r.fx.port,
-        "duration_s", pt->hold ? cv->hold_s : cv->plan.duration_s,
-        "warmup_s", pt->hold ? cv->hold_warmup_s : cv->plan.warmup_s,
+        "duration_s", duration_of(cv, pt), "warmup_s", warmup_of(cv, pt),
         "drain_s", cv->plan.drain_s, "threads", cv->plan.threads,
         "connections", cv->plan.connections, "server_cpus", cv->r.fx.server_cpus,
         "client_cpus", cv->r.fx.client_cpus, "unconstrained", cv->r.fx.no_limits,
@@ -109,8 +119,8 @@ static int drive(struct kb_curve *cv, const struct kb_point *pt, const char *dir
                  struct sampler *s, struct kb_point_obs *obs)
 {
     const struct kb_fixture_load ld = {
-        .duration_s = pt->hold ? cv->hold_s : cv->plan.duration_s,
-        .warmup_s = pt->hold ? cv->hold_warmup_s : cv->plan.warmup_s, .drain_s = cv->plan.drain_s,
+        .duration_s = duration_of(cv, pt), .warmup_s = warmup_of(cv, pt),
+        .drain_s = cv->plan.drain_s,
         .threads = cv->plan.threads, .connections = cv->plan.connections,
         .requests_log = cv->requests_log != KB_RL_NONE,
         .per_connection = cv->per_connection };
@@ -307,8 +317,7 @@ static void write_verdict(struct kb_curve *cv, const struct kb_point *pt, const 
     if (cv->plan.interleaved)
         json_object_set_new(j, "interleaved", beside_json(cv, st, bs));
     json_object_set_new(j, "host", host_json(s, lr, &crit, jd));
-    json_object_set_new(j, "backlog", backlog_json(dir, pt->hold ? cv->hold_s
-                                                                 : cv->plan.duration_s));
+    json_object_set_new(j, "backlog", backlog_json(dir, duration_of(cv, pt)));
     kb_run_write_json(ev, dir, "verdict.json", j);
     json_decref(j);
 }
