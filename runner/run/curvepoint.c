@@ -27,7 +27,9 @@
 #include "runner/util/evidence.h"
 #include "runner/util/paths.h"
 
-#define CPU_SAMPLES_MAX 1024
+/* One sample a second: room for the whole point with a minute's margin, at least this many
+ * (a longer point than its room would be decimated, fixseries.h, never cut short). */
+#define CPU_SAMPLES_MIN 1024
 
 /* The server CPUs are read here only when the fixture runs on this host. */
 #define HOSTCLOCK_CPUS(cv) !kb_sandbox_on_this_host((cv)->r.fx.sandbox) ? NULL \
@@ -413,8 +415,9 @@ int kb_curve_run_point(struct kb_curve *cv, const struct kb_point *pt, const cha
                        char *err, size_t errlen)
 {
     struct sampler s = { 0 };
+    double secs = warmup_of(cv, pt) + duration_of(cv, pt) + cv->plan.drain_s + 60;
     int rc;
-    kb_fixseries_init(&s.fs, CPU_SAMPLES_MAX);
+    kb_fixseries_init(&s.fs, secs > CPU_SAMPLES_MIN ? (size_t)secs : CPU_SAMPLES_MIN);
     rc = measure_point(cv, pt, dir, &s, err, errlen);
     kb_fixseries_free(&s.fs);
     return rc;

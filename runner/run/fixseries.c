@@ -5,10 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Fewer slots than this cannot hold a first, a grid sample and a provisional last. */
+#define MIN_SLOTS 4
+
 void kb_fixseries_init(struct kb_fixseries *s, size_t max)
 {
     memset(s, 0, sizeof(*s));
-    s->max = max;
+    s->max = max < MIN_SLOTS ? MIN_SLOTS : max;
+    s->stride = 1;
     s->pss_max = -1;
 }
 
@@ -21,15 +25,13 @@ void kb_fixseries_free(struct kb_fixseries *s)
     kb_fixseries_init(s, s->max);
 }
 
-/* Room for one more: 0, or -1 when the bound or memory says no. */
+/* Room for one more below the bound: 0, or -1 when memory says no. */
 static int grow(struct kb_fixseries *s)
 {
     size_t cap = s->cap ? s->cap * 2 : 256;
     double *v[4] = { s->t, s->cpu, s->rss, s->fds };
     if (s->n < s->cap)
         return 0;
-    if (s->n >= s->max)
-        return -1;
     cap = cap > s->max ? s->max : cap;
     for (int k = 0; k < 4; k++) {
         double *p = realloc(v[k], cap * sizeof(double));
@@ -47,6 +49,40 @@ static int grow(struct kb_fixseries *s)
     return 0;
 }
 
+/* Full: keep every other grid sample and double the stride, so the series still spans the
+ * whole load at an even spacing. */
+static void decimate(struct kb_fixseries *s)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < s->n; i += 2, j++) {
+        s->t[j] = s->t[i];
+        s->cpu[j] = s->cpu[i];
+        s->rss[j] = s->rss[i];
+        s->fds[j] = s->fds[i];
+    }
+    s->n = j;
+    s->stride *= 2;
+}
+
+static void store(struct kb_fixseries *s, double t, const struct kb_proc_sample *p)
+{
+    if (s->provisional) {     /* the previous last was off the grid: this one replaces it */
+        s->n--;
+        s->provisional = 0;
+    }
+    if (s->n >= s->max)
+        decimate(s);
+    if (grow(s) < 0)
+        return;
+    s->t[s->n] = t;
+    s->cpu[s->n] = p->cpu_seconds;
+    s->rss[s->n] = (double)p->rss_bytes;
+    s->fds[s->n] = (double)p->fds;
+    s->n++;
+    /* the newest sample is always kept, so the series reaches the load's end */
+    s->provisional = (s->seen - 1) % s->stride != 0;
+}
+
 #define KB_MAX(a, b) ((a) = (b) > (a) ? (b) : (a))
 
 double kb_fixseries_add(struct kb_fixseries *s, double t, const struct kb_proc_sample *p)
@@ -60,18 +96,15 @@ double kb_fixseries_add(struct kb_fixseries *s, double t, const struct kb_proc_s
     KB_MAX(s->fds_max, p->fds);
     KB_MAX(s->threads_max, p->threads);
     KB_MAX(s->procs_max, (long)p->nprocs);
-    if (s->n > 0 && t > s->t[s->n - 1]) {
-        frac = (p->cpu_seconds - s->cpu[s->n - 1]) / (t - s->t[s->n - 1]);
+    /* against the previous sample read, stored or not */
+    if (s->seen > 1 && t > s->last_t) {
+        frac = (p->cpu_seconds - s->last_cpu) / (t - s->last_t);
         s->frac_sum += frac;
         s->nfrac++;
     }
-    if (grow(s) == 0) {
-        s->t[s->n] = t;
-        s->cpu[s->n] = p->cpu_seconds;
-        s->rss[s->n] = (double)p->rss_bytes;
-        s->fds[s->n] = (double)p->fds;
-        s->n++;
-    }
+    s->last_t = t;
+    s->last_cpu = p->cpu_seconds;
+    store(s, t, p);
     return frac;
 }
 
