@@ -69,13 +69,16 @@ static void settle_one_log(const char *dir, const char *id, int keep, json_t *ke
     bytes[0] += st.st_size;
 }
 
-/* What an earlier pass removed and is still gone: a resumed run's record stays whole. */
-static void removed_before(const char *dir, json_t *removed)
+/* What an earlier pass removed and is still gone: a resumed run's record stays whole. -1
+ * with err when the earlier record is a newer kneebench's. */
+static int removed_before(const char *dir, json_t *removed, char *err, size_t errlen)
 {
     char path[4400];
     size_t i;
-    json_t *old = kb_evidence_load(kb_path(path, sizeof(path), dir, "requests-logs.json"),
-                                 NULL), *e;
+    json_t *old, *e;
+    if (kb_evidence_read(kb_path(path, sizeof(path), dir, "requests-logs.json"), &old, err,
+                         errlen) == KB_EVIDENCE_REFUSED)
+        return -1;
     json_array_foreach(json_object_get(old, "removed"), i, e) {
         snprintf(path, sizeof(path), "%s/points/%s/requests.log", dir,
                  kb_jstr(e, "point", ""));
@@ -83,6 +86,7 @@ static void removed_before(const char *dir, json_t *removed)
             json_array_append(removed, e);
     }
     json_decref(old);
+    return 0;
 }
 
 /* The complete run's logs settled by its mode and requests-logs.json written. -1 said on
@@ -97,8 +101,12 @@ int kb_curve_settle_requests_logs(struct kb_curve *cv)
     struct dirent *e;
     DIR *d;
     int rc = -1;
-    if (keep && kb_path(pdir, sizeof(pdir), cv->r.dir, "points") && (d = opendir(pdir))) {
-        removed_before(cv->r.dir, removed);
+    /* a newer kneebench's record is refused before any log is removed */
+    if (keep && removed_before(cv->r.dir, removed, err, sizeof(err)) < 0) {
+        json_decref(keep);
+        keep = NULL;
+    } else if (keep && kb_path(pdir, sizeof(pdir), cv->r.dir, "points") &&
+               (d = opendir(pdir))) {
         while ((e = readdir(d)))
             if (e->d_name[0] != '.')
                 settle_one_log(cv->r.dir, e->d_name, cv->requests_log == KB_RL_ALL ||

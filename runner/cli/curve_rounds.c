@@ -141,7 +141,13 @@ int kb_curve_confirm_all(struct kb_curve *cv)
     int failures = 0, rc = 0;
     if (!cf)
         return -1;
-    old = kb_evidence_load(kb_path(path, sizeof(path), cv->r.dir, "confirm.json"), NULL);
+    /* absent on a first pass; a newer kneebench's is refused, not extended */
+    if (kb_evidence_read(kb_path(path, sizeof(path), cv->r.dir, "confirm.json"), &old, err,
+                         sizeof(err)) == KB_EVIDENCE_REFUSED) {
+        fprintf(stderr, "kneebench curve: cannot confirm the boundaries: %s\n", err);
+        free(cf);
+        return -1;
+    }
     cf->points = json_is_array(json_object_get(old, "points"))
                  ? json_incref(json_object_get(old, "points")) : json_array();
     json_decref(old);

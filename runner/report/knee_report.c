@@ -69,8 +69,9 @@ static void read_fig(struct kb_knee_fig *f, const json_t *step, const json_t *v)
     f->steal_could_decide = json_is_true(json_object_get(host, "could_decide"));
 }
 
-/* The samples and their verdicts; the rows judged again from them. */
-static void read_samples(const char *dir, struct kb_knee_doc *d)
+/* The samples and their verdicts; the rows judged again from them. -1 with err when a
+ * sample's verdict.json is a newer kneebench's. */
+static int read_samples(const char *dir, struct kb_knee_doc *d, char *err, size_t errlen)
 {
     json_t *steps = json_object_get(d->knee, "steps");
     struct kb_knee_sample s[KB_KNEE_MAX_SAMPLES];
@@ -82,7 +83,10 @@ static void read_samples(const char *dir, struct kb_knee_doc *d)
         json_t *st = json_array_get(steps, i);
         char sub[4300], path[4400];
         kb_path(sub, sizeof(sub), dir, kb_jstr(st, "dir", ""));
-        d->verdicts[i] = kb_evidence_load(kb_path(path, sizeof(path), sub, "verdict.json"), NULL);
+        /* an unreadable verdict leaves its figures to knee.json; a newer one is refused */
+        if (kb_evidence_read(kb_path(path, sizeof(path), sub, "verdict.json"), &d->verdicts[i],
+                             err, errlen) == KB_EVIDENCE_REFUSED)
+            return -1;
         read_fig(&d->f[i], st, d->verdicts[i]);
         s[i] = (struct kb_knee_sample){ .rate = d->f[i].rate,
             .verdict = (enum kb_verdict)kb_verdict_from_name(kb_jstr(st, "verdict", "failed")),
@@ -91,6 +95,7 @@ static void read_samples(const char *dir, struct kb_knee_doc *d)
     }
     d->nrows = d->f && d->verdicts ? kb_knee_rows(s, d->n, &d->opts.crit, d->rows,
                                                   KB_KNEE_MAX_SAMPLES) : 0;
+    return 0;
 }
 
 int kb_knee_doc_load(const char *dir, struct kb_knee_doc *d, char *err, size_t errlen)
@@ -117,7 +122,10 @@ int kb_knee_doc_load(const char *dir, struct kb_knee_doc *d, char *err, size_t e
     d->url = kb_jstr(d->plan, "url", "?");
     d->expect = kb_jstr(d->plan, "expect", "?");
     read_opts(d);
-    read_samples(dir, d);
+    if (read_samples(dir, d, err, errlen) < 0) {
+        kb_knee_doc_free(d);
+        return -1;
+    }
     out = json_object_get(d->knee, "outcome");
     d->ended = json_is_object(out);
     d->end = kb_jstr(out, "end", "");

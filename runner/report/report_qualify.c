@@ -290,15 +290,11 @@ int kb_qual_report_write(const char *run, const struct kb_contract *c, char *err
                          size_t errlen)
 {
     char path[4300];
-    json_error_t je;
     json_t *v, *r;
     char *md;
     int rc = -1;
-    kb_path(path, sizeof(path), run, "verdict.json");
-    if (!(v = kb_evidence_load(path, &je))) {
-        snprintf(err, errlen, "%s: %s", path, je.text);
+    if (kb_evidence_read(kb_path(path, sizeof(path), run, "verdict.json"), &v, err, errlen) < 0)
         return -1;
-    }
     r = kb_qual_report_json(v, &c->qual);
     md = r ? kb_qual_report_md(r) : NULL;
     if (!r || !md) {

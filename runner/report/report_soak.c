@@ -211,6 +211,27 @@ static void report_notes(FILE *f, size_t i, const struct kb_soak_planned *p, jso
     json_decref(lim);
 }
 
+/* 0 when no file the report reads is a newer kneebench's (an absent one is said in its
+ * row); -1 with err naming the first that is. */
+static int newer_evidence(const struct kb_soak_report *s, char *err, size_t errlen)
+{
+    static const char *const per_phase[] = { "verdict.json", "fixture/limits.json" };
+    char path[4300];
+    json_t *j;
+    if (kb_evidence_read(kb_path(path, sizeof(path), s->run, "run.json"), &j, err,
+                         errlen) == KB_EVIDENCE_REFUSED)
+        return -1;
+    json_decref(j);
+    for (size_t i = 0; i < s->nph; i++)
+        for (size_t k = 0; k < 2; k++) {
+            if (kb_evidence_read(kb_path(path, sizeof(path), s->ph[i].dir, per_phase[k]), &j,
+                                 err, errlen) == KB_EVIDENCE_REFUSED)
+                return -1;
+            json_decref(j);
+        }
+    return 0;
+}
+
 int kb_report_soak(const struct kb_soak_report *s, size_t *complete, char *err, size_t errlen)
 {
     char *buf = NULL, path[4300];
@@ -219,6 +240,10 @@ int kb_report_soak(const struct kb_soak_report *s, size_t *complete, char *err, 
     json_t **v = calloc(s->nph ? s->nph : 1, sizeof(*v));
     int passed = 0;
     *complete = 0;
+    if (newer_evidence(s, err, errlen) < 0) {
+        free(v);
+        return -1;
+    }
     if (!v || !(f = open_memstream(&buf, &len))) {
         snprintf(err, errlen, "report.md: %s", strerror(errno));
         free(v);

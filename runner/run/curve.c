@@ -113,11 +113,13 @@ void kb_curve_progress(struct kb_curve *cv, const struct kb_point *pt, const cha
 
 static void kb_curve_show_kept(struct kb_curve *cv, const struct kb_point *pt, const char *dir)
 {
-    char path[4300], err[256];
+    char path[4300], err[4500];
     struct kb_point_load lr;
     json_t *v;
     kb_path(path, sizeof(path), dir, "verdict.json");
-    v = kb_evidence_load(path, NULL);
+    /* shown without a verdict when unreadable; the report refuses a newer one by name */
+    if (kb_evidence_read(path, &v, err, sizeof(err)) == KB_EVIDENCE_REFUSED)
+        fprintf(stderr, "kneebench curve: kept point not read: %s\n", err);
     cv->finished++;
     kb_curve_progress(cv, pt, json_string_value(json_object_get(v, "verdict")),
                       kb_point_load_parse(json_object_get(v, "load"), &lr, err, sizeof(err)) == 0

@@ -79,12 +79,21 @@ static void preflight_all(struct kb_curve *cv, json_t *out)
  * from then on would be of different code. */
 static void check_identity_baseline(struct kb_curve *cv)
 {
-    char path[4300];
+    char path[4300], err[4500];
     json_t *first;
+    int rc;
     kb_path(path, sizeof(path), cv->fixdir, "identity.json");
     if (!cv->r.fx.identity)
         return;
-    if (!(first = kb_evidence_load(path, NULL))) {
+    /* a newer kneebench's baseline is neither compared by guessing nor overwritten */
+    if ((rc = kb_evidence_read(path, &first, err, sizeof(err))) == KB_EVIDENCE_REFUSED) {
+        if (!cv->preflight_failed) {
+            cv->preflight_failed = 1;
+            snprintf(cv->preflight_reason, sizeof(cv->preflight_reason), "%.500s", err);
+        }
+        return;
+    }
+    if (rc < 0) {
         kb_run_write_json(&cv->r.fixture_ev, cv->fixdir, "identity.json", cv->r.fx.identity);
         return;
     }

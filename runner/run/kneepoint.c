@@ -158,14 +158,11 @@ int kb_kneepoint_read(const char *dir, struct kb_knee_sample *out, char *err, si
 {
     char path[4300];
     json_t *v, *load, *p99;
-    json_error_t je;
     int verdict;
     if (!kb_run_point_done(dir))
         return 0;
-    if (!(v = kb_evidence_load(kb_path(path, sizeof(path), dir, "verdict.json"), &je))) {
-        snprintf(err, errlen, "%s: %s", path, je.text);
+    if (kb_evidence_read(kb_path(path, sizeof(path), dir, "verdict.json"), &v, err, errlen) < 0)
         return -1;
-    }
     load = json_object_get(v, "load");
     /* a resumed search decides from this: delivery -5 or p99 -1 is no sample to build on */
     if (kb_evidence_check_load(load, path, err, errlen) < 0) {

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "runner/util/evidence.h"
 #include "runner/util/atomicfile.h"
+#include "runner/util/schema.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,6 +77,24 @@ json_t *kb_evidence_load(const char *path, json_error_t *je)
     if (!j)
         errno = EINVAL;
     return j;
+}
+
+int kb_evidence_read(const char *path, json_t **out, char *err, size_t errlen)
+{
+    json_error_t je;
+    int e;
+    if (!(*out = kb_evidence_load(path, &je))) {
+        e = errno;
+        snprintf(err, errlen, "%.3000s: %s", path ? path : "", je.text);
+        errno = e;
+        return KB_EVIDENCE_UNREADABLE;
+    }
+    if (kb_schema_version(*out, path, KB_SCHEMA_EVIDENCE, err, errlen) < 0) {
+        json_decref(*out);
+        *out = NULL;
+        return KB_EVIDENCE_REFUSED;
+    }
+    return 0;
 }
 
 static int bad_fig(const char *file, const char *what, double v, char *err, size_t errlen)

@@ -28,6 +28,13 @@ json_t *kb_json_figure(double v);
  * NULL); errno ENOENT when there is no such file, so a caller may tell absent from bad. */
 json_t *kb_evidence_load(const char *path, json_error_t *je);
 
+/* kb_evidence_load, then its schema_version checked (schema.h): what every reader of
+ * evidence calls. 0 with *out; KB_EVIDENCE_UNREADABLE (errno ENOENT when absent) or
+ * KB_EVIDENCE_REFUSED (a malformed version, or a newer kneebench's file, never read by
+ * guessing) with *out NULL and err naming path and why. */
+enum { KB_EVIDENCE_UNREADABLE = -1, KB_EVIDENCE_REFUSED = -2 };
+int kb_evidence_read(const char *path, json_t **out, char *err, size_t errlen);
+
 /* Whether the load figures o (a load.json, or verdict.json's "load") could have been
  * measured: delivery finite in 0 .. 1 plus the warmup's backlog share (answers to requests
  * sent in the warmup land in the measured window: 1 + warmup_s / duration_s), every latency
