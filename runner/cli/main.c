@@ -3,11 +3,14 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runner/cli/commands.h"
 
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runner/util/root.h"
 #include "runner/util/version.h"
+#include "runner/util/xalloc.h"
 
 static const struct {
     const char *name;
@@ -125,6 +128,8 @@ static int root_option(int *argc, char ***argv)
 
 int main(int argc, char **argv)
 {
+    /* jansson's allocations follow the harness's policy too (runner/util/xalloc.h) */
+    json_set_alloc_funcs(kb_xmalloc, free);
     if (root_option(&argc, &argv) < 0)
         return 2;
     if (argc < 2)

@@ -14,6 +14,7 @@
 #include "runner/util/paths.h"
 #include "runner/util/jfield.h"
 #include "runner/util/schema.h"
+#include "runner/util/xalloc.h"
 
 static double fig(const json_t *o, const char *a, const char *b)
 {
@@ -77,9 +78,9 @@ static int read_samples(const char *dir, struct kb_knee_doc *d, char *err, size_
     struct kb_knee_sample s[KB_KNEE_MAX_SAMPLES];
     d->n = json_array_size(steps) < KB_KNEE_MAX_SAMPLES ? json_array_size(steps)
                                                         : KB_KNEE_MAX_SAMPLES;
-    d->f = calloc(d->n ? d->n : 1, sizeof(*d->f));
-    d->verdicts = calloc(d->n ? d->n : 1, sizeof(*d->verdicts));
-    for (size_t i = 0; i < d->n && d->f && d->verdicts; i++) {
+    d->f = kb_xcalloc(d->n ? d->n : 1, sizeof(*d->f));
+    d->verdicts = kb_xcalloc(d->n ? d->n : 1, sizeof(*d->verdicts));
+    for (size_t i = 0; i < d->n; i++) {
         json_t *st = json_array_get(steps, i);
         char sub[4300], path[4400];
         kb_path(sub, sizeof(sub), dir, kb_jstr(st, "dir", ""));
@@ -93,8 +94,7 @@ static int read_samples(const char *dir, struct kb_knee_doc *d, char *err, size_
             .delivery = fig(st, "delivery", NULL), .p99_us = fig(st, "p99_us", NULL),
             .hold = d->f[i].hold };
     }
-    d->nrows = d->f && d->verdicts ? kb_knee_rows(s, d->n, &d->opts.crit, d->rows,
-                                                  KB_KNEE_MAX_SAMPLES) : 0;
+    d->nrows = kb_knee_rows(s, d->n, &d->opts.crit, d->rows, KB_KNEE_MAX_SAMPLES);
     return 0;
 }
 

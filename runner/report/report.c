@@ -11,6 +11,7 @@
 #include "runner/util/root.h"
 #include "runner/util/schema.h"
 #include "runner/util/digest.h"
+#include "runner/util/xalloc.h"
 
 #include <errno.h>
 #include <math.h>
@@ -414,8 +415,8 @@ static void add_floor(const struct kb_report *r, struct acc *a, json_t *v)
 
 static void add_missing(struct kb_report *r, const char *id)
 {
-    r->missing = realloc(r->missing, (r->nmissing + 1) * sizeof(char *));
-    r->missing[r->nmissing++] = strdup(id);
+    r->missing = kb_xrealloc(r->missing, (r->nmissing + 1) * sizeof(char *));
+    r->missing[r->nmissing++] = kb_xstrdup(id);
 }
 
 /* One point of the plan or of the confirmation samples into its row; missing when it has
@@ -450,12 +451,8 @@ static void build_rows(struct kb_report *r, const char *dir)
 {
     json_t *pts = json_object_get(r->plan, "points"), *pt;
     size_t nrt = kb_report_nruntimes(r), nro = kb_report_nroutes(r), nra = kb_report_nrates(r), i;
-    struct acc *acc = calloc(nrt * nro * nra + 1, sizeof(*acc));
-    r->rows = calloc(nrt * nro * nra + 1, sizeof(*r->rows));
-    if (!acc || !r->rows) {
-        free(acc);
-        return;
-    }
+    struct acc *acc = kb_xcalloc(nrt * nro * nra + 1, sizeof(*acc));
+    r->rows = kb_xcalloc(nrt * nro * nra + 1, sizeof(*r->rows));
     for (size_t a = 0; a < nrt; a++)
         for (size_t b = 0; b < nro; b++)
             for (size_t c = 0; c < nra; c++) {

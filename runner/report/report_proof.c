@@ -7,6 +7,7 @@
 #include "runner/report/report_int.h"
 #include "runner/run/calibrate.h"
 #include "runner/util/paths.h"
+#include "runner/util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -194,7 +195,7 @@ static const struct kb_report_row *first_uncontrolled(const struct kb_report *r,
 static void load_series(struct kb_report *r, const char *dir)
 {
     size_t nrt = kb_report_nruntimes(r), nro = kb_report_nroutes(r);
-    r->series = calloc(nrt * nro + 1, sizeof(*r->series));
+    r->series = kb_xcalloc(nrt * nro + 1, sizeof(*r->series));
     for (size_t j = 0; j < nro; j++)
         for (size_t i = 0; i < nrt; i++) {
             const struct kb_report_row *w = first_uncontrolled(r, kb_report_runtime(r, i),

@@ -14,6 +14,7 @@
 #include "runner/run/calibrate.h"
 #include "runner/run/fixture.h"
 #include "runner/run/judgement.h"
+#include "runner/util/xalloc.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -22,27 +23,22 @@
 __attribute__((format(printf, 2, 3))) static void add_line(struct kb_rederive *rd,
                                                            const char *fmt, ...)
 {
-    char *s = NULL, **v;
+    char *s = NULL;
     va_list ap;
     va_start(ap, fmt);
     if (vasprintf(&s, fmt, ap) < 0)
         s = NULL;
     va_end(ap);
-    if (!s || !(v = realloc(rd->mismatch, (rd->nmismatch + 1) * sizeof(char *)))) {
-        free(s);
-        return;
-    }
-    rd->mismatch = v;
+    if (!s)
+        s = kb_xstrdup(fmt);   /* the mismatch is kept, if not its figures */
+    rd->mismatch = kb_xrealloc(rd->mismatch, (rd->nmismatch + 1) * sizeof(char *));
     rd->mismatch[rd->nmismatch++] = s;
 }
 
 static void add_unchecked(struct kb_rederive *rd, const char *id)
 {
-    char **v = realloc(rd->unchecked, (rd->nunchecked + 1) * sizeof(char *));
-    if (!v)
-        return;
-    rd->unchecked = v;
-    rd->unchecked[rd->nunchecked++] = strdup(id);
+    rd->unchecked = kb_xrealloc(rd->unchecked, (rd->nunchecked + 1) * sizeof(char *));
+    rd->unchecked[rd->nunchecked++] = kb_xstrdup(id);
 }
 
 void kb_rederive_free(struct kb_rederive *rd)

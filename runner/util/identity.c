@@ -3,6 +3,7 @@
 #include "runner/util/identity.h"
 #include "runner/util/digest.h"
 #include "runner/util/paths.h"
+#include "runner/util/xalloc.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -26,9 +27,9 @@ static void list_add(struct filelist *l, const char *path)
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 64;
-        l->v = realloc(l->v, l->cap * sizeof(char *));
+        l->v = kb_xrealloc(l->v, l->cap * sizeof(char *));
     }
-    l->v[l->n++] = strdup(path);
+    l->v[l->n++] = kb_xstrdup(path);
 }
 
 /* Regular files under dir, recursively; symlinks are followed for files, not for dirs. */
