@@ -45,9 +45,11 @@ static int listed(json_t *points, const char *id)
 {
     size_t i;
     json_t *p;
-    json_array_foreach(points, i, p)
-        if (!strcmp(json_string_value(json_object_get(p, "id")), id))
+    json_array_foreach(points, i, p) {
+        const char *have = json_string_value(json_object_get(p, "id"));
+        if (have && !strcmp(have, id))   /* an entry without an id lists nothing */
             return 1;
+    }
     return 0;
 }
 
