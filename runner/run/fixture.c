@@ -393,7 +393,10 @@ void kb_fixture_kill_load(struct kb_fixture *fx, int sig)
 {
     if (fx->load_pid > 0) {
         kill(fx->load_pid, sig);
-        waitpid(fx->load_pid, NULL, 0);
+        /* the run's handlers have no SA_RESTART (run.c): a second Ctrl-C must not leave
+         * the child unreaped */
+        while (waitpid(fx->load_pid, NULL, 0) < 0 && errno == EINTR)
+            ;
     }
     fx->load_pid = 0;
 }

@@ -32,7 +32,9 @@ void kb_run_signals(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;      /* no SA_RESTART: blocking calls return early on Ctrl-C */
+    /* no SA_RESTART: blocking calls return early on Ctrl-C, so a wait that must finish
+     * (waitpid on a child) retries EINTR itself */
+    sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);

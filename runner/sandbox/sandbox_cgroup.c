@@ -263,7 +263,12 @@ fail:
 static void reap(struct cg_fx *sb, int options)
 {
     int st;
-    if (sb->exited || waitpid(sb->pid, &st, options) != sb->pid)
+    pid_t r;
+    if (sb->exited)
+        return;
+    while ((r = waitpid(sb->pid, &st, options)) < 0 && errno == EINTR)
+        ;   /* a signal (no SA_RESTART, run.c) is not the child's end */
+    if (r != sb->pid)
         return;
     sb->exited = 1;
     if (WIFEXITED(st))
