@@ -119,6 +119,7 @@ struct thread {
     int free_head, nfree;
     struct queue fifo;       /* any-free-connection dispatch */
     uint64_t queued;         /* due requests waiting for a connection, in any queue */
+    uint64_t queue_max;      /* the most that may wait (cfg->queue_max) */
     struct kb_schedule sched;
     kb_mono_t measure_start; /* intended time of the first measured request */
     kb_mono_t measure_end;   /* intended time of the first request after the interval */
@@ -579,16 +580,23 @@ static kb_mono_t dispatch(struct thread *t, kb_mono_t now)
             t->c.scheduled++;
             t->measured_outstanding++;
         }
-        if (queue_push(q, n, next, now) < 0) {
-            /* Out of memory: the request cannot wait, so it ends here, counted, and the
-             * client, not the server, lost it. */
-            t->c.client_dropped++;
+        /* The load path checks its allocations instead of aborting (runner/util/xalloc.h
+         * is the harness's): out of memory, the request cannot wait, so it ends here as a
+         * timeout the client, not the server, lost (client_dropped). Past the bound, the
+         * server stalled: a timeout of the server's, counted as refused. */
+        int full = t->queued >= t->queue_max;
+        if (full || queue_push(q, n, next, now) < 0) {
+            if (full)
+                t->c.queue_refused++;
+            else
+                t->c.client_dropped++;
             if (kb_schedule_is_measured(&t->sched, n)) {
                 count_error(t, KB_ERR_TIMEOUT, next, 0, now);
                 log_request(t, next, 0, 0, 0, KB_ERR_TIMEOUT);
                 t->measured_outstanding--;
             }
-            note_error(t, "timeout", "request queue could not grow");
+            note_error(t, "timeout", full ? "request queue full (the server stalled)"
+                                          : "request queue could not grow");
             continue;
         }
         t->queued++;
@@ -1097,6 +1105,7 @@ static int thread_setup(struct thread *t, const struct kb_load_config *cfg,
     t->epfd = epoll_create1(EPOLL_CLOEXEC);
     t->conns = calloc((size_t)t->nconns, sizeof(*t->conns));
     t->free_ring = calloc((size_t)t->nconns, sizeof(int));
+    t->queue_max = cfg->queue_max ? cfg->queue_max : KB_LOAD_QUEUE_MAX;
     t->fifo.cap = 4096;
     t->fifo.v = malloc(t->fifo.cap * sizeof(*t->fifo.v));
     if (t->epfd < 0 || !t->conns || !t->free_ring || !t->fifo.v ||
@@ -1134,6 +1143,7 @@ static void merge(struct kb_load_result *res, struct thread *t)
     d->window_completed += s->window_completed;
     d->window_completed_less_client += s->window_completed_less_client;
     d->client_dropped += s->client_dropped;
+    d->queue_refused += s->queue_refused;
     d->unfinished += s->unfinished;
     d->unfinished_client += s->unfinished_client;
     if ((int64_t)(t->late_at_end / KB_NS_PER_US) > res->late_at_end_us)
@@ -1223,7 +1233,8 @@ static void time_interval(const struct kb_load_config *cfg, struct shared *sh, s
 
 /* The way the threads sleep: as asked, or (AUTO) epoll_pwait2 where this kernel has it, else
  * the timerfd. Asked for epoll_pwait2 on a kernel without it, the run is refused rather than
- * left to spin: every wait would fail at once and every request time out. */
+ * left to spin: every wait would fail at once and every request time out. A seccomp filter
+ * (a container's) answers EPERM where an old kernel answers ENOSYS: both mean "not here". */
 static int pick_timer(const struct kb_load_config *cfg, enum kb_load_timer *timer, char *err,
                       size_t errlen)
 {
@@ -1237,13 +1248,14 @@ static int pick_timer(const struct kb_load_config *cfg, enum kb_load_timer *time
     have = epoll_pwait2(fd, &ev, 1, &zero, NULL) >= 0;
     e = errno;
     close(fd);
-    if (!have && e != ENOSYS) {
+    if (!have && e != ENOSYS && e != EPERM) {
         snprintf(err, errlen, "epoll_pwait2: %s", strerror(e));
         return -1;
     }
     if (cfg->timer == KB_TIMER_PWAIT2 && !have) {
-        snprintf(err, errlen, "epoll_pwait2 is not in this kernel (it came with Linux 5.11): "
-                 "use the timerfd");
+        snprintf(err, errlen, "epoll_pwait2 is %s: use the timerfd", e == EPERM
+                 ? "refused here (EPERM, a seccomp filter)"
+                 : "not in this kernel (it came with Linux 5.11)");
         return -1;
     }
     *timer = cfg->timer == KB_TIMER_AUTO ? (have ? KB_TIMER_PWAIT2 : KB_TIMER_TIMERFD)

@@ -62,7 +62,13 @@ struct kb_load_config {
      * alone, as wrk2 dispatches: a connection the server serves slowly delays its own later
      * requests. Latency runs from the intended time in both. */
     int per_connection;
+    uint64_t queue_max;                /* most due requests a thread holds waiting for a
+                                          connection; 0: KB_LOAD_QUEUE_MAX */
 };
+
+/* A stalled server must not make the client grow without bound: past this many requests
+ * waiting in one thread (24 MiB of them), a due request is refused (counts.queue_refused). */
+#define KB_LOAD_QUEUE_MAX (1u << 20)
 
 /* One measured request's record (--requests-log): times in ns from the measured interval's
  * start (may be negative for nothing; a request of the interval is never intended before it).
@@ -87,6 +93,8 @@ struct kb_load_counts {
     uint64_t window_completed_less_client; /* ...that would have, each moved earlier by the client's
                                               own delay in it */
     uint64_t client_dropped;               /* requests the client itself lost (its queue could not grow) */
+    uint64_t queue_refused;                /* of errors[TIMEOUT]: refused at KB_LOAD_QUEUE_MAX
+                                              waiting (a stalled server's), at a bound from 0 */
     uint64_t unfinished;                   /* of errors[TIMEOUT]: still queued or in flight when the drain ended */
     uint64_t unfinished_client;            /* of unfinished: left by a thread that was not running
                                               when the drain ended (stopped, starved): the

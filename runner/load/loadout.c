@@ -187,6 +187,7 @@ json_t *kb_loadout_json(const struct kb_load_meta *m, const struct kb_load_resul
                         json_integer((json_int_t)c->window_completed_less_client));
     json_object_set_new(o, "delivery_less_client", json_real(kb_loadout_delivery_less_client(r)));
     json_object_set_new(o, "client_dropped", json_integer((json_int_t)c->client_dropped));
+    json_object_set_new(o, "queue_refused", json_integer((json_int_t)c->queue_refused));
     json_object_set_new(o, "reconnects", json_integer((json_int_t)c->reconnects));
     json_object_set_new(o, "unsolicited", json_integer((json_int_t)c->unsolicited));
     json_object_set_new(o, "keepalive_breaks", json_integer((json_int_t)c->keepalive_breaks));
