@@ -147,8 +147,8 @@ static int number_opt(int o, struct kb_curve_opts *a)
     case O_REPEATS: rc = kb_opt_int("--repeats", v, KB_BOUND(REPEATS), &p->repeats, e, n); break;
     case O_HOLD: rc = kb_opt_duration("--hold", v, &hold, &a->hold, e, n); break;
     case O_RATES:
-        rc = kb_opt_rates("--rates", v, KB_BOUND(PLAN_RATE), a->rates, sizeof(a->rates), e, n);
-        p->rates = a->rates;
+        rc = kb_opt_rates("--rates", v, KB_BOUND(PLAN_RATE), &a->rates, e, n);
+        p->rates = &a->rates;
         break;
     default:    /* --refine: 5 % unless it says */
         a->refine = 5;

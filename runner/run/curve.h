@@ -51,7 +51,7 @@ struct kb_curve_opts {
     int per_connection;        /* --dispatch per-connection */
     double refine;             /* --refine's resolution in percent; 0: off */
     double hold;               /* --hold: the refined held end's hold sample; <0: default */
-    char rates[1024];          /* --rates in whole req/s, as the plan parses them */
+    struct kb_rates rates;     /* --rates (plan.rates points here when given) */
 };
 
 /* A fixture kept up while another is measured (the interleaved order): what kb_fixture,

@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner/util/xalloc.h"
+
 static void strlist_add(struct kb_strlist *l, const char *s)
 {
-    l->v = realloc(l->v, (l->n + 2) * sizeof(char *));
-    l->v[l->n++] = strdup(s);
+    l->v = kb_xrealloc(l->v, (l->n + 2) * sizeof(char *));
+    l->v[l->n++] = kb_xstrdup(s);
     l->v[l->n] = NULL;
 }
 
@@ -136,38 +138,27 @@ static int cmp_long(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The profile's own rates where it names them, else the comparison's; csv overrides both. */
-static int pick_rates(const struct kb_contract *c, const struct kb_profile *pr, const char *csv,
-                      struct kb_plan *p, char *err, size_t errlen)
+/* The profile's own rates where it names them, else the comparison's; --rates overrides
+ * both. */
+static int pick_rates(const struct kb_contract *c, const struct kb_profile *pr,
+                      const struct kb_rates *given, struct kb_plan *p, char *err, size_t errlen)
 {
-    const long *dflt = pr->nrates ? pr->rates : c->rates;
-    size_t ndflt = pr->nrates ? pr->nrates : c->nrates;
-    p->rates = calloc(ndflt + 64, sizeof(long));
-    if (!csv) {
-        memcpy(p->rates, dflt, ndflt * sizeof(long));
-        p->nrates = ndflt;
-    }
-    for (const char *s = csv; s && *s;) {
-        char *end;
-        errno = 0;
-        long v = strtol(s, &end, 10);
-        if (errno || end == s || v <= 0 || (*end && *end != ',')) {
-            snprintf(err, errlen, "bad rate in '%s'", csv);
+    const long *from = given ? given->v : pr->nrates ? pr->rates : c->rates;
+    size_t n = given ? given->n : pr->nrates ? pr->nrates : c->nrates;
+    p->rates = kb_xcalloc(n + 1, sizeof(long));
+    for (size_t i = 0; i < n; i++) {
+        if (from[i] <= 0) {
+            snprintf(err, errlen, "rate %ld is not a positive req/s", from[i]);
             return -1;
         }
-        if (p->nrates == ndflt + 64) {
-            snprintf(err, errlen, "more than %zu rates in '%.100s'", ndflt + 64, csv);
-            return -1;
-        }
-        p->rates[p->nrates++] = v;
-        s = *end ? end + 1 : end;
+        p->rates[p->nrates++] = from[i];
     }
     qsort(p->rates, p->nrates, sizeof(long), cmp_long);
     /* a point's id is its runtime, route and rate: a rate twice would plan one id twice */
     for (size_t i = 1; i < p->nrates; i++)
         if (p->rates[i] == p->rates[i - 1]) {
-            snprintf(err, errlen, "rate %ld given twice in '%.100s' (--repeats N samples a "
-                     "rate again)", p->rates[i], csv);
+            snprintf(err, errlen, "rate %ld given twice (--repeats N samples a rate again)",
+                     p->rates[i]);
             return -1;
         }
     return 0;
@@ -285,7 +276,7 @@ static size_t fill_interleaved(const struct kb_contract *c, struct kb_plan *p, i
 static void fill_points(const struct kb_contract *c, struct kb_plan *p, int db_bits)
 {
     size_t n = (size_t)p->repeats * p->runtimes.n * p->routes.n * p->nrates;
-    p->points = calloc(n + 1, sizeof(*p->points));
+    p->points = kb_xcalloc(n + 1, sizeof(*p->points));
     p->npoints = p->interleaved ? fill_interleaved(c, p, db_bits)
                                 : fill_sequential(c, p, db_bits);
 }

@@ -13,6 +13,7 @@
 #define KB_MATRIX_H
 
 #include "fixtures/contract.h"
+#include "runner/util/opts.h"
 
 #include <stddef.h>
 
@@ -20,7 +21,7 @@ struct kb_plan_opts {
     const char *profile;       /* "paper", "quick", ... (contract profiles); NULL = paper */
     const char *runtimes;      /* comma list or NULL = all, in the contract's order */
     const char *routes;        /* comma list or NULL = the comparison's routes */
-    const char *rates;         /* comma list or NULL = the contract's rates */
+    const struct kb_rates *rates;   /* --rates, or NULL = the profile's or contract's */
     double duration_s, warmup_s, drain_s;   /* < 0 = from the profile */
     int threads, connections;  /* <= 0 = from the contract */
     int repeats;               /* <= 0 = 1 */

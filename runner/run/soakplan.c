@@ -17,9 +17,8 @@
  * contract.soak. The contract's phase durations must agree unless --duration overrides. */
 static int plan(struct kb_soakrun *s, const struct kb_soak_opts *a, char *err, size_t errlen)
 {
-    char list[1024], rates[1024], *save = NULL, *save2 = NULL, *tok, *rt;
+    char list[1024], *save = NULL, *tok;
     const struct kb_contract *c = &s->r.c;
-    size_t nrates = 0;
     s->duration_s = a->duration > 0 ? a->duration
                   : c->nsoak_phases ? c->soak_phases[0].duration_s : 0;
     s->warmup_s = a->warmup >= 0 ? a->warmup : c->soak_warmup_s;
@@ -61,20 +60,12 @@ static int plan(struct kb_soakrun *s, const struct kb_soak_opts *a, char *err, s
         s->nph = c->nsoak_phases < KB_SOAK_MAX_PHASES ? c->nsoak_phases : KB_SOAK_MAX_PHASES;
     }
     if (a->rates) {
-        snprintf(rates, sizeof(rates), "%s", a->rates);
-        for (rt = strtok_r(rates, ",", &save2); rt; rt = strtok_r(NULL, ",", &save2), nrates++) {
-            char *end;
-            long r = strtol(rt, &end, 10);
-            if (end == rt || *end || r <= 0 || nrates >= s->nph) {
-                snprintf(err, errlen, "--rates: '%s' is not one positive rate per phase", a->rates);
-                return -1;
-            }
-            s->ph[nrates].rate = r;
-        }
-        if (nrates != s->nph) {
-            snprintf(err, errlen, "--rates gives %zu rates for %zu phases", nrates, s->nph);
+        if (a->rates->n != s->nph) {
+            snprintf(err, errlen, "--rates gives %zu rates for %zu phases", a->rates->n, s->nph);
             return -1;
         }
+        for (size_t i = 0; i < s->nph; i++)
+            s->ph[i].rate = a->rates->v[i];
     }
     for (size_t i = 0; i < s->nph; i++) {
         if (s->ph[i].rate <= 0) {

@@ -23,19 +23,21 @@
 
 #include "runner/run/run.h"
 #include "runner/run/soak.h"
+#include "runner/util/opts.h"
 
 #define KB_SOAK_RUNTIME "gray-static"
 #define KB_SOAK_MAX_PHASES 16
 
 /* What the command line asks for (< 0: the contract's). */
 struct kb_soak_opts {
-    const char *out, *phases, *rates, *backend, *scpus, *ccpus, *build, *load_cmd, *contract;
+    const char *out, *phases, *backend, *scpus, *ccpus, *build, *load_cmd, *contract;
     const char *image, *db_mode;
     double duration, warmup, settle, every, drain, min_delivery;
     double rss_pct, rss_floor, fd_pct, fd_floor, client_cpu_max, client_lag_max_us;
     double window_max, max_rate_drop, p99_growth, p99_floor_ms;     /* < 0: the contract's */
     int threads, connections, db_pool, no_limits;
-    char rates_buf[1024];       /* --rates in whole req/s, as the plan reads them */
+    const struct kb_rates *rates;   /* --rates, one per phase; NULL: the contract's */
+    struct kb_rates rates_buf;
 };
 
 struct kb_soakrun {

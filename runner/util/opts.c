@@ -142,18 +142,17 @@ int kb_opt_rate(const char *name, const char *v, const struct kb_bound *b, doubl
     return 0;
 }
 
-int kb_opt_rates(const char *name, const char *v, const struct kb_bound *b, char *out,
-                 size_t outlen, char *err, size_t errlen)
+int kb_opt_rates(const char *name, const char *v, const struct kb_bound *b,
+                 struct kb_rates *out, char *err, size_t errlen)
 {
     char item[64];
-    size_t used = 0;
     const char *p = v;
+    out->n = 0;
     if (!v || !*v)
         return refuse(F_RATE, name, v, b, err, errlen);
     for (;;) {
         size_t n = strcspn(p, ",");
         double r;
-        int w;
         if (n >= sizeof(item))
             return refuse(F_RATE, name, v, b, err, errlen);
         memcpy(item, p, n);
@@ -164,12 +163,11 @@ int kb_opt_rates(const char *name, const char *v, const struct kb_bound *b, char
                 snprintf(err + at, errlen - at, " in '%s'", v);
             return -1;
         }
-        w = snprintf(out + used, outlen - used, "%s%.0f", used ? "," : "", r);
-        if (w < 0 || (size_t)w >= outlen - used) {
-            snprintf(err, errlen, "%s: more rates than one option holds ('%.60s...')", name, v);
+        if (out->n == KB_RATES_MAX) {
+            snprintf(err, errlen, "%s: more than %d rates ('%.60s...')", name, KB_RATES_MAX, v);
             return -1;
         }
-        used += (size_t)w;
+        out->v[out->n++] = (long)r;
         if (!p[n])
             return 0;
         p += n + 1;

@@ -72,9 +72,14 @@ int kb_opt_rate(const char *name, const char *v, const struct kb_bound *b, doubl
                 char *err, size_t errlen);
 
 /* A comma-separated list of rates, each as kb_opt_rate reads it (b: KB_BOUND(PLAN_RATE)),
- * rewritten into out as whole req/s ("4k,8k" -> "4000,8000"), the form a plan parses. */
-int kb_opt_rates(const char *name, const char *v, const struct kb_bound *b, char *out,
-                 size_t outlen, char *err, size_t errlen);
+ * into out as whole req/s in the order given ("4k,8k" -> 4000, 8000): parsed once, here. */
+#define KB_RATES_MAX 64
+struct kb_rates {
+    long v[KB_RATES_MAX];
+    size_t n;
+};
+int kb_opt_rates(const char *name, const char *v, const struct kb_bound *b,
+                 struct kb_rates *out, char *err, size_t errlen);
 
 /* A plain decimal (0.995, .5, 2): a fraction, a factor, a count of ms or bytes. */
 int kb_opt_fraction(const char *name, const char *v, const struct kb_bound *b, double *out,

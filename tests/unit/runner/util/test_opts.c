@@ -100,24 +100,35 @@ END_TEST
 
 START_TEST(rate_lists)
 {
-    char out[64] = "untouched";
-    ck_assert_int_eq(kb_opt_rates("--rates", "4k,8000,1.5k", KB_BOUND(PLAN_RATE), out,
-                                  sizeof(out), err, sizeof(err)), 0);
-    ck_assert_str_eq(out, "4000,8000,1500");
-    ck_assert_int_eq(kb_opt_rates("--rates", "2M", KB_BOUND(PLAN_RATE), out, sizeof(out), err,
+    struct kb_rates out;
+    char many[4 * KB_RATES_MAX + 8] = "1k";
+    ck_assert_int_eq(kb_opt_rates("--rates", "4k,8000,1.5k", KB_BOUND(PLAN_RATE), &out, err,
                                   sizeof(err)), 0);
-    ck_assert_str_eq(out, "2000000");
+    ck_assert_uint_eq(out.n, 3);
+    ck_assert_int_eq(out.v[0], 4000);
+    ck_assert_int_eq(out.v[1], 8000);
+    ck_assert_int_eq(out.v[2], 1500);
+    ck_assert_int_eq(kb_opt_rates("--rates", "2M", KB_BOUND(PLAN_RATE), &out, err,
+                                  sizeof(err)), 0);
+    ck_assert_uint_eq(out.n, 1);
+    ck_assert_int_eq(out.v[0], 2000000);
     static const char *const bad[] = { "", ",", "4k,", ",4k", "4k,,8k", "4k;8k", "4k,x", "1e3",
                                        "4k, 8k", "0.5" };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-        ck_assert_msg(kb_opt_rates("--rates", bad[i], KB_BOUND(PLAN_RATE), out, sizeof(out),
-                                   err, sizeof(err)) == -1, "'%s' taken", bad[i]);
-    kb_opt_rates("--rates", "4k,x", KB_BOUND(PLAN_RATE), out, sizeof(out), err, sizeof(err));
+        ck_assert_msg(kb_opt_rates("--rates", bad[i], KB_BOUND(PLAN_RATE), &out, err,
+                                   sizeof(err)) == -1, "'%s' taken", bad[i]);
+    kb_opt_rates("--rates", "4k,x", KB_BOUND(PLAN_RATE), &out, err, sizeof(err));
     ck_assert_str_eq(err, "--rates must be a whole rate in [1, 10M] req/s (45000, 20k, 1.5k), "
                      "not 'x' in '4k,x'");
-    /* more than the buffer holds is refused, never cut short */
-    ck_assert_int_eq(kb_opt_rates("--rates", "1k,1k,1k,1k,1k,1k,1k,1k,1k,1k,1k,1k,1k,1k",
-                                  KB_BOUND(PLAN_RATE), out, 32, err, sizeof(err)), -1);
+    /* more than the list holds is refused, never cut short */
+    for (int i = 1; i < KB_RATES_MAX; i++)
+        strcat(many, ",1k");
+    ck_assert_int_eq(kb_opt_rates("--rates", many, KB_BOUND(PLAN_RATE), &out, err,
+                                  sizeof(err)), 0);
+    strcat(many, ",1k");
+    ck_assert_int_eq(kb_opt_rates("--rates", many, KB_BOUND(PLAN_RATE), &out, err,
+                                  sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "more than 64 rates"));
 }
 END_TEST
 
