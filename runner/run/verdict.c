@@ -63,12 +63,16 @@ static const char *failure(const struct kb_point_load *r, const struct kb_point_
 }
 
 /* Requests still unanswered when the drain ended are an overloaded server's queue, not a
- * broken connection, so they do not fail the point; but their latency is at least the drain,
- * far past the p99 criterion, and the histogram never saw them. More than 1 % of them means
- * the true p99 is past the criterion whatever the histogram of answered requests says. */
+ * broken connection, so they do not fail the point. They enter the corrected histogram at a
+ * lower bound (the wait they had reached, at least the drain: loadgen.c). When more than the
+ * p99's tail (1 - 0.99 of the requests) are such bounds, the p99 itself is only a lower
+ * bound, so "p99 below the criterion" cannot be shown for any max_p99_us. That is why this
+ * is not a contract criterion: the share is the percentile's own, not a tolerance, and a
+ * re-judging with another max_p99_us applies it unchanged. */
+#define P99_TAIL 0.01
 static int unanswered_past_p99(const struct kb_point_load *r)
 {
-    return r->scheduled > 0 && (double)r->unfinished > 0.01 * (double)r->scheduled;
+    return r->scheduled > 0 && (double)r->unfinished > P99_TAIL * (double)r->scheduled;
 }
 
 struct kb_criteria kb_criteria_of(const struct kb_contract *c)
