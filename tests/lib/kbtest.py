@@ -3,13 +3,35 @@
 Tests register with @test; skip() raises Skip with a reason that is printed, never counted
 as passed. run() prints one line per test and the closing "N passed, N failed, N skipped",
 and records the counts under $KB_TEST_RESULTS/<name> for `make test`'s summary.
+
+Every test has a time limit: TIMEOUT_S ($KB_TEST_TIMEOUT, else 15 minutes), or its own with
+@timeout(seconds) beside @test. A test past it fails with its name and the suite goes on.
 """
 import os
+import signal
 import sys
 import time
 import traceback
 
 _tests = []
+TIMEOUT_S = float(os.environ.get("KB_TEST_TIMEOUT") or 900)
+
+
+class TimedOut(BaseException):
+    """Past the test's limit. A BaseException, so a test's own `except Exception` cannot
+    swallow it; its finally blocks and context managers still clean up on the way out."""
+
+
+def _alarm(signum, frame):
+    raise TimedOut()
+
+
+def timeout(seconds):
+    """@timeout(s) above @test: this test's own limit instead of TIMEOUT_S."""
+    def mark(fn):
+        fn.kb_timeout = seconds
+        return fn
+    return mark
 
 
 class Skip(Exception):
@@ -31,8 +53,20 @@ def run(name, only=None):
         if only and not any(o in fn.__name__ for o in only):
             continue
         t0 = time.monotonic()
+        limit = getattr(fn, "kb_timeout", TIMEOUT_S)
+        old = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, limit)
         try:
-            fn()
+            try:
+                fn()
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, old)
+        except TimedOut:
+            failed += 1
+            print(f"FAIL {fn.__name__}: timed out after {limit:.0f}s (kbtest's limit)",
+                  flush=True)
+            continue
         except Skip as e:
             skipped += 1
             print(f"SKIP {fn.__name__}: {e}", flush=True)

@@ -12,12 +12,13 @@ import sys
 import tempfile
 
 from kbenv import KB, need
-from kbtest import exit_with, skip, test
+from kbtest import exit_with, skip, test, timeout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @test
+@timeout(1200)     # its search alone may take the 15 minutes its subprocess is given
 def nginx_knee_is_located_and_its_held_end_holds():
     need(KB)
     if os.cpu_count() < 2:
