@@ -350,7 +350,7 @@ static const char *medians_with(const struct kb_report *r, const struct acc *a, 
 /* The could-decide rule of a point (docs/protocol.md, "Trusting the client") applied to a
  * row of samples: its client-limited samples decide it only when, taken at their best and
  * at their worst, they give different verdicts. Then NULL; else the verdict they cannot
- * change. One stall of the client in one of three samples no longer marks the row. */
+ * change: one stall of the client in one of three samples does not mark the row. */
 static const char *client_could_decide(const struct kb_report *r, const struct acc *a)
 {
     const char *best = medians_with(r, a, a->verdicts[3], 1);

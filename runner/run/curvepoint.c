@@ -253,7 +253,6 @@ static int not_measured(const struct kb_curve *cv, const struct kb_point *pt, ch
     return -1;
 }
 
-/* The verdict, with the settling before the point, into verdict.json (noted in ev). */
 /* What the host withheld from both roles during the point, and whether it could have
  * decided the server's verdict (a failed point: no). */
 static json_t *host_json(const struct sampler *s, const struct kb_point_load *lr,
@@ -301,6 +300,7 @@ static json_t *backlog_json(const char *dir, double duration_s)
                      "last_p50_us", kb_json_figure(b.seconds ? b.last_p50_us : NAN));
 }
 
+/* The verdict, with the settling before the point, into verdict.json (noted in ev). */
 static void write_verdict(struct kb_curve *cv, const struct kb_point *pt, const char *dir,
                           const struct kb_judgement *jd, const struct kb_point_load *lr,
                           json_t *load, const struct sampler *s,

@@ -1,14 +1,9 @@
 /* judgement.h -- one curve point's whole judgement, and its record in verdict.json.
  *
- * Owns the composition the curve applies to a point: the server's verdict from the point's
- * own figures and the runner's observations, the client's trust (runner/run/verdict.h), the
- * calibration's proven margin over the trust (as enum kb_margin_use says: against what an
- * uncontrolled point carried, or, for evidence judged before that, against the requested
- * rate), and the verdict they make together. The curve calls kb_judge_point() when it writes verdict.json, and
- * kb_judgement_record() writes beside the verdict everything that judgement read which
- * load.json does not hold (the runner's observations, the criteria, whether a calibration
- * applied), so that `kneebench report` can call kb_judge_point() again on the run's files
- * alone and check, or re-judge under other criteria, what the curve decided. */
+ * Owns how a point's verdict is composed: the server's verdict, the client's trust
+ * (verdict.h) and the calibration's margin (enum kb_margin_use). kb_judgement_record() keeps
+ * beside the verdict what the judgement read that load.json lacks, so `kneebench report`
+ * can judge the point again from the run's files alone. */
 #ifndef KB_JUDGEMENT_H
 #define KB_JUDGEMENT_H
 

@@ -9,8 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* utime, stime and num_threads from /proc/PID/stat; the comm field may hold spaces and
- * parentheses, so parsing starts after the LAST ')'. */
 /* /proc/PID/stat read into buf; the fields after the command's closing ')' (the command
  * may itself hold spaces and parentheses), or NULL when the process is gone. */
 static char *stat_fields(pid_t pid, char *buf, size_t cap)
