@@ -103,8 +103,8 @@ static int load_opt(int o, const char *v, struct kb_soak_opts *a, char *e, size_
         return kb_opt_int("--connections", v, KB_BOUND(CONNECTIONS), &a->connections, e, n);
     case O_DBPOOL: return kb_opt_int("--db-pool", v, KB_BOUND(DB_POOL), &a->db_pool, e, n);
     default:    /* O_RATES: whole req/s for the plan */
-        a->rates = &a->rates_buf;
-        return kb_opt_rates("--rates", v, KB_BOUND(PLAN_RATE), &a->rates_buf, e, n);
+        a->rates = v;
+        return kb_opt_rates("--rates", v, KB_BOUND(PLAN_RATE), &a->rate_list, e, n);
     }
 }
 

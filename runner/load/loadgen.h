@@ -23,6 +23,9 @@
 /* Histogram range: 1 us to one hour, 3 significant figures. */
 #define KB_LOAD_HIST_MAX_US 3600000000LL
 #define KB_LOAD_STATUS_MAX 600
+/* A stalled server must not make the client grow without bound: past this many requests
+ * waiting in one thread (24 MiB of them), a due request is refused (counts.queue_refused). */
+#define KB_LOAD_QUEUE_MAX (1u << 20)
 
 enum kb_err_kind {
     KB_ERR_CONNECT, KB_ERR_READ, KB_ERR_WRITE, KB_ERR_TIMEOUT, KB_ERR_PEER_CLOSE,
@@ -56,19 +59,15 @@ struct kb_load_config {
                                           as many CPUs as threads, each thread gets one of its own */
     int rt;                            /* ask for SCHED_FIFO 1 on every load thread */
     uint64_t requests_log_max;         /* >0: keep up to this many per-request records (all threads) */
+    uint64_t queue_max;                /* most due requests a thread holds waiting for a
+                                          connection; 0: KB_LOAD_QUEUE_MAX */
     enum kb_load_timer timer;          /* AUTO: epoll_pwait2 where the kernel has it */
     /* 0: a due request goes out on any free connection of its thread, oldest first.
      * 1: request k of a thread belongs to its connection k mod C and waits for that one
      * alone, as wrk2 dispatches: a connection the server serves slowly delays its own later
      * requests. Latency runs from the intended time in both. */
     int per_connection;
-    uint64_t queue_max;                /* most due requests a thread holds waiting for a
-                                          connection; 0: KB_LOAD_QUEUE_MAX */
 };
-
-/* A stalled server must not make the client grow without bound: past this many requests
- * waiting in one thread (24 MiB of them), a due request is refused (counts.queue_refused). */
-#define KB_LOAD_QUEUE_MAX (1u << 20)
 
 /* One measured request's record (--requests-log): times in ns from the measured interval's
  * start (may be negative for nothing; a request of the interval is never intended before it).

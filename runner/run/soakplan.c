@@ -60,12 +60,13 @@ static int plan(struct kb_soakrun *s, const struct kb_soak_opts *a, char *err, s
         s->nph = c->nsoak_phases < KB_SOAK_MAX_PHASES ? c->nsoak_phases : KB_SOAK_MAX_PHASES;
     }
     if (a->rates) {
-        if (a->rates->n != s->nph) {
-            snprintf(err, errlen, "--rates gives %zu rates for %zu phases", a->rates->n, s->nph);
+        if (a->rate_list.n != s->nph) {
+            snprintf(err, errlen, "--rates '%.200s' gives %zu rates for %zu phases", a->rates,
+                     a->rate_list.n, s->nph);
             return -1;
         }
         for (size_t i = 0; i < s->nph; i++)
-            s->ph[i].rate = a->rates->v[i];
+            s->ph[i].rate = a->rate_list.v[i];
     }
     for (size_t i = 0; i < s->nph; i++) {
         if (s->ph[i].rate <= 0) {

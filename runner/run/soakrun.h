@@ -30,14 +30,13 @@
 
 /* What the command line asks for (< 0: the contract's). */
 struct kb_soak_opts {
-    const char *out, *phases, *backend, *scpus, *ccpus, *build, *load_cmd, *contract;
+    const char *out, *phases, *rates, *backend, *scpus, *ccpus, *build, *load_cmd, *contract;
     const char *image, *db_mode;
     double duration, warmup, settle, every, drain, min_delivery;
     double rss_pct, rss_floor, fd_pct, fd_floor, client_cpu_max, client_lag_max_us;
     double window_max, max_rate_drop, p99_growth, p99_floor_ms;     /* < 0: the contract's */
     int threads, connections, db_pool, no_limits;
-    const struct kb_rates *rates;   /* --rates, one per phase; NULL: the contract's */
-    struct kb_rates rates_buf;
+    struct kb_rates rate_list;  /* --rates (rates: as given, NULL when not), one per phase */
 };
 
 struct kb_soakrun {
