@@ -110,8 +110,8 @@ static void report_row(FILE *f, const struct kb_soak_planned *p, json_t *v)
             jstr(v, "reason"));
 }
 
-/* One row of a phase beside the paper's: the paper's figure in its own column (fmt with
- * scale, or "-" where the paper states none), this run's beside it ("-" without a verdict). */
+/* One row of a phase beside the paper's: the paper's figure in its own column (through fmt,
+ * or "-" where the paper states none), this run's beside it ("-" without a verdict). */
 static void beside_row(FILE *f, const char *what, const char *fmt, double paper, double run,
                        int have_run)
 {
@@ -120,6 +120,25 @@ static void beside_row(FILE *f, const char *what, const char *fmt, double paper,
         snprintf(a, sizeof(a), fmt, paper);
     if (have_run && run >= 0)
         snprintf(b, sizeof(b), fmt, run);
+    fprintf(f, "| %s | %s | %s |\n", what, a, b);
+}
+
+/* A latency in us as the paper writes it: ms to two decimals, seconds from one second. */
+static void lat_text(char *b, size_t len, double us)
+{
+    if (us < 0)
+        snprintf(b, len, "-");
+    else
+        snprintf(b, len, us >= 1e6 ? "%.2f s" : "%.2f ms", us >= 1e6 ? us / 1e6 : us / 1e3);
+}
+
+/* A corrected latency of the phase beside the paper's (us; < 0: not stated). */
+static void lat_row(FILE *f, const char *what, double paper, json_t *load, const char *key,
+                    int have_run)
+{
+    char a[48], b[48];
+    lat_text(a, sizeof(a), paper);
+    lat_text(b, sizeof(b), have_run ? kb_jnum(load, "corrected_us", key) : -1);
     fprintf(f, "| %s | %s | %s |\n", what, a, b);
 }
 
@@ -148,16 +167,13 @@ static void beside_phase(FILE *f, const struct kb_soak_report *s, size_t i, json
         fprintf(f, "| requested/s | %ld | %ld |\n", pp->rate, s->ph[i].rate);
     beside_row(f, "achieved/s", "%.2f", pp ? pp->achieved_rps : -1,
                kb_jnum(load, "achieved_rps", NULL), have);
-    beside_row(f, "delivery", "%.3f %%", pp && pp->achieved_rps >= 0 ? 100 * pp->achieved_rps /
-               pp->rate : -1, 100 * kb_jnum(load, "delivery", NULL), have);
-    beside_row(f, "corrected p50", "%.2f ms", pp && pp->p50_us >= 0 ? pp->p50_us / 1000 : -1,
-               kb_jnum(load, "corrected_us", "p50") / 1000, have);
-    beside_row(f, "corrected p99", "%.2f ms", pp ? pp->p99_us / 1000 : -1,
-               kb_jnum(load, "corrected_us", "p99") / 1000, have);
-    beside_row(f, "corrected p99.9", "%.2f ms", pp && pp->p999_us >= 0 ? pp->p999_us / 1000
-               : -1, kb_jnum(load, "corrected_us", "p999") / 1000, have);
-    beside_row(f, "corrected max", "%.2f ms", pp && pp->max_us >= 0 ? pp->max_us / 1000 : -1,
-               kb_jnum(load, "corrected_us", "max") / 1000, have);
+    beside_row(f, "delivery (achieved / requested)", "%.3f %%", pp && pp->achieved_rps >= 0
+               ? 100 * pp->achieved_rps / pp->rate : -1, 100 * kb_jnum(load, "delivery", NULL),
+               have);
+    lat_row(f, "corrected p50", pp ? pp->p50_us : -1, load, "p50", have);
+    lat_row(f, "corrected p99", pp ? pp->p99_us : -1, load, "p99", have);
+    lat_row(f, "corrected p99.9", pp ? pp->p999_us : -1, load, "p999", have);
+    lat_row(f, "corrected max", pp ? pp->max_us : -1, load, "max", have);
     series_row(f, "RSS KiB (this run: first..last sample)", pp ? pp->rss_kib : -1, rss, 1024);
     series_row(f, "descriptors (this run: first..last)", pp ? pp->fds : -1,
                json_object_get(v, "fds"), 1);
