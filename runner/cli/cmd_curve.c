@@ -75,6 +75,9 @@ static int usage(FILE *f)
         "                          kneebench:latest)\n"
         "  --no-limits             run without cgroups; every point is marked unconstrained\n"
         "  --server-cpus LIST --client-cpus LIST   placement (default: the contract's)\n"
+        "  --controller-cpus LIST  the runner itself (samplers, preflights, readiness waits)\n"
+        "                          pinned there, never on a server CPU (default: the client\n"
+        "                          CPUs); run.json records the kernel's read-back\n"
         "  --db-cpus LIST          the db route's PostgreSQL pinned there (default: CPUs no\n"
         "                          other role has, else the server's); the three sets must be\n"
         "                          disjoint where the host has a CPU per role, else the roles\n"
@@ -99,7 +102,7 @@ enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_D
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
        O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET,
        O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG, O_REFINE, O_TOKEN, O_ORDER, O_DISPATCH,
-       O_HOLD };
+       O_HOLD, O_CTLCPUS };
 
 static const struct option long_opts[] = {
     { "profile", 1, 0, O_PROFILE }, { "runtimes", 1, 0, O_RUNTIMES },
@@ -117,6 +120,7 @@ static const struct option long_opts[] = {
     { "db-mode", 1, 0, O_DBMODE }, { "requests-log", 1, 0, O_REQLOG },
     { "refine", 2, 0, O_REFINE }, { "agent-token", 1, 0, O_TOKEN },
     { "order", 1, 0, O_ORDER }, { "dispatch", 1, 0, O_DISPATCH }, { "hold", 1, 0, O_HOLD },
+    { "controller-cpus", 1, 0, O_CTLCPUS },
     { "help", 0, 0, 'h' },
     { 0, 0, 0, 0 },
 };
@@ -173,6 +177,7 @@ static int reqlog_mode(const char *s)
 
 static int parse_args(int argc, char **argv, struct kb_curve_opts *a)
 {
+    char err[512];
     int o;
     memset(a, 0, sizeof(*a));
     a->plan.duration_s = a->plan.warmup_s = a->plan.drain_s = a->hold = -1;
@@ -192,6 +197,13 @@ static int parse_args(int argc, char **argv, struct kb_curve_opts *a)
         case O_NOLIMITS: a->no_limits = 1; break;
         case O_SCPUS: a->scpus = optarg; break;
         case O_CCPUS: a->ccpus = optarg; break;
+        case O_CTLCPUS:
+            if (kb_opt_cpulist("--controller-cpus", optarg, err, sizeof(err)) < 0) {
+                fprintf(stderr, "kneebench curve: %s\n", err);
+                return 2;
+            }
+            a->ctlcpus = optarg;
+            break;
         case O_DBCPUS: a->db_cpus = optarg; break;
         case O_DBMODE: a->plan.db_mode = optarg; break;   /* checked by the plan */
         case O_ORDER: a->plan.order = optarg; break;      /* checked by the plan */

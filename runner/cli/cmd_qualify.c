@@ -48,6 +48,8 @@ static int usage(FILE *f)
         "  --stats-every D         /stats reading interval\n"
         "  --client-lag-max-us N   the client's send-lag bound (default: the contract's)\n"
         "  --no-limits --server-cpus LIST --client-cpus LIST --build DIR --load-cmd PATH\n"
+        "  --controller-cpus LIST  the runner itself (samplers, the /stats reader) pinned\n"
+        "                          there, never on a server CPU (default: the client CPUs)\n"
         "  --contract FILE\n"
         "Exit 0 when it passes, 1 when it fails or the client was the limit, 2 for bad\n"
         "arguments (refused, naming the option, before anything starts) or setup, 130 when\n"
@@ -57,7 +59,7 @@ static int usage(FILE *f)
 
 enum { O_OUT = 256, O_RATE, O_DURATION, O_WARMUP, O_SETTLE, O_DRAIN, O_THREADS, O_CONNS,
        O_DBPOOL, O_EVERY, O_STATS_EVERY, O_LAGMAX, O_NOLIMITS, O_SCPUS, O_CCPUS, O_BUILD,
-       O_LOADCMD, O_CONTRACT };
+       O_LOADCMD, O_CONTRACT, O_CTLCPUS };
 
 static const struct option long_opts[] = {
     { "out", 1, 0, O_OUT }, { "rate", 1, 0, O_RATE }, { "duration", 1, 0, O_DURATION },
@@ -68,12 +70,12 @@ static const struct option long_opts[] = {
     { "no-limits", 0, 0, O_NOLIMITS }, { "server-cpus", 1, 0, O_SCPUS },
     { "client-cpus", 1, 0, O_CCPUS }, { "build", 1, 0, O_BUILD },
     { "load-cmd", 1, 0, O_LOADCMD }, { "contract", 1, 0, O_CONTRACT },
-    { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+    { "controller-cpus", 1, 0, O_CTLCPUS }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 };
 
 /* An option's value: -1 (or NULL) when not given, so the contract's stands. */
 struct args {
-    const char *out, *scpus, *ccpus, *build, *load_cmd, *contract;
+    const char *out, *scpus, *ccpus, *ctlcpus, *build, *load_cmd, *contract;
     double rate, duration, warmup, settle, drain, every, stats_every, lag_max_us;
     int threads, connections, db_pool;
     int no_limits;
@@ -127,6 +129,13 @@ static int parse_args(int argc, char **argv, struct args *a)
         case O_NOLIMITS: a->no_limits = 1; break;
         case O_SCPUS: a->scpus = optarg; break;
         case O_CCPUS: a->ccpus = optarg; break;
+        case O_CTLCPUS:
+            if (kb_opt_cpulist("--controller-cpus", optarg, e, sizeof(e)) < 0) {
+                fprintf(stderr, "kneebench qualify: %s\n", e);
+                return 2;
+            }
+            a->ctlcpus = optarg;
+            break;
         case O_BUILD: a->build = optarg; break;
         case O_LOADCMD: a->load_cmd = optarg; break;
         case O_CONTRACT: a->contract = optarg; break;
@@ -178,7 +187,7 @@ static int run(struct args *a, int argc, char **argv)
 {
     const struct kb_fixture_opts fo = { .backend = "native",
         .build = a->build ? a->build : kb_root_build(), .server_cpus = a->scpus,
-        .client_cpus = a->ccpus, .load_cmd = a->load_cmd, .no_limits = a->no_limits };
+        .client_cpus = a->ccpus, .controller_cpus = a->ctlcpus, .load_cmd = a->load_cmd, .no_limits = a->no_limits };
     struct kb_qual_params p;
     struct kb_qualrun q;
     char err[1024];

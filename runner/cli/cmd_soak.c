@@ -48,6 +48,8 @@ static int usage(FILE *f)
         "                          the contract's, 2 and 10)\n"
         "  --client-cpu-max F --client-lag-max-us N   client trust (default: the contract's)\n"
         "  --backend native|docker --no-limits --server-cpus LIST --client-cpus LIST\n"
+        "  --controller-cpus LIST  the runner itself (samplers, the /stats reader) pinned\n"
+        "                          there, never on a server CPU (default: the client CPUs)\n"
         "  --build DIR --load-cmd PATH --contract FILE\n"
         "A phase fails its decay gate when throughput fell or the tail grew beyond those from its\n"
         "first window to its last.\n"
@@ -60,7 +62,7 @@ static int usage(FILE *f)
 enum { O_OUT = 256, O_PHASES, O_RATES, O_DURATION, O_WARMUP, O_SETTLE, O_EVERY, O_DRAIN,
        O_THREADS, O_CONNS, O_DBPOOL, O_MINDEL, O_RSSPCT, O_RSSFLOOR, O_FDPCT, O_FDFLOOR,
        O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_BUILD, O_LOADCMD, O_CONTRACT, O_CCPUMAX,
-       O_LAGMAX, O_DBMODE, O_WINMAX, O_RATEDROP, O_P99GROWTH, O_P99FLOOR };
+       O_LAGMAX, O_DBMODE, O_WINMAX, O_RATEDROP, O_P99GROWTH, O_P99FLOOR, O_CTLCPUS };
 
 static const struct option long_opts[] = {
     { "out", 1, 0, O_OUT }, { "run", 1, 0, O_OUT }, { "phases", 1, 0, O_PHASES },
@@ -74,6 +76,7 @@ static const struct option long_opts[] = {
     { "client-cpu-max", 1, 0, O_CCPUMAX }, { "client-lag-max-us", 1, 0, O_LAGMAX },
     { "backend", 1, 0, O_BACKEND }, { "no-limits", 0, 0, O_NOLIMITS },
     { "server-cpus", 1, 0, O_SCPUS }, { "client-cpus", 1, 0, O_CCPUS },
+    { "controller-cpus", 1, 0, O_CTLCPUS },
     { "build", 1, 0, O_BUILD }, { "load-cmd", 1, 0, O_LOADCMD },
     { "contract", 1, 0, O_CONTRACT }, { "db-mode", 1, 0, O_DBMODE },
     { "window-max", 1, 0, O_WINMAX }, { "max-rate-drop", 1, 0, O_RATEDROP },
@@ -172,6 +175,10 @@ static int parse_args(int argc, char **argv, struct kb_soak_opts *a)
         case O_NOLIMITS: a->no_limits = 1; break;
         case O_SCPUS: a->scpus = optarg; break;
         case O_CCPUS: a->ccpus = optarg; break;
+        case O_CTLCPUS:
+            bad = kb_opt_cpulist("--controller-cpus", optarg, e, sizeof(e)) < 0;
+            a->ctlcpus = optarg;
+            break;
         case O_BUILD: a->build = optarg; break;
         case O_LOADCMD: a->load_cmd = optarg; break;
         case O_CONTRACT: a->contract = optarg; break;

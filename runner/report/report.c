@@ -530,6 +530,34 @@ static const char *choose_contract(struct kb_report *r, char *path, size_t len)
     return here;
 }
 
+/* A figure the paper states (>= 0) into o under key; one it does not is left out. */
+static void set_stated(json_t *o, const char *key, double v)
+{
+    if (v >= 0)
+        json_object_set_new(o, key, json_real(v));
+}
+
+/* published.points as report.json carries them: [{runtime, route, rate, section, and the
+ * figures the paper states}]. */
+static json_t *published_points(const struct kb_contract *c)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < c->npoints; i++) {
+        const struct kb_published_fig *f = &c->points[i];
+        json_t *o = json_pack("{s:s,s:s,s:I,s:s}", "runtime", f->runtime, "route", f->route,
+                              "rate", (json_int_t)f->rate, "section", f->section);
+        if (!o)
+            continue;
+        set_stated(o, "achieved_rps", f->achieved_rps);
+        set_stated(o, "delivery", f->delivery);
+        set_stated(o, "p50_us", f->p50_us);
+        set_stated(o, "p99_us", f->p99_us);
+        set_stated(o, "p999_us", f->p999_us);
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 /* The papers' figures from the run's contract (choose_contract), for orientation, and its
  * runtimes' order (the charts' colours): absent or unreadable, the report says so and goes
  * on. */
@@ -562,6 +590,8 @@ static void load_published(struct kb_report *r)
         }
         r->published = json_pack("{s:s,s:s,s:o}", "source", c.published_source, "host",
                                  c.published_host, "highest_controlled_rps", hi);
+        if (r->published && c.npoints)
+            json_object_set_new(r->published, "points", published_points(&c));
     }
     kb_report_load_curve(r, kb_contract_published_curve(&c, kb_jstr(r->plan, "profile", NULL)));
     kb_contract_free(&c);

@@ -112,7 +112,10 @@ struct kb_report {
                                           (runner/report/report_int.h) */
     size_t nseries;
     /* The papers' highest controlled points (the contract's "published"): {source, host,
-     * highest_controlled_rps: {runtime: {route: rps}}}, or NULL (published_note says why).
+     * highest_controlled_rps: {runtime: {route: rps}}, and where the contract has them
+     * points: [{runtime, route, rate, section, achieved_rps, delivery, p50_us, p99_us,
+     * p999_us}] (the paper's figures at those points, a figure it does not state left
+     * out)}, or NULL (published_note says why).
      * For orientation beside this run's: measured on the papers' host, never a target. */
     json_t *published;           /* owned */
     char published_note[256];

@@ -323,14 +323,43 @@ static void series_grid(FILE *f, const struct kb_report *r)
     }
 }
 
+/* 1 when the paper gives figures for any planned point: the table has its column. */
+static int paper_column(const struct kb_report *r)
+{
+    for (size_t i = 0; i < r->nrows; i++)
+        if (r->rows[i].planned &&
+            kb_report_paper_point(r, r->rows[i].runtime, r->rows[i].route, r->rows[i].rate))
+            return 1;
+    return 0;
+}
+
+/* A point's achieved rate and corrected p99 (its medians), and beside them, where the table
+ * has the paper's column, the paper's figures at that point (blank where it gives none). */
+static void point_figures(FILE *f, const struct kb_report *r, const struct kb_report_row *w,
+                          int paper)
+{
+    char a[32], p99[32], b[256];
+    fprintf(f, "<td class=\"n\">%s</td><td class=\"n\">%s</td>",
+            w->n ? kb_text_med(a, sizeof(a), w->achieved, 1, "%.0f") : "",
+            w->n ? kb_text_lat(p99, sizeof(p99), w->p99) : "");
+    if (!paper)
+        return;
+    fprintf(f, "<td class=\"paper\">");
+    kb_svg_xml(f, kb_report_paper_cell(b, sizeof(b), kb_report_paper_point(r, w->runtime,
+                                                                            w->route, w->rate)));
+    fprintf(f, "</td>");
+}
+
 /* Every point with its verdict and its evidence, linked where the run keeps it. */
 static void evidence(FILE *f, const struct kb_report *r, const char *prefix)
 {
     static const char *const files[] = { "verdict.json", "load.json", "samples.csv",
                                           "series.csv", "corrected.hgrm" };
+    int paper = paper_column(r);
     fprintf(f, "<h2 id=\"evidence\">Evidence</h2>\n<table id=\"points\"><thead><tr><th>runtime"
-            "</th><th>route</th><th>req/s</th><th>n</th><th>verdict</th><th>files (first "
-            "sample)</th></tr></thead><tbody>\n");
+            "</th><th>route</th><th>req/s</th><th>n</th><th>achieved/s</th><th>p99</th>%s"
+            "<th>verdict</th><th>files (first sample)</th></tr></thead><tbody>\n",
+            paper ? "<th>paper's host (orientation)</th>" : "");
     for (size_t i = 0; i < r->nrows; i++) {
         const struct kb_report_row *w = &r->rows[i];
         if (!w->planned)
@@ -339,8 +368,9 @@ static void evidence(FILE *f, const struct kb_report *r, const char *prefix)
         kb_svg_xml(f, w->runtime);
         fprintf(f, "</td><td>");
         kb_svg_xml(f, w->route);
-        fprintf(f, "</td><td class=\"n\">%ld</td><td class=\"n\">%d</td><td>%s</td><td>",
-                w->rate, w->n, w->verdict);
+        fprintf(f, "</td><td class=\"n\">%ld</td><td class=\"n\">%d</td>", w->rate, w->n);
+        point_figures(f, r, w, paper);
+        fprintf(f, "<td>%s</td><td>", w->verdict);
         for (size_t k = 0; w->first_id[0] && k < sizeof(files) / sizeof(files[0]); k++) {
             fprintf(f, "%s<a href=\"%spoints/", k ? " " : "", prefix);
             kb_svg_xml(f, w->first_id);
@@ -349,6 +379,12 @@ static void evidence(FILE *f, const struct kb_report *r, const char *prefix)
         fprintf(f, "</td></tr>\n");
     }
     fprintf(f, "</tbody></table>\n");
+    if (paper) {
+        fprintf(f, "<p class=\"note\">Paper's host: the first paper's figures at that point, as "
+                "it states them, with its section; measured on ");
+        kb_svg_xml(f, kb_jstr(r->published, "host", "the papers' host"));
+        fprintf(f, ". Orientation, never a target: no verdict here reads them.</p>\n");
+    }
 }
 
 static void foot(FILE *f, const struct kb_report *r)

@@ -43,6 +43,19 @@ long kb_report_highest(const struct kb_report *r, const char *runtime, const cha
 double kb_report_answer_ratio(const struct kb_report *r, const char *runtime, const char *route,
                               int *soft);
 
+/* ---- the paper's figures for a point (report_paper.c) ---- */
+
+/* The paper's figures for runtime on route at rate: r->published's points (the contract's
+ * published.points.figures), or NULL. Orientation only: no verdict reads them. */
+json_t *kb_report_paper_point(const struct kb_report *r, const char *runtime,
+                              const char *route, long rate);
+/* 1 when the paper gives figures for any of the plan's rates of runtime on route: its
+ * table then has the paper's column. */
+int kb_report_paper_any(const struct kb_report *r, const char *runtime, const char *route);
+/* The point's figures as one cell, as the paper states them: "59259.63/s, p50 1.93 ms, p99
+ * 85.76 ms, p99.9 97.15 ms (section 8)"; "" for NULL. Returns b. */
+const char *kb_report_paper_cell(char *b, size_t len, json_t *p);
+
 /* ---- the side-by-side comparison (report_side.c) ---- */
 
 /* The run's floor/<id>/floor.json files into r->floor (NULL when there are none). */

@@ -104,8 +104,18 @@ static const char *error_kinds(char *b, size_t len, const struct kb_report_row *
     return b;
 }
 
+/* The paper's column, where the table has one: its figures at this point, or blank. */
+static void paper_cell(FILE *f, const struct kb_report *r, const struct kb_report_row *w,
+                       int paper)
+{
+    char b[256];
+    if (paper)
+        fprintf(f, " %s |", kb_report_paper_cell(b, sizeof(b), kb_report_paper_point(
+                                 r, w->runtime, w->route, w->rate)));
+}
+
 static void curve_row(FILE *f, const struct kb_report *r, const struct kb_report_row *w,
-                      struct kb_text_notes *nt)
+                      struct kb_text_notes *nt, int paper)
 {
     char a[24], d[24], p50[24], p99[24], why[128], b[1024], e[96];
     const char *t = note_text(b, sizeof(b), r, w);
@@ -114,34 +124,40 @@ static void curve_row(FILE *f, const struct kb_report *r, const struct kb_report
         snprintf(why, sizeof(why), "[%zu]", ref);
     else
         missed(why, sizeof(why), r, w);
-    fprintf(f, "| %ld | %d | %s | %s | %s | %s | %s | %s | %s |\n", w->rate, w->n,
+    fprintf(f, "| %ld | %d | %s | %s | %s | %s |", w->rate, w->n,
             kb_text_med(a, sizeof(a), w->achieved, 1, "%.0f"),
             kb_text_med(d, sizeof(d), w->delivery, 100, "%.1f %%"),
-            kb_text_lat(p50, sizeof(p50), w->p50), kb_text_lat(p99, sizeof(p99), w->p99),
-            error_kinds(e, sizeof(e), w), w->verdict, why);
+            kb_text_lat(p50, sizeof(p50), w->p50), kb_text_lat(p99, sizeof(p99), w->p99));
+    paper_cell(f, r, w, paper);
+    fprintf(f, " %s | %s | %s |\n", error_kinds(e, sizeof(e), w), w->verdict, why);
 }
 
 /* One runtime's curve on one route. */
 static void runtime_table(FILE *f, const struct kb_report *r, size_t i, size_t j,
                           struct kb_text_notes *nt)
 {
-    int any = 0;
+    int any = 0, paper = kb_report_paper_any(r, kb_report_runtime(r, i), kb_report_route(r, j));
     for (size_t k = 0; k < kb_report_nrates(r); k++) {
         const struct kb_report_row *w = planned_row(r, i, j, k);
         if (!w && !kb_report_row(r, kb_report_runtime(r, i), kb_report_route(r, j),
                                  kb_report_rate(r, k)))
             continue;
         if (w && !any++)
-            fprintf(f, "#### %s, %s\n\n| req/s | n | achieved/s | delivery | p50 | p99 | errors "
-                    "| verdict | missed |\n|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
-                    kb_report_runtime(r, i), kb_report_route(r, j));
+            fprintf(f, "#### %s, %s\n\n| req/s | n | achieved/s | delivery | p50 | p99 |%s "
+                    "errors | verdict | missed |\n|---:|---:|---:|---:|---:|---:|%s---:|---|---|\n",
+                    kb_report_runtime(r, i), kb_report_route(r, j),
+                    paper ? " paper's host (orientation) |" : "", paper ? "---|" : "");
         if (!w)
             continue;
-        if (w->n == 0)
-            fprintf(f, "| %ld | 0 | | | | | | missing | no evidence |\n", w->rate);
-        else
-            curve_row(f, r, w, nt);
+        if (w->n == 0) {
+            fprintf(f, "| %ld | 0 | | | | |", w->rate);
+            paper_cell(f, r, w, paper);
+            fprintf(f, " | missing | no evidence |\n");
+        } else {
+            curve_row(f, r, w, nt, paper);
+        }
     }
+
     if (any) {
         fprintf(f, "\n");
         kb_text_notes_print(f, nt);
@@ -207,6 +223,17 @@ static void curves_intro(FILE *f, const struct kb_report *r)
          "the client's own delay and the server's CPU and memory are in report.csv and "
          "report.html.", repeats ? "; with more than one, every figure is their median" : "",
          100 * r->min_delivery, r->max_p99_us / 1000);
+    for (size_t i = 0; i < kb_report_nruntimes(r); i++)
+        for (size_t j = 0; j < kb_report_nroutes(r); j++)
+            if (kb_report_paper_any(r, kb_report_runtime(r, i), kb_report_route(r, j))) {
+                para(f, "Paper's host: where the first paper gives figures for a runtime on a "
+                     "route at one of this run's rates, they sit in a column of their own "
+                     "beside this run's, as the paper states them, with the section that "
+                     "states them (blank at a rate it gives none for), measured on %s. Orientation, never "
+                     "a target: another host, CPU and client (wrk2); no verdict here reads "
+                     "them.", kb_jstr(r->published, "host", "the papers' host"));
+                return;
+            }
 }
 
 void kb_report_md_curves(FILE *f, const struct kb_report *r)
@@ -316,6 +343,9 @@ void kb_report_md_readiness(FILE *f, const struct kb_report *r)
     knee_line(f, "Paper's host", &pk);
     knee_line(f, "This run", &rk);
     placement_line(f, r);
+    para(f, "PostgreSQL: the papers ran PostgreSQL 16; this run's is %s (run.json).",
+         kb_jstr(json_object_get(r->run, "runtime_versions"), "postgresql",
+                 "not recorded"));
     for (size_t i = 0, untrusted = 0; i < n; i++)
         if (run[i].present && !strcmp(run[i].verdict, "client-limited") && !untrusted++)
             para(f, "Some of this run's points are client-limited (the client's own delay could "

@@ -239,7 +239,10 @@ static void md_body(FILE *f, json_t *r)
             "alive throughout, the client trusted\n- zero growth: no RSS or descriptor sample "
             "above the series' first one (sampled from warmup + settle to the end of the "
             "measured interval)\n- /stats read at least %g times a second of measured load, "
-            "and its final sample (after the load) with every gauge at zero\n\n",
+            "and its final sample (after the load) with every gauge at zero\n\nThe first two "
+            "are the paper's readiness qualification's criteria; the /stats rate and the gauges "
+            "back at zero come from its continuation run (326 /stats observations in 30 s, "
+            "gauges zero after the load).\n\n",
             100 * kb_jnum(c, "min_delivery", NULL), kb_jnum(c, "max_p99_us", NULL) / 1000,
             kb_jnum(c, "min_stats_per_s", NULL));
     fprintf(f, "## Samples\n\n");
@@ -278,6 +281,9 @@ char *kb_qual_report_md(json_t *r)
             kb_jstr(pl, "server_cpus", "?"), kb_jstr(pl, "client_cpus", "?"),
             json_is_true(json_object_get(pl, "unconstrained")) ? ", UNCONSTRAINED (no limits)"
                                                               : "");
+    if (json_is_string(json_object_get(r, "postgresql")))
+        fprintf(f, "PostgreSQL: the paper's runs used PostgreSQL 16; this run's is %s "
+                "(run.json).\n\n", kb_jstr(r, "postgresql", "?"));
     md_body(f, r);
     if (fclose(f) != 0) {
         free(buf);
@@ -296,6 +302,14 @@ int kb_qual_report_write(const char *run, const struct kb_contract *c, char *err
     if (kb_evidence_read(kb_path(path, sizeof(path), run, "verdict.json"), &v, err, errlen) < 0)
         return -1;
     r = kb_qual_report_json(v, &c->qual);
+    if (r) {                  /* beside the db figures: the papers ran PostgreSQL 16 */
+        json_t *id = kb_evidence_load(kb_path(path, sizeof(path), run, "run.json"), NULL);
+        const char *pg = kb_jstr(json_object_get(id, "runtime_versions"), "postgresql", NULL);
+        pg = pg ? pg : kb_jstr(id, "postgresql", NULL);
+        if (pg)
+            json_object_set_new(r, "postgresql", json_string(pg));
+        json_decref(id);
+    }
     md = r ? kb_qual_report_md(r) : NULL;
     if (!r || !md) {
         snprintf(err, errlen, "report: out of memory");

@@ -22,7 +22,7 @@ static const char *jstr(json_t *o, const char *k)
     return kb_jstr(o, k, "");
 }
 
-static void report_header(FILE *f, const struct kb_soak_report *s)
+static void report_header(FILE *f, const struct kb_soak_report *s, char *pg, size_t pglen)
 {
     char path[4300];
     json_t *run;
@@ -67,6 +67,7 @@ static void report_header(FILE *f, const struct kb_soak_report *s)
                 jstr(ver, s->runtime), jstr(host, "kernel"), jstr(host, "cpu_model"),
                 (long long)json_integer_value(json_object_get(host, "online_cpus")),
                 jstr(ver, "postgresql"));
+        snprintf(pg, pglen, "%s", jstr(ver, "postgresql"));
         json_decref(run);
     }
     fprintf(f, "| phase | requested/s | achieved/s | delivery | p50 ms | p99 ms | p99.9 ms | "
@@ -109,14 +110,85 @@ static void report_row(FILE *f, const struct kb_soak_planned *p, json_t *v)
             jstr(v, "reason"));
 }
 
-/* A figure the contract carries (>= 0) in ms, else "-". */
-static void paper_ms(FILE *f, double us)
+/* One row of a phase beside the paper's: the paper's figure in its own column (through fmt,
+ * or "-" where the paper states none), this run's beside it ("-" without a verdict). */
+static void beside_row(FILE *f, const char *what, const char *fmt, double paper, double run,
+                       int have_run)
 {
-    us >= 0 ? fprintf(f, " %.2f ms |", us / 1000) : fprintf(f, " - |");
+    char a[48] = "-", b[48] = "-";
+    if (paper >= 0)
+        snprintf(a, sizeof(a), fmt, paper);
+    if (have_run && run >= 0)
+        snprintf(b, sizeof(b), fmt, run);
+    fprintf(f, "| %s | %s | %s |\n", what, a, b);
+}
+
+/* A latency in us as the paper writes it: ms to two decimals, seconds from one second. */
+static void lat_text(char *b, size_t len, double us)
+{
+    if (us < 0)
+        snprintf(b, len, "-");
+    else
+        snprintf(b, len, us >= 1e6 ? "%.2f s" : "%.2f ms", us >= 1e6 ? us / 1e6 : us / 1e3);
+}
+
+/* A corrected latency of the phase beside the paper's (us; < 0: not stated). */
+static void lat_row(FILE *f, const char *what, double paper, json_t *load, const char *key,
+                    int have_run)
+{
+    char a[48], b[48];
+    lat_text(a, sizeof(a), paper);
+    lat_text(b, sizeof(b), have_run ? kb_jnum(load, "corrected_us", key) : -1);
+    fprintf(f, "| %s | %s | %s |\n", what, a, b);
+}
+
+/* first..last of a sampled series (scale: bytes to KiB), "-" without one. */
+static void series_row(FILE *f, const char *what, double paper, json_t *ser, double scale)
+{
+    char a[48] = "-", b[64] = "-";
+    if (paper >= 0)
+        snprintf(a, sizeof(a), "%.0f, flat", paper);
+    if (ser)
+        snprintf(b, sizeof(b), "%.0f..%.0f", kb_jnum(ser, "first", NULL) / scale,
+                 kb_jnum(ser, "last", NULL) / scale);
+    fprintf(f, "| %s | %s | %s |\n", what, a, b);
+}
+
+/* One phase, the paper's figures in a column of their own beside this run's. */
+static void beside_phase(FILE *f, const struct kb_soak_report *s, size_t i, json_t *v,
+                         const struct kb_published_soak_phase *pp, const char *pg)
+{
+    json_t *load = json_object_get(v, "load"), *rss = json_object_get(v, "rss_bytes");
+    int db = !strcmp(s->ph[i].route, "db"), have = v != NULL;
+    fprintf(f, "### %s at %ld req/s\n\n| | paper's host%s%s | this run |\n|---|---:|---:|\n",
+            s->ph[i].route, s->ph[i].rate, s->paper->section ? ", section " : "",
+            s->paper->section ? s->paper->section : "");
+    if (pp && pp->rate != s->ph[i].rate)
+        fprintf(f, "| requested/s | %ld | %ld |\n", pp->rate, s->ph[i].rate);
+    beside_row(f, "achieved/s", "%.2f", pp ? pp->achieved_rps : -1,
+               kb_jnum(load, "achieved_rps", NULL), have);
+    beside_row(f, "delivery (achieved / requested)", "%.3f %%", pp && pp->achieved_rps >= 0
+               ? 100 * pp->achieved_rps / pp->rate : -1, 100 * kb_jnum(load, "delivery", NULL),
+               have);
+    lat_row(f, "corrected p50", pp ? pp->p50_us : -1, load, "p50", have);
+    lat_row(f, "corrected p99", pp ? pp->p99_us : -1, load, "p99", have);
+    lat_row(f, "corrected p99.9", pp ? pp->p999_us : -1, load, "p999", have);
+    lat_row(f, "corrected max", pp ? pp->max_us : -1, load, "max", have);
+    series_row(f, "RSS KiB (this run: first..last sample)", pp ? pp->rss_kib : -1, rss, 1024);
+    series_row(f, "descriptors (this run: first..last)", pp ? pp->fds : -1,
+               json_object_get(v, "fds"), 1);
+    beside_row(f, "samples", "%.0f", pp && pp->observations > 0 ? (double)pp->observations : -1,
+               (double)json_integer_value(json_object_get(rss, "n")), have);
+    if (db) {
+        fprintf(f, "| /db design | %s | %s |\n", pp && pp->db_mode ? pp->db_mode : "-",
+                s->db_mode ? s->db_mode : "?");
+        fprintf(f, "| PostgreSQL | 16 (the papers') | %s (run.json) |\n", pg[0] ? pg : "unknown");
+    }
+    fprintf(f, "\n");
 }
 
 /* The paper's one-hour phases beside this run's, phase by phase. */
-static void paper_section(FILE *f, const struct kb_soak_report *s, json_t **v)
+static void paper_section(FILE *f, const struct kb_soak_report *s, json_t **v, const char *pg)
 {
     const struct kb_published_soak *ps = s->paper;
     if (!ps || !ps->nphases) {
@@ -124,43 +196,21 @@ static void paper_section(FILE *f, const struct kb_soak_report *s, json_t **v)
         return;
     }
     fprintf(f, "## Beside the paper's one-hour qualification\n\n"
-            "| phase | requested/s | /db design: paper, this run | paper's host: achieved/s "
-            "| corrected p99 | RSS KiB | this run: achieved/s | corrected p99 | RSS KiB, last "
-            "sample | descriptors, last sample |\n"
-            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (size_t i = 0; i < s->nph; i++) {
-        const struct kb_published_soak_phase *pp = NULL;
-        json_t *load = json_object_get(v[i], "load");
-        for (size_t k = 0; k < ps->nphases; k++)
-            if (!strcmp(ps->phases[k].route, s->ph[i].route))
-                pp = &ps->phases[k];
-        fprintf(f, "| %s | %ld | %s, %s |", s->ph[i].route, s->ph[i].rate,
-                pp && pp->db_mode ? pp->db_mode : "-",
-                strcmp(s->ph[i].route, "db") ? "-" : s->db_mode ? s->db_mode : "?");
-        if (pp) {
-            fprintf(f, " %.2f%s |", pp->achieved_rps, pp->rate != s->ph[i].rate ? " (at "
-                    "another rate)" : "");
-            paper_ms(f, pp->p99_us);
-            pp->rss_kib >= 0 ? fprintf(f, " %.0f |", pp->rss_kib) : fprintf(f, " - |");
-        } else {
-            fprintf(f, " - | - | - |");
-        }
-        if (v[i])
-            fprintf(f, " %.2f | %.2f ms | %.0f | %.0f |\n", kb_jnum(load, "achieved_rps", NULL),
-                    kb_jnum(load, "corrected_us", "p99") / 1000,
-                    kb_jnum(json_object_get(v[i], "rss_bytes"), "last", NULL) / 1024,
-                    kb_jnum(json_object_get(v[i], "fds"), "last", NULL));
-        else
-            fprintf(f, " - | - | - | - |\n");
-    }
-    fprintf(f, "\nPaper's host: %s (%s).", ps->host, ps->source);
-    if (ps->fds_max)
-        fprintf(f, " Descriptors on the paper's host: %ld-%ld.", ps->fds_min, ps->fds_max);
+            "Each phase's figures on the paper's host in a column of their own, this run's "
+            "beside them; \"-\" where the paper states none. Paper's host: %s (%s).", ps->host,
+            ps->source);
     if (ps->note)
         fprintf(f, " %s", ps->note);
     fprintf(f, " Orientation, not a target: another CPU, kernel, virtualisation layer or "
             "client moves every figure, and this run is judged by its own criteria above, "
             "never against that column.\n\n");
+    for (size_t i = 0; i < s->nph; i++) {
+        const struct kb_published_soak_phase *pp = NULL;
+        for (size_t k = 0; k < ps->nphases; k++)
+            if (!strcmp(ps->phases[k].route, s->ph[i].route))
+                pp = &ps->phases[k];
+        beside_phase(f, s, i, v[i], pp, pg);
+    }
 }
 
 /* One phase's windows, first against last. */
@@ -234,7 +284,7 @@ static int newer_evidence(const struct kb_soak_report *s, char *err, size_t errl
 
 int kb_report_soak(const struct kb_soak_report *s, size_t *complete, char *err, size_t errlen)
 {
-    char *buf = NULL, path[4300];
+    char *buf = NULL, path[4300], pg[128] = "";
     size_t len = 0;
     FILE *f;
     json_t **v = calloc(s->nph ? s->nph : 1, sizeof(*v));
@@ -249,7 +299,7 @@ int kb_report_soak(const struct kb_soak_report *s, size_t *complete, char *err, 
         free(v);
         return -1;
     }
-    report_header(f, s);
+    report_header(f, s, pg, sizeof(pg));
     for (size_t i = 0; i < s->nph; i++) {
         v[i] = phase_verdict(&s->ph[i]);
         *complete += v[i] != NULL;
@@ -261,7 +311,7 @@ int kb_report_soak(const struct kb_soak_report *s, size_t *complete, char *err, 
         if (v[i])
             report_notes(f, i, &s->ph[i], v[i]);
     fprintf(f, "\n");
-    paper_section(f, s, v);
+    paper_section(f, s, v, pg);
     fprintf(f, "## Decay: each phase's windows, first against last\n\n");
     for (size_t i = 0; i < s->nph; i++) {
         if (v[i])

@@ -176,7 +176,7 @@ static int setup(struct kb_curve *cv, const struct kb_curve_opts *a, char *err, 
 {
     const struct kb_fixture_opts fo = { .backend = a->backend,
         .build = a->build ? a->build : kb_root_build(), .server_cpus = a->scpus,
-        .client_cpus = a->ccpus, .load_cmd = a->load_cmd, .no_limits = a->no_limits,
+        .client_cpus = a->ccpus, .controller_cpus = a->ctlcpus, .load_cmd = a->load_cmd, .no_limits = a->no_limits,
         .client_other = a->client_other, .image = a->image, .agent = a->agent,
         .target = a->target, .agent_token = a->agent_token };
     cv->free_ports = a->free_ports;

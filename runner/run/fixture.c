@@ -59,15 +59,34 @@ static int placement(struct kb_fixture *fx, const struct kb_fixture_opts *o, cha
     return 0;
 }
 
-/* The runner on the client's CPUs: what it does while a point runs (sampling, the /stats
- * reader) then competes with the load generator, which the client's verdicts account for,
- * and never with the server, whose CPU is the one being measured. */
-static int pin_controller(struct kb_fixture *fx, char *err, size_t errlen)
+/* The runner on its declared CPUs (--controller-cpus: the second paper's controller had
+ * CPU 0 to itself), else on the client's: what it does while a point runs (sampling, the
+ * /stats reader) then competes with the load generator, which the client's verdicts account
+ * for. Never with the server, whose CPU is the one being measured: a declared list that
+ * shares a CPU with it is refused. */
+static int pin_controller(struct kb_fixture *fx, const char *list, char *err, size_t errlen)
 {
-    cpu_set_t got;
-    if (sched_setaffinity(0, sizeof(fx->client_set), &fx->client_set) < 0 ||
+    cpu_set_t want = fx->client_set, got, srv;
+    char canon[64], why[400];
+    if (list) {
+        if (kb_cpulist_parse_online(list, &want, canon, sizeof(canon), why, sizeof(why)) < 0) {
+            snprintf(err, errlen, "controller CPUs: %s", why);
+            return -1;
+        }
+        kb_cpulist_parse_online(fx->server_cpus, &srv, NULL, 0, why, sizeof(why));
+        CPU_AND(&srv, &srv, &want);
+        if (CPU_COUNT(&srv) > 0 && kb_sandbox_on_this_host(fx->sandbox)) {
+            snprintf(err, errlen, "controller CPUs %s and server CPUs %s overlap: the runner "
+                     "must never take the CPU the server is measured on", canon,
+                     fx->server_cpus);
+            return -1;
+        }
+        fx->controller_declared = 1;
+    }
+    if (sched_setaffinity(0, sizeof(want), &want) < 0 ||
         sched_getaffinity(0, sizeof(got), &got) < 0) {
-        snprintf(err, errlen, "pinning the runner to the client CPUs %s: %s", fx->client_cpus,
+        snprintf(err, errlen, "pinning the runner to the %s CPUs %s: %s",
+                 list ? "controller" : "client", list ? list : fx->client_cpus,
                  strerror(errno));
         return -1;
     }
@@ -92,7 +111,8 @@ int kb_fixture_setup(struct kb_fixture *fx, const struct kb_contract *c, const s
     /* the backend may decide (an agent on another host applies limits or not) */
     fx->no_limits = kb_sandbox_no_limits(fx->sandbox);
     snprintf(fx->target, sizeof(fx->target), "%s", kb_sandbox_target(fx->sandbox));
-    if (placement(fx, o, err, errlen) < 0 || pin_controller(fx, err, errlen) < 0)
+    if (placement(fx, o, err, errlen) < 0 ||
+        pin_controller(fx, o->controller_cpus, err, errlen) < 0)
         return -1;
     /* our own binary by default: the very image whose hash the run records */
     fx->self_exec = !o->load_cmd;

@@ -35,6 +35,8 @@ struct kb_fixture_opts {
     const char *backend;           /* the sandbox backend's name (--backend) */
     const char *build;             /* where the built fixtures live */
     const char *server_cpus, *client_cpus;   /* placement lists (runner/util/cpulist.h) */
+    const char *controller_cpus;   /* the runner's own CPUs (--controller-cpus); NULL: the
+                                    * client's */
     const char *load_cmd;          /* NULL: this kneebench, through /proc/self/exe */
     int no_limits;
     int client_other;              /* load threads in SCHED_OTHER instead of SCHED_FIFO 1 */
@@ -66,6 +68,7 @@ struct kb_fixture {
     int client_rt;                 /* pass --rt to the load generator (kneebench load) */
     char server_cpus[64], client_cpus[64];   /* canonical */
     char controller_cpus[64];      /* where the runner itself runs, read back after pinning */
+    int controller_declared;       /* --controller-cpus gave them; else the client's */
     cpu_set_t client_set;
     char load_cmd[4096];
     int self_exec;                 /* exec /proc/self/exe: the image the run hashed */
@@ -85,8 +88,9 @@ struct kb_fixture {
 /* The sandbox opened (and checked available unless no_limits; its backend may then decide
  * that limits do not apply), its target, placement and load command; and the runner itself
  * -- the controller: its samplers, preflights, readiness waits and /stats reader, every thread
- * it starts after this -- pinned to the client CPUs, off the server's (controller_cpus is the
- * kernel's read-back). What it starts for the server's side is placed explicitly (the
+ * it starts after this -- pinned to o->controller_cpus, or to the client CPUs without them,
+ * off the server's either way: a controller list that shares a CPU with the server's is
+ * refused (controller_cpus is the kernel's read-back). What it starts for the server's side is placed explicitly (the
  * fixture's cgroup or affinity, PostgreSQL's pinning). 0, or -1; call kb_fixture_close() either
  * way. */
 int kb_fixture_setup(struct kb_fixture *fx, const struct kb_contract *c, const struct kb_fixture_opts *o,

@@ -1,5 +1,7 @@
 /* qualify.h -- the db qualification's judgement (docs/protocol.md, "The db qualification"):
- * seed 001's criteria as the paper states them, applied to what `kneebench qualify` sampled.
+ * seed 001's readiness qualification's criteria as the paper states them (delivery, bounded
+ * latency, zero growth, exact responses) and its continuation run's evidence made criteria
+ * (/stats read densely, gauges back at zero), applied to what `kneebench qualify` sampled.
  *
  * Owns: kb_qual_growth (the rise of a sampled series above its first sample: "zero growth"
  * means none at the sampling resolution), kb_qual_stats_summary (the /stats series read:

@@ -311,13 +311,14 @@ int kb_run_identity(struct kb_run *r, int argc, char **argv, const char *kind,
         json_decref(extra);
         return -1;
     }
-    body = json_pack("{s:s,s:o,s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:{s:i,s:I,s:i,s:s,s:s},s:s}",
+    body = json_pack("{s:s,s:o,s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:{s:i,s:I,s:i,s:s,s:s},s:s,s:b}",
         "started", when, "command_line", command_line(argc, argv), "runner_sha256", hex,
         "contract", r->c.path, "contract_sha256", chex, "host", kb_host_identity(),
         "runtime_versions", versions, "backend", r->backend, "unconstrained",
         r->fx.no_limits, "limits_requested", "cpus", r->c.cpus, "memory_bytes",
         (json_int_t)r->c.memory_bytes, "pids", r->c.pids, "server_cpus", r->fx.server_cpus,
-        "client_cpus", r->fx.client_cpus, "controller_cpus", r->fx.controller_cpus);
+        "client_cpus", r->fx.client_cpus, "controller_cpus", r->fx.controller_cpus,
+        "controller_cpus_declared", r->fx.controller_declared);
     /* kind first, as a reader sees it */
     run = kind ? json_pack("{s:s}", "kind", kind) : json_object();
     json_object_update(run, body);

@@ -409,7 +409,7 @@ static int setup(struct kb_soakrun *s, const struct kb_soak_opts *a, char *err, 
 {
     const struct kb_fixture_opts fo = { .backend = a->backend,
         .build = a->build ? a->build : kb_root_build(), .server_cpus = a->scpus,
-        .client_cpus = a->ccpus, .load_cmd = a->load_cmd, .no_limits = a->no_limits,
+        .client_cpus = a->ccpus, .controller_cpus = a->ctlcpus, .load_cmd = a->load_cmd, .no_limits = a->no_limits,
         .image = a->image };
     if (kb_run_open(&s->r, "soak", a->out, a->contract, err, errlen) < 0)
         return -1;

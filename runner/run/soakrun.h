@@ -31,6 +31,7 @@
 /* What the command line asks for (< 0: the contract's). */
 struct kb_soak_opts {
     const char *out, *phases, *rates, *backend, *scpus, *ccpus, *build, *load_cmd, *contract;
+    const char *ctlcpus;           /* --controller-cpus, NULL: the client's */
     const char *image, *db_mode;
     double duration, warmup, settle, every, drain, min_delivery;
     double rss_pct, rss_floor, fd_pct, fd_floor, client_cpu_max, client_lag_max_us;

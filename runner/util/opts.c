@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runner/util/cpulist.h"
 #include "runner/util/units.h"
 
 #define HOUR 3600.0
@@ -200,6 +201,17 @@ int kb_opt_percent(const char *name, const char *v, const struct kb_bound *b, do
                    char *err, size_t errlen)
 {
     return plain(F_PERCENT, name, v, b, out, err, errlen);
+}
+
+int kb_opt_cpulist(const char *name, const char *v, char *err, size_t errlen)
+{
+    cpu_set_t set;
+    char why[256];
+    if (kb_cpulist_parse_online(v, &set, NULL, 0, why, sizeof(why)) >= 0)
+        return 0;
+    snprintf(err, errlen, "%s must be a CPU list of this host's online CPUs (0, 1-3, 0,2), "
+             "not '%s' (%s)", name, v, why);
+    return -1;
 }
 
 int kb_opt_dispatch(const char *v, int *per_connection)

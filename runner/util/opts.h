@@ -91,6 +91,10 @@ int kb_opt_number(const char *name, const char *v, const struct kb_bound *b, dou
 int kb_opt_percent(const char *name, const char *v, const struct kb_bound *b, double *out,
                    char *err, size_t errlen);
 
+/* A CPU list of this host's online CPUs (runner/util/cpulist.h: 0, 1-3, 0,2), read before
+ * anything is made: 0, or -1 with "NAME must be a CPU list ..., not 'V' (why)" in err. */
+int kb_opt_cpulist(const char *name, const char *v, char *err, size_t errlen);
+
 /* --dispatch any|per-connection (load, knee, curve): 0 and *per_connection, or -1. */
 int kb_opt_dispatch(const char *v, int *per_connection);
 

@@ -178,6 +178,9 @@ def every_command_refuses_a_bad_number_naming_it():
         (["calibrate", "--steps", "33"], "--steps"),
         (["curve", "--connections", "1e10"], "--connections"),
         (["curve", "--rates", "4k,inf"], "--rates"),
+        (["curve", "--controller-cpus", "x"], "--controller-cpus"),
+        (["soak", "--controller-cpus", "3-1"], "--controller-cpus"),
+        (["qualify", "--controller-cpus", "99999"], "--controller-cpus"),
     ]
     for i, (argv, name) in enumerate(cases):
         d = os.path.join(TMP, f"refused-{i}")
@@ -203,6 +206,22 @@ def every_command_refuses_a_bad_number_naming_it():
         p = kb(*argv)
         assert p.returncode == 2, (argv, p.returncode, p.stderr)
         assert p.stderr.startswith(f"kneebench {argv[0]}: {name} must be "), (argv, p.stderr)
+
+
+@test
+def controller_cpus_on_the_servers_are_refused():
+    """--controller-cpus (curve, soak, qualify): the runner's own CPUs, never the server's. A
+    list that shares a CPU with the server's is refused, naming both, before the run
+    directory is made (--no-limits: no cgroups needed to get that far)."""
+    need(KB)
+    for cmd, where in (("curve", "--run"), ("soak", "--out"), ("qualify", "--out")):
+        d = os.path.join(TMP, f"controller-{cmd}")
+        extra = ["--runtimes", "go"] if cmd == "curve" else []
+        p = kb(cmd, where, d, "--no-limits", "--server-cpus", "0", "--client-cpus", "1-",
+               "--controller-cpus", "0-1", *extra, timeout=30)
+        assert p.returncode == 2, (cmd, p.returncode, p.stderr)
+        assert "controller CPUs 0-1 and server CPUs 0 overlap" in p.stderr, (cmd, p.stderr)
+        assert not os.path.exists(d), cmd
 
 
 @test

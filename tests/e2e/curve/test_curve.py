@@ -137,7 +137,7 @@ def check_rows_follow_evidence(run, plan, rep, md):
             assert cells[4:6] == ["-"] * 2, cells
         if lat.get("is_bound", {}).get("p99"):
             assert cells[5].startswith(">= "), cells
-        assert cells[7] == v["verdict"], (cells, v["verdict"])
+        assert cells[-2] == v["verdict"], (cells, v["verdict"])  # a paper column may precede
         cpu = v["server"].get("cpu_us_per_response")
         assert (c["server_cpu_us_per_response"] == "") == (cpu is None), (p, c)
     # the answer first: one ranked row per runtime, before anything else
@@ -185,6 +185,7 @@ def expected_verdict(v):
 
 
 _main = {}
+CONTROLLER = str(os.cpu_count() - 1)      # the last CPU: the client's "1-" includes it
 
 
 def main_run():
@@ -193,7 +194,9 @@ def main_run():
     if not _main:
         run = os.path.join(TMP, "main")
         t0 = time.monotonic()
-        r = curve(run, "--runtimes", f"go,{SECOND}", "--rates", "500,1000")
+        # the runner on a CPU of its own where the host has one past the client's first
+        r = curve(run, "--runtimes", f"go,{SECOND}", "--rates", "500,1000",
+                  "--controller-cpus", CONTROLLER)
         _main.update(run=run, proc=r, wall=time.monotonic() - t0)
         assert r.returncode == 0, r.stdout + r.stderr
     return _main["run"]
@@ -209,6 +212,9 @@ def evidence_layout_and_progress():
     for k in ("runner_sha256", "contract_sha256", "host", "runtime_versions", "command_line"):
         assert runj[k], k
     assert len(runj["runner_sha256"]) == 64
+    # --controller-cpus applied: the kernel's read-back of the runner's own affinity
+    assert runj["controller_cpus"] == CONTROLLER and runj["controller_cpus_declared"] is True, \
+        (runj["controller_cpus"], runj.get("controller_cpus_declared"))
     for rt in plan["runtimes"]:
         for f in ("limits.json", "identity.json", "preflight.json", "fixture.log"):
             assert os.path.exists(f"{run}/fixtures/{rt}/{f}"), (rt, f)

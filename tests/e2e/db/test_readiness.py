@@ -228,6 +228,9 @@ def report_shows_the_paper_s_curve_beside_this_run_s():
     flat = sec.replace("\n", " ")
     assert f"PostgreSQL CPUs {pl['db']} (by default)" in flat, sec
     assert (", disjoint" in flat) if pl["disjoint"] else (pl["note"] in flat), (pl, sec)
+    # the host's PostgreSQL beside the papers' 16, as run.json records it
+    ver = load(r, "run.json")["runtime_versions"]["postgresql"]
+    assert f"the papers ran PostgreSQL 16; this run's is {ver} (run.json)" in flat, sec
     assert js["paper_knee"]["last_held_rps"] == last
     assert js["paper_knee"]["first_missed_rps"] == first
     # this run's knee follows from its own points' server verdicts

@@ -581,6 +581,82 @@ def evidence_that_cannot_be_real_is_refused_by_name():
     r = report(run)
     assert r.returncode == 2 and "not a regular file" in r.stderr, (r.returncode, r.stderr)
 
+def paper_fig(rt, route, rate):
+    """The contract's published figures for rt on route at rate, or None."""
+    return next((f for f in CONTRACT["published"]["points"]["figures"]
+                 if (f["runtime"], f["route"], f["rate"]) == (rt, route, rate)), None)
+
+
+def md_table_rows(md, rt, route):
+    """{rate: {column: cell}} of report.md's per-runtime table for rt on route."""
+    t = md[md.index(f"#### {rt}, {route}\n\n| req/s |"):]
+    lines = t[:t.index("\n\n", t.index("|---"))].splitlines()[2:]
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in lines[2:]]
+    return {int(r[0]): dict(zip(head, r)) for r in rows}
+
+
+@test
+def the_papers_figures_sit_beside_the_runs_point():
+    """Each point the first paper gives figures for has them in a column of its own beside
+    the run's point at the same runtime, route and rate (report.md, report.html, report.json);
+    blank at a rate it gives none for, absent from a run with no such point; the verdicts are
+    the run's own (the paper's 60,000 held; this run's, made uncontrolled, stays so)."""
+    need(KB)
+    sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+    from synthrun import synth_run
+    rates = [30000, 45000, 60000]
+    pts = {}
+    for rt in ("gray-static", "go"):
+        for rate in rates:
+            held = rate <= (60000 if rt == "gray-static" else 30000) and rate != 60000
+            pts[(rt, "plaintext", rate)] = ("controlled" if held else "uncontrolled", None,
+                                            rate * (0.99 if held else 0.7),
+                                            2000 if held else 900000, False, 0)
+    run = os.path.join(TMP, "paper-points")
+    synth_run(run, ["gray-static", "go"], ["plaintext"], rates, pts)
+    r = report(run)
+    assert r.returncode == 0, r.stdout + r.stderr
+    md = open(os.path.join(run, "report.md")).read()
+    html = open(os.path.join(run, "report.html")).read()
+    col = "paper's host (orientation)"
+    seen = 0
+    for rt in ("gray-static", "go"):
+        rows = md_table_rows(md, rt, "plaintext")
+        for rate in rates:
+            fig, cell = paper_fig(rt, "plaintext", rate), rows[rate][col]
+            # the run's verdict, whatever the paper's point did
+            assert rows[rate]["verdict"] == pts[(rt, "plaintext", rate)][0], rows[rate]
+            if fig is None:
+                assert cell == "", (rt, rate, cell)
+                continue
+            seen += 1
+            assert f"p99 {fig['p99_us'] / 1000:.2f} ms" in cell, (rt, rate, cell)
+            assert f"(section {fig['section']})" in cell, cell
+            if "achieved_rps" in fig:
+                assert f"{fig['achieved_rps']:.2f}/s" in cell, cell
+            if "p50_us" in fig:
+                assert f"p50 {fig['p50_us'] / 1000:.2f} ms" in cell, cell
+                assert f"p99.9 {fig['p999_us'] / 1000:.2f} ms" in cell, cell
+            # the same cell in report.html's points table, beside that point's row
+            row = re.search(rf"<tr><td>{rt}</td><td>plaintext</td><td class=\"n\">{rate}</td>"
+                            rf".*?<td class=\"paper\">([^<]*)</td>", html)
+            assert row and row.group(1) == cell.replace("&", "&amp;"), (rt, rate, row)
+    assert seen == 3, seen
+    assert "<th>paper's host (orientation)</th>" in html
+    assert re.search(r'<td class="n">30000</td>.*?<td class="paper"></td>', html)
+    rep = load(os.path.join(run, "report.json"))
+    assert rep["published"]["points"] == CONTRACT["published"]["points"]["figures"]
+    # a run at rates the paper gives no figures for has no such column
+    low = os.path.join(TMP, "paper-points-none")
+    synth_run(low, ["gray-static"], ["plaintext"], [100, 200],
+              {("gray-static", "plaintext", k): ("controlled", None, k, 2000, False, 0)
+               for k in (100, 200)})
+    assert report(low).returncode == 0
+    assert col not in open(os.path.join(low, "report.md")).read()
+    assert "paper's host (orientation)" not in open(os.path.join(low, "report.html")).read()
+
+
 if __name__ == "__main__":
     try:
         exit_with("test-report-e2e", sys.argv[1:])

@@ -120,6 +120,16 @@ START_TEST(markdown_sets_the_run_beside_the_paper)
     ck_assert_msg(strstr(md, line) != NULL, "%s\n%s", line, md);
     ck_assert(strstr(md, "`suspended_now=0 queries_in_flight=0 queued=0 pool_busy=0"));
     ck_assert(strstr(md, "`active_tasks=0"));
+    /* no version recorded (run.json absent here): no PostgreSQL line */
+    ck_assert_ptr_null(strstr(md, "the paper's runs used PostgreSQL 16"));
+    /* the criteria attributed to the run of the paper's that states each */
+    ck_assert(strstr(md, "the /stats rate and the gauges back at zero come from its continuation"));
+    free(md);
+    /* the host's PostgreSQL beside the papers' 16, as run.json records it */
+    json_object_set_new(r, "postgresql", json_string("psql (PostgreSQL) 15.14"));
+    md = kb_qual_report_md(r);
+    ck_assert_msg(strstr(md, "the paper's runs used PostgreSQL 16; this run's is psql "
+                             "(PostgreSQL) 15.14 (run.json)") != NULL, "%s", md);
     free(md);
     json_decref(r);
     json_decref(v);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -68,6 +69,49 @@ START_TEST(expand_fills_placeholders)
 }
 END_TEST
 
+/* --controller-cpus: the runner pinned to the declared CPUs and the kernel's read-back
+ * recorded; a list sharing a CPU with the server's is refused before anything starts. On a
+ * host with a third CPU the controller gets one of its own, off the client's too. */
+START_TEST(controller_pinned_where_declared)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    char want[24], e[512];
+    cpu_set_t before, got;
+    struct kb_contract c;
+    struct kb_fixture fx;
+    struct kb_fixture_opts o = { .backend = "native", .build = "/nonexistent", .no_limits = 1,
+                                 .server_cpus = "0", .client_cpus = "1" };
+    if (n < 2)
+        return;            /* one CPU: no placement to test */
+    ck_assert_int_eq(sched_getaffinity(0, sizeof(before), &before), 0);
+    memset(&c, 0, sizeof(c));
+    snprintf(want, sizeof(want), "%ld", n >= 3 ? n - 1 : 1);
+    o.controller_cpus = want;
+    memset(&fx, 0, sizeof(fx));
+    ck_assert_msg(kb_fixture_setup(&fx, &c, &o, e, sizeof(e)) == 0, "%s", e);
+    ck_assert_int_eq(fx.controller_declared, 1);
+    ck_assert_str_eq(fx.controller_cpus, want);
+    ck_assert_int_eq(sched_getaffinity(0, sizeof(got), &got), 0);
+    ck_assert_int_eq(CPU_COUNT(&got), 1);
+    ck_assert(CPU_ISSET(n >= 3 ? n - 1 : 1, &got));
+    kb_fixture_close(&fx);
+    /* not declared: the client's, as before */
+    o.controller_cpus = NULL;
+    memset(&fx, 0, sizeof(fx));
+    ck_assert_msg(kb_fixture_setup(&fx, &c, &o, e, sizeof(e)) == 0, "%s", e);
+    ck_assert_int_eq(fx.controller_declared, 0);
+    ck_assert_str_eq(fx.controller_cpus, "1");
+    kb_fixture_close(&fx);
+    /* on the server's CPU, or sharing it: refused, naming both */
+    o.controller_cpus = "0-1";
+    memset(&fx, 0, sizeof(fx));
+    ck_assert_int_eq(kb_fixture_setup(&fx, &c, &o, e, sizeof(e)), -1);
+    ck_assert_msg(strstr(e, "controller CPUs 0-1 and server CPUs 0 overlap") != NULL, "%s", e);
+    kb_fixture_close(&fx);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof(before), &before), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("fixture");
@@ -75,6 +119,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, kb_tmp_setup, kb_tmp_teardown);
     tcase_add_test(tc, load_problems_named);
     tcase_add_test(tc, expand_fills_placeholders);
+    tcase_add_test(tc, controller_pinned_where_declared);
     suite_add_tcase(s, tc);
     return s;
 }
