@@ -8,12 +8,16 @@
  * notice frees the slot and bumps its generation; an answer whose token names an older
  * generation or a slot no longer WAITING is dropped.
  *
- * Blocking (--db-mode blocking): the handler runs the query on the loop (dbblock.h) and
- * answers in the same call; nothing is parked, so the slots stay unused. */
+ * Blocking (--db-mode blocking): the same slots and tokens, but the query goes to a task
+ * worker (dbworkers.h) parked on a synchronous libpq call; its answer comes back on the loop.
+ *
+ * Inline (--db-mode inline): the handler runs the query on the loop (dbblock.h) and answers
+ * in the same call; nothing is parked, so the slots stay unused. */
 #define _POSIX_C_SOURCE 200809L
 #include "gray-static/db.h"
 
 #include "gray-static/dbblock.h"
+#include "gray-static/dbworkers.h"
 #include "gray-static/pgpool.h"
 #include "gray-static/pqdl.h"
 
@@ -40,7 +44,8 @@ struct db_req {
     uint32_t slot, gen, next_free;   /* next_free: slot + 1, 0 = none */
     enum req_state state;
     struct gs_request *req;
-    struct pg_ticket ticket;
+    struct pg_ticket ticket;         /* readiness: the pool's name for the query */
+    struct gs_dbw_job *job;          /* blocking: the workers' name for it */
     int fd;                          /* client socket watched for EPOLLRDHUP; -1 none */
     int sleep_route;                 /* answer shape: /db-sleep rather than /db */
     struct answer ans;
@@ -50,7 +55,8 @@ struct gs_db {
     struct gs_server *srv;
     struct gs_loop *loop;
     struct pg_pool *pool;            /* readiness: NULL without a conninfo */
-    struct gs_dbblock *block;        /* blocking: NULL otherwise */
+    struct gs_dbworkers *workers;    /* blocking: NULL otherwise */
+    struct gs_dbblock *block;        /* inline: NULL otherwise */
     struct gs_stats st;
     long world_rows;
     uint64_t rng;
@@ -59,8 +65,8 @@ struct gs_db {
     uint32_t nreqs, free_head;
 };
 
-/* Both designs send the same SQL: the readiness pool prepares it once per connection, the
- * blocking route sends its text with the parameter on every request. */
+/* Every design sends the same SQL: the readiness pool prepares it once per connection, the
+ * blocking workers and the inline route send its text with the parameter on every request. */
 static const struct pg_stmt db_stmts[] = {
     { "world", "SELECT id, randomnumber FROM world WHERE id = $1", 1 },
     { "sleep", "SELECT pg_sleep($1::float8 / 1000)", 1 },
@@ -159,6 +165,17 @@ static void wake(struct db_req *r, enum req_state s)
     gs_request_resume(r->req);
 }
 
+/* Nobody wants r's answer any more. Readiness: a running query retires its connection.
+ * Blocking: a queued job never runs; a worker parked on it finishes and is discarded. */
+static void abandon(struct db_req *r)
+{
+    if (r->db->workers)
+        gs_dbworkers_drop(r->db->workers, r->job);
+    else
+        pg_pool_cancel(r->db->pool, r->ticket);
+    r->job = NULL;
+}
+
 static void client_gone(void *arg, uint32_t events)
 {
     struct db_req *r = arg;
@@ -166,7 +183,7 @@ static void client_gone(void *arg, uint32_t events)
     (void)events;
     if (r->state != R_WAITING)
         return;
-    pg_pool_cancel(r->db->pool, r->ticket);   /* a running query retires its connection */
+    abandon(r);
     wake(r, R_GONE);
 }
 
@@ -233,6 +250,15 @@ static void on_result(uint64_t token, enum pg_outcome o, const PGresult *res, co
     wake(r, R_ANSWERED);
 }
 
+static void on_worker_result(uint64_t token, enum pg_outcome o, const PGresult *res, void *arg)
+{
+    struct db_req *r = slot_of(arg, token);
+
+    if (r)
+        r->job = NULL;                           /* freed by the workers after this call */
+    on_result(token, o, res, NULL, arg);
+}
+
 static enum MHD_Result respond_json(struct gs_request *req, unsigned status, const char *body,
                                     size_t len)
 {
@@ -249,7 +275,7 @@ static void on_done(struct gs_request *req, enum MHD_RequestTerminationCode toe)
     if (!r)
         return;
     if (r->state == R_WAITING) {                 /* ended while parked (shutdown) */
-        pg_pool_cancel(r->db->pool, r->ticket);
+        abandon(r);
         unwatch_client(r);
         gs_stats_resume(&r->db->st);
     }
@@ -294,13 +320,20 @@ static enum MHD_Result start_query(struct gs_request *req, const char *stmt, con
     }
     r->req = req;
     r->sleep_route = sleep_route;
-    o = pg_pool_submit(d->pool, stmt, 1, &param, on_result, d, token_of(r), &r->ticket);
+    if (d->workers)
+        o = gs_dbworkers_submit(d->workers, db_stmts[sleep_route].sql, param, on_worker_result,
+                                d, token_of(r), &r->job);
+    else
+        o = pg_pool_submit(d->pool, stmt, 1, &param, on_result, d, token_of(r), &r->ticket);
     if (o == PG_OK) {
         park(r);
         return MHD_YES;
     }
     slot_free(r);                                /* answered now, never parked */
-    if (o == PG_UNAVAILABLE) {
+    if (o == PG_UNAVAILABLE && d->workers) {
+        static const char full[] = "{\"error\":\"database queue full\"}";
+        return respond_json(req, 503, full, sizeof(full) - 1);
+    } else if (o == PG_UNAVAILABLE) {
         static const char down[] = "{\"error\":\"database unavailable\"}";
         return respond_json(req, 503, down, sizeof(down) - 1);
     } else {
@@ -345,7 +378,7 @@ static enum MHD_Result db_sleep_route(struct gs_request *req)
     return start_query(req, "sleep", ms, 1);
 }
 
-/* ---- the blocking design's handlers: the query runs here, on the loop ---------------- */
+/* ---- the inline design's handlers: the query runs here, on the loop ------------------- */
 
 static enum MHD_Result block_query(struct gs_request *req, const char *sql, const char *param,
                                    int sleep_route)
@@ -385,7 +418,11 @@ static enum MHD_Result stats_route(struct gs_request *req)
 {
     struct gs_db *d = req->route->arg;
     char buf[1024];
-    int n = gs_stats_json(&d->st, buf, sizeof(buf));
+    int n;
+
+    if (d->workers)
+        gs_dbworkers_sync(d->workers);
+    n = gs_stats_json(&d->st, buf, sizeof(buf));
 
     if (n < 0) {
         static const char err[] = "{\"error\":\"stats\"}";
@@ -404,7 +441,7 @@ static void on_stop(void *arg)
     for (uint32_t i = 0; i < d->nreqs; i++) {
         struct db_req *r = d->reqs[i];
         if (r->state == R_WAITING) {
-            pg_pool_cancel(d->pool, r->ticket);
+            abandon(r);
             wake(r, R_GONE);
         }
     }
@@ -416,6 +453,8 @@ int gs_db_mode_parse(const char *s, enum gs_db_mode *m)
         *m = GS_DB_READINESS;
     else if (!strcmp(s, "blocking"))
         *m = GS_DB_BLOCKING;
+    else if (!strcmp(s, "inline"))
+        *m = GS_DB_INLINE;
     else
         return -1;
     return 0;
@@ -423,7 +462,7 @@ int gs_db_mode_parse(const char *s, enum gs_db_mode *m)
 
 const char *gs_db_mode_name(enum gs_db_mode m)
 {
-    return m == GS_DB_BLOCKING ? "blocking" : "readiness";
+    return m == GS_DB_BLOCKING ? "blocking" : m == GS_DB_INLINE ? "inline" : "readiness";
 }
 
 static int add_route(struct gs_db *d, const char *path, gs_handler h, unsigned flags, char *err,
@@ -434,14 +473,40 @@ static int add_route(struct gs_db *d, const char *path, gs_handler h, unsigned f
     return gs_server_add_route(d->srv, &r, err, errlen);
 }
 
-/* --db-mode blocking: one connection, queried on the loop, routes answered in one call. */
-static int open_blocking(struct gs_db *d, const struct gs_db_config *c, char *err, size_t errlen)
+/* --db-mode inline: one connection, queried on the loop, routes answered in one call. */
+static int open_inline(struct gs_db *d, const struct gs_db_config *c, char *err, size_t errlen)
 {
     if (!(d->block = gs_dbblock_new(c->conninfo, &d->st, c->log, err, errlen)))
         return -1;
     if (add_route(d, "/db", db_block_route, 0, err, errlen) != 0)
         return -1;
     return c->test_routes ? add_route(d, "/db-sleep", db_block_sleep_route, 0, err, errlen) : 0;
+}
+
+/* The routes both parking designs serve, and the stop hook that wakes what they parked. */
+static int add_parking_routes(struct gs_db *d, const struct gs_db_config *c, char *err,
+                              size_t errlen)
+{
+    if (add_route(d, "/db", db_route, GS_ROUTE_ASYNC, err, errlen) != 0)
+        return -1;
+    if (c->test_routes && add_route(d, "/db-sleep", db_sleep_route, GS_ROUTE_ASYNC, err, errlen) != 0)
+        return -1;
+    return gs_server_on_stop(d->srv, on_stop, d) == 0 ? 0
+         : (snprintf(err, errlen, "too many stop hooks"), -1);
+}
+
+/* --db-mode blocking: N task workers, each parked on a synchronous query. */
+static int open_workers(struct gs_db *d, const struct gs_db_config *c, char *err, size_t errlen)
+{
+    struct gs_dbworkers_config wc = {
+        .conninfo = c->conninfo, .workers = c->workers > 0 ? c->workers : GS_DB_WORKERS_DEFAULT,
+        .queue_max = c->queue_max > 0 ? c->queue_max : GS_DB_QUEUE_DEFAULT,
+        .stats = &d->st, .log = c->log,
+    };
+
+    if (!(d->workers = gs_dbworkers_new(d->loop, &wc, err, errlen)))
+        return -1;
+    return add_parking_routes(d, c, err, errlen);
 }
 
 static int open_pool(struct gs_db *d, const struct gs_db_config *c, char *err, size_t errlen)
@@ -453,12 +518,20 @@ static int open_pool(struct gs_db *d, const struct gs_db_config *c, char *err, s
 
     if (!(d->pool = pg_pool_new(d->loop, &pc, err, errlen)))
         return -1;
-    if (add_route(d, "/db", db_route, GS_ROUTE_ASYNC, err, errlen) != 0)
-        return -1;
-    if (c->test_routes && add_route(d, "/db-sleep", db_sleep_route, GS_ROUTE_ASYNC, err, errlen) != 0)
-        return -1;
-    return gs_server_on_stop(d->srv, on_stop, d) == 0 ? 0
-         : (snprintf(err, errlen, "too many stop hooks"), -1);
+    return add_parking_routes(d, c, err, errlen);
+}
+
+static int open_db(struct gs_db *d, const struct gs_db_config *c, char *err, size_t errlen)
+{
+    switch (c->mode) {
+    case GS_DB_BLOCKING:
+        return open_workers(d, c, err, errlen);
+    case GS_DB_INLINE:
+        return open_inline(d, c, err, errlen);
+    case GS_DB_READINESS:
+        break;
+    }
+    return open_pool(d, c, err, errlen);
 }
 
 struct gs_db *gs_db_new(struct gs_server *srv, const struct gs_db_config *c, char *err,
@@ -480,8 +553,7 @@ struct gs_db *gs_db_new(struct gs_server *srv, const struct gs_db_config *c, cha
     if (c->conninfo)
         d->st.db_mode = gs_db_mode_name(c->mode);
     if (add_route(d, "/stats", stats_route, 0, err, errlen) != 0
-        || (c->conninfo && (c->mode == GS_DB_BLOCKING ? open_blocking(d, c, err, errlen)
-                                                       : open_pool(d, c, err, errlen)) != 0)) {
+        || (c->conninfo && open_db(d, c, err, errlen) != 0)) {
         gs_db_free(d);
         return NULL;
     }
@@ -493,6 +565,7 @@ void gs_db_free(struct gs_db *d)
     if (!d)
         return;
     pg_pool_free(d->pool);
+    gs_dbworkers_free(d->workers);
     gs_dbblock_free(d->block);
     for (uint32_t i = 0; i < d->nreqs; i++) {
         unwatch_client(d->reqs[i]);

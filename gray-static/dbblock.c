@@ -26,7 +26,7 @@ static long long now_ms(void)
 static void note(struct gs_dbblock *b, const char *what, const char *why)
 {
     if (b->log) {
-        fprintf(b->log, "gray-static: db (blocking): %s: %s", what, why && *why ? why : "\n");
+        fprintf(b->log, "gray-static: db (inline): %s: %s", what, why && *why ? why : "\n");
         fflush(b->log);
     }
 }

@@ -1,5 +1,6 @@
-/* dbblock.h -- the blocking /db design: the first paper's original route, kept as the baseline
- * the readiness design (pgpool.h) was built to fix (docs/protocol.md, "The blocking baseline").
+/* dbblock.h -- the inline /db design (--db-mode inline): the limit case of the blocking
+ * baseline, where the query runs on the loop itself rather than on a task worker
+ * (dbworkers.h; docs/protocol.md, "The blocking baseline").
  *
  * Owns one PostgreSQL connection, opened with PQconnectdb, and runs each query with
  * PQexecParams on the calling thread -- the server's one loop -- sending the statement's text

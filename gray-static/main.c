@@ -1,10 +1,12 @@
 /* gray-static -- the C fixture: GET /plaintext and GET /json on libmicrohttpd + jansson,
- * one process, one thread serving every connection (see server.c for the loop and why).
+ * one process, one thread serving every connection (see server.c for the loop and why); with
+ * --db-mode blocking, task worker threads beside it wait on PostgreSQL (dbworkers.h).
  * main() owns the flags, the descriptor limit and the process's exit status; everything
  * else lives in server.c. */
 #define _GNU_SOURCE
 #include "gray-static/server.h"
 #include "gray-static/db.h"
+#include "gray-static/dbworkers.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -20,7 +22,8 @@ static void usage(FILE *f)
             "usage: gray-static [--port N] [--bind ADDR] [--loop KIND] [--turbo]\n"
             "                   [--conn-limit N] [--idle-timeout S] [--head-timeout S]\n"
             "                   [--version] [--help]\n"
-            "                   [--db CONNINFO] [--db-mode MODE] [--db-pool N] [--test-routes]\n"
+            "                   [--db CONNINFO] [--db-mode MODE] [--db-pool N]\n"
+            "                   [--db-workers N] [--db-queue N] [--test-routes]\n"
             "  --port N          TCP port (default 8084; 0 picks a free one)\n"
             "  --bind ADDR       numeric IPv4/IPv6 address (default 127.0.0.1)\n"
             "  --loop KIND       epoll (default: our epoll loop drives MHD), mhd-epoll,\n"
@@ -37,10 +40,15 @@ static void usage(FILE *f)
             "  --db CONNINFO     serve GET /db from PostgreSQL (libpq conninfo); libpq is\n"
             "                    loaded then, and without --db never\n"
             "  --db-mode MODE    readiness (default): queries on a pool driven by socket\n"
-            "                    readiness, requests parked meanwhile; blocking: the first\n"
-            "                    paper's original route, one connection, one synchronous\n"
-            "                    query per request on the loop (the baseline)\n"
+            "                    readiness, requests parked meanwhile; blocking: the\n"
+            "                    papers' baseline, task workers each parked on a\n"
+            "                    synchronous query over its own connection, requests\n"
+            "                    parked and queued for a free worker; inline: one\n"
+            "                    connection, one synchronous query on the loop itself\n"
             "  --db-pool N       database connections (default 64; readiness only)\n"
+            "  --db-workers N    task workers, one connection each (default 16; blocking)\n"
+            "  --db-queue N      /db requests that may wait for a worker; past it 503\n"
+            "                    (default 4096; blocking)\n"
             "  --test-routes     also serve GET /db-sleep?ms=N (pg_sleep; tests only)\n"
             "GET /stats always serves the runtime counters as JSON.\n"
             "On start it prints \"gray-static: listening on ADDR:PORT loop=KIND\" to stdout,\n"
@@ -92,16 +100,31 @@ static int fit_nofile(struct gs_config *c, unsigned reserve)
     return 0;
 }
 
-/* The db flags that mean nothing together: a mode without a database, a pool for the
- * blocking design's one connection. 0, or 2 said on stderr. */
+/* The db flags that mean nothing together: a mode without a database, one design's sizes
+ * given to another. 0, or 2 said on stderr. */
 static int check_db_flags(const struct gs_db_config *dc, int mode_given)
 {
     if (mode_given && !dc->conninfo)
         return fprintf(stderr, "gray-static: --db-mode needs --db CONNINFO\n"), 2;
-    if (dc->mode == GS_DB_BLOCKING && dc->pool_size)
+    if (dc->mode != GS_DB_READINESS && dc->pool_size)
         return fprintf(stderr, "gray-static: --db-pool is the readiness design's; "
-                       "--db-mode blocking has one connection\n"), 2;
+                       "--db-mode %s has no pool\n", gs_db_mode_name(dc->mode)), 2;
+    if (dc->mode != GS_DB_BLOCKING && (dc->workers || dc->queue_max))
+        return fprintf(stderr, "gray-static: --db-workers and --db-queue are the blocking "
+                       "design's (--db-mode blocking)\n"), 2;
     return 0;
+}
+
+/* Descriptors the database side holds: one per connection. */
+static unsigned db_descriptors(const struct gs_db_config *dc)
+{
+    if (!dc->conninfo)
+        return 0;
+    if (dc->mode == GS_DB_BLOCKING)
+        return (unsigned)(dc->workers > 0 ? dc->workers : GS_DB_WORKERS_DEFAULT) + 1;
+    if (dc->mode == GS_DB_INLINE)
+        return 1;
+    return (unsigned)(dc->pool_size > 0 ? dc->pool_size : GS_DB_POOL_DEFAULT);
 }
 
 /* 0: parsed; 1: done (help/version printed); 2: bad usage. */
@@ -109,7 +132,7 @@ static int parse_flags(int argc, char **argv, struct gs_config *c, struct gs_db_
 {
     enum { O_PORT = 'p', O_BIND = 'b', O_LOOP = 'l', O_TURBO = 't', O_VERSION = 'V',
            O_HELP = 'h', O_CONNS = 1000, O_IDLE, O_HEAD, O_DB, O_DB_POOL, O_TEST_ROUTES,
-           O_DB_MODE };
+           O_DB_MODE, O_DB_WORKERS, O_DB_QUEUE };
     static const struct option opts[] = {
         { "port", required_argument, NULL, O_PORT },
         { "bind", required_argument, NULL, O_BIND },
@@ -123,6 +146,8 @@ static int parse_flags(int argc, char **argv, struct gs_config *c, struct gs_db_
         { "db", required_argument, NULL, O_DB },
         { "db-pool", required_argument, NULL, O_DB_POOL },
         { "db-mode", required_argument, NULL, O_DB_MODE },
+        { "db-workers", required_argument, NULL, O_DB_WORKERS },
+        { "db-queue", required_argument, NULL, O_DB_QUEUE },
         { "test-routes", no_argument, NULL, O_TEST_ROUTES },
         { NULL, 0, NULL, 0 },
     };
@@ -169,10 +194,21 @@ static int parse_flags(int argc, char **argv, struct gs_config *c, struct gs_db_
                 return fprintf(stderr, "gray-static: bad --db-pool '%s'\n", optarg), 2;
             dc->pool_size = (int)v;
             break;
+        case O_DB_WORKERS:
+            if (parse_uint(optarg, GS_DBWORKERS_MAX, &v) < 0 || v == 0)
+                return fprintf(stderr, "gray-static: bad --db-workers '%s' (1..%d)\n", optarg,
+                               GS_DBWORKERS_MAX), 2;
+            dc->workers = (int)v;
+            break;
+        case O_DB_QUEUE:
+            if (parse_uint(optarg, 1000000, &v) < 0 || v == 0)
+                return fprintf(stderr, "gray-static: bad --db-queue '%s'\n", optarg), 2;
+            dc->queue_max = v;
+            break;
         case O_DB_MODE:
             if (gs_db_mode_parse(optarg, &dc->mode) < 0)
-                return fprintf(stderr, "gray-static: --db-mode is readiness or blocking, not "
-                               "'%s'\n", optarg), 2;
+                return fprintf(stderr, "gray-static: --db-mode is readiness, blocking or "
+                               "inline, not '%s'\n", optarg), 2;
             mode_given = 1;
             break;
         case O_TEST_ROUTES:
@@ -212,8 +248,7 @@ int main(int argc, char **argv)
     if ((p = parse_flags(argc, argv, &cfg, &dcfg)) != 0)
         return p == 1 ? 0 : 2;
     signal(SIGPIPE, SIG_IGN);
-    if (fit_nofile(&cfg, 64 + (dcfg.conninfo ? (unsigned)(dcfg.pool_size > 0 ? dcfg.pool_size
-                                                         : GS_DB_POOL_DEFAULT) : 0)) < 0)
+    if (fit_nofile(&cfg, 64 + db_descriptors(&dcfg)) < 0)
         return 1;
     if (!(s = gs_server_new(&cfg, err, sizeof(err))) ||
         !(db = gs_db_new(s, &dcfg, err, sizeof(err))) ||

@@ -6,7 +6,7 @@
  * maps it, as the paper's Static fixture loaded libpq for its db route only (LOOP.md, "libpq
  * on demand", says why this and not two builds).
  *
- * The db modules (pgpool.c, db.c, dbblock.c) include this header after <libpq-fe.h> and are
+ * The db modules (pgpool.c, db.c, dbblock.c, dbworkers.c) include this header after <libpq-fe.h> and are
  * written with libpq's own names: the macros at the end send each name through the table,
  * so their code reads as libpq's documentation does. Calling one before gs_pq_load()
  * succeeded is a bug (a NULL pointer); every path into the database loads it first. */
@@ -50,7 +50,10 @@
     X(int, PQntuples, (const PGresult *res))                                                \
     X(int, PQnfields, (const PGresult *res))                                                \
     X(char *, PQgetvalue, (const PGresult *res, int tup_num, int field_num))                \
-    X(void, PQclear, (PGresult *res))
+    X(void, PQclear, (PGresult *res))                                                       \
+    X(PGcancel *, PQgetCancel, (PGconn *conn))                                              \
+    X(int, PQcancel, (PGcancel *cancel, char *errbuf, int errbufsize))                      \
+    X(void, PQfreeCancel, (PGcancel *cancel))
 
 #define GS_PQ_FIELD(ret, name, params) ret (*name) params;
 struct gs_pq_table {
@@ -88,6 +91,9 @@ int gs_pq_load(char *err, size_t errlen);
 #define PQnfields (gs_pq.PQnfields)
 #define PQgetvalue (gs_pq.PQgetvalue)
 #define PQclear (gs_pq.PQclear)
+#define PQgetCancel (gs_pq.PQgetCancel)
+#define PQcancel (gs_pq.PQcancel)
+#define PQfreeCancel (gs_pq.PQfreeCancel)
 #endif
 
 #endif

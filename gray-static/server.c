@@ -292,6 +292,7 @@ static enum MHD_Result respond_cached(struct gs_request *req, unsigned status, c
             MHD_destroy_response(c->r); /* connections still sending it hold their own */
         *c = (struct gs_cached){ body, len, status, ctype, now, r };
     }
+    req->responded = 1;
     return MHD_queue_response(req->conn, status, c->r);
 }
 
@@ -317,8 +318,10 @@ static enum MHD_Result respond(struct gs_request *req, unsigned status, const ch
             free((void *)body);
         return MHD_NO;
     }
-    if (add_headers(r, ctype, gs_date_get(&req->server->date, time(NULL)), hname, hval) == MHD_YES)
+    if (add_headers(r, ctype, gs_date_get(&req->server->date, time(NULL)), hname, hval) == MHD_YES) {
+        req->responded = 1;
         ret = MHD_queue_response(req->conn, status, r);
+    }
     MHD_destroy_response(r); /* MHD holds its own reference while sending */
     return ret;
 }
@@ -484,6 +487,25 @@ static void on_fin_ready(void *arg, uint32_t events)
 
 /* ---- the request lifecycle ---- */
 
+/* The route's handler, held to its contract: a response queued, or the request parked.
+ * MHD would otherwise call it again at every turn of the loop and the client would wait
+ * forever; a handler that forgot to answer is the server's fault, so 500. */
+static enum MHD_Result run_handler(struct gs_request *req)
+{
+    static const char no_response[] = "Internal Server Error: the handler gave no response\n";
+    enum MHD_Result r = req->route->handler(req);
+
+    if (r != MHD_YES || req->responded || req->suspended)
+        return r;
+    if (req->server->cfg.log) {
+        fprintf(req->server->cfg.log, "gray-static: %s %s: handler gave no response: 500\n",
+                req->method, req->route->path);
+        fflush(req->server->cfg.log);
+    }
+    return respond(req, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain", no_response,
+                   sizeof(no_response) - 1, GS_BODY_STATIC, NULL, NULL);
+}
+
 static enum MHD_Result dispatch(struct gs_server *s, struct gs_request *req)
 {
     static const char not_found[] = "Not Found\n", bad_method[] = "Method Not Allowed\n";
@@ -492,10 +514,10 @@ static enum MHD_Result dispatch(struct gs_server *s, struct gs_request *req)
     if (req->abandoned) /* resumed by the shutdown, not by its route: close it */
         return MHD_NO;
     if (req->route)
-        return req->route->handler(req); /* called again after a resume */
+        return run_handler(req); /* called again after a resume */
     switch (gs_routes_match(&s->routes, req->method, req->url, &req->route)) {
     case GS_MATCH_OK:
-        return req->route->handler(req);
+        return run_handler(req);
     case GS_MATCH_BAD_METHOD:
         gs_routes_allow(&s->routes, req->url, allow, sizeof(allow));
         return respond(req, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", bad_method,

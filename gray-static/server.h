@@ -57,6 +57,7 @@ struct gs_request {
      * or why it ended early (client gone, timeout, daemon shutdown). Frees ctx. */
     void (*on_done)(struct gs_request *req, enum MHD_RequestTerminationCode toe);
     int suspended;                 /* set by gs_request_suspend, cleared by _resume */
+    int responded;                 /* a response was queued (gs_respond) */
     /* internal to server.c */
     struct gs_conn *tracked;       /* the connection's entry in the server's table, or NULL */
     int abandoned;                 /* resumed by the shutdown: closed, handler not called */
@@ -105,7 +106,9 @@ int gs_server_run(struct gs_server *s, char *err, size_t errlen);
 void gs_server_stop(struct gs_server *s);
 
 /* Queue a response with Content-Type, Content-Length, Date and Server. Call it from a
- * handler. Returns MHD's verdict (MHD_NO closes the connection). */
+ * handler. Returns MHD's verdict (MHD_NO closes the connection). A handler that returns
+ * MHD_YES having neither responded nor suspended its request is answered 500 by the server
+ * (a handler with no response never leaves its client waiting). */
 enum MHD_Result gs_respond(struct gs_request *req, unsigned status, const char *content_type,
                            const void *body, size_t len, enum gs_body how);
 /* Park the request (no more handler calls until resumed) / wake it again: the handler will

@@ -4,7 +4,8 @@
  * in place by the db route (suspended handlers) and the PostgreSQL pool (connections,
  * queue, queries). Gauges ("_now", queued, pool_*) return to zero, or to the idle pool
  * size, when load stops; totals only grow. Single-threaded: the loop thread alone touches
- * it, so plain integers suffice. */
+ * it, so plain integers suffice (the blocking design's workers keep their own counts under
+ * their mutex, copied here on the loop: dbworkers.h). */
 #ifndef GS_STATS_H
 #define GS_STATS_H
 
@@ -21,7 +22,7 @@ struct gs_stats {
     long pool_down;          /* closed, waiting for a reconnect (backoff) */
     long pool_size;
     int db_enabled;          /* 0 when the server runs without --db */
-    const char *db_mode;     /* "readiness" or "blocking" with --db, else NULL (JSON null) */
+    const char *db_mode;     /* "readiness", "blocking" or "inline" with --db, else NULL */
     int db_reachable;        /* 0 while the database is unreachable (503s) */
     /* totals */
     long suspended_max;      /* high-water mark of suspended_now */

@@ -51,9 +51,11 @@ static void report_header(FILE *f, const struct kb_soak_report *s, char *pg, siz
     if (s->db_mode)
         fprintf(f, "The db phase ran gray-static's **%s** /db design: %s.\n\n", s->db_mode,
                 !strcmp(s->db_mode, "blocking")
-                    ? "the first paper's original route, one synchronous query per request on "
-                      "the server's loop, as the paper's one-hour db phase ran it; its tail is "
-                      "that design's queue (docs/protocol.md, \"The blocking baseline\")"
+                    ? "the papers' baseline as this suite reads it, task workers each parked "
+                      "on a synchronous query over its own connection (their count is the "
+                      "fixture's --db-workers, in command.json), the design the paper's one-hour "
+                      "db phase ran; its tail is that design's queue (docs/protocol.md, \"The "
+                      "blocking baseline\")"
                     : "queries on a pool driven by socket readiness, requests parked meanwhile; "
                       "the paper's one-hour db phase ran the blocking route instead, so its "
                       "figures beside this phase measure another design (--db-mode blocking "

@@ -107,6 +107,16 @@ static void check_identity_baseline(struct kb_curve *cv)
     json_decref(first);
 }
 
+/* The fixture's command line as started: the evidence of its flags (a design's worker or
+ * pool size rides on them). */
+static json_t *argv_json(char *const *argv)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < 63 && argv[i]; i++)
+        json_array_append_new(a, json_string(argv[i]));
+    return a;
+}
+
 /* Start, wait until ready, read the limits back, hash, preflight. Failures are recorded as
  * the preflight reason of every point this fixture would serve, never fatal to the run. */
 static void start_fixture(struct kb_curve *cv, const struct kb_runtime *rt, int repeat)
@@ -135,6 +145,7 @@ static void start_fixture(struct kb_curve *cv, const struct kb_runtime *rt, int 
     json_object_set_new(pre, "harness_error", json_boolean(cv->harness_error));
     json_object_set_new(pre, "reason", json_string(cv->preflight_reason));
     json_object_set_new(pre, "port", json_integer(cv->r.fx.port));
+    json_object_set_new(pre, "argv", argv_json(argv));
     kb_run_write_json(&cv->r.fixture_ev, cv->fixdir, "preflight.json", pre);
     json_decref(pre);
     kb_tmpl_free(argv, 64);

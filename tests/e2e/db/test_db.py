@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """test_db.py -- gray-static's GET /db and GET /stats against a real throwaway cluster, in
-both designs: readiness (the default) and --db-mode blocking (the baseline).
+its three designs: readiness (the default), --db-mode blocking (the baseline: task workers
+parked on synchronous queries) and --db-mode inline (one synchronous query on the loop).
+The semantic gates that apply to gray-static's /db route run here: overlapping slow queries
+while other routes stay served, a client that leaves mid-query leaving the pool healthy; the
+third, a handler with no response answering 500, is the server's own (test_server.c).
 
 Run by tests/e2e/db/run.sh, which starts the cluster (gray-static/pgcluster.sh) and sets
 KB_PG_CONNINFO, KB_PG_DIR, KB_GRAY_STATIC (the binary under test) and KB_SUITE (the name the
@@ -379,7 +383,7 @@ def libpq_is_loaded_only_for_the_database():
     with Server() as srv:
         assert srv.get("/plaintext")[0] == 200 and srv.get("/json")[0] == 200
         assert not libpq_mapped(srv.proc.pid), "libpq mapped by a server without --db"
-    for mode in ("readiness", "blocking"):
+    for mode in ("readiness", "blocking", "inline"):
         with Server("--db", CONNINFO, "--db-mode", mode) as srv:
             assert srv.get("/db")[0] == 200
             assert libpq_mapped(srv.proc.pid), f"{mode}: /db answered without libpq mapped?"
@@ -391,40 +395,46 @@ def db_mode_flags_that_mean_nothing_are_refused():
     need_cluster()
     for args, why in ((["--db-mode", "blocking"], "needs --db"),
                       (["--db", CONNINFO, "--db-mode", "blocking", "--db-pool", "4"], "--db-pool"),
-                      (["--db", CONNINFO, "--db-mode", "eventually"], "readiness or blocking")):
+                      (["--db", CONNINFO, "--db-mode", "inline", "--db-pool", "4"], "--db-pool"),
+                      (["--db", CONNINFO, "--db-workers", "4"], "--db-workers"),
+                      (["--db", CONNINFO, "--db-mode", "inline", "--db-queue", "4"], "--db-queue"),
+                      (["--db", CONNINFO, "--db-mode", "blocking", "--db-workers", "0"], "bad --db-workers"),
+                      (["--db", CONNINFO, "--db-mode", "blocking", "--db-workers", "9999"], "bad --db-workers"),
+                      (["--db", CONNINFO, "--db-mode", "eventually"], "readiness, blocking or inline")):
         p = subprocess.run([BINARY, "--port", "0", *args], capture_output=True, text=True,
                            timeout=10)
         assert p.returncode == 2 and why in p.stderr, (args, p.returncode, p.stderr)
 
 
 @test
-def blocking_rows_are_exact_one_connection_nothing_parked():
+def inline_rows_are_exact_one_connection_nothing_parked():
     need_cluster()
-    with Server("--db", CONNINFO, "--db-mode", "blocking") as srv:
+    with Server("--db", CONNINFO, "--db-mode", "inline") as srv:
         res = fetch_many(srv, "/db", 200, 8)
         bad = [r for r in res if r[0] != 200 or not BODY_RE.match(r[1])]
         assert len(res) == 200 and not bad, bad[:3]
         rows = {json.loads(b)["id"]: json.loads(b)["randomNumber"] for _, b in res}
         assert psql_rows(rows) == rows
         st = srv.stats()
-        assert st["db_mode"] == "blocking" and st["pool_size"] == 1, st
+        assert st["db_mode"] == "inline" and st["pool_size"] == 1, st
         assert st["queries_total"] == 200 and st["errors"] == 0, st
         assert st["suspended_total"] == 0 and st["suspended_max"] == 0, st   # never parked
         assert_quiet(srv, 1)
-        assert backends() == 1, "the blocking design holds exactly one connection"
+        assert backends() == 1, "the inline design holds exactly one connection"
 
 
 @test
-def blocking_query_holds_every_other_connection():
-    """What the baseline is: while one request's query runs on the loop, a /plaintext request
-    on another connection waits for it; in the readiness design it does not. The query sleeps
-    1 s; /plaintext is sent once PostgreSQL shows it running, and must wait at least 0.3 s
-    (blocking) or answer within 0.5 s (readiness)."""
+def only_the_inline_query_holds_every_other_connection():
+    """What the inline design is: while one request's query runs on the loop, a /plaintext
+    request on another connection waits for it; in the readiness design, and in the blocking
+    design whose query runs on a task worker, it does not. The query sleeps 2 s (room for a
+    slow psql to see it start); /plaintext is sent once PostgreSQL shows it running, and must
+    wait at least 0.3 s (inline) or answer within 0.5 s (the others)."""
     need_cluster()
-    for mode in ("blocking", "readiness"):
+    for mode in ("inline", "blocking", "readiness"):
         with Server("--db", CONNINFO, "--db-mode", mode, "--test-routes") as srv:
             srv.wait_stats(lambda s: s["pool_idle"] == s["pool_size"])
-            slow = threading.Thread(target=srv.get, args=("/db-sleep?ms=1000",))
+            slow = threading.Thread(target=srv.get, args=("/db-sleep?ms=2000",))
             slow.start()
             deadline = time.monotonic() + 5
             while not sleeping() and time.monotonic() < deadline:
@@ -434,11 +444,11 @@ def blocking_query_holds_every_other_connection():
             waited = time.monotonic() - t0
             slow.join()
             assert status == 200
-            print(f"     {mode}: /plaintext during a 1 s query took {waited * 1000:.0f} ms")
-            if mode == "blocking":
-                assert waited >= 0.3, f"blocking: /plaintext was not held ({waited:.3f} s)"
+            print(f"     {mode}: /plaintext during a 2 s query took {waited * 1000:.0f} ms")
+            if mode == "inline":
+                assert waited >= 0.3, f"inline: /plaintext was not held ({waited:.3f} s)"
             else:
-                assert waited < 0.5, f"readiness: /plaintext was held ({waited:.3f} s)"
+                assert waited < 0.5, f"{mode}: /plaintext was held ({waited:.3f} s)"
 
 
 def sleeping():
@@ -450,11 +460,11 @@ def sleeping():
 
 
 @test
-def blocking_database_stopped_gives_503_then_service_resumes():
+def inline_database_stopped_gives_503_then_service_resumes():
     need_cluster()
     if not PGDIR:
         skip("KB_PG_DIR not set: cannot stop and restart the cluster")
-    with Server("--db", CONNINFO, "--db-mode", "blocking") as srv:
+    with Server("--db", CONNINFO, "--db-mode", "inline") as srv:
         assert srv.get("/db")[0] == 200
         subprocess.run([PGCLUSTER, "stop", PGDIR], check=True, capture_output=True)
         try:
@@ -471,12 +481,181 @@ def blocking_database_stopped_gives_503_then_service_resumes():
             status, _, body = srv.get("/db")
             assert status in (200, 503), (status, body)
             time.sleep(0.05)
-        assert status == 200, "the blocking route did not reconnect"
+        assert status == 200, "the inline route did not reconnect"
         st = srv.stats()
         assert st["db_reachable"] is True and st["reconnects"] >= 2, st
         err = srv.stop()
         srv.stop = lambda: None
         assert "connection lost" in err or "connect failed" in err, err
+
+
+# ---- the blocking design: task workers parked on synchronous queries (dbworkers.h) ----
+
+def threads(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(f.read().split("Threads:")[1].split()[0])
+
+
+def raw_get(srv, path):
+    """A request on a socket of its own, left for the caller to read or drop."""
+    s = socket.create_connection(("127.0.0.1", srv.port))
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    return s
+
+
+@test
+def blocking_workers_hold_a_connection_each_and_rows_are_exact():
+    need_cluster()
+    with Server("--db", CONNINFO, "--db-mode", "blocking", "--db-workers", "4") as srv:
+        srv.wait_stats(lambda s: s["pool_idle"] == 4)
+        assert threads(srv.proc.pid) == 5, "the loop and four workers"
+        assert backends() == 4, "one connection per worker"
+        res = fetch_many(srv, "/db", 200, 16)
+        bad = [r for r in res if r[0] != 200 or not BODY_RE.match(r[1])]
+        assert len(res) == 200 and not bad, bad[:3]
+        rows = {json.loads(b)["id"]: json.loads(b)["randomNumber"] for _, b in res}
+        assert psql_rows(rows) == rows
+        st = srv.stats()
+        assert st["db_mode"] == "blocking" and st["pool_size"] == 4, st
+        assert st["queries_total"] == 200 and st["errors"] == 0 and st["unavailable"] == 0, st
+        assert st["suspended_total"] == 200, st      # every /db parked for its worker
+        assert st["suspended_max"] > 4, st           # more waiting than workers: they queued
+        assert st["reconnects"] == 4, st
+        assert_quiet(srv, 4)
+
+
+@test
+def blocking_slow_queries_overlap_and_queue_while_plaintext_is_served():
+    """Gate: overlapping slow queries. Eight 300 ms queries on four workers overlap four at a
+    time: two waves, about 0.6 s in all (one after the other: 2.4 s; on one worker: the same),
+    the second wave queued; meanwhile /plaintext answers at once from the loop."""
+    need_cluster()
+    with Server("--db", CONNINFO, "--db-mode", "blocking", "--db-workers", "4",
+                "--test-routes") as srv:
+        srv.wait_stats(lambda s: s["pool_idle"] == 4)
+        out = []
+        t0 = time.monotonic()
+        slow = threading.Thread(target=lambda: out.extend(fetch_many(srv, "/db-sleep?ms=300", 8, 8)))
+        slow.start()
+        st = srv.wait_stats(lambda s: s["queued"] > 0)
+        assert st["pool_busy"] == 4 and st["queued"] == 4, st
+        t1 = time.monotonic()
+        status = srv.get("/plaintext")[0]
+        waited = time.monotonic() - t1
+        slow.join()
+        total = time.monotonic() - t0
+        assert status == 200
+        assert [r[0] for r in out] == [200] * 8, out
+        print(f"     eight 300 ms queries on 4 workers: {total:.3f} s; /plaintext meanwhile "
+              f"{waited * 1000:.0f} ms")
+        assert waited < 0.25, f"/plaintext waited {waited:.3f} s behind the queries"
+        assert 0.6 <= total < 1.5, f"not two overlapped waves: {total:.3f} s"
+        st = srv.stats()
+        assert st["suspended_max"] == 8 and st["queries_total"] == 8, st
+        assert_quiet(srv, 4)
+
+
+@test
+def blocking_client_gone_mid_query_leaves_the_pool_healthy():
+    """Gate: cancellation and pool health. On one worker, a client leaves while its 800 ms
+    query runs and another while its query is still queued. The queued query never runs; the
+    running one ends on its worker, whose connection stays in use (no reconnect); every gauge
+    is back at zero and the next /db is answered on the same connection."""
+    need_cluster()
+    with Server("--db", CONNINFO, "--db-mode", "blocking", "--db-workers", "1",
+                "--test-routes") as srv:
+        srv.wait_stats(lambda s: s["pool_idle"] == 1)
+        running = raw_get(srv, "/db-sleep?ms=800")
+        srv.wait_stats(lambda s: s["pool_busy"] == 1)
+        queued = raw_get(srv, "/db-sleep?ms=800")
+        st = srv.wait_stats(lambda s: s["queued"] == 1)
+        assert st["queued"] == 1 and st["suspended_now"] == 2, st
+        running.close()
+        queued.close()
+        st = srv.wait_stats(lambda s: s["suspended_now"] == 0, timeout=2)
+        assert st["suspended_now"] == 0, st           # both clients' requests let go at once
+        st = srv.wait_stats(lambda s: s["pool_idle"] == 1 and s["queued"] == 0, timeout=3)
+        assert st["queries_total"] == 1, st           # the running one ended; the queued never ran
+        assert st["reconnects"] == 1 and st["pool_down"] == 0, st
+        status, _, body = srv.get("/db")
+        assert status == 200 and BODY_RE.match(body), (status, body)
+        assert backends() == 1
+        assert_quiet(srv, 1)
+        assert srv.stats()["reconnects"] == 1
+
+
+@test
+def blocking_queue_full_answers_503_at_once():
+    need_cluster()
+    with Server("--db", CONNINFO, "--db-mode", "blocking", "--db-workers", "1",
+                "--db-queue", "1", "--test-routes") as srv:
+        srv.wait_stats(lambda s: s["pool_idle"] == 1)
+        a = raw_get(srv, "/db-sleep?ms=500")
+        srv.wait_stats(lambda s: s["pool_busy"] == 1)
+        b = raw_get(srv, "/db-sleep?ms=10")
+        srv.wait_stats(lambda s: s["queued"] == 1)
+        t0 = time.monotonic()
+        status, ctype, body = srv.get("/db")
+        assert status == 503 and ctype == "application/json", (status, body)
+        assert json.loads(body) == {"error": "database queue full"}, body
+        assert time.monotonic() - t0 < 0.3, "the refusal waited for a worker"
+        for s in (a, b):
+            s.settimeout(5)
+            assert s.recv(4096).startswith(b"HTTP/1.1 200"), "a queued request was lost"
+            s.close()
+        st = srv.stats()
+        assert st["unavailable"] == 1 and st["queries_total"] == 2, st
+        assert_quiet(srv, 1)
+
+
+@test
+def blocking_database_stopped_gives_503_then_service_resumes():
+    need_cluster()
+    if not PGDIR:
+        skip("KB_PG_DIR not set: cannot stop and restart the cluster")
+    with Server("--db", CONNINFO, "--db-mode", "blocking", "--db-workers", "2") as srv:
+        srv.wait_stats(lambda s: s["pool_idle"] == 2)
+        assert srv.get("/db")[0] == 200
+        subprocess.run([PGCLUSTER, "stop", PGDIR], check=True, capture_output=True)
+        try:
+            statuses = []
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and statuses[-3:] != [503] * 3:
+                statuses.append(srv.get("/db")[0])
+            assert set(statuses) <= {200, 503} and statuses[-3:] == [503] * 3, statuses
+            st = srv.stats()
+            assert st["db_reachable"] is False and st["pool_down"] == 2, st
+        finally:
+            subprocess.run([PGCLUSTER, "start", PGDIR], check=True, capture_output=True)
+        deadline = time.monotonic() + 10
+        status = None
+        while time.monotonic() < deadline and status != 200:
+            status, _, body = srv.get("/db")
+            assert status in (200, 503), (status, body)
+            time.sleep(0.05)
+        assert status == 200, "the workers did not reconnect"
+        st = srv.wait_stats(lambda s: s["pool_idle"] == 2)
+        assert st["db_reachable"] is True and st["reconnects"] >= 4, st
+        assert_quiet(srv, 2)
+
+
+@test
+def blocking_stop_cuts_a_running_query_short_and_joins_the_workers():
+    """SIGTERM while a worker is parked on a 5 s query: the server cancels it, joins every
+    worker and exits 0 well before the query would have ended."""
+    need_cluster()
+    with Server("--db", CONNINFO, "--db-mode", "blocking", "--db-workers", "3",
+                "--test-routes") as srv:
+        srv.wait_stats(lambda s: s["pool_idle"] == 3)
+        s = raw_get(srv, "/db-sleep?ms=5000")
+        srv.wait_stats(lambda st: st["pool_busy"] == 1)
+        t0 = time.monotonic()
+        srv.stop()
+        srv.stop = lambda: None
+        took = time.monotonic() - t0
+        s.close()
+        assert took < 2.5, f"stop waited for the query: {took:.2f} s"
+
 
 
 if __name__ == "__main__":

@@ -64,6 +64,24 @@ static enum MHD_Result park(struct gs_request *req)
     return MHD_YES;
 }
 
+/* A handler that forgets to answer: neither a response nor a suspension. */
+static enum MHD_Result forgets(struct gs_request *req)
+{
+    (void)req;
+    return MHD_YES;
+}
+
+/* Forgets on its second call, after a resume. */
+static enum MHD_Result forgets_later(struct gs_request *req)
+{
+    if (!req->ctx) {
+        req->ctx = req;
+        gs_request_suspend(req);
+        ck_assert_int_gt(gs_loop_after(gs_server_loop(req->server), 20, wake_later, req), 0);
+    }
+    return MHD_YES;
+}
+
 static void *serve(void *arg)
 {
     static char terr[512];
@@ -79,6 +97,8 @@ static void start_server(const struct gs_config *cfg)
     static const struct gs_route routes[] = {
         { "GET", "/slow", slow, NULL, GS_ROUTE_ASYNC },
         { "GET", "/park", park, NULL, GS_ROUTE_ASYNC },
+        { "GET", "/forgets", forgets, NULL, 0 },
+        { "GET", "/forgets-later", forgets_later, NULL, GS_ROUTE_ASYNC },
     };
 
     ck_assert_msg((srv = gs_server_new(cfg, err, sizeof(err))) != NULL, "%s", err);
@@ -448,6 +468,28 @@ START_TEST(suspended_request_resumes_from_a_timer)
     ck_assert_int_eq(get(a, "/plaintext", &r), 1);
     assert_route(&r, "plaintext");
     tc_free(a);
+}
+END_TEST
+
+/* Gate: a handler with no response is answered 500 by the server, at once and on its first
+ * call or after a resume, and the connection goes on serving. */
+START_TEST(handler_with_no_response_answers_500)
+{
+    static const char *paths[] = { "/forgets", "/forgets-later" };
+    struct tclient *c = tc_new(port);
+    struct tresp r;
+    char v[64];
+
+    ck_assert_ptr_nonnull(c);
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_int_eq(get(c, paths[i], &r), 1);
+        ck_assert_int_eq(r.status, 500);
+        ck_assert_ptr_nonnull(tr_header(&r, "Date", v, sizeof(v)));
+        ck_assert_ptr_nonnull(strstr(r.body, "no response"));
+        ck_assert_int_eq(get(c, "/plaintext", &r), 1);
+        assert_route(&r, "plaintext");
+    }
+    tc_free(c);
 }
 END_TEST
 
@@ -847,6 +889,7 @@ static Suite *suite(void)
     tcase_add_test(tc, http10_keep_alive_is_honoured);
     tcase_add_test(tc, ordinary_headers_pass);
     tcase_add_test(tc, suspended_request_resumes_from_a_timer);
+    tcase_add_test(tc, handler_with_no_response_answers_500);
     tcase_add_test(tc, many_connections_at_once);
     suite_add_tcase(s, tc);
 
