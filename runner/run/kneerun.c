@@ -181,9 +181,11 @@ static int bounded(struct kb_kneerun *k, long rate, int hold)
 }
 
 /* 1 when the first sample shows a server that closes its connection after (nearly) every
- * response, err saying so. HTTP/1.1 allows it, but the load model is persistent connections
- * (the contract's, wrk2's): every rate would fail on the closes alone and the search fall
- * to --min-rate, so it is refused once, here, rather than at every rate. */
+ * response, err saying so. HTTP/1.1 allows it; under --reconnect (the default off the
+ * contract's routes) the closes are served, but with --no-reconnect or a contract route the
+ * load model is persistent connections (the contract's, wrk2's): every rate would fail on
+ * the closes alone and the search fall to --min-rate, so it is refused once, here, rather
+ * than at every rate. */
 static int closes_each(const struct kb_kneerun *k, char *err, size_t errlen)
 {
     const struct kb_knee_sample *s = &k->steps[0].s;
@@ -192,8 +194,9 @@ static int closes_each(const struct kb_kneerun *k, char *err, size_t errlen)
         return 0;
     snprintf(err, errlen, "the server closes its connection after each response (%lld "
              "closes, Connection: close or a body ended by the close): kneebench measures "
-             "keep-alive servers only, its load being persistent connections (docs/knee.md, "
-             "\"Keep-alive\"); no knee searched", s->keepalive_breaks);
+             "keep-alive servers only when the URL is a contract route, its load being "
+             "persistent connections (docs/knee.md, \"Keep-alive\"); --reconnect measures "
+             "it all the same; no knee searched", s->keepalive_breaks);
     return 1;
 }
 
