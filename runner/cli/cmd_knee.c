@@ -78,7 +78,7 @@ static void usage(FILE *f)
         "      --max-time), interrupted (run again to resume), its evidence not kept, or,\n"
         "      with --no-reconnect, a server that closes after each response;\n"
         "      2 bad arguments (nothing sent); 3 the target is unreachable; 7 the target\n"
-        "      answered its first requests wrongly (a status other than --expect-status's,\n"
+        "      answered its first requests wrongly (a status --expect-status does not allow,\n"
         "      another body, a malformed reply): nothing searched, no run directory.\n");
 }
 

@@ -67,7 +67,9 @@ static void read_fig(struct kb_knee_fig *f, const json_t *step, const json_t *v)
     f->server_steal_max = fig(host, "server_cpus", "steal_max_fraction");
     f->client_steal_max = fig(host, "client_cpus", "steal_max_fraction");
     f->steal_could_decide = json_is_true(json_object_get(host, "could_decide"));
-    f->conns_per_request = json_is_true(json_object_get(load, "reconnect"))
+    /* only where the server closed connections (kneepoint.c's reading) */
+    f->conns_per_request = json_is_true(json_object_get(load, "reconnect")) &&
+        json_integer_value(json_object_get(load, "server_closes")) > 0
         ? fig(load, "connections_per_request", NULL) : NAN;
 }
 

@@ -35,11 +35,14 @@ static void configure(const struct kb_kneepoint_cfg *c, long rate, struct kb_loa
         l->threads = 1;
 }
 
-/* load.json's connections per request, NAN where it has none (a keep-alive load). */
+/* load.json's connections per request, NAN where the server closed nothing (a keep-alive
+ * server: its connections are those opened before the warmup, and a 0.00 beside every
+ * sample would say nothing). */
 static double conns_of(const json_t *load)
 {
     const json_t *v = json_object_get(load, "connections_per_request");
-    return json_is_true(json_object_get(load, "reconnect")) && json_is_number(v)
+    return json_is_true(json_object_get(load, "reconnect")) &&
+           json_integer_value(json_object_get(load, "server_closes")) > 0 && json_is_number(v)
                ? json_number_value(v) : NAN;
 }
 
