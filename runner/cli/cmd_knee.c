@@ -243,8 +243,9 @@ static void say_setup(const struct kb_knee_ctx *x)
             fprintf(stderr, "  %s\n", x->a.reconnect
                     ? "the server closes its connections: each request reconnects "
                       "(--reconnect), the connect time in its latency"
-                    : "the server closes its connections, and a contract route's server must "
-                      "keep them (--reconnect to measure it all the same)");
+                    : "the server closes its connections, and a contract route's load (or "
+                      "--no-reconnect's) requires keep-alive (--reconnect measures it all the "
+                      "same)");
         fprintf(stderr, "  %s\n  client: CPUs %s\n", x->srv.note, x->srv.client);
     }
     if (x->srv.shared[0])

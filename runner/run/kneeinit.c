@@ -15,7 +15,6 @@
 #include "runner/run/procwatch.h"
 #include "runner/run/run.h"
 #include "runner/util/cpulist.h"
-#include "runner/util/portown.h"
 #include "runner/util/digest.h"
 #include "runner/util/paths.h"
 #include "runner/util/identity.h"
