@@ -4,7 +4,8 @@
  * report to runner/report/knee_report.c. The first line on stdout is the answer.
  * Exit 0 located; 1 the search ended on a bound (--max-rate, --min-rate, the client's
  * reach, --max-time), was interrupted, or could not keep its evidence; 2 bad arguments
- * (nothing sent); 3 the target is unreachable. */
+ * (nothing sent); 3 the target is unreachable; 7 the target answered its first requests
+ * wrongly (a status, a body: nothing searched, no run directory). */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
 #include "runner/cli/refuse.h"
@@ -40,8 +41,11 @@ static void usage(FILE *f)
         "                           the route whose path is the URL's, if any)\n"
         "      --expect-status S --expect-body FILE --expect-header 'N: V'\n"
         "                           else a right response is these (default: any 2xx)\n"
-        "      --pid PID            the server's process (and its descendants): CPU, RSS,\n"
-        "                           descriptors sampled, CPU per response reported\n"
+        "      --pid PID[,PID...]   the server's processes (and their descendants): CPU,\n"
+        "                           RSS, descriptors sampled, CPU per response reported;\n"
+        "                           several as --pid 12,13 or --pid \"$(pidof nginx)\".\n"
+        "                           Default, for a loopback URL: the processes listening\n"
+        "                           on its port (as ss -ltnp finds them)\n"
         "      --cgroup DIR         or the members of this cgroup v2 directory\n"
         "      --cpus LIST          the client's CPUs (default: those the server's affinity\n"
         "                           leaves free, else all)\n"
@@ -59,14 +63,23 @@ static void usage(FILE *f)
         "                           profile's 30 s; 0: no hold): short samples let a rate a\n"
         "                           few percent past the knee through\n"
         "      --dispatch any|per-connection   as `kneebench load --dispatch`\n"
+        "      --reconnect, --no-reconnect   a server that closes its connections is\n"
+        "                           measured by reconnecting, the connect time in each\n"
+        "                           request's latency (default, unless the URL is a\n"
+        "                           contract route: the contract's fixtures must keep\n"
+        "                           their connections)\n"
         "  -t, --threads N  -c, --connections N  -T, --timeout D   the client (the contract's)\n"
         "      --no-rt              load threads not SCHED_FIFO\n"
         "      --allow-remote       load a target outside 127.0.0.0/8 (a server you own)\n"
         "      --contract FILE      --quiet (no progress lines on stderr)\n"
+        "  First, a few requests: their status, body size, Server header and whether the\n"
+        "  connection was kept are printed, and a wrong answer stops here, within 5 s.\n"
         "exit: 0 located; 1 ended on a bound (--max-rate, --min-rate, the client's reach,\n"
-        "      --max-time), interrupted (run again to resume), its evidence not kept, or a\n"
-        "      server that closes after each response (keep-alive servers only);\n"
-        "      2 bad arguments (nothing sent); 3 the target is unreachable.\n");
+        "      --max-time), interrupted (run again to resume), its evidence not kept, or,\n"
+        "      with --no-reconnect, a server that closes after each response;\n"
+        "      2 bad arguments (nothing sent); 3 the target is unreachable; 7 the target\n"
+        "      answered its first requests wrongly (a status --expect-status does not allow,\n"
+        "      another body, a malformed reply): nothing searched, no run directory.\n");
 }
 
 static int bad(const char *fmt, const char *a)
@@ -76,7 +89,8 @@ static int bad(const char *fmt, const char *a)
 
 enum { O_URL = 256, O_ROUTE, O_ES, O_EB, O_EH, O_PID, O_CGROUP, O_CPUS, O_RUN, O_RES, O_START,
        O_FACTOR, O_MIN, O_MAX, O_MAXTIME, O_CONFIRM, O_P99, O_DEL, O_DUR, O_WARM, O_DRAIN,
-       O_HOLD, O_NORT, O_REMOTE, O_CONTRACT, O_QUIET, O_DISPATCH };
+       O_HOLD, O_NORT, O_REMOTE, O_CONTRACT, O_QUIET, O_DISPATCH, O_RECONNECT,
+       O_NO_RECONNECT };
 
 /* The search's own ranges; the load's are runner/util/opts.h's. */
 static const struct kb_bound search_rate = { 1, 1e7, 0, 0 }, resolution = { 0.1, 100, 0, 0 },
@@ -88,7 +102,7 @@ static const struct kb_bound search_rate = { 1, 1e7, 0, 0 }, resolution = { 0.1,
 static int count_opt(int o, const char *v, struct kb_knee_args *a, char *e, size_t n)
 {
     switch (o) {
-    case O_PID: return kb_opt_long("--pid", v, KB_BOUND(PID), &a->pid, e, n);
+    case O_PID: return kb_opt_pids(v, a->pids, &a->npids, e, n);
     case O_START: return kb_opt_rate("--start-rate", v, &search_rate, &a->start, e, n);
     case O_MIN: return kb_opt_rate("--min-rate", v, &search_rate, &a->min, e, n);
     case O_MAX: return kb_opt_rate("--max-rate", v, &search_rate, &a->max, e, n);
@@ -143,6 +157,8 @@ static int text_opt(int o, const char *v, struct kb_knee_args *a)
     case O_NORT: a->no_rt = 1; return 0;
     case O_REMOTE: a->allow_remote = 1; return 0;
     case O_QUIET: a->quiet = 1; return 0;
+    case O_RECONNECT: a->reconnect = 1; return 0;
+    case O_NO_RECONNECT: a->reconnect = 0; return 0;
     case O_DISPATCH:
         if (kb_opt_dispatch(v, &a->per_connection))
             return bad("--dispatch is any or per-connection, not '%s'", v);
@@ -166,6 +182,7 @@ static int parse_args(int argc, char **argv, struct kb_knee_args *a)
         { "threads", 1, 0, 't' }, { "connections", 1, 0, 'c' },
         { "timeout", 1, 0, 'T' }, { "no-rt", 0, 0, O_NORT }, { "allow-remote", 0, 0, O_REMOTE },
         { "contract", 1, 0, O_CONTRACT }, { "quiet", 0, 0, O_QUIET }, { "help", 0, 0, 'h' },
+        { "reconnect", 0, 0, O_RECONNECT }, { "no-reconnect", 0, 0, O_NO_RECONNECT },
         { 0, 0, 0, 0 }
     };
     int o, rc;
@@ -183,15 +200,11 @@ static int parse_args(int argc, char **argv, struct kb_knee_args *a)
         if (rc)
             return rc;
     }
-    if (optind < argc && a->spec.url)
-        return bad("the URL is given twice ('%s' and --url)", argv[optind]);
-    if (optind < argc)
-        a->spec.url = argv[optind++];
-    if (optind < argc)
-        return bad("unexpected argument '%s'", argv[optind]);
+    if ((rc = kb_cli_positionals("knee", argc, argv, a->pids, &a->npids, &a->spec.url)))
+        return rc;
     if (!a->spec.url)
         return bad("%s", "a URL is required (kneebench knee [options] URL)");
-    if (a->pid && a->cgroup)
+    if (a->npids && a->cgroup)
         return bad("%s", "--pid and --cgroup name the server twice: give one");
     return 0;
 }
@@ -200,7 +213,7 @@ static int parse_args(int argc, char **argv, struct kb_knee_args *a)
 static void progress(void *arg, const struct kb_kneerun_step *st, const struct kb_knee_next *nx)
 {
     const struct kb_knee_args *a = arg;
-    char p99[32];
+    char p99[32], conns[32] = "";
     (void)nx;
     if (a->quiet)
         return;
@@ -209,10 +222,34 @@ static void progress(void *arg, const struct kb_kneerun_step *st, const struct k
         snprintf(p99, sizeof(p99), "%9.2f", st->s.p99_us / 1000);
     else
         snprintf(p99, sizeof(p99), "%9s", "-");
-    fprintf(stderr, "  %7ld req/s  %s %d  %-12s delivery %5.1f %%  p99 %s ms  (%s)%s\n",
+    /* a server that closes: how many connections each request needed */
+    if (isfinite(st->s.conns_per_request))
+        snprintf(conns, sizeof(conns), "  %.2f conn/req", st->s.conns_per_request);
+    fprintf(stderr, "  %7ld req/s  %s %d  %-12s delivery %5.1f %%  p99 %s ms%s  (%s)%s\n",
             st->s.rate, st->s.hold ? "hold  " : "sample", st->sample,
-            kb_verdict_name(st->s.verdict), st->s.delivery * 100, p99, st->why,
+            kb_verdict_name(st->s.verdict), st->s.delivery * 100, p99, conns, st->why,
             st->resumed ? " [kept]" : "");
+}
+
+/* What was found before the first sample: the trial's answer, the server, the CPUs. The
+ * shared-CPU sentence is said even with --quiet: it changes what the knee means. */
+static void say_setup(const struct kb_knee_ctx *x)
+{
+    char line[512];
+    kb_trial_describe(&x->trial, line, sizeof(line));
+    if (!x->a.quiet) {
+        fprintf(stderr, "  first requests: %s\n", line);
+        if (kb_trial_closes(&x->trial))
+            fprintf(stderr, "  %s\n", x->a.reconnect
+                    ? "the server closes its connections: each request reconnects "
+                      "(--reconnect), the connect time in its latency"
+                    : "the server closes its connections, and a contract route's load (or "
+                      "--no-reconnect's) requires keep-alive (--reconnect measures it all the "
+                      "same)");
+        fprintf(stderr, "  %s\n  client: CPUs %s\n", x->srv.note, x->srv.client);
+    }
+    if (x->srv.shared[0])
+        fprintf(stderr, "  %s\n", x->srv.shared);
 }
 
 /* The search run, then its answer: the headline first, the report written. */
@@ -224,18 +261,19 @@ static int search(struct kb_knee_ctx *x, int argc, char **argv)
     int code;
     if (kb_knee_begin(x, &k, argc, argv, err, sizeof(err))) {
         json_decref(k.plan);
+        json_decref(k.setup);
         fprintf(stderr, "kneebench knee: %s\n", err);
         return 2;
     }
     k.progress = progress;
     k.arg = &x->a;
     if (!x->a.quiet)
-        fprintf(stderr, "kneebench knee %s: client CPUs %s, server CPUs %s; run %s\n",
-                x->a.spec.url, x->client_list, x->server_cpus[0] ? x->server_cpus : "unknown",
-                x->dir);
+        fprintf(stderr, "kneebench knee %s: run %s\n", x->a.spec.url, x->dir);
+    say_setup(x);
     if (kb_kneerun_search(&k, err, sizeof(err)))
         fprintf(stderr, "kneebench knee: %s\n", err);
     json_decref(k.plan);
+    json_decref(k.setup);
     if (kb_knee_doc_load(x->dir, &d, err, sizeof(err))) {
         fprintf(stderr, "kneebench knee: %s\n", err);
         return 1;
@@ -273,6 +311,7 @@ int cmd_knee(int argc, char **argv)
     int rc;
     memset(&x, 0, sizeof(x));
     x.a.warmup = x.a.drain = x.a.hold = -1;
+    x.a.reconnect = -1;
     if ((rc = parse_args(argc, argv, &x.a)))
         return rc == 1 ? 0 : rc;
     if (!x.a.contract && !kb_root_contract()) {

@@ -5,7 +5,8 @@
  * figures are written all the same); 5 when every response was right but the client's own
  * lateness could have decided the verdict (written all the same); 6 when it ran but an output
  * could not be written (the harness's failure: a runner leaves the point incomplete); 2 for
- * bad arguments; 3 when the target cannot be reached; 1 when the run itself failed. Nothing is sent before every argument has
+ * bad arguments; 3 when the target cannot be reached; 7 when it answered its first requests
+ * wrongly (nothing loaded); 1 when the run itself failed. Nothing is sent before every argument has
  * been checked and the target has accepted a connection. */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
@@ -64,6 +65,14 @@ static void usage(FILE *f)
         "                           its share of the schedule, as wrk2 sends\n"
         "      --timer auto|epoll_pwait2|timerfd   how a thread sleeps to its next send\n"
         "                           (auto: epoll_pwait2 where the kernel has it, Linux 5.11+)\n"
+        "      --pid PID[,PID...]   the server's processes (--pid 12,13, --pid \"12 13\"):\n"
+        "                           the client is kept off their CPUs. Default, for a\n"
+        "                           loopback URL: those listening on its port (ss -ltnp)\n"
+        "      --reconnect, --no-reconnect   a server that closes its connections is\n"
+        "                           measured by reconnecting, the connect time counted in\n"
+        "                           each request's latency, as wrk does (default, unless a\n"
+        "                           contract route is checked: the fixtures keep alive)\n"
+        "      --no-preflight       no trial requests first (the curve preflights its own)\n"
         "      --contract FILE      (the tree's fixtures/contract.json, else the installed\n"
         "                           BIN/../share/kneebench/contract.json)\n"
         "      --quiet              no summary\n"
@@ -76,7 +85,12 @@ static void usage(FILE *f)
         "      could have decided the verdict (the warning above): written as for 0;\n"
         "      6 it ran, but an output could not be written (a full disk): the harness's\n"
         "      failure, not the server's; 1 the run itself failed; 2 bad arguments (nothing\n"
-        "      sent); 3 the target is unreachable.\n");
+        "      sent); 3 the target is unreachable; 7 the target answered its first requests\n"
+        "      wrongly (status, body, header, a malformed reply): nothing loaded, nothing\n"
+        "      written.\n"
+        "First, unless --no-preflight, a few requests: their status, body size, Server\n"
+        "header and whether the connection was kept go to stderr, beside the server's PID\n"
+        "and CPUs; a wrong answer stops the command within 5 s.\n");
 }
 
 static int bad(const char *fmt, const char *a)
@@ -88,7 +102,8 @@ static int bad(const char *fmt, const char *a)
  * accident; -H and -L mean what they mean to wrk2's users: a header and --latency. */
 enum { O_URL = 256, O_ROUTE, O_EXPECT_STATUS, O_EXPECT_BODY, O_EXPECT_HEADER, O_WARMUP, O_DRAIN, O_JSON, O_HGRM, O_UHGRM, O_CONTRACT,
        O_TIMEOUT_MS, O_CPUS, O_QUIET, O_HLOG, O_SERIES, O_REQLOG, O_REQLOG_MAX, O_SPIN,
-       O_SLACK, O_QUANTUM, O_EAGER, O_RT, O_EXACT, O_TIMER, O_DISPATCH };
+       O_SLACK, O_QUANTUM, O_EAGER, O_RT, O_EXACT, O_TIMER, O_DISPATCH, O_PID, O_RECONNECT,
+       O_NO_RECONNECT, O_NO_PREFLIGHT };
 
 /* Numbers with units: rate, durations, the timeout; bounds from runner/util/opts.h. 0, or
  * bad()'s 2. */
@@ -192,6 +207,16 @@ static int text_opt(int o, const char *v, struct kb_load_args *a)
         bad("--dispatch is any or per-connection, not '%s'", v);
         return 1;
     case 'L': a->latency = 1; return 0;
+    case O_RECONNECT: a->reconnect = 1; return 0;
+    case O_NO_RECONNECT: a->reconnect = 0; return 0;
+    case O_NO_PREFLIGHT: a->no_preflight = 1; return 0;
+    case O_PID: {
+        char err[256];
+        if (kb_opt_pids(v, a->pids, &a->npids, err, sizeof(err)) == 0)
+            return 0;
+        bad("%s", err);
+        return 1;
+    }
     default: return -1;
     }
 }
@@ -199,12 +224,9 @@ static int text_opt(int o, const char *v, struct kb_load_args *a)
 /* What the options alone decide: required ones, the URL given once, combinations. */
 static int check_args(int argc, char **argv, struct kb_load_args *a)
 {
-    if (optind < argc && a->spec.url)
-        return bad("the URL is given twice ('%s' and --url)", argv[optind]);
-    if (optind < argc)
-        a->spec.url = argv[optind++];
-    if (optind < argc)
-        return bad("unexpected argument '%s'", argv[optind]);
+    int rc = kb_cli_positionals("load", argc, argv, a->pids, &a->npids, &a->spec.url);
+    if (rc)
+        return rc;
     if (!a->spec.url)
         return bad("%s", "a URL is required (kneebench load [options] URL, or --url URL)");
     if (!a->have_rate || !a->have_duration)
@@ -234,7 +256,9 @@ static int parse_args(int argc, char **argv, struct kb_load_args *a)
         { "exact-threads", 0, 0, O_EXACT }, { "latency", 0, 0, 'L' },
         { "timer", 1, 0, O_TIMER }, { "dispatch", 1, 0, O_DISPATCH }, { "header", 1, 0, 'H' },
         { "expect-status", 1, 0, O_EXPECT_STATUS }, { "expect-body", 1, 0, O_EXPECT_BODY },
-        { "expect-header", 1, 0, O_EXPECT_HEADER },
+        { "expect-header", 1, 0, O_EXPECT_HEADER }, { "pid", 1, 0, O_PID },
+        { "reconnect", 0, 0, O_RECONNECT }, { "no-reconnect", 0, 0, O_NO_RECONNECT },
+        { "no-preflight", 0, 0, O_NO_PREFLIGHT },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
     };
     int o, rc;
@@ -263,7 +287,8 @@ static int parse_args(int argc, char **argv, struct kb_load_args *a)
 
 int cmd_load(int argc, char **argv)
 {
-    struct kb_load_args a = { .timeout_ms = 10000, .requests_log_max = 1000000 };
+    struct kb_load_args a = { .timeout_ms = 10000, .requests_log_max = 1000000,
+                              .reconnect = -1 };
     struct kb_contract ct;
     char err[512];
     int rc = parse_args(argc, argv, &a);

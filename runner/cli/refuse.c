@@ -1,7 +1,10 @@
 /* refuse.c -- a command's refusal of its command line (refuse.h). */
 #include "runner/cli/refuse.h"
 
+#include <getopt.h>
 #include <stdio.h>
+
+#include "runner/util/opts.h"
 
 int kb_cli_refuse(const char *cmd, const char *fmt, const char *a)
 {
@@ -12,4 +15,28 @@ int kb_cli_refuse(const char *cmd, const char *fmt, const char *a)
 #pragma GCC diagnostic pop
     fprintf(stderr, " (kneebench %s --help)\n", cmd);
     return 2;
+}
+
+int kb_cli_positionals(const char *cmd, int argc, char **argv, long *pids, int *npids,
+                       const char **url)
+{
+    int from_option = *url != NULL;
+    for (int i = optind; i < argc; i++) {
+        const char *w = argv[i];
+        char err[256];
+        if (kb_opt_all_digits(w) && pids && *npids) {
+            if (kb_opt_pids(w, pids, npids, err, sizeof(err)))
+                return kb_cli_refuse(cmd, "%s", err);
+        } else if (kb_opt_all_digits(w)) {
+            return kb_cli_refuse(cmd, "'%s' is not a URL (a PID? give it with --pid)", w);
+        } else if (*url && from_option) {
+            return kb_cli_refuse(cmd, "the URL is given twice ('%s' and --url)", w);
+        } else if (*url) {
+            return kb_cli_refuse(cmd, "unexpected argument '%s' (one URL only)", w);
+        } else {
+            *url = w;
+        }
+    }
+    optind = argc;
+    return 0;
 }

@@ -7,4 +7,12 @@
 /* fmt takes one string argument (a, which may be unused). Returns 2. */
 int kb_cli_refuse(const char *cmd, const char *fmt, const char *a);
 
+/* The words left after the options (argv[optind..argc)): the URL, at most once (*url may
+ * hold --url's already), and -- with --pid given -- the further PIDs an unquoted
+ * `--pid $(pidof nginx)` leaves (digits alone: never a URL), added to pids[0..*npids).
+ * 0, or kb_cli_refuse's 2 with the word to blame: a second URL, a bad PID (as --pid's),
+ * digits without --pid. */
+int kb_cli_positionals(const char *cmd, int argc, char **argv, long *pids, int *npids,
+                       const char **url);
+
 #endif

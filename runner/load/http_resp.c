@@ -42,7 +42,7 @@ void kb_resp_keep(struct kb_resp *p, struct kb_resp_keep *k)
     p->keep = k;
     if (!k)
         return;
-    k->content_type[0] = '\0';
+    k->content_type[0] = k->server[0] = '\0';
     k->has_content_length = k->has_date = k->has_server = 0;
     k->body_len = 0;
     k->body_truncated = 0;
@@ -176,6 +176,8 @@ static int parse_header(struct kb_resp *p)
             snprintf(p->keep->content_type, sizeof(p->keep->content_type), "%.*s", (int)vlen, v);
         p->ct_seen = 1;
     }
+    if (p->keep && !p->keep->has_server && header_is(p->line, nlen, "Server"))
+        snprintf(p->keep->server, sizeof(p->keep->server), "%.*s", (int)vlen, v);
     if (p->keep)
         keep_header(p->keep, p->line, nlen);
     return 0;

@@ -46,6 +46,7 @@ int kb_resp_expect_route(const struct kb_route *r, struct kb_resp_expect *e, reg
 struct kb_resp_keep {
     char content_type[128];        /* the first Content-Type's value, trimmed, cut to fit */
     int has_content_length, has_date, has_server;
+    char server[128];              /* the first Server header's value, trimmed, cut to fit */
     char *body;                    /* the caller's buffer of body_cap bytes, or NULL: the body
                                       (de-chunked), cut to body_cap - 1 bytes, NUL-terminated */
     size_t body_cap, body_len;

@@ -97,6 +97,7 @@ struct conn {
     int in_free;             /* listed in the free stack */
     int want_out;            /* EPOLLOUT currently registered */
     int measured;
+    int fresh;               /* opened since its last request: the next one pays the connect */
     uint64_t n;
     kb_mono_t intended, taken, assigned, sent;
     kb_mono_t own;           /* the client's own delay of this request so far: its send lag */
@@ -268,6 +269,7 @@ static void conn_open(struct thread *t, int i, kb_mono_t now)
         goto fail;
     c->state = C_CONNECTING;
     c->want_out = 1;
+    c->fresh = 1;
     free_push(t, i);
     return;
 fail:
@@ -468,6 +470,9 @@ static void try_write(struct thread *t, int i, kb_mono_t now)
         now = kb_mono_now();
         c->sent = now;
         record_send(t, c, now);
+        if (c->fresh && c->measured)
+            t->c.fresh_conn_sends++;
+        c->fresh = 0;
     }
     while (c->woff < len) {
         ssize_t w = send(c->fd, req + c->woff, len - c->woff, MSG_NOSIGNAL);
@@ -638,6 +643,19 @@ static void on_connected(struct thread *t, int i, kb_mono_t now)
     }
 }
 
+/* The server ended a connection after a response, or an idle one: under --reconnect a
+ * close to serve by reconnecting, else a broken keep-alive. */
+static void server_closed(struct thread *t, const char *how)
+{
+    if (t->cfg->reconnect) {
+        t->c.server_closes++;
+        return;
+    }
+    if (how)
+        note_error(t, KEEPALIVE_ONLY, how);
+    t->c.keepalive_breaks++;
+}
+
 /* The peer closed (read returned 0) or reset the connection. */
 static void on_closed(struct thread *t, int i, kb_mono_t now, int err)
 {
@@ -645,10 +663,9 @@ static void on_closed(struct thread *t, int i, kb_mono_t now, int err)
     if (c->busy && c->written && !err && kb_resp_eof(&c->parser) == KB_RESP_DONE) {
         record_response(t, c, now, c->own);
         request_done(t, c);
-        note_error(t, KEEPALIVE_ONLY, "a body ended by the close");
-        t->c.keepalive_breaks++;      /* a body delimited by the close */
+        server_closed(t, "a body ended by the close");
     } else if (!c->busy && !err) {
-        t->c.keepalive_breaks++;      /* an idle keep-alive connection closed under load */
+        server_closed(t, NULL);       /* an idle keep-alive connection closed under load */
     } else if (c->busy && c->written) {
         if (err)
             request_failed(t, c, KB_ERR_READ, ERRSTR(err));
@@ -742,8 +759,7 @@ static void on_readable(struct thread *t, int i, kb_mono_t now)
         record_response(t, c, c->avail, c->own + rx);
         request_done(t, c);
         if (c->parser.conn_close) {
-            note_error(t, KEEPALIVE_ONLY, "Connection: close");
-            t->c.keepalive_breaks++;
+            server_closed(t, "Connection: close");
             conn_recycle(t, i, now);
         } else {
             free_push(t, i);
@@ -1151,6 +1167,8 @@ static void merge(struct kb_load_result *res, struct thread *t)
     d->bounded += s->bounded;
     d->unsolicited += s->unsolicited;
     d->keepalive_breaks += s->keepalive_breaks;
+    d->server_closes += s->server_closes;
+    d->fresh_conn_sends += s->fresh_conn_sends;
     if (t->bound_from_us < res->bound_from_us)
         res->bound_from_us = t->bound_from_us;
     if (t->less_bound_from_us < res->less_bound_from_us)
@@ -1287,6 +1305,7 @@ int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, ch
     if (pick_timer(cfg, &res->timer, err, errlen) < 0)
         goto out;
     res->per_connection = !!cfg->per_connection;
+    res->reconnect = !!cfg->reconnect;
     pthread_mutex_init(&sh.mu, NULL);
     pthread_cond_init(&sh.cv, NULL);
     sh.go = 0;

@@ -67,6 +67,12 @@ struct kb_load_config {
      * alone, as wrk2 dispatches: a connection the server serves slowly delays its own later
      * requests. Latency runs from the intended time in both. */
     int per_connection;
+    /* 1: a server that closes its connections (Connection: close, HTTP/1.0, a body ended
+     * by the close, an idle connection closed) is served as wrk serves it: the connection
+     * reconnects, the connect time counts in the next request's latency (still from its
+     * intended time), and the closes are counted in server_closes, not as keep-alive
+     * breaks. 0: the contract's fixtures, which must keep their connections. */
+    int reconnect;
 };
 
 /* One measured request's record (--requests-log): times in ns from the measured interval's
@@ -105,6 +111,12 @@ struct kb_load_counts {
      * close, HTTP/1.0, a body delimited by the close) or an idle one the server closed. */
     uint64_t unsolicited;
     uint64_t keepalive_breaks;
+    /* With cfg->reconnect: the server's closes, each followed by a reconnect (and so not in
+     * keepalive_breaks); and the measured requests written as the first on a new connection
+     * -- over sent, the connections each request needed (1 for a server that closes after
+     * every response, near 0 for one that keeps them). */
+    uint64_t server_closes;
+    uint64_t fresh_conn_sends;
 };
 
 struct kb_load_result {
@@ -141,6 +153,7 @@ struct kb_load_result {
     int unpinned_threads;          /* load threads the kernel would not pin to their CPUs */
     enum kb_load_timer timer;      /* how the threads slept: PWAIT2 or TIMERFD */
     int per_connection;            /* cfg's dispatch */
+    int reconnect;                 /* cfg's reconnect */
     int64_t send_quantum_ns;       /* the quantum in force: cfg's, or 0 when sends were far enough apart */
     char first_error[256];         /* empty when none */
     /* With cfg->series_tag: one-second intervals of corrected latency and errors from the

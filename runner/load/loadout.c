@@ -191,6 +191,12 @@ json_t *kb_loadout_json(const struct kb_load_meta *m, const struct kb_load_resul
     json_object_set_new(o, "reconnects", json_integer((json_int_t)c->reconnects));
     json_object_set_new(o, "unsolicited", json_integer((json_int_t)c->unsolicited));
     json_object_set_new(o, "keepalive_breaks", json_integer((json_int_t)c->keepalive_breaks));
+    json_object_set_new(o, "reconnect", json_boolean(r->reconnect));
+    json_object_set_new(o, "server_closes", json_integer((json_int_t)c->server_closes));
+    json_object_set_new(o, "fresh_connection_requests",
+                        json_integer((json_int_t)c->fresh_conn_sends));
+    json_object_set_new(o, "connections_per_request", kb_loadout_conns_per_request(r) >= 0 ?
+                        json_real(kb_loadout_conns_per_request(r)) : json_null());
     json_object_set_new(o, "connect_failures", json_integer((json_int_t)c->connect_failures));
     json_object_set_new(o, "first_error", r->first_error[0] ? json_string(r->first_error) : json_null());
     json_object_set_new(o, "requests_log", m->requests_log ? json_string(m->requests_log) : json_null());
@@ -300,6 +306,11 @@ static void hist_line(FILE *f, const char *name, const struct kb_hist *h, int64_
     fprintf(f, " %10lld\n", (long long)h->total_count);
 }
 
+double kb_loadout_conns_per_request(const struct kb_load_result *r)
+{
+    return r->c.sent ? (double)r->c.fresh_conn_sends / (double)r->c.sent : -1;
+}
+
 void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_load_result *r)
 {
     const struct kb_load_counts *c = &r->c;
@@ -320,6 +331,9 @@ void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_l
     for (int k = 0; k < KB_ERR_KINDS; k++)
         fprintf(f, " %s %llu", kb_err_kind_names[k], (unsigned long long)c->errors[k]);
     fprintf(f, "; reconnects %llu", (unsigned long long)c->reconnects);
+    if (r->reconnect && c->server_closes)
+        fprintf(f, " (the server closed %llu times; %.2f connections per request)",
+                (unsigned long long)c->server_closes, kb_loadout_conns_per_request(r));
     if (c->unsolicited || c->keepalive_breaks)
         fprintf(f, "; PROTOCOL: unsolicited %llu, keep-alive broken %llu",
                 (unsigned long long)c->unsolicited, (unsigned long long)c->keepalive_breaks);

@@ -31,6 +31,11 @@ struct kb_load_result;
  * not run at all) does not tell it. */
 #define KB_LOAD_EXIT_OUTPUT 6
 
+/* ...when the target answered its first requests (runner/load/trial.h) wrongly: a status
+ * other than the expected, another body, a malformed or late reply. Nothing was loaded and
+ * no output written. (3 stays the unreachable target's.) */
+#define KB_LOAD_EXIT_TRIAL 7
+
 /* A runner's reading: 1 when the load's failure is the runner's own, never the server's --
  * an output it could not write (6), or 2, the arguments the runner built or an output it
  * named refused before anything was sent. */
@@ -81,5 +86,8 @@ double kb_loadout_delivery(const struct kb_load_meta *m, const struct kb_load_re
 double kb_loadout_cpu_fraction(const struct kb_load_meta *m, const struct kb_load_result *r);
 /* Delivery had every response come earlier by the client's own delay in it. */
 double kb_loadout_delivery_less_client(const struct kb_load_result *r);
+/* The connections each measured request needed: those written first on a new connection
+ * over those written (1 when the server closes after every response); -1 when none was. */
+double kb_loadout_conns_per_request(const struct kb_load_result *r);
 
 #endif

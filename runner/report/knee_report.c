@@ -68,6 +68,10 @@ static void read_fig(struct kb_knee_fig *f, const json_t *step, const json_t *v)
     f->server_steal_max = fig(host, "server_cpus", "steal_max_fraction");
     f->client_steal_max = fig(host, "client_cpus", "steal_max_fraction");
     f->steal_could_decide = json_is_true(json_object_get(host, "could_decide"));
+    /* only where the server closed connections (kneepoint.c's reading) */
+    f->conns_per_request = json_is_true(json_object_get(load, "reconnect")) &&
+        json_integer_value(json_object_get(load, "server_closes")) > 0
+        ? fig(load, "connections_per_request", NULL) : NAN;
 }
 
 /* The samples and their verdicts; the rows judged again from them. -1 with err when a
@@ -114,6 +118,7 @@ int kb_knee_doc_load(const char *dir, struct kb_knee_doc *d, char *err, size_t e
         return -1;
     }
     d->plan = json_object_get(d->knee, "plan");
+    d->setup = json_object_get(d->knee, "setup");
     if (strcmp(kb_jstr(d->knee, "kind", ""), "knee") || !json_is_object(d->plan)) {
         snprintf(err, errlen, "%s: not a knee search's record", path);
         kb_knee_doc_free(d);
@@ -286,15 +291,17 @@ static const char *note_of(const struct kb_knee_fig *x)
 static void md_samples(FILE *f, const struct kb_knee_doc *d)
 {
     struct kb_text_notes nt = { 0 };
-    int have_cpu = 0;
+    int have_cpu = 0, have_conns = 0;
     for (size_t i = 0; i < d->n; i++) {
         have_cpu |= isfinite(d->f[i].cpu_us_per_response);
+        have_conns |= isfinite(d->f[i].conns_per_request);
         if (note_of(&d->f[i]))
             kb_text_note_add(&nt, note_of(&d->f[i]));
     }
     fprintf(f, "## Samples in the order taken\n\n| # | rate | why | verdict | delivery | p99 | "
-               "less client | steal |%s\n|---:|---:|---|---|---:|---:|---:|---:|%s\n",
-            have_cpu ? " us/resp |" : "", have_cpu ? "---:|" : "");
+               "less client | steal |%s%s\n|---:|---:|---|---|---:|---:|---:|---:|%s%s\n",
+            have_cpu ? " us/resp |" : "", have_conns ? " conn/req |" : "",
+            have_cpu ? "---:|" : "", have_conns ? "---:|" : "");
     for (size_t i = 0; i < d->n; i++) {
         const struct kb_knee_fig *x = &d->f[i];
         char r[32], del[32], p99[32], lc[32], st[32], cpu[32], ref[16] = "";
@@ -307,6 +314,8 @@ static void md_samples(FILE *f, const struct kb_knee_doc *d)
                 num(st, sizeof(st), "%.0f %%", x->server_steal_max * 100));
         if (have_cpu)
             fprintf(f, " %s |", num(cpu, sizeof(cpu), "%.1f", x->cpu_us_per_response));
+        if (have_conns)
+            fprintf(f, " %s |", num(cpu, sizeof(cpu), "%.2f", x->conns_per_request));
         fprintf(f, "\n");
     }
     fprintf(f, "\n");
@@ -320,9 +329,13 @@ static void md_samples(FILE *f, const struct kb_knee_doc *d)
     kb_text_para(f, "p99 is corrected (from each request's intended send time); less client "
                  "is the same without the client's own delay in each request, which decides "
                  "whether the client is trusted. steal is the largest share of a second the "
-                 "host withheld from the server's CPUs.%s%s",
+                 "host withheld from the server's CPUs.%s%s%s",
                  have_cpu ? " us/resp is the server's CPU time per response over the measured "
                             "interval." : "",
+                 have_conns ? " conn/req is the connections each measured request needed: "
+                              "the server closed its connections, and each close was followed "
+                              "by a reconnect whose time counts in the next request's latency "
+                              "(1.00: a new connection for every request)." : "",
                  d->n && d->f[0].resumed ? " * read back from an earlier, interrupted run." : "");
 }
 
@@ -354,6 +367,30 @@ static void md_method(FILE *f, const struct kb_knee_doc *d)
                      "hold_warmup_s", NULL));
 }
 
+/* What the run found before its first sample (knee.json's setup; none in a run from before
+ * it was kept): the first requests' answer, the server, the CPUs, and the shared-CPU
+ * sentence, said before any figure. */
+static void md_setup(FILE *f, const struct kb_knee_doc *d)
+{
+    const json_t *t = json_object_get(d->setup, "trial");
+    const char *shared = kb_jstr(d->setup, "shared_cpus", "");
+    if (!d->setup)
+        return;
+    if (shared[0])
+        kb_text_para(f, "%s", shared);
+    kb_text_para(f, "Before the first sample: the first requests got status %d, %lld body "
+                 "bytes, %s%s, %s%s. %s; client CPUs %s.", (int)kb_jnum(t, "status", NULL),
+                 (long long)kb_jnum(t, "body_bytes", NULL),
+                 kb_jstr(t, "server_header", "")[0] ? "Server: " : "no Server header",
+                 kb_jstr(t, "server_header", ""),
+                 json_is_true(json_object_get(t, "kept_alive")) ? "the connection kept alive"
+                 : "the connection closed after each response",
+                 json_is_true(json_object_get(d->setup, "reconnect"))
+                     ? " (a close is followed by a reconnect, counted in conn/req)" : "",
+                 kb_jstr(d->setup, "server", "server: unknown"),
+                 kb_jstr(d->setup, "client_cpus", "?"));
+}
+
 static int write_md(FILE *f, const void *arg)
 {
     const struct kb_knee_doc *d = arg;
@@ -361,6 +398,7 @@ static int write_md(FILE *f, const void *arg)
     fprintf(f, "# kneebench knee\n\n");
     kb_knee_headline(d, line, sizeof(line));
     kb_text_para(f, "**%s**", line);
+    md_setup(f, d);
     kb_text_para(f, "Chart: charts/knee.svg (p99 and delivery against the rate, every sample).");
     md_rows(f, d);
     md_samples(f, d);
@@ -425,14 +463,14 @@ static json_t *samples_json(const struct kb_knee_doc *d)
     json_t *a = json_array();
     for (size_t i = 0; i < d->n; i++) {
         const struct kb_knee_fig *x = &d->f[i];
-        json_array_append_new(a, json_pack("{s:i,s:I,s:i,s:b,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:s}",
+        json_array_append_new(a, json_pack("{s:i,s:I,s:i,s:b,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:s,s:o}",
             "step", (int)i + 1, "rate_rps", (json_int_t)x->rate, "sample", x->sample, "hold",
             x->hold, "why",
             x->why, "verdict", x->verdict, "server_verdict", x->server_verdict, "delivery",
             kb_json_figure(x->delivery), "p99_ms", kb_json_figure(x->p99_us / 1000),
             "less_client_p99_ms", kb_json_figure(x->less_client_p99_us / 1000),
             "server_cpu_us_per_response", kb_json_figure(x->cpu_us_per_response), "dir",
-            x->dir));
+            x->dir, "connections_per_request", kb_json_figure(x->conns_per_request)));
     }
     return a;
 }
@@ -449,6 +487,14 @@ static json_t *report_json(const struct kb_knee_doc *d)
         "criteria", json_object_get(d->plan, "criteria"),
         "search", json_object_get(d->plan, "search"),
         "rows", rows_json(d), "samples", samples_json(d));
+}
+
+/* report.json with the setup beside the rest (null for a run from before it was kept). */
+static json_t *report_json_all(const struct kb_knee_doc *d)
+{
+    json_t *o = report_json(d);
+    json_object_set(o, "setup", d->setup ? d->setup : json_null());
+    return o;
 }
 
 /* ---- writing ----------------------------------------------------------------------------- */
@@ -477,7 +523,7 @@ int kb_knee_report_write(const char *dir, const struct kb_knee_doc *d, char *err
         write_one(dir, "report.csv", d, write_csv, err, errlen) ||
         write_one(dir, "report.md", d, write_md, err, errlen))
         return -1;
-    j = report_json(d);
+    j = report_json_all(d);
     rc = kb_write_json_atomic(kb_path(path, sizeof(path), dir, "report.json"), j, err, errlen);
     json_decref(j);
     return rc;

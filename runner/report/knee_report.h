@@ -27,11 +27,14 @@ struct kb_knee_fig {
     double cpu_us_per_response, rss_max_bytes, pss_max_bytes, fds_max;
     double server_steal_max, client_steal_max;
     int steal_could_decide;
+    double conns_per_request;    /* under --reconnect, the connections each request needed */
 };
 
 struct kb_knee_doc {
     json_t *knee;                /* knee.json; every string below points into it */
     json_t *plan;                /* borrowed from knee */
+    json_t *setup;               /* borrowed from knee, or NULL: the server found, the
+                                    CPUs, the first requests' answer (runner/run/kneeinit.h) */
     json_t **verdicts;           /* each sample's verdict.json (NULL where unreadable) */
     struct kb_knee_opts opts;
     const char *url, *expect;

@@ -230,8 +230,8 @@ static int run_step(struct cal *c, size_t i, int attempt, struct kb_calibrate_st
         char *argv[] = { c->kneebench, "load", "--url", url, "--route", c->route->name,
                          "--rate", rate, "--duration", dur, "--warmup", warm, "--threads", thr,
                          "--connections", con, "--json", json,
-                         "--contract", (char *)c->contract.path,
-                         c->cfg->client_rt ? "--rt" : NULL, NULL };
+                         "--contract", (char *)c->contract.path, "--no-preflight",
+                         "--no-reconnect", c->cfg->client_rt ? "--rt" : NULL, NULL };
         pid_t pid = spawn(argv, &c->client_cpus, c->cfg->client_cgroup[0] ?
                           c->cfg->client_cgroup : NULL, log, err, errlen);
         if (pid < 0)

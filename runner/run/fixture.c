@@ -371,7 +371,9 @@ static pid_t spawn_load(struct kb_fixture *fx, const struct kb_fixture_load *ld,
                      "--rate", rt, "--duration", dur, "--warmup", wu, "--drain", dr,
                      "--threads", th, "--connections", co, "--json", js, "--hgrm", hg,
                      "--uncorrected-hgrm", uh, "--hlog", hl, "--series-csv", sc,
-                     "--contract", (char *)fx->c->path, NULL, NULL, NULL, NULL, NULL, NULL,
+                     "--contract", (char *)fx->c->path,
+                     /* the curve preflights its fixtures itself, which keep alive */
+                     "--no-preflight", "--no-reconnect", NULL, NULL, NULL, NULL, NULL, NULL,
                      NULL, NULL };
     size_t n = sizeof(argv) / sizeof(argv[0]) - 8;
     if (fx->client_rt)

@@ -55,6 +55,8 @@ struct kb_knee_sample {
      * each one is outside the load model (persistent connections), refused at the first
      * sample (runner/run/kneerun.h) */
     long long keepalive_breaks, completed;
+    double conns_per_request;    /* under --reconnect, the connections each request needed
+                                    (load.json's connections_per_request); NAN: none */
 };
 
 struct kb_knee_opts {

@@ -19,32 +19,6 @@
 #include "runner/util/paths.h"
 #include "runner/util/identity.h"
 
-/* The client's CPUs: --cpus; else those the server's affinity leaves free; else all this
- * process may use. The process is kept on them, so that nothing of the client -- the load
- * threads, the sampler, this thread -- takes the server's CPU. 0, or 2 with err. */
-static int client_cpus(const struct kb_knee_args *a, const char *server, cpu_set_t *set,
-                       char *list, size_t len, char *err, size_t errlen)
-{
-    cpu_set_t allowed, srv;
-    sched_getaffinity(0, sizeof(allowed), &allowed);
-    *set = allowed;
-    if (a->cpus) {
-        char why[256];
-        if (kb_cpulist_parse_allowed(a->cpus, set, why, sizeof(why)) < 0)
-            return snprintf(err, errlen, "--cpus: %s", why), 2;
-    } else if (server[0] && kb_cpulist_parse_raw(server, &srv, err, errlen) > 0) {
-        cpu_set_t rest;
-        CPU_XOR(&rest, &allowed, &srv);
-        CPU_AND(&rest, &rest, &allowed);
-        if (CPU_COUNT(&rest) > 0)
-            *set = rest;
-    }
-    kb_cpulist_format(set, list, len);
-    if (sched_setaffinity(0, sizeof(*set), set))
-        return snprintf(err, errlen, "cannot keep the client on CPUs %s", list), 2;
-    return 0;
-}
-
 /* plan.json: what must match for a re-run to resume this search. */
 static json_t *plan_json(const struct kb_knee_args *a, const struct kb_target *t,
                          const struct kb_criteria *c)
@@ -53,7 +27,7 @@ static json_t *plan_json(const struct kb_knee_args *a, const struct kb_target *t
     for (int i = 0; i < a->spec.nheaders; i++)
         json_array_append_new(h, json_string(a->spec.headers[i]));
     return json_pack("{s:s,s:s,s:o,s:o,s:{s:f,s:I,s:f,s:I,s:I},s:{s:I,s:I,s:I,s:f,s:f,s:i,s:f,s:f},"
-                     "s:{s:f,s:f,s:f,s:i,s:i,s:I,s:I,s:s}}",
+                     "s:{s:f,s:f,s:f,s:i,s:i,s:I,s:I,s:s,s:b}}",
         "url", a->spec.url, "expect", t->expectation,
         "route", t->route ? json_string(t->route) : json_null(), "headers", h,
         "criteria", "min_delivery", c->min_delivery, "max_p99_us", (json_int_t)c->max_p99_us,
@@ -67,32 +41,33 @@ static json_t *plan_json(const struct kb_knee_args *a, const struct kb_target *t
         "point", "warmup_s", a->warmup, "duration_s", a->duration, "drain_s", a->drain,
         "threads", (int)a->threads, "connections", (int)a->connections, "timeout_ms",
         (json_int_t)llround(a->timeout * 1000), "send_quantum_us", (json_int_t)a->quantum_us,
-        "dispatch", kb_load_dispatch_names[a->per_connection]);
+        "dispatch", kb_load_dispatch_names[a->per_connection], "reconnect", a->reconnect);
 }
 
 /* run.json: this invocation (a resumed one beside the first's). */
-static int identity(const char *dir, int argc, char **argv, const struct kb_knee_args *a,
-                    const char *server_cpus, const char *client, const struct kb_contract *ct,
-                    char *err, size_t errlen)
+static int identity(const struct kb_knee_ctx *x, int argc, char **argv, char *err,
+                    size_t errlen)
 {
     char hex[KB_SHA256_HEX], chex[KB_SHA256_HEX], when[64], why[128];
-    json_t *args = json_array(), *run;
+    json_t *args = json_array(), *run, *pids = json_array();
     time_t t = time(NULL);
     int rc;
+    for (int i = 0; i < x->srv.npids; i++)
+        json_array_append_new(pids, json_integer(x->srv.pids[i]));
     for (int i = 0; i < argc; i++)
         json_array_append_new(args, json_string(argv[i]));
     strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
     if (kb_sha256_file("/proc/self/exe", hex, why, sizeof(why)) < 0)
         snprintf(hex, sizeof(hex), "unknown");
-    if (kb_sha256_file(ct->path, chex, why, sizeof(why)) < 0)
+    if (kb_sha256_file(x->ct.path, chex, why, sizeof(why)) < 0)
         snprintf(chex, sizeof(chex), "unknown");
-    run = json_pack("{s:s,s:s,s:o,s:s,s:s,s:s,s:o,s:{s:o,s:o,s:s},s:{s:s},s:f}", "kind", "knee",
-        "started", when, "command_line", args, "runner_sha256", hex, "contract", ct->path,
-        "contract_sha256", chex, "host", kb_host_identity(), "server", "pid",
-        a->pid ? json_integer(a->pid) : json_null(), "cgroup",
-        a->cgroup ? json_string(a->cgroup) : json_null(), "cpus", server_cpus, "client",
-        "cpus", client, "max_time_s", a->max_time);
-    rc = kb_run_identity_file(dir, run, t, err, errlen);
+    run = json_pack("{s:s,s:s,s:o,s:s,s:s,s:s,s:o,s:{s:o,s:s,s:o,s:s},s:{s:s},s:f}", "kind",
+        "knee", "started", when, "command_line", args, "runner_sha256", hex, "contract",
+        x->ct.path, "contract_sha256", chex, "host", kb_host_identity(), "server", "pids", pids,
+        "found_by", x->srv.by_port ? "port" : x->srv.npids ? "--pid" : "none", "cgroup",
+        x->a.cgroup ? json_string(x->a.cgroup) : json_null(), "cpus", x->srv.cpus,
+        "client", "cpus", x->srv.client, "max_time_s", x->a.max_time);
+    rc = kb_run_identity_file(x->dir, run, t, err, errlen);
     json_decref(run);
     return rc;
 }
@@ -151,8 +126,9 @@ int kb_knee_defaults(struct kb_knee_args *a, const struct kb_contract *ct, char 
                         "--max-rate"), 2;
     if (a->threads > a->connections)
         return snprintf(err, errlen, "--connections must be at least --threads"), 2;
-    if (a->pid && kill((pid_t)a->pid, 0) && errno == ESRCH)
-        return snprintf(err, errlen, "--pid %ld: no such process", a->pid), 2;
+    for (int i = 0; i < a->npids; i++)
+        if (kill((pid_t)a->pids[i], 0) && errno == ESRCH)
+            return snprintf(err, errlen, "--pid %ld: no such process", a->pids[i]), 2;
     if (a->cgroup) {
         char procs[4300];
         if (!kb_file_exists(kb_path(procs, sizeof(procs), a->cgroup, "cgroup.procs")))
@@ -163,6 +139,19 @@ int kb_knee_defaults(struct kb_knee_args *a, const struct kb_contract *ct, char 
 }
 
 
+/* The trial requests: 0, or the command's status with err (nothing searched). */
+static int trial(struct kb_knee_ctx *x, char *err, size_t errlen)
+{
+    char why[512];
+    enum kb_trial_rc rc = kb_trial_run(&x->t, &x->trial, why, sizeof(why));
+    if (rc == KB_TRIAL_REFUSED)
+        return snprintf(err, errlen, "target unreachable, no load sent: %s", why), 3;
+    if (rc == KB_TRIAL_WRONG)
+        return snprintf(err, errlen, "%s: %s; no load sent, nothing searched", x->a.spec.url,
+                        why), KB_KNEE_EXIT_TRIAL;
+    return 0;
+}
+
 int kb_knee_prepare(struct kb_knee_ctx *x, char *err, size_t errlen)
 {
     int rc;
@@ -171,24 +160,35 @@ int kb_knee_prepare(struct kb_knee_ctx *x, char *err, size_t errlen)
     if (!kb_target_loopback(&x->t) && !x->a.allow_remote)
         return snprintf(err, errlen, "%s is not on loopback (127.0.0.0/8): give --allow-remote "
                         "for a server you own elsewhere", x->t.host), 2;
+    /* the contract's fixtures (a route checked) keep requiring keep-alive */
+    if (x->a.reconnect < 0)
+        x->a.reconnect = x->t.route == NULL;
     x->crit = kb_criteria_of(&x->ct);
     if (x->a.p99_ms)
         x->crit.max_p99_us = llround(x->a.p99_ms * 1000);
     if (x->a.delivery)
         x->crit.min_delivery = x->a.delivery;
-    kb_procwatch_server_cpus((pid_t)x->a.pid, x->a.cgroup, x->server_cpus,
-                             sizeof(x->server_cpus));
-    if ((rc = client_cpus(&x->a, x->server_cpus, &x->cpus, x->client_list,
-                          sizeof(x->client_list), err, errlen)) ||
-        (rc = run_dir(&x->a, x->dir, sizeof(x->dir), err, errlen)))
+    kb_server_find(&x->srv, &x->t, x->a.pids, x->a.npids, x->a.cgroup);
+    if ((rc = kb_server_client_cpus(&x->srv, x->a.cpus, &x->cpus, err, errlen)) ||
+        (rc = trial(x, err, errlen)))
         return rc;
-    if (kb_load_probe(&x->t.addr, 2000, err, errlen)) {
-        char why[512];
-        snprintf(why, sizeof(why), "%s", err);
-        snprintf(err, errlen, "target unreachable, no load sent: %s", why);
-        return 3;
-    }
-    return 0;
+    /* made once the target answered right: a refused one leaves no run behind */
+    return run_dir(&x->a, x->dir, sizeof(x->dir), err, errlen);
+}
+
+/* knee.json's "setup": what this invocation found before its first sample. */
+static json_t *setup_json(const struct kb_knee_ctx *x)
+{
+    json_t *pids = json_array();
+    for (int i = 0; i < x->srv.npids; i++)
+        json_array_append_new(pids, json_integer(x->srv.pids[i]));
+    return json_pack("{s:s,s:o,s:s,s:s,s:s,s:o,s:b,s:{s:i,s:I,s:s,s:b,s:i}}", "server",
+        x->srv.note, "server_pids", pids, "found_by", x->srv.by_port ? "port"
+        : x->srv.npids ? "--pid" : "none", "server_cpus", x->srv.cpus, "client_cpus",
+        x->srv.client, "shared_cpus", x->srv.shared[0] ? json_string(x->srv.shared)
+        : json_null(), "reconnect", x->a.reconnect, "trial", "status", x->trial.status,
+        "body_bytes", (json_int_t)x->trial.body_bytes, "server_header", x->trial.server,
+        "kept_alive", x->trial.kept > 0, "closed", x->trial.closed);
 }
 
 int kb_knee_begin(struct kb_knee_ctx *x, struct kb_kneerun *k, int argc, char **argv,
@@ -209,13 +209,14 @@ int kb_knee_begin(struct kb_knee_ctx *x, struct kb_kneerun *k, int argc, char **
         .connections = (int)x->a.connections, .timeout_ms = llround(x->a.timeout * 1000),
         .send_quantum_us = x->a.quantum_us, .client_cpus = &x->cpus, .rt = !x->a.no_rt,
         .per_connection = x->a.per_connection,
-        .watch = { .pid = (pid_t)x->a.pid, .cgroup = x->a.cgroup,
-                   .server_cpus = x->server_cpus[0] ? x->server_cpus : NULL,
-                   .client_cpus = x->client_list, .every_s = 0.25 } };
+        .reconnect = x->a.reconnect,
+        .watch = { .pids = x->srv.pids, .npids = x->srv.npids, .cgroup = x->a.cgroup,
+                   .server_cpus = x->srv.cpus[0] ? x->srv.cpus : NULL,
+                   .client_cpus = x->srv.client, .every_s = 0.25 } };
     k->max_time_s = x->a.max_time;
     k->stopped = kb_run_interrupted;
+    k->setup = setup_json(x);
     if (kb_kneerun_plan(x->dir, json_incref(k->plan), err, errlen))
         return -1;
-    return identity(x->dir, argc, argv, &x->a, x->server_cpus, x->client_list, &x->ct, err,
-                    errlen);
+    return identity(x, argc, argv, err, errlen);
 }

@@ -27,11 +27,23 @@ static void configure(const struct kb_kneepoint_cfg *c, long rate, struct kb_loa
         .timeout_ms = c->timeout_ms, .send_quantum_ns = c->send_quantum_us * 1000,
         .rx_timestamps = 1, .rt = c->rt, .series_tag = "", .cpus = c->client_cpus,
         .timer = KB_TIMER_AUTO, .per_connection = c->per_connection,
+        .reconnect = c->reconnect,
     };
     /* one thread per client CPU, as `load` fits them */
     l->threads = CPU_COUNT(c->client_cpus) < c->threads ? CPU_COUNT(c->client_cpus) : c->threads;
     if (l->threads < 1)
         l->threads = 1;
+}
+
+/* load.json's connections per request, NAN where the server closed nothing (a keep-alive
+ * server: its connections are those opened before the warmup, and a 0.00 beside every
+ * sample would say nothing). */
+static double conns_of(const json_t *load)
+{
+    const json_t *v = json_object_get(load, "connections_per_request");
+    return json_is_true(json_object_get(load, "reconnect")) &&
+           json_integer_value(json_object_get(load, "server_closes")) > 0 && json_is_number(v)
+               ? json_number_value(v) : NAN;
 }
 
 /* The load's files; a failure noted in ev. */
@@ -126,7 +138,8 @@ static int measure(const struct kb_kneepoint_cfg *c, long rate, int k, const cha
     *out = (struct kb_knee_sample){ .rate = rate, .verdict = j.verdict,
                                     .delivery = pl.delivery, .p99_us = pl.corrected.p99,
                                     .keepalive_breaks = pl.keepalive_breaks,
-                                    .completed = pl.completed };
+                                    .completed = pl.completed,
+                                    .conns_per_request = conns_of(load) };
     json_decref(v);
     json_decref(load);
     kb_load_result_free(&res);
@@ -185,6 +198,7 @@ int kb_kneepoint_read(const char *dir, struct kb_knee_sample *out, char *err, si
         .p99_us = json_is_number(p99) ? json_number_value(p99) : NAN,
         .keepalive_breaks = json_integer_value(json_object_get(load, "keepalive_breaks")),
         .completed = json_integer_value(json_object_get(load, "completed")),
+        .conns_per_request = conns_of(load),
     };
     json_decref(v);
     return 1;

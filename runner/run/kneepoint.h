@@ -27,6 +27,7 @@ struct kb_kneepoint_cfg {
     const cpu_set_t *client_cpus;          /* the load threads' CPUs (one thread each) */
     int rt;                                /* SCHED_FIFO load threads */
     int per_connection;                    /* --dispatch per-connection */
+    int reconnect;                         /* a server's closes reconnected (loadgen.h) */
     struct kb_procwatch_cfg watch;         /* the server, and the CPUs whose steal is read */
 };
 

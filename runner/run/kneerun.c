@@ -46,11 +46,12 @@ static json_t *step_json(const struct kb_kneerun_step *st)
 {
     char dir[64];
     sample_name(dir, sizeof(dir), st->s.rate, st->s.hold, st->sample);
-    return json_pack("{s:I,s:i,s:b,s:s,s:s,s:s,s:o,s:o,s:b}", "rate", (json_int_t)st->s.rate,
-                     "sample", st->sample, "hold", st->s.hold, "dir", dir, "why", st->why,
-                     "verdict", kb_verdict_name(st->s.verdict), "delivery",
+    return json_pack("{s:I,s:i,s:b,s:s,s:s,s:s,s:o,s:o,s:b,s:o}", "rate",
+                     (json_int_t)st->s.rate, "sample", st->sample, "hold", st->s.hold, "dir",
+                     dir, "why", st->why, "verdict", kb_verdict_name(st->s.verdict), "delivery",
                      kb_json_figure(st->s.delivery), "p99_us", kb_json_figure(st->s.p99_us),
-                     "resumed", st->resumed);
+                     "resumed", st->resumed, "connections_per_request",
+                     kb_json_figure(st->s.conns_per_request));
 }
 
 /* The number the next sample of rate (hold or short) takes. */
@@ -87,6 +88,8 @@ static int record(const struct kb_kneerun *k, int ended, char *err, size_t errle
                         (json_int_t)k->next.hi, "why", k->next.why ? k->next.why : "");
     doc = json_pack("{s:i,s:s,s:O,s:o,s:o,s:f}", "schema_version", 1, "kind", "knee", "plan",
                     k->plan, "steps", steps, "outcome", out, "elapsed_s", k->elapsed_s);
+    if (k->setup)
+        json_object_set(doc, "setup", k->setup);
     rc = kb_run_evidence_json(kb_path(path, sizeof(path), k->dir, "knee.json"), doc, err, errlen);
     json_decref(doc);
     return rc;
@@ -101,13 +104,12 @@ static void settle(const struct kb_kneepoint_cfg *c)
     struct kb_proc_sample a, b;
     double t0 = now_s();
     size_t n;
-    if (c->watch.pid <= 0 && !c->watch.cgroup) {
+    if (!kb_procwatch_has_server(&c->watch)) {
         kb_sleep_ms(1000);
         return;
     }
     do {
-        n = c->watch.pid > 0 ? kb_procs_tree(c->watch.pid, pids, 4096)
-                             : kb_cgfile_procs(c->watch.cgroup, pids, 4096);
+        n = kb_procwatch_procs(&c->watch, pids, 4096);
         kb_procs_sample(pids, n, &a);
         kb_sleep_ms((long)(SETTLE_STEP_S * 1000));
         kb_procs_sample(pids, n, &b);
@@ -179,18 +181,22 @@ static int bounded(struct kb_kneerun *k, long rate, int hold)
 }
 
 /* 1 when the first sample shows a server that closes its connection after (nearly) every
- * response, err saying so. HTTP/1.1 allows it, but the load model is persistent connections
- * (the contract's, wrk2's): every rate would fail on the closes alone and the search fall
- * to --min-rate, so it is refused once, here, rather than at every rate. */
+ * response, err saying so. HTTP/1.1 allows it; under --reconnect (the default off the
+ * contract's routes) the closes are served, but with --no-reconnect or a contract route the
+ * load model is persistent connections (the contract's, wrk2's): every rate would fail on
+ * the closes alone and the search fall to --min-rate, so it is refused once, here, rather
+ * than at every rate. */
 static int closes_each(const struct kb_kneerun *k, char *err, size_t errlen)
 {
     const struct kb_knee_sample *s = &k->steps[0].s;
-    if (k->nsteps != 1 || s->keepalive_breaks <= 0 || s->keepalive_breaks * 2 < s->completed)
+    /* under --reconnect the closes are served, not breaks (runner/load/loadgen.h) */
+    if (k->point.reconnect || k->nsteps != 1 || s->keepalive_breaks <= 0 || s->keepalive_breaks * 2 < s->completed)
         return 0;
     snprintf(err, errlen, "the server closes its connection after each response (%lld "
              "closes, Connection: close or a body ended by the close): kneebench measures "
-             "keep-alive servers only, its load being persistent connections (docs/knee.md, "
-             "\"Keep-alive\"); no knee searched", s->keepalive_breaks);
+             "keep-alive servers only when the URL is a contract route, its load being "
+             "persistent connections (docs/knee.md, \"Keep-alive\"); --reconnect measures "
+             "it all the same; no knee searched", s->keepalive_breaks);
     return 1;
 }
 

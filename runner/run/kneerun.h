@@ -38,6 +38,8 @@ struct kb_kneerun_step {
 struct kb_kneerun {
     const char *dir;             /* absolute */
     json_t *plan;                /* borrowed: plan.json's object */
+    json_t *setup;               /* borrowed, or NULL: knee.json's "setup" (the server found,
+                                    the CPUs, the trial's answer), this invocation's */
     struct kb_knee_opts opts;
     struct kb_kneepoint_cfg point;
     double hold_s, hold_warmup_s;     /* a hold sample's measured seconds and warmup */

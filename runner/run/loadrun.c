@@ -14,6 +14,8 @@
 #include "fixtures/contract.h"
 #include "runner/load/loadjson.h"
 #include "runner/load/loadout.h"
+#include "runner/load/trial.h"
+#include "runner/run/serverside.h"
 #include "runner/run/verdict.h"
 #include "runner/util/atomicfile.h"
 #include "runner/util/clock.h"
@@ -188,7 +190,38 @@ static void configure(const struct kb_load_args *a, const struct kb_target *t, c
         .cpus = a->cpus ? cpus : NULL,
         .requests_log_max = a->requests_log ? (uint64_t)a->requests_log_max : 0,
         .timer = a->timer, .per_connection = a->per_connection,
+        .reconnect = a->reconnect,
     };
+}
+
+/* The server found, the client kept off its CPUs, the trial requests: 0, or the exit
+ * status with the reason said. Said on stderr, so that stdout stays the summary. */
+static int before_load(const struct kb_load_args *a, const struct kb_target *t, cpu_set_t *cpus)
+{
+    struct kb_server_side s;
+    struct kb_trial tr;
+    char err[1024], line[512];
+    enum kb_trial_rc rc;
+    kb_server_find(&s, t, a->pids, a->npids, NULL);
+    if (kb_server_client_cpus(&s, a->cpus, cpus, err, sizeof(err)))
+        return bad("%s", err);
+    rc = kb_trial_run(t, &tr, err, sizeof(err));
+    if (rc == KB_TRIAL_REFUSED) {
+        fprintf(stderr, "kneebench load: target unreachable, no load sent: %s\n", err);
+        return 3;
+    }
+    if (rc == KB_TRIAL_WRONG) {
+        fprintf(stderr, "kneebench load: %s: %s; no load sent\n", a->spec.url, err);
+        return KB_LOAD_EXIT_TRIAL;
+    }
+    kb_trial_describe(&tr, line, sizeof(line));
+    if (!a->quiet)
+        fprintf(stderr, "kneebench load: first requests: %s%s\n  %s\n  client: CPUs %s\n", line,
+                kb_trial_closes(&tr) && a->reconnect ? " (each request reconnects)" : "",
+                s.note, s.client);
+    if (s.shared[0])
+        fprintf(stderr, "  %s\n", s.shared);
+    return 0;
 }
 
 static int measure(const struct kb_load_args *a, const struct kb_target *t, cpu_set_t *cpus,
@@ -200,10 +233,12 @@ static int measure(const struct kb_load_args *a, const struct kb_target *t, cpu_
     char err[512];
     double quota;
     int rc;
-    if (kb_load_probe(&t->addr, 2000, err, sizeof(err))) {
+    if (a->no_preflight && kb_load_probe(&t->addr, 2000, err, sizeof(err))) {
         fprintf(stderr, "kneebench load: target unreachable, no load sent: %s\n", err);
         return 3;
     }
+    if (!a->no_preflight && (rc = before_load(a, t, cpus)))
+        return rc;
     configure(a, t, cpus, &cfg);
     if (!a->cpus)
         sched_getaffinity(0, sizeof(*cpus), cpus);
@@ -238,7 +273,11 @@ int kb_loadrun(struct kb_load_args *a, const struct kb_contract *ct)
     cpu_set_t cpus;
     char err[512];
     int rc = 2;
-    if (kb_target_open(&t, &a->spec, ct, err, sizeof(err)))
+    int opened = kb_target_open(&t, &a->spec, ct, err, sizeof(err)) == 0;
+    /* the contract's fixtures (a route checked) keep requiring keep-alive */
+    if (opened && a->reconnect < 0)
+        a->reconnect = t.route == NULL;
+    if (!opened)
         bad("%s", err);
     /* "7-" runs to the last CPU this process may use */
     else if (a->cpus && kb_cpulist_parse_allowed(a->cpus, &cpus, err, sizeof(err)) < 0)

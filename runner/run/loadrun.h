@@ -7,12 +7,19 @@
  * The exit statuses are the command's (cli/cmd_load.c): 0 run and every response right; 4
  * run with responses not right (KB_LOAD_EXIT_NOT_RIGHT); 2 bad arguments, said on stderr
  * before anything is sent; 3 the target unreachable; 6 an output could not be written
- * (KB_LOAD_EXIT_OUTPUT); 1 the run itself failed. */
+ * (KB_LOAD_EXIT_OUTPUT); 7 the target answered its first requests wrongly
+ * (KB_LOAD_EXIT_TRIAL); 1 the run itself failed.
+ *
+ * Before the load, unless --no-preflight: the server's processes found (--pid, else those
+ * listening on a loopback port: runner/run/serverside.h), the client kept off their CPUs
+ * unless --cpus says otherwise, and a few trial requests (runner/load/trial.h), all said
+ * on stderr. */
 #ifndef KB_LOADRUN_H
 #define KB_LOADRUN_H
 
 #include "runner/load/loadgen.h"
 #include "runner/load/target.h"
+#include "runner/util/opts.h"
 
 struct kb_contract;
 
@@ -35,6 +42,11 @@ struct kb_load_args {
     long requests_log_max;
     int have_requests_log_max;
     int have_rate, have_duration, have_warmup, have_drain;
+    long pids[KB_OPT_PIDS_MAX];    /* --pid, one or several */
+    int npids;
+    int reconnect;                 /* --reconnect 1, --no-reconnect 0; -1: 1 unless a
+                                      contract route is checked (the fixtures keep alive) */
+    int no_preflight;              /* --no-preflight: the curve preflights its fixtures */
 };
 
 

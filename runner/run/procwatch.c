@@ -49,11 +49,8 @@ static void take(struct kb_procwatch *w)
     struct sample x = { .t = mono_s(), .steal_srv = NAN, .steal_cli = NAN };
     size_t np = 0;
     int gone = 0;
-    if (w->cfg.pid > 0)
-        np = kb_procs_tree(w->cfg.pid, w->pids, PIDS_MAX);
-    else if (w->cfg.cgroup)
-        np = kb_cgfile_procs(w->cfg.cgroup, w->pids, PIDS_MAX);
-    if (w->cfg.pid > 0 || w->cfg.cgroup) {
+    if (kb_procwatch_has_server(&w->cfg)) {
+        np = kb_procwatch_procs(&w->cfg, w->pids, PIDS_MAX);
         kb_procs_sample(w->pids, np, &x.p);
         x.have_procs = x.p.nprocs > 0;
         gone = !x.have_procs;
@@ -265,12 +262,48 @@ int kb_procwatch_write_csv(const struct kb_procwatch *w, const char *path, char 
     return kb_afile_write_with(path, fill_csv, w, err, errlen);
 }
 
-void kb_procwatch_server_cpus(pid_t pid, const char *cgroup, char *out, size_t outlen)
+int kb_procwatch_has_server(const struct kb_procwatch_cfg *cfg)
 {
-    cpu_set_t set;
+    return (cfg->pids && cfg->npids > 0) || cfg->cgroup;
+}
+
+void kb_procwatch_server_cpus(const struct kb_procwatch_cfg *cfg, char *out, size_t outlen)
+{
+    cpu_set_t set, all;
+    int any = 0;
     out[0] = '\0';
-    if (pid > 0 && !sched_getaffinity(pid, sizeof(set), &set))
-        kb_cpulist_format(&set, out, outlen);
-    else if (cgroup && kb_cgfile_line(cgroup, "cpuset.cpus.effective", out, outlen) < 0)
+    CPU_ZERO(&all);
+    for (int i = 0; cfg->pids && i < cfg->npids; i++)
+        if (!sched_getaffinity(cfg->pids[i], sizeof(set), &set)) {
+            CPU_OR(&all, &all, &set);
+            any = 1;
+        }
+    if (any)
+        kb_cpulist_format(&all, out, outlen);
+    else if (cfg->cgroup && kb_cgfile_line(cfg->cgroup, "cpuset.cpus.effective", out, outlen) < 0)
         out[0] = '\0';
+}
+
+static int listed(const pid_t *v, size_t n, pid_t p)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == p)
+            return 1;
+    return 0;
+}
+
+size_t kb_procwatch_procs(const struct kb_procwatch_cfg *cfg, pid_t *out, size_t max)
+{
+    pid_t tree[PIDS_MAX];
+    size_t n = 0;
+    if (!(cfg->pids && cfg->npids > 0))
+        return cfg->cgroup ? kb_cgfile_procs(cfg->cgroup, out, max) : 0;
+    /* nginx's master and worker given both: the worker is in the master's tree too */
+    for (int i = 0; i < cfg->npids; i++) {
+        size_t t = kb_procs_tree(cfg->pids[i], tree, PIDS_MAX);
+        for (size_t k = 0; k < t && n < max; k++)
+            if (!listed(out, n, tree[k]))
+                out[n++] = tree[k];
+    }
+    return n;
 }

@@ -5,8 +5,9 @@
  * Owns the thread, the samples (kept in memory and written as samples.csv), and the figures
  * drawn from them: the CPU per response over the load's measured interval, interpolated
  * between the samples around its ends, as the curve computes it (docs/protocol.md, "Cost
- * per response"). The server is a process tree (--pid: the process, its session and every
- * descendant) or a cgroup's members (--cgroup); neither, and only the steal is sampled.
+ * per response"). The server is one or more process trees (--pid, or the processes found
+ * listening on the target's port: each process, its session and every descendant) or a
+ * cgroup's members (--cgroup); neither, and only the steal is sampled.
  * The thread blocks every signal; nothing here prints. */
 #ifndef KB_PROCWATCH_H
 #define KB_PROCWATCH_H
@@ -20,7 +21,8 @@
 #include "runner/util/clock.h"
 
 struct kb_procwatch_cfg {
-    pid_t pid;                   /* > 0: this process and its descendants */
+    const pid_t *pids;           /* npids > 0: these processes and their descendants */
+    int npids;
     const char *cgroup;          /* else, non-NULL: a cgroup v2 directory's members */
     const char *server_cpus;     /* cpulists whose steal is read; NULL: not read */
     const char *client_cpus;
@@ -58,8 +60,15 @@ int kb_procwatch_write_csv(const struct kb_procwatch *w, const char *path, char 
  * without a server to watch. */
 int kb_procwatch_gone(struct kb_procwatch *w);
 
-/* The CPUs the server may run on, as a cpulist: the process's affinity (--pid) or the
- * cgroup's effective cpuset; "" when neither says. */
-void kb_procwatch_server_cpus(pid_t pid, const char *cgroup, char *out, size_t outlen);
+/* The CPUs the server may run on, as a cpulist: the union of its processes' affinities
+ * (cfg->pids) or the cgroup's effective cpuset; "" when neither says. */
+void kb_procwatch_server_cpus(const struct kb_procwatch_cfg *cfg, char *out, size_t outlen);
+
+/* The server's processes now: every tree of cfg->pids (each PID once), or the cgroup's
+ * members; at most max, the count (0 without a server to watch). */
+size_t kb_procwatch_procs(const struct kb_procwatch_cfg *cfg, pid_t *out, size_t max);
+
+/* 1 when cfg names a server to watch (PIDs or a cgroup). */
+int kb_procwatch_has_server(const struct kb_procwatch_cfg *cfg);
 
 #endif

@@ -112,6 +112,58 @@ int kb_opt_long(const char *name, const char *v, const struct kb_bound *b, long 
     return 0;
 }
 
+int kb_opt_all_digits(const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+int kb_opt_pids(const char *v, long *out, int *n, char *err, size_t errlen)
+{
+    char word[32];
+    long got[KB_OPT_PIDS_MAX];
+    int k = *n, words = 0;
+    memcpy(got, out, (size_t)k * sizeof(*out));
+    for (const char *p = v ? v : ""; *p;) {
+        size_t len = strcspn(p, ", \t\n");
+        long pid;
+        int seen = 0;
+        if (len == 0) {
+            p++;
+            continue;
+        }
+        if (len >= sizeof(word))
+            len = sizeof(word) - 1;   /* too long for a PID: refused below all the same */
+        memcpy(word, p, len);
+        word[len] = '\0';
+        p += strcspn(p, ", \t\n");
+        words++;
+        if (kb_opt_long("--pid", word, KB_BOUND(PID), &pid, err, errlen))
+            return -1;
+        for (int i = 0; i < k; i++)
+            seen |= got[i] == pid;
+        if (seen)
+            continue;
+        if (k == KB_OPT_PIDS_MAX) {
+            snprintf(err, errlen, "--pid: at most %d processes", KB_OPT_PIDS_MAX);
+            return -1;
+        }
+        got[k++] = pid;
+    }
+    if (!words) {
+        snprintf(err, errlen, "--pid '%s' names no process: give one PID or several "
+                 "(--pid 12,13 or --pid \"12 13\")", v ? v : "");
+        return -1;
+    }
+    memcpy(out, got, (size_t)k * sizeof(*out));
+    *n = k;
+    return 0;
+}
+
 int kb_opt_int(const char *name, const char *v, const struct kb_bound *b, int *out,
                char *err, size_t errlen)
 {

@@ -95,6 +95,16 @@ int kb_opt_percent(const char *name, const char *v, const struct kb_bound *b, do
  * anything is made: 0, or -1 with "NAME must be a CPU list ..., not 'V' (why)" in err. */
 int kb_opt_cpulist(const char *name, const char *v, char *err, size_t errlen);
 
+/* --pid: one PID or several, separated by commas or blanks ("12,13", "12 13", what
+ * $(pidof nginx) gives quoted), each as kb_opt_long reads it against KB_BOUND(PID). Appends
+ * to out[0..*n) (a repeated --pid adds), skipping one already there: 0, or -1 with the
+ * refusal in err, naming --pid, and *n untouched. */
+#define KB_OPT_PIDS_MAX 64
+int kb_opt_pids(const char *v, long *out, int *n, char *err, size_t errlen);
+
+/* 1 when s is decimal digits alone: a word of an unquoted --pid $(pidof x), never a URL. */
+int kb_opt_all_digits(const char *s);
+
 /* --dispatch any|per-connection (load, knee, curve): 0 and *per_connection, or -1. */
 int kb_opt_dispatch(const char *v, int *per_connection);
 

@@ -124,6 +124,44 @@ pid_t kb_port_holder(unsigned long inode, const pid_t *pids, size_t n)
     return found;
 }
 
+static int holds_any(pid_t pid, char targets[][48], int n)
+{
+    for (int i = 0; i < n; i++)
+        if (holds(pid, targets[i]))
+            return 1;
+    return 0;
+}
+
+static int pid_cmp(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+int kb_port_holders(const char *addr, int port, pid_t *out, size_t max)
+{
+    unsigned long inodes[KB_PORT_MAX_LISTENERS];
+    char targets[KB_PORT_MAX_LISTENERS][48];
+    struct dirent *e;
+    size_t found = 0;
+    DIR *d;
+    int n = kb_port_listeners(addr, port, inodes, KB_PORT_MAX_LISTENERS);
+    if (n <= 0)
+        return n;
+    for (int i = 0; i < n; i++)
+        snprintf(targets[i], sizeof(targets[i]), "socket:[%lu]", inodes[i]);
+    if (!(d = opendir("/proc")))
+        return 0;
+    while (found < max && (e = readdir(d))) {
+        pid_t p = (pid_t)atol(e->d_name);
+        if (p > 0 && holds_any(p, targets, n))
+            out[found++] = p;
+    }
+    closedir(d);
+    qsort(out, found, sizeof(*out), pid_cmp);
+    return (int)found;
+}
+
 /* "pid N (comm)", or what stands for a holder this process cannot see. */
 static void name_holder(unsigned long inode, char *out, size_t len)
 {

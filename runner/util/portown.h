@@ -22,6 +22,12 @@ int kb_port_listeners(const char *addr, int port, unsigned long *inodes, size_t 
  * process when pids is NULL; 0 when none is found (gone, or not ours to read). */
 pid_t kb_port_holder(unsigned long inode, const pid_t *pids, size_t n);
 
+/* Every process (by PID, ascending) holding a socket listening on addr:port, as `ss -ltnp`
+ * finds them: a server's master and its workers all hold the listener. The count (at most
+ * max); 0 when nothing listens or no holder can be read (another user's, without root);
+ * -1 when /proc/net/tcp cannot be read. */
+int kb_port_holders(const char *addr, int port, pid_t *out, size_t max);
+
 /* 0 when nothing listens on addr:port and nothing else bound to it would make a fixture's
  * bind fail (a socket bound and not listening, which no /proc table lists: a bind with
  * SO_REUSEADDR is tried and undone); -1 with who does in why ("port 8084 is held by pid

@@ -5,6 +5,9 @@
 # and bad arguments refused before any load. Short samples at a few thousand req/s on
 # loopback: about two minutes. Then test_nginx.py: the knee of nginx from Debian, its held
 # end's hold sample held (5 s here), three times its missed end not held: about two more.
+# Then test_newcomer.py: Python's http.server as a newcomer's own server (a 404 and a closed
+# port stopped by the trial requests, its closes measured by reconnecting, its PID found by
+# its port, --pid with several PIDs): about a minute.
 $(BUILD)/tests/knee-limiter: tests/e2e/knee/limiter.go
 	@mkdir -p $(dir $@)
 	@echo "  GO      $@"
@@ -13,6 +16,7 @@ $(BUILD)/tests/knee-limiter: tests/e2e/knee/limiter.go
 .PHONY: test-knee
 test-knee: $(BUILD)/kneebench $(BUILD)/tests/knee-limiter
 	@$(KB_PY) tests/e2e/knee/test_knee.py; a=$$?; \
+	 $(KB_PY) tests/e2e/knee/test_newcomer.py || a=1; \
 	 $(KB_PY) tests/e2e/knee/test_nginx.py && exit $$a
 TESTS += test-knee
 

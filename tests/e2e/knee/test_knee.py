@@ -197,15 +197,21 @@ class Hostile:
 
 
 @test
-def a_sample_without_latency_prints_a_dash_not_nan():
+def a_server_resetting_every_request_is_stopped_by_the_first_requests():
     """Issue 38: a failed sample with nothing completed (every request reset) printed
-    `p99 nan ms` in its progress line."""
+    `p99 nan ms` in its progress line. Issue 40: such a server no longer reaches a sample:
+    the trial requests before any load stop the command within 5 s, the reset named, exit
+    7, and no sample line (nan or dash) at all."""
+    run = os.path.join(TMP, "reset")
     with Hostile("reset") as s:
-        p = knee(s.url, "--start-rate", "200", "--min-rate", "150", "--run",
-                 os.path.join(TMP, "reset"), *SHORT[:6], "-c", "8", timeout=120)
-    lines = [x for x in p.stderr.splitlines() if "req/s  sample" in x]
-    assert lines and p.returncode == 1, (p.returncode, p.stderr)
-    assert all("nan" not in x and re.search(r"p99 +- ms", x) for x in lines), p.stderr
+        t0 = time.monotonic()
+        p = knee(s.url, "--start-rate", "200", "--min-rate", "150", "--run", run,
+                 *SHORT[:6], "-c", "8", timeout=120)
+        took = time.monotonic() - t0
+    assert p.returncode == 7 and took < 5, (p.returncode, took, p.stderr)
+    assert "reset" in p.stderr or "closed the connection" in p.stderr, p.stderr
+    assert "req/s  sample" not in p.stderr and "nan" not in p.stderr, p.stderr
+    assert not os.path.exists(run), os.listdir(run)
 
 
 @test

@@ -149,11 +149,11 @@ END_TEST
 START_TEST(rows_take_medians_of_trusted_samples)
 {
     struct kb_knee_sample s[] = {
-        { 1000, KB_CONTROLLED, 1, 5000, 0, 0, 0 }, { 1000, KB_UNCONTROLLED, 0.9, 2e6, 0, 0, 0 },
-        { 1000, KB_CONTROLLED, 1, 6000, 0, 0, 0 }, { 2000, KB_CLIENT_LIMITED, 1, 5000, 0, 0, 0 },
-        { 3000, KB_CLIENT_LIMITED, 1, 5000, 0, 0, 0 }, { 3000, KB_CONTROLLED, 1, 7000, 0, 0, 0 },
-        { 4000, KB_FAILED, 1, 5000, 0, 0, 0 }, { 4000, KB_CONTROLLED, 1, 5000, 0, 0, 0 },
-        { 5000, KB_UNCONTROLLED, 1, NAN, 0, 0, 0 },
+        { 1000, KB_CONTROLLED, 1, 5000, 0, 0, 0, NAN }, { 1000, KB_UNCONTROLLED, 0.9, 2e6, 0, 0, 0, NAN },
+        { 1000, KB_CONTROLLED, 1, 6000, 0, 0, 0, NAN }, { 2000, KB_CLIENT_LIMITED, 1, 5000, 0, 0, 0, NAN },
+        { 3000, KB_CLIENT_LIMITED, 1, 5000, 0, 0, 0, NAN }, { 3000, KB_CONTROLLED, 1, 7000, 0, 0, 0, NAN },
+        { 4000, KB_FAILED, 1, 5000, 0, 0, 0, NAN }, { 4000, KB_CONTROLLED, 1, 5000, 0, 0, 0, NAN },
+        { 5000, KB_UNCONTROLLED, 1, NAN, 0, 0, 0, NAN },
     };
     struct kb_knee_row r[8];
     size_t n = kb_knee_rows(s, sizeof(s) / sizeof(s[0]), &CRIT, r, 8);

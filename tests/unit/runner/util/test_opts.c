@@ -159,6 +159,36 @@ START_TEST(plain_numbers)
 }
 END_TEST
 
+START_TEST(pid_lists)
+{
+    long p[KB_OPT_PIDS_MAX];
+    int n = 0;
+    /* commas, blanks (a quoted $(pidof nginx)), a repeat skipped, a second --pid adds */
+    ck_assert_int_eq(kb_opt_pids("12,13", p, &n, err, sizeof(err)), 0);
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(p[0], 12);
+    ck_assert_int_eq(p[1], 13);
+    ck_assert_int_eq(kb_opt_pids(" 14 13\t15 ", p, &n, err, sizeof(err)), 0);
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(p[2], 14);
+    ck_assert_int_eq(p[3], 15);
+    /* refused whole, blamed on --pid, nothing added */
+    ck_assert_int_eq(kb_opt_pids("16,http://127.0.0.1/", p, &n, err, sizeof(err)), -1);
+    ck_assert_int_eq(n, 4);
+    ck_assert_msg(strstr(err, "--pid must be a whole number") && strstr(err, "http://"), "%s", err);
+    ck_assert_int_eq(kb_opt_pids("0", p, &n, err, sizeof(err)), -1);
+    ck_assert_int_eq(kb_opt_pids(" , ", p, &n, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "--pid") && strstr(err, "names no process"), "%s", err);
+    ck_assert_int_eq(kb_opt_pids("99999999999999999999999999999999999", p, &n, err,
+                                 sizeof(err)), -1);
+    ck_assert_int_eq(n, 4);
+    ck_assert(kb_opt_all_digits("123"));
+    ck_assert(!kb_opt_all_digits(""));
+    ck_assert(!kb_opt_all_digits("12a"));
+    ck_assert(!kb_opt_all_digits("http://1"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("opts");
@@ -169,6 +199,7 @@ static Suite *suite(void)
     tcase_add_test(tc, rates);
     tcase_add_test(tc, rate_lists);
     tcase_add_test(tc, plain_numbers);
+    tcase_add_test(tc, pid_lists);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -7,8 +7,10 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char why[256];
@@ -87,6 +89,37 @@ START_TEST(a_socket_bound_without_listening_holds_the_port)
 }
 END_TEST
 
+START_TEST(every_holder_of_a_listener_is_found)
+{
+    /* a master and a worker that inherited its listener, as nginx runs: `ss -ltnp` lists
+     * both, and so must the knee's server */
+    pid_t pids[8], self = getpid(), child;
+    int port = 0, fd = listen_on("127.0.0.1", &port), gate[2];
+    char c;
+    ck_assert_int_eq(kb_port_holders("127.0.0.1", port, pids, 8), 1);
+    ck_assert_int_eq(pids[0], self);
+    ck_assert_int_eq(pipe(gate), 0);
+    if ((child = fork()) == 0) {
+        close(gate[1]);
+        while (read(gate[0], &c, 1) < 0)
+            ;
+        _exit(0);
+    }
+    close(gate[0]);
+    ck_assert_int_eq(kb_port_holders("127.0.0.1", port, pids, 8), 2);
+    ck_assert_int_eq(pids[0], self < child ? self : child);
+    ck_assert_int_eq(pids[1], self < child ? child : self);
+    ck_assert_int_eq(kb_port_holders("127.0.0.1", port, pids, 1), 1);
+    /* the wildcard's and another address's view */
+    ck_assert_int_eq(kb_port_holders("0.0.0.0", port, pids, 8), 2);
+    ck_assert_int_eq(kb_port_holders("127.0.0.2", port, pids, 8), 0);
+    close(gate[1]);
+    waitpid(child, NULL, 0);
+    close(fd);
+    ck_assert_int_eq(kb_port_holders("127.0.0.1", port, pids, 8), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("portown");
@@ -94,6 +127,7 @@ static Suite *suite(void)
     tcase_add_test(tc, listener_found_and_held_by_us);
     tcase_add_test(tc, wildcard_counts_other_address_does_not);
     tcase_add_test(tc, a_socket_bound_without_listening_holds_the_port);
+    tcase_add_test(tc, every_holder_of_a_listener_is_found);
     suite_add_tcase(s, tc);
     return s;
 }
