@@ -76,7 +76,8 @@ static void fmt_answer(char *out, size_t len, const struct kb_report_answer *a)
     else if (a->below_unproven)
         snprintf(ind, sizeof(ind), "; below %ld unproven", a->below_unproven);
     if (a->proven)
-        snprintf(out, len, "%s%ld%s", a->client_from ? ">= " : "", a->proven, ind);
+        snprintf(out, len, "%s%ld%s%s", a->client_from ? ">= " : "", a->proven,
+                 a->refined ? " (refined)" : "", ind);
     else if (a->below)
         snprintf(out, len, "below %ld%s", a->below, ind);
     else if (a->failed_at)

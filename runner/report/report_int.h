@@ -78,6 +78,11 @@ void kb_report_side_of(const struct kb_report *r, const char *runtime, const cha
  * knee is a bound), "<= " (the baseline's), "~" (both), "" (neither, or no ratio). */
 const char *kb_report_side_mark(const struct kb_report_side *s);
 
+/* "By how much" (report_howmuch.c): per route, one sentence per runtime against the
+ * baseline, the ratio of their held rates and of their CPU per response there, with the
+ * spread of each. Nothing when the plan names no baseline or has one runtime. */
+void kb_report_md_how_much(FILE *f, const struct kb_report *r);
+
 /* What the answer's cells used, so that a writer explains only the notation it printed. */
 struct kb_answer_used {
     int bound, unproven, below, failed, missing, refined, past_margin;

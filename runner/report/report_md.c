@@ -192,9 +192,11 @@ static void notation(FILE *f, const struct kb_answer_used *u)
              "scheduled). A point that missed while carrying more than the margin covers is "
              "client-limited instead.");
     if (u->refined)
-        para(f, "\"[a, b)\": the knee refined between the grid's rates (`--refine`): a held "
-             "and b did not, b / a - 1 within the resolution, both confirmed as the grid's "
-             "boundary is (Refined knees, below the curves).");
+        para(f, "\"N (refined)\": the knee refined between the grid's rates (`--refine`): N "
+             "held and the next rate measured above it did not, within the resolution, both "
+             "confirmed as the grid's boundary is. The ranking, the cost and report.json read N; "
+             "the grid's own highest held rate is in Curves and Refined knees, marked as the "
+             "grid's.");
 }
 
 /* How the runtimes are ordered, and what the cost column is. */
@@ -357,6 +359,7 @@ static void answer(FILE *f, const struct kb_report *r)
         answer_row(f, r, order[i], rank[i], &u);
     fprintf(f, "\n");
     notation(f, &u);
+    kb_report_md_how_much(f, r);
     side_by_side(f, r);
     ranking_note(f, r);
     confirmation(f, r);
