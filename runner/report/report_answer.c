@@ -130,6 +130,8 @@ const json_t *kb_report_refined(const struct kb_report *r, const char *rt, const
 {
     size_t i;
     json_t *c;
+    if (!rt || !route)
+        return NULL;
     json_array_foreach(json_object_get(r->refine, "cells"), i, c)
         if (!strcmp(json_string_value(json_object_get(c, "runtime")) ?: "", rt) &&
             !strcmp(json_string_value(json_object_get(c, "route")) ?: "", route))
@@ -156,6 +158,8 @@ static const struct kb_report_row *held_end(const struct kb_report *r, const cha
 {
     struct kb_report_answer a;
     const struct kb_report_row *w;
+    if (!rt || !route)
+        return NULL;
     kb_report_answer_of(r, rt, route, &a);
     if (!a.refined || !(w = kb_report_row(r, rt, route, a.proven)) || !w->n)
         return NULL;

@@ -137,6 +137,9 @@ size_t kb_report_rank(const struct kb_report *r, size_t *order, int *rank, size_
 /* The series chart's data for runtime/route, or NULL when it has no uncontrolled row. */
 const struct kb_report_series *kb_report_series_of(const struct kb_report *r, const char *runtime,
                                                    const char *route);
+/* The shortest last slice of a series.csv the report keeps: a shorter one is dropped (its
+ * errors and lower bounds counted with the second before it), never drawn as a second. */
+#define KB_SERIES_SLIVER_S 0.1
 /* Reads a series.csv (header names the columns; start_s, achieved_rps, p50_us, p99_us,
  * max_us needed) into s->v/s->n, replacing what was there. 0, or -1 with err. */
 int kb_report_read_series(const char *path, struct kb_report_series *s, char *err, size_t errlen);
