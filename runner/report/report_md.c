@@ -463,13 +463,15 @@ static void threads_line(FILE *f, const struct kb_report *r)
         return;
     snprintf(th, sizeof(th), lo == hi ? "%d" : "%d-%d", lo, hi);
     if (lo == req && hi == req)
-        para(f, "The client ran %s load threads on %d CPU(s), as the contract asks.", th, cpus);
+        para(f, "The client ran %s load thread%s on %d CPU%s, as the contract asks.", th,
+             hi == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s");
     else
-        para(f, "The contract's %d client threads describe the offered load (open loop at the "
+        para(f, "The contract's %d client %s the offered load (open loop at the "
              "rate over %lld connections); the client ran one thread per CPU it was given (%s "
-             "thread(s) on %d CPU(s)), since threads sharing a CPU multiply its wake-ups, and "
-             "offered that load.", req,
-             json_integer_value(json_object_get(r->plan, "connections")), th, cpus);
+             "thread%s on %d CPU%s), since threads sharing a CPU multiply its wake-ups, and "
+             "offered that load.", req, req == 1 ? "thread describes" : "threads describe",
+             json_integer_value(json_object_get(r->plan, "connections")), th,
+             hi == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s");
 }
 
 /* What the host withheld from the server's and the client's CPUs over the whole run. */
