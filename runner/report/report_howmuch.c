@@ -3,12 +3,14 @@
  * answers, refined where the run refined) and of their CPU per response at those rates, each
  * with the spread that bounds it: the brackets the knees lie in, the samples at the held
  * ends, and the rates both ran side by side. Reads the model only. */
+#define _POSIX_C_SOURCE 200809L
 #include "runner/report/report.h"
 #include "runner/report/report_int.h"
 #include "runner/report/report_text.h"
 #include "runner/util/jfield.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The held rate's ratio, as sure as the answers let it be. */
@@ -26,6 +28,8 @@ static void held_ratio(FILE *f, const struct kb_report *r, const char *rt, const
     else if (s->knee_lo > 0 || s->knee_hi > 0)
         fprintf(f, "; %s %.2f within the brackets", s->knee_lo > 0 ? "at least" : "at most",
                 s->knee_lo > 0 ? s->knee_lo : s->knee_hi);
+    else
+        fprintf(f, "; both held the top rate, so both knees lie above it");
     fprintf(f, ")");
 }
 
@@ -62,22 +66,57 @@ static void cost_ratio(FILE *f, const struct kb_report *r, const char *rt, const
     fprintf(f, ")");
 }
 
-static void sentence(FILE *f, const struct kb_report *r, const char *rt, const char *route)
+/* text as a list item within the report's width, its later lines indented under the first
+ * word after "- " (markdown keeps them in the item). */
+static void bullet(FILE *out, const char *text)
+{
+    int col = 0;
+    const char *p = text;
+    while (*p) {
+        size_t word;
+        if (*p == ' ') {
+            p++;
+            continue;
+        }
+        word = strcspn(p, " ");
+        if (col > 0 && col + 1 + (int)word > KB_REPORT_WRAP) {
+            fputs("\n ", out);
+            col = 1;
+        }
+        if (col > 0) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(p, 1, word, out);
+        col += (int)word;
+        p += word;
+    }
+    fputc('\n', out);
+}
+
+static void sentence(FILE *out, const struct kb_report *r, const char *rt, const char *route)
 {
     struct kb_report_side s;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return;
     kb_report_side_of(r, rt, route, &s);
     fprintf(f, "- %s: %s ", route, rt);
     if (!(s.knee > 0)) {
         fprintf(f, "has no held rate to set against %s's (one of them held nothing)",
                 kb_report_baseline(r));
         cost_ratio(f, r, rt, route, &s);
-        fprintf(f, ".\n");
-        return;
+    } else {
+        fprintf(f, "holds ");
+        held_ratio(f, r, rt, route, &s);
+        cost_ratio(f, r, rt, route, &s);
     }
-    fprintf(f, "holds ");
-    held_ratio(f, r, rt, route, &s);
-    cost_ratio(f, r, rt, route, &s);
-    fprintf(f, ".\n");
+    fprintf(f, ".");
+    fclose(f);
+    bullet(out, text);
+    free(text);
 }
 
 void kb_report_md_how_much(FILE *f, const struct kb_report *r)
