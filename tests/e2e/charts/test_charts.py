@@ -292,6 +292,22 @@ def every_chart_renders_and_parses():
 
 
 @test
+def every_kind_of_mark_is_in_the_legend():
+    """The range bars (min-max over a point's samples) among them; no ring where the run did
+    not refine."""
+    run = main_run()
+    for k in ("achieved", "p99", "cpu"):
+        root = parse(os.path.join(run, "charts", f"{k}-json.svg"))
+        legend = " ".join(t.text or "" for t in root.iter(NS + "text"))
+        for entry in ("controlled", "uncontrolled", "failed", "hollow: client-limited",
+                      "lower bound", "bar: min-max of samples"):
+            assert entry in legend, (k, entry, legend)
+        assert "ring" not in legend, legend
+        bars = [e for e in root.iter(NS + "line") if cls(e) == ["range"]]
+        assert bars and all(e.find(NS + "title") is not None for e in bars), k
+
+
+@test
 def verdict_shape_and_trust_fill_on_every_mark():
     run = main_run()
     for kind in ("achieved", "p99"):

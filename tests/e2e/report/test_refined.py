@@ -14,6 +14,8 @@ it would rank first; refined, go holds more. Nothing is served or loaded: a seco
 - report.md's Answer prints one answer per cell, never the grid's cell beside a bracket;
 - report.json's rows keep the grid's cells, marked as grid, and add the held ends;
 - the first screen says by how much, per route, in one sentence per runtime;
+- the charts draw each held end with a ring, and the legend names the ring and the min-max
+  bars;
 - `compare` of the run against a copy reads the refined answers too.
 """
 import json
@@ -23,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 from kbenv import KB, need
 from kbtest import exit_with, test
@@ -149,6 +152,21 @@ def the_first_screen_says_by_how_much():
     # the held rate's ratio (2450 / 1900) and the CPU per response's (16 / 25), refined
     assert "1.29x gray-static's held rate" in line[0], line
     assert "0.64x its CPU per response" in line[0], line
+
+
+@test
+def the_charts_mark_the_refined_held_end_and_name_every_mark():
+    ns = "{http://www.w3.org/2000/svg}"
+    for kind in ("achieved", "p99", "cpu"):
+        root = ET.parse(os.path.join(run_dir(), "charts", f"{kind}-plaintext.svg")).getroot()
+        ends = [g for g in root.iter(ns + "g") if g.get("class") == "refined-end"]
+        titles = sorted(g.find(ns + "title").text for g in ends)
+        # one ring per runtime in the plot, one in the legend
+        assert len(ends) == 3, (kind, titles)
+        for rt, (_, (lo, _), _) in CELLS.items():
+            assert any(t.startswith(f"refined held end: {rt} {lo} req/s") for t in titles), titles
+        legend = " ".join(t.text or "" for t in root.iter(ns + "text"))
+        assert "ring: refined held end" in legend and "bar: min-max of samples" in legend, legend
 
 
 @test
