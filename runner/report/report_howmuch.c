@@ -3,7 +3,7 @@
  * answers, refined where the run refined) and of their CPU per response at those rates, each
  * with the spread that bounds it: the brackets the knees lie in, the samples at the held
  * ends, and the rates both ran side by side. Reads the model only. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "runner/report/report.h"
 #include "runner/report/report_int.h"
 #include "runner/report/report_text.h"
@@ -94,16 +94,16 @@ static void bullet(FILE *out, const char *text)
     fputc('\n', out);
 }
 
-static void sentence(FILE *out, const struct kb_report *r, const char *rt, const char *route)
+char *kb_report_how_much_text(const struct kb_report *r, const char *rt, const char *route)
 {
     struct kb_report_side s;
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f)
-        return;
+        return NULL;
     kb_report_side_of(r, rt, route, &s);
-    fprintf(f, "- %s: %s ", route, rt);
+    fprintf(f, "%s: %s ", route, rt);
     if (!(s.knee > 0)) {
         fprintf(f, "has no held rate to set against %s's (one of them held nothing)",
                 kb_report_baseline(r));
@@ -115,8 +115,26 @@ static void sentence(FILE *out, const struct kb_report *r, const char *rt, const
     }
     fprintf(f, ".");
     fclose(f);
-    bullet(out, text);
+    return text;
+}
+
+static void sentence(FILE *out, const struct kb_report *r, const char *rt, const char *route)
+{
+    char *text = kb_report_how_much_text(r, rt, route), *item = NULL;
+    if (text && asprintf(&item, "- %s", text) >= 0)
+        bullet(out, item);
+    free(item);
     free(text);
+}
+
+int kb_report_how_much_wanted(const struct kb_report *r, const char *rt, const char *route)
+{
+    struct kb_report_answer a;
+    const char *base = kb_report_baseline(r);
+    if (!base || !strcmp(rt, base))
+        return 0;
+    kb_report_answer_of(r, rt, route, &a);
+    return a.planned;
 }
 
 void kb_report_md_how_much(FILE *f, const struct kb_report *r)
@@ -135,9 +153,7 @@ void kb_report_md_how_much(FILE *f, const struct kb_report *r)
     for (size_t j = 0; j < kb_report_nroutes(r); j++)
         for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
             const char *rt = kb_report_runtime(r, i), *ro = kb_report_route(r, j);
-            struct kb_report_answer a;
-            kb_report_answer_of(r, rt, ro, &a);
-            if (!strcmp(rt, base) || !a.planned)
+            if (!kb_report_how_much_wanted(r, rt, ro))
                 continue;
             sentence(f, r, rt, ro);
             any = 1;

@@ -82,6 +82,10 @@ const char *kb_report_side_mark(const struct kb_report_side *s);
  * baseline, the ratio of their held rates and of their CPU per response there, with the
  * spread of each. Nothing when the plan names no baseline or has one runtime. */
 void kb_report_md_how_much(FILE *f, const struct kb_report *r);
+/* One of its sentences, "ROUTE: RT holds ...", unwrapped (malloc'd; NULL without memory),
+ * and whether the runtime has one on that route (planned there, and not the baseline). */
+char *kb_report_how_much_text(const struct kb_report *r, const char *rt, const char *route);
+int kb_report_how_much_wanted(const struct kb_report *r, const char *rt, const char *route);
 
 /* What the answer's cells used, so that a writer explains only the notation it printed. */
 struct kb_answer_used {

@@ -152,6 +152,11 @@ def the_first_screen_says_by_how_much():
     # the held rate's ratio (2450 / 1900) and the CPU per response's (16 / 25), refined
     assert "1.29x gray-static's held rate" in line[0], line
     assert "0.64x its CPU per response" in line[0], line
+    # report.html's first screen says the same sentence
+    html = open(os.path.join(run_dir(), "report.html")).read()
+    item = re.search(r'<ul id="how-much-list">\n<li>(.*?)</li>', html)
+    assert item and "- " + item.group(1).replace("&#39;", "'").replace("&apos;", "'") == \
+        line[0], (item and item.group(1), line[0])
 
 
 @test
