@@ -92,11 +92,11 @@ struct kb_answer_used {
     int bound, unproven, below, failed, missing, refined, past_margin;
 };
 /* The cell's refinement (refine.json's entry) when it located the knee within the
- * resolution, else NULL: [lo_rps, hi_rps) beside the grid's answer. */
+ * resolution, else NULL: its lo_rps is then the cell's answer (kb_report_answer_of). */
 const json_t *kb_report_refined(const struct kb_report *r, const char *rt, const char *route);
-/* One cell of the answer as report.md and report.html print it: "60000" proven (with
- * " [66900, 69800)" after it where --refine located the knee between those); ">= 60000"
- * a lower bound (the point above was client-limited); "; 75000*" after it, what the
+/* One cell of the answer as report.md and report.html print it: "60000" proven ("66900
+ * (refined)" where --refine located the knee between the grid's rates: its held end);
+ * ">= 60000" a lower bound (the point above was client-limited); "; 75000*" after it, what the
  * runtime's own figures gave where the client was not trusted (indicative); "< 8000" the
  * lowest rate already uncontrolled with the client trusted; "failed (8000)"; "none"
  * (nothing proven or lower, the client limited from the start); "missing"; "n/a" (not
