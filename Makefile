@@ -5,7 +5,7 @@
 #   make test       every test suite; closes with "N passed, N failed, N skipped"
 #   make check      the fast subset before a commit: unit suites, headers, layers, command line
 #   make curve      the 56-point comparison (PROFILE=paper|quick|db-readiness, BACKEND=native|docker)
-#   make install    kneebench, kb-control, the contract, the man page and bash completion under PREFIX
+#   make install    kneebench, kb-control, the contract, the man page, bash completion and docs under PREFIX
 #   make help       every target
 #   make clean
 #
@@ -130,28 +130,35 @@ clean:
 
 # `make install PREFIX=...`: the runner and the control server, the contract they check
 # every response against (PREFIX/share/kneebench/contract.json), the man page (where
-# help2man is installed) and the bash completion. The installed programs carry no path of
+# help2man is installed), the bash completion and the documents the man page names
+# (PREFIX/share/doc/kneebench/). The installed programs carry no path of
 # this checkout: they find the contract at BIN/../share/kneebench/ beside themselves, so
 # `kneebench load` and kb-control work from any directory; what runs fixtures (curve, soak,
 # calibrate) still needs a tree: `kneebench --root DIR`, $KB_ROOT, or the current directory
 # (runner/util/root.h). A whole built tree, copied or moved, finds itself beside its build/.
 PREFIX  ?= /usr/local
 DESTDIR ?=
+# The documents the man page and the commands' --help name, kept at their paths in the tree
+# under PREFIX/share/doc/kneebench/ (so "docs/protocol.md" there is that file).
+KB_DOCS := README.md runner/README-load.md $(sort $(wildcard docs/*.md))
+DOCDIR   = $(DESTDIR)$(PREFIX)/share/doc/kneebench
 INSTALL_DIRS := $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
                 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
-                $(DESTDIR)$(PREFIX)/share/kneebench
+                $(DESTDIR)$(PREFIX)/share/kneebench $(DOCDIR)/docs $(DOCDIR)/runner
 install: $(BUILD)/kneebench $(BUILD)/kb-control $(if $(HELP2MAN),$(BUILD)/kneebench.1)
 	install -d $(INSTALL_DIRS)
 	install -m 755 $(BUILD)/kneebench $(BUILD)/kb-control $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 fixtures/contract.json $(DESTDIR)$(PREFIX)/share/kneebench/contract.json
 	$(if $(HELP2MAN),install -m 644 $(BUILD)/kneebench.1 $(DESTDIR)$(PREFIX)/share/man/man1/,@echo "install: no help2man, no man page (make deps installs it)")
 	install -m 644 runner/cli/kneebench.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kneebench
+	for d in $(KB_DOCS); do install -m 644 $$d $(DOCDIR)/$$d || exit 1; done
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/kneebench $(DESTDIR)$(PREFIX)/bin/kb-control \
 	      $(DESTDIR)$(PREFIX)/share/man/man1/kneebench.1 \
 	      $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kneebench \
 	      $(DESTDIR)$(PREFIX)/share/kneebench/contract.json
-	rmdir $(DESTDIR)$(PREFIX)/share/kneebench 2>/dev/null || true
+	rm -f $(addprefix $(DOCDIR)/,$(KB_DOCS))
+	rmdir $(DOCDIR)/docs $(DOCDIR)/runner $(DOCDIR) $(DESTDIR)$(PREFIX)/share/kneebench 2>/dev/null || true
 
 help:
 	@echo "make targets:"
@@ -168,7 +175,7 @@ help:
 	@echo "  check-runtimes  every runtime of the contract has its folder and module (part of all)"
 	@echo "  gen-runtimes    the bash completion's words and README's runtime table, from the contract"
 	@echo "  man             $(BUILD)/kneebench.1 from the help texts (help2man)"
-	@echo "  install         PREFIX=$(PREFIX) DESTDIR=: binaries, contract, man page, bash completion"
+	@echo "  install         PREFIX=$(PREFIX) DESTDIR=: binaries, contract, man page, bash completion, docs"
 	@echo "  uninstall       what install put there"
 	@echo "  clean           remove build/"
 	@echo "  help            this list"

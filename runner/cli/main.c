@@ -79,6 +79,47 @@ int cmd_version(int argc, char **argv)
     return 0;
 }
 
+/* The edit distance between a and b (insertions, deletions, substitutions, and a swap of
+ * two neighbours counting one): how far a misspelt command lies from a real one. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), d[32][32];
+    if (la > 30 || lb > 30)
+        return (size_t)-1;
+    for (size_t i = 0; i <= la; i++)
+        for (size_t j = 0; j <= lb; j++) {
+            if (!i || !j) {
+                d[i][j] = i + j;
+                continue;
+            }
+            size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]), del = d[i - 1][j] + 1,
+                   ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < d[i][j])
+                d[i][j] = d[i - 2][j - 2] + 1;
+        }
+    return d[la][lb];
+}
+
+/* The command nearest name, when it is near enough to be what was meant (at most a third
+ * of its letters off, at least one), or the one name begins; NULL otherwise. */
+static const char *nearest(const char *name)
+{
+    const char *best = NULL;
+    size_t bd = (size_t)-1;
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        size_t d = distance(name, commands[i].name), cap = strlen(commands[i].name) / 3;
+        if (strlen(name) >= 2 && !strncmp(commands[i].name, name, strlen(name)))
+            d = 0;
+        if (d <= (cap ? cap : 1) && d < bd) {
+            bd = d;
+            best = commands[i].name;
+        }
+    }
+    return best;
+}
+
 static int run_command(const char *name, int argc, char **argv)
 {
     for (size_t i = 0; i < NCOMMANDS; i++) {
@@ -91,6 +132,11 @@ static int run_command(const char *name, int argc, char **argv)
             return 2;
         }
         return commands[i].run(argc, argv);
+    }
+    if (nearest(name)) {
+        fprintf(stderr, "kneebench: unknown command '%s'; did you mean '%s'? "
+                "(kneebench --help lists them)\n", name, nearest(name));
+        return 2;
     }
     fprintf(stderr, "kneebench: unknown command '%s'\n", name);
     return usage(stderr);

@@ -30,8 +30,10 @@ samples.csv, verdict.json and the DONE marker, written last
 .I RUN/report.md, report.csv, report.json, charts/
 kneebench report's output (report.csv and report.json: docs/report-format.md)
 [SEE ALSO]
-README.md, docs/protocol.md, runner/README-load.md and docs/report-format.md in the
-kneebench source tree;
+README.md, docs/protocol.md, docs/knee.md, docs/report-format.md, docs/security.md and
+runner/README-load.md: \fBmake install\fR puts them, at those paths, under
+share/doc/kneebench/ beside the installed bin/ (/usr/local/share/doc/kneebench/ by
+default), and they are in the kneebench source tree;
 .BR wrk2 (1),
 .BR help2man (1).
 ROFF

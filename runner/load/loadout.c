@@ -315,12 +315,14 @@ void kb_loadout_summary(FILE *f, const struct kb_load_meta *m, const struct kb_l
 {
     const struct kb_load_counts *c = &r->c;
     double achieved = kb_loadout_achieved_rps(m, r);
-    fprintf(f, "kneebench load %s (%s%s): %d threads, %d connections, %gs warmup, %gs measured, %gs drain\n",
+    fprintf(f, "kneebench load %s (%s%s): %d thread%s, %d connection%s, %gs warmup, %gs measured, %gs drain\n",
             m->url, m->route ? "route " : "expecting ",
-            m->route ? m->route : m->expectation ? m->expectation : "?", m->threads, m->connections, m->warmup_s, m->duration_s, m->drain_s);
+            m->route ? m->route : m->expectation ? m->expectation : "?", m->threads,
+            m->threads == 1 ? "" : "s", m->connections, m->connections == 1 ? "" : "s",
+            m->warmup_s, m->duration_s, m->drain_s);
     if (m->threads != m->threads_requested)
-        fprintf(f, "  %d threads asked, %d run: one per client CPU (--exact-threads to override)\n",
-                m->threads_requested, m->threads);
+        fprintf(f, "  %d thread%s asked, %d run: one per client CPU (--exact-threads to override)\n",
+                m->threads_requested, m->threads_requested == 1 ? "" : "s", m->threads);
     fprintf(f, "  rate: requested %.0f/s, achieved %.1f/s, delivery %.4f\n", m->requested_rps,
             achieved, kb_loadout_delivery(m, r));
     fprintf(f, "  requests: scheduled %llu, sent %llu, completed %llu, errors %llu, non-2xx %llu, mismatches %llu\n",

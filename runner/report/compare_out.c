@@ -1,7 +1,8 @@
 /* compare_out.c -- `kneebench compare`'s markdown and CSV (compare.h). Formats the model onto
  * the caller's stream; decides nothing. Latency is in microseconds in the CSV (as report.csv,
- * docs/report-format.md); in the markdown each column, or line, reads in one unit (us, ms or
- * s) named in its header; a lower bound is written ">= ". */
+ * docs/report-format.md) and in ms throughout the markdown; a lower bound is written ">= ".
+ * The markdown sets side by side only what both runs have: a cell planned in one run is
+ * counted once, and no change is given between two lower bounds. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/report/compare.h"
 #include "runner/report/report_int.h"
@@ -13,22 +14,16 @@
 
 /* ---- markdown ------------------------------------------------------------------------- */
 
-/* A latency unit: a column (or a line) reads in one, chosen by the largest value it shows, so
- * figures line up and compare by eye. Three decimals keep every microsecond. */
+/* Latency in the markdown: every p99 in ms, in the tables and in the lines alike, so that
+ * figures line up and compare by eye (a column once switched to s where a figure passed a
+ * second, beside lines in ms). Three decimals keep every microsecond. */
 struct lat_unit {
     const char *name;
     double scale;              /* us per unit */
     int decimals;
 };
 
-static struct lat_unit lat_unit_for(double max_us)
-{
-    if (max_us < 1000)
-        return (struct lat_unit){ "us", 1, 0 };
-    if (max_us < 1e6)
-        return (struct lat_unit){ "ms", 1e3, 3 };
-    return (struct lat_unit){ "s", 1e6, 3 };
-}
+static const struct lat_unit MS = { "ms", 1e3, 3 };
 
 /* "1.200 (1.100-1.300)", ">= 2.000", "-": a median in the column's unit with its range over
  * the samples, no unit (the column's header has it). */
@@ -53,12 +48,45 @@ static void fmt_pct_of(char *out, size_t len, double pct)
         snprintf(out, len, "%+.1f %%", pct);
 }
 
+/* A change between two figures either of which may be a lower bound: a bound in B only
+ * leaves the change at least what it says, in A only at most; between two bounds it says
+ * nothing, and no percentage is printed. */
+static void fmt_pct_bounded(char *out, size_t len, double pct, int a_bound, int b_bound)
+{
+    char p[32];
+    if (a_bound && b_bound) {
+        snprintf(out, len, "- (both lower bounds)");
+        return;
+    }
+    fmt_pct_of(p, sizeof(p), pct);
+    snprintf(out, len, "%s%s", b_bound ? ">= " : a_bound ? "<= " : "", p);
+}
+
 static void fmt_pct(char *out, size_t len, const struct kb_cmp_change *ch)
 {
     if (ch->a.n < 1 || ch->b.n < 1 || ch->a.med == 0)
         snprintf(out, len, "-");
     else
-        fmt_pct_of(out, len, ch->pct);
+        fmt_pct_bounded(out, len, ch->pct, ch->a.bound, ch->b.bound);
+}
+
+/* Both runs planned this runtime x route: only those are set side by side. */
+static int in_both(const struct kb_cmp_top *t)
+{
+    return t->a.planned && t->b.planned;
+}
+
+/* The cells one run planned and the other did not, said once. */
+static void one_run_only(FILE *f, const struct kb_cmp *c)
+{
+    size_t na = 0, nb = 0;
+    for (size_t i = 0; i < c->ntops; i++) {
+        na += c->tops[i].a.planned && !c->tops[i].b.planned;
+        nb += !c->tops[i].a.planned && c->tops[i].b.planned;
+    }
+    if (na || nb)
+        fprintf(f, "\n%zu runtime-route cell%s ran in one run only (%zu in A, %zu in B): left "
+                "out.\n", na + nb, na + nb == 1 ? "" : "s", na, nb);
 }
 
 /* A run's answer for one runtime x route, as report.md's answer table words it: the proven
@@ -76,7 +104,8 @@ static void fmt_answer(char *out, size_t len, const struct kb_report_answer *a)
     else if (a->below_unproven)
         snprintf(ind, sizeof(ind), "; below %ld unproven", a->below_unproven);
     if (a->proven)
-        snprintf(out, len, "%s%ld%s", a->client_from ? ">= " : "", a->proven, ind);
+        snprintf(out, len, "%s%ld%s%s", a->client_from ? ">= " : "", a->proven,
+                 a->refined ? " (refined)" : "", ind);
     else if (a->below)
         snprintf(out, len, "below %ld%s", a->below, ind);
     else if (a->failed_at)
@@ -147,39 +176,31 @@ static void md_tops(FILE *f, const struct kb_cmp *c)
                "`>= N`: the point above N was client-limited, so N is a lower bound. "
                "`M unproven`: the highest rate whose own figures were controlled while the "
                "client was not trusted (never counted as proven). `below R`: the lowest rate "
-               "was already uncontrolled with a trusted client.\n\n"
+               "was already uncontrolled with a trusted client. `N (refined)`: the knee "
+               "refined between the grid's rates (`curve --refine`). A change between two "
+               "lower bounds is not given.\n\n"
                "| runtime | route | A | B | change |\n|---|---|---|---|---|\n");
     for (size_t i = 0; i < c->ntops; i++) {
         const struct kb_cmp_top *t = &c->tops[i];
-        char ca[96], cb[96], ch[32] = "-";
+        char ca[96], cb[96], ch[40] = "-";
+        if (!in_both(t))
+            continue;
         fmt_answer(ca, sizeof(ca), &t->a);
         fmt_answer(cb, sizeof(cb), &t->b);
         if (!t->changed)
             snprintf(ch, sizeof(ch), "same");
         else if (t->a.proven && t->b.proven)
-            fmt_pct_of(ch, sizeof(ch), ((double)t->b.proven - (double)t->a.proven) /
-                                       (double)t->a.proven * 100);
+            fmt_pct_bounded(ch, sizeof(ch), ((double)t->b.proven - (double)t->a.proven) /
+                            (double)t->a.proven * 100, t->a.client_from != 0,
+                            t->b.client_from != 0);
         fprintf(f, "| %s | %s | %s | %s | %s |\n", t->runtime, t->route, ca, cb, ch);
     }
-}
-
-/* The largest p99 any point shows in either run: the p99 columns' unit. */
-static double p99_top(const struct kb_cmp *c)
-{
-    double top = 0;
-    for (size_t i = 0; i < c->npoints; i++) {
-        const struct kb_cmp_change *ch = &c->points[i].p99;
-        if (ch->a.n > 0 && ch->a.max > top)
-            top = ch->a.max;
-        if (ch->b.n > 0 && ch->b.max > top)
-            top = ch->b.max;
-    }
-    return top;
+    one_run_only(f, c);
 }
 
 static void md_points(FILE *f, const struct kb_cmp *c)
 {
-    struct lat_unit u = lat_unit_for(p99_top(c));
+    struct lat_unit u = MS;
     fprintf(f, "\n## Points in both runs\n\n"
                "Medians over each run's samples (repeats, and confirmation samples where the "
                "curve took them) with their min-max range; p99 is corrected latency.\n\n"
@@ -213,10 +234,9 @@ static void md_move(FILE *f, const struct kb_cmp *c, const struct kb_cmp_move *m
 {
     const struct kb_cmp_point *p = &c->points[m->point];
     const struct kb_cmp_change *ch = kb_cmp_figure_of(p, m->figure);
-    struct lat_unit u = m->figure == KB_CMP_P99 ? lat_unit_for(fmax(ch->a.med, ch->b.med))
-                                                : (struct lat_unit){ "req/s", 1, 1 };
-    char pct[32];
-    fmt_pct_of(pct, sizeof(pct), ch->pct);
+    struct lat_unit u = m->figure == KB_CMP_P99 ? MS : (struct lat_unit){ "req/s", 1, 1 };
+    char pct[40];
+    fmt_pct_bounded(pct, sizeof(pct), ch->pct, ch->a.bound, ch->b.bound);
     fprintf(f, "- %s: %s %s%.*f -> %s%.*f %s (%s), %s; %d and %d samples\n", p->id,
             m->figure == KB_CMP_P99 ? "p99" : "achieved rate", ch->a.bound ? ">= " : "",
             u.decimals, ch->a.med / u.scale, ch->b.bound ? ">= " : "", u.decimals,
@@ -247,7 +267,7 @@ static void md_answers(FILE *f, const struct kb_cmp *c)
     for (size_t i = 0; i < c->ntops; i++) {
         const struct kb_cmp_top *t = &c->tops[i];
         char ca[96], cb[96];
-        if (!t->changed)
+        if (!t->changed || !in_both(t))
             continue;
         fmt_answer(ca, sizeof(ca), &t->a);
         fmt_answer(cb, sizeof(cb), &t->b);
@@ -255,7 +275,7 @@ static void md_answers(FILE *f, const struct kb_cmp *c)
         any = 1;
     }
     if (!any)
-        fprintf(f, "- unchanged for every runtime and route\n");
+        fprintf(f, "- unchanged for every runtime and route both ran\n");
 }
 
 static void md_noise_run(FILE *f, char run, const struct kb_cmp_noise *z)

@@ -166,6 +166,11 @@ static void legend(FILE *f, const struct kb_knee_doc *d)
     }
     kb_svg_shape(f, "controlled", LX + 6, y - 4, 1, "white", INK, 1.5);
     fprintf(f, "<text x=\"%d\" y=\"%d\">hollow: client-limited</text>\n", LX + 18, y);
+    y += 22;
+    /* the arrow a mark carries where its p99 is only a lower bound (mark()) */
+    fprintf(f, "<path d=\"M%d %dv-12m-4 4l4 -4l4 4\" fill=\"none\" stroke=\"%s\"/>"
+            "<text x=\"%d\" y=\"%d\">p99 a lower bound</text>\n", LX + 6, y + 2, INK, LX + 18,
+            y);
     y += 30;
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
             "<text x=\"%d\" y=\"%d\">the bracket</text>\n", LX, y - 10, BRACKET, LX + 18, y);

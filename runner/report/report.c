@@ -384,7 +384,7 @@ static void finish_row(struct kb_report *r, struct kb_report_row *row, struct ac
         snprintf(row->verdict, sizeof(row->verdict), "client-limited");
     else if (a->verdicts[3]) {
         snprintf(row->verdict, sizeof(row->verdict), "%s", beyond_client);
-        snprintf(row->reason, sizeof(row->reason), "%s (%d of %d samples client-limited, "
+        snprintf(row->reason, sizeof(row->reason), "%.400s (%d of %d samples client-limited, "
                  "which cannot change this)", a->trusted_reason, a->verdicts[3], a->n);
     }
     else if (a->n == 1)
@@ -419,6 +419,22 @@ static void add_missing(struct kb_report *r, const char *id)
     r->missing[r->nmissing++] = kb_xstrdup(id);
 }
 
+/* A complete point's evidence v into row w (its acc). */
+static void take(struct kb_report *r, struct kb_report_row *w, struct acc *acc, const char *id,
+                 json_t *v)
+{
+    const char *sreason, *sv = server_verdict_of(v, &sreason);
+    if (acc->n >= MAX_REPEATS)
+        return;
+    if (!w->first_id[0])
+        snprintf(w->first_id, sizeof(w->first_id), "%s", id);
+    if (!w->unc_id[0] && sv && !strcmp(sv, "uncontrolled"))
+        snprintf(w->unc_id, sizeof(w->unc_id), "%s", id);
+    json_array_append_new(w->point_ids, json_string(id));
+    accumulate(w, acc, v);
+    add_floor(r, acc, v);
+}
+
 /* One point of the plan or of the confirmation samples into its row; missing when it has
  * no complete evidence. */
 static void add_point(struct kb_report *r, const char *dir, struct acc *acc, json_t *pt)
@@ -431,20 +447,67 @@ static void add_point(struct kb_report *r, const char *dir, struct acc *acc, jso
         json_string_value(json_object_get(pt, "route")), rate);
     if (row)
         r->rows[row - r->rows].planned = 1;
-    if (!v || !row) {
+    if (!v || !row)
         add_missing(r, id ? id : "(a point without an id)");
-    } else if (acc[row - r->rows].n < MAX_REPEATS) {
-        struct kb_report_row *w = &r->rows[row - r->rows];
-        const char *sreason, *sv = server_verdict_of(v, &sreason);
-        if (!w->first_id[0])
-            snprintf(w->first_id, sizeof(w->first_id), "%s", id);
-        if (!w->unc_id[0] && sv && !strcmp(sv, "uncontrolled"))
-            snprintf(w->unc_id, sizeof(w->unc_id), "%s", id);
-        json_array_append_new(w->point_ids, json_string(id));
-        accumulate(w, &acc[row - r->rows], v);
-        add_floor(r, &acc[row - r->rows], v);
-    }
+    else
+        take(r, &r->rows[row - r->rows], &acc[row - r->rows], id, v);
     json_decref(v);
+}
+
+static void row_init(struct kb_report_row *row, const char *rt, const char *route, long rate)
+{
+    snprintf(row->runtime, sizeof(row->runtime), "%s", rt);
+    snprintf(row->route, sizeof(row->route), "%s", route);
+    row->rate = rate;
+    snprintf(row->id, sizeof(row->id), "%s-%s-%ld", row->runtime, row->route, row->rate);
+    row->bound_from_us = row->lag_p99_max_us = row->rx_p99_max_us = -1;
+    row->steal_server_max = row->steal_client_max = -1;
+    row->trust_ok = 1;
+    row->point_ids = json_array();
+}
+
+/* A located cell's held end: every refinement and hold sample at its rate (refine.h's
+ * points/<runtime>-<route>-<rate>-f<k> and -h<k>). 1 when it had any. */
+static int fine_row(struct kb_report *r, const char *dir, const json_t *cell,
+                    struct kb_report_row *row)
+{
+    struct acc *acc = calloc(1, sizeof(*acc));
+    const char *rt = json_string_value(json_object_get(cell, "runtime"));
+    const char *route = json_string_value(json_object_get(cell, "route"));
+    long lo = (long)json_integer_value(json_object_get(cell, "lo_rps"));
+    char id[256];
+    if (!acc || !kb_plain_name(rt) || !kb_plain_name(route) || lo <= 0) {
+        free(acc);
+        return 0;
+    }
+    row_init(row, rt, route, lo);
+    for (int kind = 0; kind < 2; kind++)
+        for (int k = 1; k <= 16; k++) {
+            json_t *v;
+            snprintf(id, sizeof(id), "%s-%s-%ld-%c%d", rt, route, lo, kind ? 'h' : 'f', k);
+            if ((v = load_point(r, dir, id, lo)))
+                take(r, row, acc, id, v);
+            json_decref(v);
+        }
+    finish_row(r, row, acc);
+    free(acc);
+    row->planned = 1;
+    if (row->n)
+        return 1;
+    json_decref(row->point_ids);
+    return 0;
+}
+
+/* The located cells' held ends into r->fine. */
+static void build_fine(struct kb_report *r, const char *dir)
+{
+    json_t *cells = json_object_get(r->refine, "cells"), *c;
+    size_t i;
+    r->fine = calloc(json_array_size(cells) + 1, sizeof(*r->fine));
+    json_array_foreach(cells, i, c)
+        if (r->fine && !strcmp(kb_jstr(c, "step", ""), "located") &&
+            fine_row(r, dir, c, &r->fine[r->nfine]))
+            r->nfine++;
 }
 
 static void build_rows(struct kb_report *r, const char *dir)
@@ -455,17 +518,9 @@ static void build_rows(struct kb_report *r, const char *dir)
     r->rows = kb_xcalloc(nrt * nro * nra + 1, sizeof(*r->rows));
     for (size_t a = 0; a < nrt; a++)
         for (size_t b = 0; b < nro; b++)
-            for (size_t c = 0; c < nra; c++) {
-                struct kb_report_row *row = &r->rows[r->nrows++];
-                snprintf(row->runtime, sizeof(row->runtime), "%s", kb_report_runtime(r, a));
-                snprintf(row->route, sizeof(row->route), "%s", kb_report_route(r, b));
-                row->rate = kb_report_rate(r, c);
-                snprintf(row->id, sizeof(row->id), "%s-%s-%ld", row->runtime, row->route, row->rate);
-                row->bound_from_us = row->lag_p99_max_us = row->rx_p99_max_us = -1;
-                row->steal_server_max = row->steal_client_max = -1;
-                row->trust_ok = 1;
-                row->point_ids = json_array();
-            }
+            for (size_t c = 0; c < nra; c++)
+                row_init(&r->rows[r->nrows++], kb_report_runtime(r, a), kb_report_route(r, b),
+                         kb_report_rate(r, c));
     json_array_foreach(pts, i, pt)
         add_point(r, dir, acc, pt);
     /* the samples the curve added to confirm each cell's boundary (runner/report/report.h) */
@@ -474,6 +529,7 @@ static void build_rows(struct kb_report *r, const char *dir)
     for (i = 0; i < r->nrows; i++)
         finish_row(r, &r->rows[i], &acc[i]);
     free(acc);
+    build_fine(r, dir);
 }
 
 /* Per runtime: the limits read back, the identity digest and the preflight outcome. */
@@ -709,6 +765,9 @@ void kb_report_free(struct kb_report *r)
     for (size_t i = 0; i < r->nrows; i++)
         json_decref(r->rows[i].point_ids);
     free(r->rows);
+    for (size_t i = 0; i < r->nfine; i++)
+        json_decref(r->fine[i].point_ids);
+    free(r->fine);
     kb_report_free_proof(r);
     json_decref(r->plan);
     json_decref(r->run);
@@ -730,6 +789,10 @@ const struct kb_report_row *kb_report_row(const struct kb_report *r, const char 
         if (r->rows[i].rate == rate && !strcmp(r->rows[i].runtime, runtime) &&
             !strcmp(r->rows[i].route, route))
             return &r->rows[i];
+    for (size_t i = 0; runtime && route && i < r->nfine; i++)
+        if (r->fine[i].rate == rate && !strcmp(r->fine[i].runtime, runtime) &&
+            !strcmp(r->fine[i].route, route))
+            return &r->fine[i];
     return NULL;
 }
 

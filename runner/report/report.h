@@ -134,6 +134,13 @@ struct kb_report {
      * {resolution, confirm_samples, cells: [{runtime, route, grid_lo_rps, grid_hi_rps,
      * lo_rps, hi_rps, step, rates}]}; NULL when the run did not refine. Owned. */
     json_t *refine;
+    /* Each located cell's refined held end as a row of its own (runtime, route, rate lo_rps),
+     * over the samples the refinement took there (points/<id>-f<k>, <id>-h<k>): what the
+     * answer, the cost and the charts read for that cell in place of the grid's highest
+     * held rate. Never in rows, which stay the grid's (the boundaries the curve confirms and
+     * refines are the grid's). Owned. */
+    struct kb_report_row *fine;
+    size_t nfine;
     /* An interleaved run's host floor (floor/<id>/floor.json): {id: floor.json}, the samples
      * of kb-control's CPU per response taken beside the runtimes; NULL when it has none. */
     json_t *floor;
@@ -180,7 +187,7 @@ void kb_rederive_free(struct kb_rederive *rd);
 int kb_report_load(const char *dir, struct kb_report *r, char *err, size_t errlen);
 void kb_report_free(struct kb_report *r);
 
-/* The row for runtime/route/rate, or NULL. */
+/* The row for runtime/route/rate, or NULL: the grid's, else a refined held end's (fine). */
 const struct kb_report_row *kb_report_row(const struct kb_report *r, const char *runtime,
                                           const char *route, long rate);
 /* The answer for one runtime x route (report_answer.c): what the report's first table
@@ -202,6 +209,12 @@ struct kb_report_answer {
     int past_margin;             /* proven lies above what the calibration's margin covers,
                                     and held there (a run whose margin gated has none) */
     double level;                /* for ranking: max(proven, indicative), 0 when below */
+    /* With --refine, where the refinement located the cell's knee: proven is the refined
+     * held end (refine.json's lo_rps), refined_hi the lowest rate above it that did not hold,
+     * grid_proven the grid's highest controlled rate it replaced. refined 0: proven is the
+     * grid's, grid_proven equals it, refined_hi 0. */
+    int refined;
+    long grid_proven, refined_hi;
 };
 void kb_report_answer_of(const struct kb_report *r, const char *runtime, const char *route,
                          struct kb_report_answer *a);

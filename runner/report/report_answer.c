@@ -47,6 +47,21 @@ static const struct kb_report_row *lowest(const struct kb_report *r, const char 
     return best;
 }
 
+/* Where --refine located the cell's knee at or above the grid's highest held rate, its held
+ * end is the answer: a bracket whose upper end did not hold is no lower bound. */
+static void refined(const struct kb_report *r, const char *rt, const char *route,
+                    struct kb_report_answer *a)
+{
+    const json_t *rf = kb_report_refined(r, rt, route);
+    long lo = (long)json_integer_value(json_object_get(rf, "lo_rps"));
+    if (!rf || !a->proven || lo < a->proven)
+        return;
+    a->refined = 1;
+    a->proven = lo;
+    a->refined_hi = (long)json_integer_value(json_object_get(rf, "hi_rps"));
+    a->client_from = 0;
+}
+
 void kb_report_answer_of(const struct kb_report *r, const char *runtime, const char *route,
                          struct kb_report_answer *a)
 {
@@ -59,8 +74,9 @@ void kb_report_answer_of(const struct kb_report *r, const char *runtime, const c
             w->rate > a->indicative)
             a->indicative = w->rate;
     }
-    a->proven = kb_report_highest(r, runtime, route);
+    a->proven = a->grid_proven = kb_report_highest(r, runtime, route);
     a->client_from = client_above(r, runtime, route, a->proven);
+    refined(r, runtime, route, a);
     a->past_margin = a->proven && !r->margin_gated && kb_report_covers(r, a->proven) == 0;
     if (a->indicative <= a->proven)
         a->indicative = 0;
@@ -90,16 +106,10 @@ const char *kb_report_answer_text(char *b, size_t len, const struct kb_report *r
         snprintf(ind, sizeof(ind), "; < %ld*", a.below_unproven);
     u->unproven |= a.indicative || a.below_unproven;
     if (a.proven) {
-        const json_t *rf = kb_report_refined(r, rt, route);
-        char fine[48] = "";
-        if (rf)
-            snprintf(fine, sizeof(fine), " [%lld, %lld)",
-                     (long long)json_integer_value(json_object_get(rf, "lo_rps")),
-                     (long long)json_integer_value(json_object_get(rf, "hi_rps")));
-        u->refined |= rf != NULL;
+        u->refined |= a.refined;
         u->past_margin |= a.past_margin;
         snprintf(b, len, "%s%ld%s%s%s", a.client_from ? ">= " : "", a.proven,
-                 a.past_margin ? "^" : "", fine, ind);
+                 a.past_margin ? "^" : "", a.refined ? " (refined)" : "", ind);
         u->bound |= a.client_from != 0;
     } else if (a.below) {
         snprintf(b, len, "< %ld%s", a.below, ind);
@@ -120,6 +130,8 @@ const json_t *kb_report_refined(const struct kb_report *r, const char *rt, const
 {
     size_t i;
     json_t *c;
+    if (!rt || !route)
+        return NULL;
     json_array_foreach(json_object_get(r->refine, "cells"), i, c)
         if (!strcmp(json_string_value(json_object_get(c, "runtime")) ?: "", rt) &&
             !strcmp(json_string_value(json_object_get(c, "route")) ?: "", route))
@@ -140,6 +152,20 @@ const char *kb_report_baseline_label(const struct kb_report *r)
     return b ? b : "the baseline";
 }
 
+/* The refined held end's row where the answer is the refinement's, else NULL. */
+static const struct kb_report_row *held_end(const struct kb_report *r, const char *rt,
+                                            const char *route)
+{
+    struct kb_report_answer a;
+    const struct kb_report_row *w;
+    if (!rt || !route)
+        return NULL;
+    kb_report_answer_of(r, rt, route, &a);
+    if (!a.refined || !(w = kb_report_row(r, rt, route, a.proven)) || !w->n)
+        return NULL;
+    return w->cpu_us_per_response.n ? w : NULL;
+}
+
 void kb_report_cost_of(const struct kb_report *r, const char *runtime, const char *route,
                        struct kb_report_cost *c)
 {
@@ -149,6 +175,8 @@ void kb_report_cost_of(const struct kb_report *r, const char *runtime, const cha
         if ((w = at(r, runtime, route, k)) && is(w->server_verdict, "controlled") &&
             (!best || w->rate > best->rate))
             best = w;
+    if ((w = held_end(r, runtime, route)) && (!best || w->rate >= best->rate))
+        best = w;
     if (!best)
         return;
     c->rate = best->rate;

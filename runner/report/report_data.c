@@ -136,7 +136,8 @@ static json_t *trust_json(const struct kb_report_row *w)
                      w->trust_reason);
 }
 
-static json_t *row_json(const struct kb_report_row *w)
+/* grid: a rate of the plan's grid; else a refined held end (curve --refine). */
+static json_t *row_json(const struct kb_report_row *w, int grid)
 {
     const struct kb_stat *c = &w->cpu_us_per_response;
     json_t *o = json_pack("{s:s,s:O,s:s,s:s,s:I,s:i,s:s,s:s,s:o,s:s,s:o}", "point_id", w->id,
@@ -169,6 +170,7 @@ static json_t *row_json(const struct kb_report_row *w)
         (json_int_t)w->err_io, "timeouts_count", (json_int_t)w->err_timeout,
         "unanswered_count", (json_int_t)w->unanswered, "completed_count",
         (json_int_t)w->completed));
+    json_object_set_new(o, "is_grid", json_boolean(grid));
     return o;
 }
 
@@ -266,7 +268,7 @@ static json_t *answer_cell(const struct kb_report *r, const char *rt, const char
     kb_report_answer_of(r, rt, route, &a);
 #define RATE(x) ((x) ? json_integer(x) : json_null())
     const json_t *rf = kb_report_refined(r, rt, route);
-    return json_pack("{s:b,s:o,s:b,s:b,s:o,s:o,s:o,s:o,s:o,s:f,s:o,s:b,s:O}", "planned",
+    json_t *o = json_pack("{s:b,s:o,s:b,s:b,s:o,s:o,s:o,s:o,s:o,s:f,s:o,s:b,s:O}", "planned",
         a.planned, "proven_rps", RATE(a.proven), "proven_is_bound", a.client_from != 0,
         "proven_above_margin", a.past_margin,
         "client_limited_from_rps", RATE(a.client_from), "indicative_rps", RATE(a.indicative),
@@ -274,6 +276,10 @@ static json_t *answer_cell(const struct kb_report *r, const char *rt, const char
         "failed_at_rps", RATE(a.failed_at), "level_rps", a.level,
         "vs_baseline_ratio", num_or_null(ratio > 0, ratio), "vs_baseline_is_indicative",
         ratio > 0 && soft, "refined", rf ? (json_t *)rf : json_null());
+    /* the grid's own cell, kept beside the refined answer */
+    json_object_set_new(o, "grid_proven_rps", RATE(a.grid_proven));
+    json_object_set_new(o, "proven_is_refined", json_boolean(a.refined));
+    return o;
 #undef RATE
 }
 
@@ -378,7 +384,10 @@ static json_t *highest_json(const struct kb_report *r)
     for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
         json_t *o = json_object();
         for (size_t j = 0; j < kb_report_nroutes(r); j++) {
-            long h = kb_report_highest(r, kb_report_runtime(r, i), kb_report_route(r, j));
+            struct kb_report_answer a;
+            long h;
+            kb_report_answer_of(r, kb_report_runtime(r, i), kb_report_route(r, j), &a);
+            h = a.proven;
             json_object_set_new(o, kb_report_route(r, j), h ? json_integer(h) : json_null());
         }
         json_object_set_new(hi, kb_report_runtime(r, i), o);
@@ -448,7 +457,9 @@ int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, 
     int rc;
     for (size_t i = 0; i < r->nrows; i++)
         if (r->rows[i].planned)
-            json_array_append_new(rows, row_json(&r->rows[i]));
+            json_array_append_new(rows, row_json(&r->rows[i], 1));
+    for (size_t i = 0; i < r->nfine; i++)
+        json_array_append_new(rows, row_json(&r->fine[i], 0));
     for (size_t i = 0; i < r->nmissing; i++)
         json_array_append_new(missing, json_string(r->missing[i]));
     doc = json_pack("{s:i,s:b,s:b,s:o,s:o,s:o,s:s?,s:o,s:o,s:O,s:O,s:o}", "schema_version",

@@ -136,6 +136,28 @@ static void answer(FILE *f, const struct kb_report *r)
             kb_report_baseline(r) ? "" : " (this run's plan names none: no ratio is given)");
 }
 
+/* report.md's "By how much": one sentence per runtime and route against the baseline. */
+static void how_much(FILE *f, const struct kb_report *r)
+{
+    int any = 0;
+    for (size_t j = 0; j < kb_report_nroutes(r); j++)
+        for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
+            const char *rt = kb_report_runtime(r, i), *ro = kb_report_route(r, j);
+            char *text;
+            if (!kb_report_how_much_wanted(r, rt, ro) ||
+                !(text = kb_report_how_much_text(r, rt, ro)))
+                continue;
+            if (!any++)
+                fprintf(f, "<h3 id=\"how-much\">By how much</h3>\n<ul id=\"how-much-list\">\n");
+            fprintf(f, "<li>");
+            kb_svg_xml(f, text);
+            fprintf(f, "</li>\n");
+            free(text);
+        }
+    if (any)
+        fprintf(f, "</ul>\n");
+}
+
 /* kb_report_side_mark as HTML text. */
 static const char *html_mark(const struct kb_report_side *s)
 {
@@ -419,6 +441,7 @@ static int fill_report_html(FILE *f, const void *arg)
     const char *dir = ((const struct fill_report_html_arg *)arg)->dir;
     head(f, r);
     answer(f, r);
+    how_much(f, r);
     side_by_side(f, r);
     confirmation(f, r);
     cost(f, r);

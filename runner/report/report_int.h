@@ -91,16 +91,25 @@ void kb_report_side_of(const struct kb_report *r, const char *runtime, const cha
  * knee is a bound), "<= " (the baseline's), "~" (both), "" (neither, or no ratio). */
 const char *kb_report_side_mark(const struct kb_report_side *s);
 
+/* "By how much" (report_howmuch.c): per route, one sentence per runtime against the
+ * baseline, the ratio of their held rates and of their CPU per response there, with the
+ * spread of each. Nothing when the plan names no baseline or has one runtime. */
+void kb_report_md_how_much(FILE *f, const struct kb_report *r);
+/* One of its sentences, "ROUTE: RT holds ...", unwrapped (malloc'd; NULL without memory),
+ * and whether the runtime has one on that route (planned there, and not the baseline). */
+char *kb_report_how_much_text(const struct kb_report *r, const char *rt, const char *route);
+int kb_report_how_much_wanted(const struct kb_report *r, const char *rt, const char *route);
+
 /* What the answer's cells used, so that a writer explains only the notation it printed. */
 struct kb_answer_used {
     int bound, unproven, below, failed, missing, refined, past_margin;
 };
 /* The cell's refinement (refine.json's entry) when it located the knee within the
- * resolution, else NULL: [lo_rps, hi_rps) beside the grid's answer. */
+ * resolution, else NULL: its lo_rps is then the cell's answer (kb_report_answer_of). */
 const json_t *kb_report_refined(const struct kb_report *r, const char *rt, const char *route);
-/* One cell of the answer as report.md and report.html print it: "60000" proven (with
- * " [66900, 69800)" after it where --refine located the knee between those); ">= 60000"
- * a lower bound (the point above was client-limited); "; 75000*" after it, what the
+/* One cell of the answer as report.md and report.html print it: "60000" proven ("66900
+ * (refined)" where --refine located the knee between the grid's rates: its held end);
+ * ">= 60000" a lower bound (the point above was client-limited); "; 75000*" after it, what the
  * runtime's own figures gave where the client was not trusted (indicative); "< 8000" the
  * lowest rate already uncontrolled with the client trusted; "failed (8000)"; "none"
  * (nothing proven or lower, the client limited from the start); "missing"; "n/a" (not
@@ -145,6 +154,9 @@ size_t kb_report_rank(const struct kb_report *r, size_t *order, int *rank, size_
 /* The series chart's data for runtime/route, or NULL when it has no uncontrolled row. */
 const struct kb_report_series *kb_report_series_of(const struct kb_report *r, const char *runtime,
                                                    const char *route);
+/* The shortest last slice of a series.csv the report keeps: a shorter one is dropped (its
+ * errors and lower bounds counted with the second before it), never drawn as a second. */
+#define KB_SERIES_SLIVER_S 0.1
 /* Reads a series.csv (header names the columns; start_s, achieved_rps, p50_us, p99_us,
  * max_us needed) into s->v/s->n, replacing what was there. 0, or -1 with err. */
 int kb_report_read_series(const char *path, struct kb_report_series *s, char *err, size_t errlen);

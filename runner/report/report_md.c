@@ -192,9 +192,11 @@ static void notation(FILE *f, const struct kb_answer_used *u)
              "scheduled). A point that missed while carrying more than the margin covers is "
              "client-limited instead.");
     if (u->refined)
-        para(f, "\"[a, b)\": the knee refined between the grid's rates (`--refine`): a held "
-             "and b did not, b / a - 1 within the resolution, both confirmed as the grid's "
-             "boundary is (Refined knees, below the curves).");
+        para(f, "\"N (refined)\": the knee refined between the grid's rates (`--refine`): N "
+             "held and the next rate measured above it did not, within the resolution, both "
+             "confirmed as the grid's boundary is. The ranking, the cost and report.json read N; "
+             "the grid's own highest held rate is in Curves and Refined knees, marked as the "
+             "grid's.");
 }
 
 /* How the runtimes are ordered, and what the cost column is. */
@@ -357,6 +359,7 @@ static void answer(FILE *f, const struct kb_report *r)
         answer_row(f, r, order[i], rank[i], &u);
     fprintf(f, "\n");
     notation(f, &u);
+    kb_report_md_how_much(f, r);
     side_by_side(f, r);
     ranking_note(f, r);
     confirmation(f, r);
@@ -460,13 +463,15 @@ static void threads_line(FILE *f, const struct kb_report *r)
         return;
     snprintf(th, sizeof(th), lo == hi ? "%d" : "%d-%d", lo, hi);
     if (lo == req && hi == req)
-        para(f, "The client ran %s load threads on %d CPU(s), as the contract asks.", th, cpus);
+        para(f, "The client ran %s load thread%s on %d CPU%s, as the contract asks.", th,
+             hi == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s");
     else
-        para(f, "The contract's %d client threads describe the offered load (open loop at the "
+        para(f, "The contract's %d client %s the offered load (open loop at the "
              "rate over %lld connections); the client ran one thread per CPU it was given (%s "
-             "thread(s) on %d CPU(s)), since threads sharing a CPU multiply its wake-ups, and "
-             "offered that load.", req,
-             json_integer_value(json_object_get(r->plan, "connections")), th, cpus);
+             "thread%s on %d CPU%s), since threads sharing a CPU multiply its wake-ups, and "
+             "offered that load.", req, req == 1 ? "thread describes" : "threads describe",
+             json_integer_value(json_object_get(r->plan, "connections")), th,
+             hi == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s");
 }
 
 /* What the host withheld from the server's and the client's CPUs over the whole run. */

@@ -400,12 +400,13 @@ void kb_report_md_refined(FILE *f, const struct kb_report *r)
         json_t *rates = json_object_get(c, "rates"), *v;
         size_t k;
         const char *step = json_string_value(json_object_get(c, "step"));
-        fprintf(f, "- %s %s: grid %lld to %lld", json_string_value(json_object_get(c, "runtime")),
+        fprintf(f, "- %s %s: grid cells: held %lld, next %lld",
+                json_string_value(json_object_get(c, "runtime")),
                 json_string_value(json_object_get(c, "route")),
                 (long long)json_integer_value(json_object_get(c, "grid_lo_rps")),
                 (long long)json_integer_value(json_object_get(c, "grid_hi_rps")));
         if (step && !strcmp(step, "located"))
-            fprintf(f, "; knee in [%lld, %lld)",
+            fprintf(f, "; refined (the answer): %lld held, %lld did not",
                     (long long)json_integer_value(json_object_get(c, "lo_rps")),
                     (long long)json_integer_value(json_object_get(c, "hi_rps")));
         else

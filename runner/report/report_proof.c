@@ -135,6 +135,20 @@ static int parse_rows(FILE *f, const int *col, struct kb_report_series *s, char 
     return rc;
 }
 
+/* A last slice shorter than KB_SERIES_SLIVER_S (the load's final interval ends where the
+ * drain does, often a few ms past a whole second) holds a handful of responses: drawn as a
+ * second, its latency and rate read as a collapse or a spike that never happened. It is
+ * dropped; its errors and lower bounds are counted with the second before it. */
+static void drop_sliver(struct kb_report_series *s)
+{
+    struct kb_report_sec *last = s->n > 1 ? &s->v[s->n - 1] : NULL;
+    if (!last || last->length_s <= 0 || last->length_s >= KB_SERIES_SLIVER_S)
+        return;
+    last[-1].errors += last->errors;
+    last[-1].bounded += last->bounded;
+    s->n--;
+}
+
 int kb_report_read_series(const char *path, struct kb_report_series *s, char *err, size_t errlen)
 {
     static const char *const names[C_N] = { "start_s", "length_s", "completed", "achieved_rps",
@@ -159,6 +173,8 @@ int kb_report_read_series(const char *path, struct kb_report_series *s, char *er
                  path);
     else if (parse_rows(f, col, s, err, errlen) == 0)
         rc = 0;
+    if (rc == 0)
+        drop_sliver(s);
     if (rc < 0) {
         free(s->v);
         s->v = NULL;

@@ -228,6 +228,28 @@ static void legend_marks(struct legend *l)
     bound_arrow(l->f, LX + 13, l->y + 8, "#555", "legend: an arrow up, a lower bound");
     legend_text(l, "lower bound", 18);
     legend_line(l, "#555", 2, "6 4", "dashed: to a bound");
+    fprintf(l->f, "<line class=\"range\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+            "stroke=\"#555\"><title>legend: a bar through a mark, the lowest to the highest "
+            "of the point's samples</title></line>", LX + 13, l->y - 7, LX + 13, l->y + 7);
+    legend_text(l, "bar: min-max of samples", 18);
+}
+
+/* A ring around a refined held end's mark: the answer `--refine` gave, between grid rates. */
+static void refined_ring(FILE *f, double x, double y, const char *c, const char *title)
+{
+    fprintf(f, "<g class=\"refined-end\" data-x=\"%.1f\" data-y=\"%.1f\">", x, y);
+    kb_svg_title(f, title);
+    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"9\" fill=\"none\" stroke=\"%s\" "
+            "stroke-width=\"1.5\"/></g>\n", x, y, c);
+}
+
+static void legend_refined(struct legend *l, const struct kb_report *r)
+{
+    if (!r->nfine)
+        return;
+    refined_ring(l->f, LX + 13, l->y, "#555", "legend: a ring, the refined held end "
+                 "(curve --refine); the other marks are the grid's rates");
+    legend_text(l, "ring: refined held end", 22);
 }
 
 /* What the widths and nesting mean, in small type at the legend's foot. */
@@ -391,6 +413,36 @@ static void range_bar(FILE *f, const struct kb_report_row *w, struct kb_stat s, 
     fprintf(f, "</line>\n");
 }
 
+/* The runtime's refined held end on route, where the run refined it: its mark (between
+ * the grid's) with a ring. 1 when drawn. */
+static int refined_mark(FILE *f, const struct kb_report *r, size_t i, const char *route,
+                        const struct kb_svg_axis *x, const struct kb_svg_axis *y, enum stat st)
+{
+    const char *rt = kb_report_runtime(r, i), *c = color(r, i);
+    const struct kb_report_row *w = NULL;
+    struct kb_stat s;
+    char title[360], t[320];
+    double cx, cy;
+    for (size_t k = 0; k < r->nfine && !w; k++)
+        if (!strcmp(r->fine[k].runtime, rt) && !strcmp(r->fine[k].route, route))
+            w = &r->fine[k];
+    if (!w)
+        return 0;
+    s = st == S_P99 ? w->p99 : st == S_CPU ? w->cpu_us_per_response : w->achieved;
+    if (st != S_ACHIEVED && (s.n == 0 || s.med <= 0))
+        return 0;
+    cx = px(x, (double)w->rate);
+    cy = yval(y, s.med, st);
+    if (w->n > 1)
+        range_bar(f, w, s, cx, y, st, c);
+    mark_title(t, sizeof(t), w, s, st);
+    snprintf(title, sizeof(title), "refined held end: %s", t);
+    marker(f, cx, cy, mark_scale(r, i), w->server_verdict,
+           strcmp(w->verdict, "client-limited") != 0, c, title);
+    refined_ring(f, cx, cy, c, title);
+    return 1;
+}
+
 /* One runtime's range bars, markers and bound arrows; 1 when it drew anything. */
 static int series_marks(FILE *f, const struct kb_report *r, size_t i, const char *route,
                         const struct kb_svg_axis *x, const struct kb_svg_axis *y, enum stat st)
@@ -417,6 +469,7 @@ static int series_marks(FILE *f, const struct kb_report *r, size_t i, const char
         if (st == S_P99 && s.bound)
             bound_arrow(f, cx, cy - 4 * (mark_scale(r, i) - 1), c, NULL);
     }
+    drawn |= refined_mark(f, r, i, route, x, y, st);
     fprintf(f, "</g>\n");
     return drawn;
 }
@@ -476,6 +529,7 @@ static void chart_achieved(FILE *f, const struct kb_report *r, const char *route
     all_series(f, r, route, &x, &y, S_ACHIEVED, drawn);
     legend_runtimes(&l, r, drawn);
     legend_marks(&l);
+    legend_refined(&l, r);
     legend_line(&l, "#999", 1, "5 4", "achieved = requested");
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"26\" height=\"12\" fill=\"%s\" "
             "fill-opacity=\"0.25\"/>", LX, l.y - 6, BAND);
@@ -518,6 +572,7 @@ static void chart_p99(FILE *f, const struct kb_report *r, const char *route)
     all_series(f, r, route, &x, &y, S_P99, drawn);
     legend_runtimes(&l, r, drawn);
     legend_marks(&l);
+    legend_refined(&l, r);
     snprintf(t, sizeof(t), "%g ms: controlled limit", lim);
     legend_line(&l, LIMIT, 1.5, "8 4", t);
     legend_drawing(&l);
@@ -540,6 +595,7 @@ static void chart_cpu(FILE *f, const struct kb_report *r, const char *route)
     all_series(f, r, route, &x, &y, S_CPU, drawn);
     legend_runtimes(&l, r, drawn);
     legend_marks(&l);
+    legend_refined(&l, r);
     fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#777\">"
             "<tspan x=\"%d\">CPU time over the measured</tspan><tspan x=\"%d\" dy=\"12\">"
             "interval / responses in it</tspan></text>\n", LX, l.y + 8, LX, LX);

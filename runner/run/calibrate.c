@@ -396,6 +396,17 @@ static void plan(const struct cal *c, struct kb_calibrate_result *r)
 
 /* Up to cfg->attempts tries of step i, stopping at the first that holds; the earlier
  * attempts' misses are kept beside the deciding one's figures. */
+/* A latency in us for the progress line: "1.25 ms", or "none" where the step timed no
+ * response (an empty histogram's NAN, an absent figure's -1), never "nan ms". */
+static const char *ms_or_none(char *b, size_t len, double us)
+{
+    if (isfinite(us) && us >= 0)
+        snprintf(b, len, "%.2f ms", us / 1e3);
+    else
+        snprintf(b, len, "none (no response timed)");
+    return b;
+}
+
 static int attempt_step(struct cal *c, struct kb_calibrate_result *r, size_t i, char *err,
                         size_t errlen)
 {
@@ -411,13 +422,16 @@ static int attempt_step(struct cal *c, struct kb_calibrate_result *r, size_t i, 
         if (run_step(c, i, a, s, err, errlen) < 0)
             return -1;
         s->attempts = a + 1;
-        if (c->cfg->progress)
+        if (c->cfg->progress) {
+            char p99[32], lag[32], rx[32];
             fprintf(c->cfg->progress, "calibrate %zu/%zu%s: %.0f req/s: achieved %.0f (in time "
-                    "%.4f), cpu %.2f, harness p99 %.2f ms (lag p99 %.2f ms, rx delay p99 %.2f "
-                    "ms): %s%s\n", i + 1, r->nsteps, a ? " (again)" : "", s->rate,
-                    s->achieved_rps, s->delivery, s->cpu_fraction, s->corrected_p99_us / 1e3,
-                    s->lag_p99_us / 1e3, s->rx_delay_p99_us / 1e3,
+                    "%.4f), cpu %.2f, harness p99 %s (lag p99 %s, rx delay p99 %s): %s%s\n",
+                    i + 1, r->nsteps, a ? " (again)" : "", s->rate, s->achieved_rps,
+                    s->delivery, s->cpu_fraction, ms_or_none(p99, sizeof(p99), s->corrected_p99_us),
+                    ms_or_none(lag, sizeof(lag), s->lag_p99_us),
+                    ms_or_none(rx, sizeof(rx), s->rx_delay_p99_us),
                     s->held ? "held: " : "NOT held: ", s->why);
+        }
         if (s->held)
             break;
     }

@@ -20,9 +20,9 @@ static int margin_allows(const struct kb_point_load *r, const struct kb_calibrat
     if (use == KB_MARGIN_GATES) {
         if (kb_calibrate_covers(cal, rate))
             return 1;
-        snprintf(j->trust_reason, sizeof(j->trust_reason), "above the client's proven margin "
-                 "(%.0f req/s held against the control server; %.2fx needed)", cal->margin_rps,
-                 cal->factor);
+        snprintf(j->trust_reason, sizeof(j->trust_reason), "above the client's proven margin: "
+                 "%.0f req/s with the %.2fx headroom asks for %.0f, the client held %.0f against "
+                 "the control server", rate, cal->factor, rate * cal->factor, cal->margin_rps);
         return 0;
     }
     /* What the client carried is at most its schedule: it never sends more, and responses
@@ -32,10 +32,12 @@ static int margin_allows(const struct kb_point_load *r, const struct kb_calibrat
 
     if (j->server != KB_UNCONTROLLED || kb_calibrate_covers(cal, carried))
         return 1;
+    /* the margin is compared with the load times its headroom: say both figures, so that a
+     * load below the margin does not read as covered */
     snprintf(j->trust_reason, sizeof(j->trust_reason), "uncontrolled while carrying %.0f req/s, "
-             "more than the client's proven margin covers (%.0f req/s held against the control "
-             "server; %.2fx needed): the shortfall may be the client's own", carried,
-             cal->margin_rps, cal->factor);
+             "which with the %.2fx headroom asks the client to have proven %.0f req/s; it held "
+             "%.0f against the control server, so the shortfall may be the client's own",
+             carried, cal->factor, carried * cal->factor, cal->margin_rps);
     return 0;
 }
 

@@ -25,15 +25,49 @@ def hist(p99, bound, count):
                          "p999": bound, "max": bound}}
 
 
-def synth_run(d, runtimes, routes, rates, points):
+def synth_point(d, p, verdict, server, achieved, p99, bound, errors, cpu_us=20.0):
+    """One finished point, p = {id, runtime, route, rate}, as the curve leaves it."""
+    scheduled = int(p["rate"] * DURATION)
+    load = {"kneebench_load": 1, "route": p["route"], "requested_rps": float(p["rate"]),
+            "threads": 1, "threads_requested": 4, "client_cpus": 1, "connections": 256,
+            "warmup_s": 1.0, "duration_s": DURATION, "drain_s": DRAIN,
+            "scheduled": scheduled, "completed": scheduled - errors,
+            "achieved_rps": float(achieved), "delivery": achieved / p["rate"],
+            "errors": {"total": errors, "timeout": errors}, "non2xx": 0,
+            "mismatches": {"total": 0}, "client_cpu_fraction": 0.4,
+            "corrected_us": hist(p99, bound, scheduled), "lag_us": hist(80, False, scheduled),
+            "rx_delay_us": hist(60, False, scheduled)}
+    v = {"point": p["id"], "runtime": p["runtime"], "route": p["route"], "rate": p["rate"],
+         "repeat": 1, "verdict": verdict, "reason": "" if verdict == "controlled" else verdict,
+         "client_trust": {"ok": verdict != "client-limited",
+                          "reason": "send lag p99 > 1 ms" if verdict == "client-limited" else ""},
+         "unconstrained": False,
+         "server": {"cpu_mean_fraction": 0.5, "rss_max_bytes": 1 << 20,
+                    "cpu_us_per_response": cpu_us},
+         "load": load}
+    if server is not None:
+        v["server_verdict"] = server
+        v["server_reason"] = "" if server == "controlled" else server
+    pd = os.path.join(d, "points", p["id"])
+    os.makedirs(pd)
+    json.dump({"point": p["id"]}, open(os.path.join(pd, "command.json"), "w"))
+    json.dump(load, open(os.path.join(pd, "load.json"), "w"))
+    json.dump(v, open(os.path.join(pd, "verdict.json"), "w"))
+    json.dump({"point": p["id"], "verdict": verdict}, open(os.path.join(pd, "DONE"), "w"))
+
+
+def synth_run(d, runtimes, routes, rates, points, baseline=None):
     """A run directory as `kneebench curve` writes it; points[(rt, route, rate)] gives
-    (verdict, server_verdict, achieved, p99_us, p99_is_bound, errors)."""
+    (verdict, server_verdict, achieved, p99_us, p99_is_bound, errors[, cpu_us_per_response]).
+    baseline: the plan's comparison baseline (none when not given)."""
     ids = [{"id": f"{rt}-{route}-{rate}", "runtime": rt, "route": route, "rate": rate,
             "repeat": 1} for rt in runtimes for route in routes for rate in rates]
     plan = {"profile": "quick", "duration_s": DURATION, "warmup_s": 1.0, "drain_s": DRAIN,
             "threads": 1, "connections": 256, "repeats": 1, "runtimes": runtimes,
             "routes": routes, "rates": rates, "backend": "native", "unconstrained": False,
             "server_cpus": "0", "client_cpus": "1", "criteria": CRIT, "points": ids}
+    if baseline:
+        plan["baseline"] = baseline
     os.makedirs(d)
     json.dump(plan, open(os.path.join(d, "plan.json"), "w"), indent=1)
     json.dump({"started": "2026-01-01T00:00:00Z", "command_line": ["kneebench", "curve"],
@@ -46,35 +80,7 @@ def synth_run(d, runtimes, routes, rates, points):
         json.dump({"sha256": "synthetic"}, open(os.path.join(fx, "identity.json"), "w"))
         json.dump({"failed": False, "reason": ""}, open(os.path.join(fx, "preflight.json"), "w"))
     for p in ids:
-        verdict, server, achieved, p99, bound, errors = points[(p["runtime"], p["route"], p["rate"])]
-        scheduled = int(p["rate"] * DURATION)
-        load = {"kneebench_load": 1, "route": p["route"], "requested_rps": float(p["rate"]),
-                "threads": 1, "threads_requested": 4, "client_cpus": 1, "connections": 256,
-                "warmup_s": 1.0, "duration_s": DURATION, "drain_s": DRAIN,
-                "scheduled": scheduled, "completed": scheduled - errors,
-                "achieved_rps": float(achieved), "delivery": achieved / p["rate"],
-                "errors": {"total": errors, "timeout": errors}, "non2xx": 0,
-                "mismatches": {"total": 0}, "client_cpu_fraction": 0.4,
-                "corrected_us": hist(p99, bound, scheduled), "lag_us": hist(80, False, scheduled),
-                "rx_delay_us": hist(60, False, scheduled)}
-        v = {"point": p["id"], "runtime": p["runtime"], "route": p["route"], "rate": p["rate"],
-             "repeat": 1, "verdict": verdict, "reason": "" if verdict == "controlled" else verdict,
-             "client_trust": {"ok": verdict != "client-limited",
-                              "reason": "send lag p99 > 1 ms" if verdict == "client-limited" else ""},
-             "unconstrained": False,
-             "server": {"cpu_mean_fraction": 0.5, "rss_max_bytes": 1 << 20,
-                        "cpu_us_per_response": 20.0},
-             "load": load}
-        if server is not None:
-            v["server_verdict"] = server
-            v["server_reason"] = "" if server == "controlled" else server
-        pd = os.path.join(d, "points", p["id"])
-        os.makedirs(pd)
-        json.dump({"point": p["id"]}, open(os.path.join(pd, "command.json"), "w"))
-        json.dump(load, open(os.path.join(pd, "load.json"), "w"))
-        json.dump(v, open(os.path.join(pd, "verdict.json"), "w"))
-        json.dump({"point": p["id"], "verdict": verdict}, open(os.path.join(pd, "DONE"), "w"))
-
+        synth_point(d, p, *points[(p["runtime"], p["route"], p["rate"])])
 
 
 def decode_png(data):

@@ -292,6 +292,22 @@ def every_chart_renders_and_parses():
 
 
 @test
+def every_kind_of_mark_is_in_the_legend():
+    """The range bars (min-max over a point's samples) among them; no ring where the run did
+    not refine."""
+    run = main_run()
+    for k in ("achieved", "p99", "cpu"):
+        root = parse(os.path.join(run, "charts", f"{k}-json.svg"))
+        legend = " ".join(t.text or "" for t in root.iter(NS + "text"))
+        for entry in ("controlled", "uncontrolled", "failed", "hollow: client-limited",
+                      "lower bound", "bar: min-max of samples"):
+            assert entry in legend, (k, entry, legend)
+        assert "ring" not in legend, legend
+        bars = [e for e in root.iter(NS + "line") if cls(e) == ["range"]]
+        assert bars and all(e.find(NS + "title") is not None for e in bars), k
+
+
+@test
 def verdict_shape_and_trust_fill_on_every_mark():
     run = main_run()
     for kind in ("achieved", "p99"):
@@ -388,7 +404,7 @@ def series_chart_marks_the_drain():
     drains = [g for g in root.iter(NS + "g") if cls(g) == ["drain"]]
     assert len(drains) == 1, path
     rect = drains[0].find(NS + "rect")
-    end = 4.005                                         # the last slice's end
+    end = 4.0         # the drain's planned end: the 5 ms slice after it is dropped
     x_dur = ML + DURATION / end * (W - MR - ML)
     assert abs(float(rect.get("x")) - x_dur) < 1, (rect.get("x"), x_dur)
     assert abs(float(rect.get("x")) + float(rect.get("width")) - (W - MR)) < 2, rect.attrib
@@ -406,7 +422,12 @@ def series_chart_marks_the_drain():
     # every exact p99 second is a titled dot; the drain second's bounds are triangles
     seconds = [g for g in root.iter(NS + "g") if cls(g) == ["second"]]
     assert [title_of(g).split(":")[0] for g in seconds] == \
-        ["second 0", "second 1", "second 2", "second 4"], [title_of(g) for g in seconds]
+        ["second 0", "second 1", "second 2"], [title_of(g) for g in seconds]
+    # the 5 ms slice (one response) is no second: no line reaches it either
+    for e in root.iter(NS + "path"):
+        if cls(e)[:1] == ["stat"]:
+            xs = [float(v.split()[0]) for v in re.split("[ML]", e.get("d")) if v.strip()]
+            assert max(xs) < ML + 3.9 / end * (W - MR - ML), (cls(e), xs)
     bounds = [title_of(g) for g in root.iter(NS + "g") if cls(g) == ["bound"] and
               title_of(g).startswith("second")]
     assert sorted(bounds) == ["second 3: max >= 1.30 s (lower bound)",

@@ -95,7 +95,8 @@ def expected_cell(a):
         ind = f"; < {a['below_unproven_rps']}*"
     if a["proven_rps"]:
         return (">= " if a["proven_is_bound"] else "") + f"{a['proven_rps']}" + \
-            ("^" if a["proven_above_margin"] else "") + ind
+            ("^" if a["proven_above_margin"] else "") + \
+            (" (refined)" if a["proven_is_refined"] else "") + ind
     if a["below_rps"]:
         return f"< {a['below_rps']}{ind}"
     if a["failed_at_rps"]:

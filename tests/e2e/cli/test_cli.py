@@ -80,6 +80,32 @@ def wrk2_style_load_runs():
     assert "requested 200/s" in p.stdout, p.stdout
 
 
+@test
+def one_thread_and_one_connection_are_singular():
+    need(KB)
+    with Control() as ctl:
+        p = kb("load", "-t1", "-c1", "-d1s", "-R50", "--exact-threads",
+               f"http://127.0.0.1:{ctl.port}/plaintext", timeout=30)
+    assert p.returncode == 0, p.stderr
+    first = p.stdout.splitlines()[0]
+    assert ": 1 thread, 1 connection," in first, first
+    assert "1 threads" not in p.stdout and "1 connections" not in p.stdout, p.stdout
+
+
+@test
+def a_misspelt_command_gets_the_nearest():
+    need(KB)
+    for typed, meant in (("cruve", "curve"), ("reprot", "report"), ("comapre", "compare"),
+                         ("kne", "knee"), ("soakk", "soak"), ("qualfy", "qualify")):
+        p = kb(typed)
+        assert p.returncode == 2, (typed, p.returncode)
+        assert f"unknown command '{typed}'; did you mean '{meant}'?" in p.stderr, p.stderr
+    # nothing near: no guess, the list of commands instead
+    p = kb("xyzzy")
+    assert p.returncode == 2 and "did you mean" not in p.stderr, p.stderr
+    assert "Commands:" in p.stderr, p.stderr
+
+
 def exchange(port, data, seconds=3):
     """What kb-control sends back to data before it closes (or seconds pass)."""
     import socket

@@ -58,11 +58,13 @@ def the_knee_is_bracketed_between_the_grid_rates():
     r = subprocess.run([KB, "report", run], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     md = open(os.path.join(run, "report.md")).read()
-    cell = f"1000 [{c['lo_rps']}, {c['hi_rps']})"
-    assert f"| 1 | go | {cell} |" in md, md[:1500]
-    assert "## Refined knees" in md and '"[a, b)"' in md, md
+    # one answer per cell: the refined held end, never the grid's cell beside a bracket
+    assert f"| 1 | go | {c['lo_rps']} (refined) |" in md, md[:1500]
+    assert "## Refined knees" in md and '"N (refined)"' in md, md
+    assert "go plaintext: grid cells: held 1000, next 4000" in md, md
     ans = json.load(open(os.path.join(run, "report.json")))["answer"][0]["routes"]["plaintext"]
-    assert ans["proven_rps"] == 1000 and ans["refined"]["lo_rps"] == c["lo_rps"], ans
+    assert ans["proven_rps"] == c["lo_rps"] and ans["grid_proven_rps"] == 1000, ans
+    assert ans["proven_is_refined"] and ans["refined"]["lo_rps"] == c["lo_rps"], ans
     # resumed: nothing is measured again, and it says the same
     again = curve(run, "--refine")
     assert again.returncode == 0 and "[refine" not in again.stdout, again.stdout[-1500:]
@@ -95,6 +97,12 @@ def a_held_end_that_misses_its_hold_moves_the_refined_bracket_down():
     assert r.returncode == 0, r.stderr
     assert "each held end was loaded once more for 0.6 s" in \
         open(os.path.join(run, "report.md")).read().replace("\n", " ")
+    # the answer is the held end whose hold held, its samples the short and the hold ones
+    d = json.load(open(os.path.join(run, "report.json")))
+    assert d["answer"][0]["routes"]["plaintext"]["proven_rps"] == c["lo_rps"], d["answer"]
+    fine = [w for w in d["rows"] if not w["is_grid"]]
+    assert [w["requested_rps"] for w in fine] == [c["lo_rps"]], fine
+    assert f"go-plaintext-{c['lo_rps']}-h1" in fine[0]["point_ids"], fine
 
 
 @test

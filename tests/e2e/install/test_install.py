@@ -8,11 +8,13 @@ directory: the installed kb-control serves on a free loopback port, the installe
 `kneebench load` drives it for one second at 200 req/s and writes its JSON (exit 0, every
 request answered and matching the contract); `kneebench --version` names the installed
 contract and its version; `kneebench curve` is still refused, naming --root, since it needs
-the fixtures of a tree. `make uninstall` removes the contract, after which `load` from / is
+the fixtures of a tree. Every document the installed man page names is installed under
+PREFIX/share/doc/kneebench/ at its path in the tree. `make uninstall` removes the contract, after which `load` from / is
 refused with exit 2 and says where it looked.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -120,6 +122,32 @@ def installed_curve_still_needs_a_tree():
     assert not os.path.exists(run)
 
 
+def man_text():
+    """The installed man page as text (help2man's roff, escapes undone), or the text it is
+    made of where help2man is missing."""
+    page = os.path.join(PREFIX, "share", "man", "man1", "kneebench.1")
+    if os.path.exists(page):
+        return open(page).read().replace("\\-", "-").replace("\\e", "\\")
+    kb = os.path.join(BUILD, "kneebench")
+    out = subprocess.run(["bash", os.path.join(ROOT, "runner/cli/man-include.sh"), kb],
+                         capture_output=True, text=True, timeout=60)
+    return out.stdout
+
+
+@test
+def every_document_the_man_page_names_is_installed():
+    installed()
+    text = man_text()
+    named = set(re.findall(r"(?<![\w/.-])((?:docs/|runner/)?[A-Za-z][\w-]*\.md)\b", text))
+    named -= {"report.md"}                     # a file a run writes, not a document
+    assert {"README.md", "docs/protocol.md", "runner/README-load.md"} <= named, named
+    doc = os.path.join(PREFIX, "share", "doc", "kneebench")
+    for rel in sorted(named):
+        with open(os.path.join(doc, rel), "rb") as a, open(os.path.join(ROOT, rel), "rb") as b:
+            assert a.read() == b.read(), rel
+    assert "share/doc/kneebench/" in text, "the man page does not say where they are"
+
+
 @test
 def uninstalled_contract_is_missed_clearly():
     installed()
@@ -127,6 +155,7 @@ def uninstalled_contract_is_missed_clearly():
     try:
         assert not os.path.exists(INSTALLED)
         assert not os.path.exists(KB)
+        assert not os.path.exists(os.path.join(PREFIX, "share", "doc", "kneebench"))
         # the programs are gone with it; a copy of kneebench where they were finds nothing
         os.makedirs(os.path.dirname(KB), exist_ok=True)
         shutil.copy2(os.path.join(BUILD, "kneebench"), KB)

@@ -15,3 +15,11 @@
 test-report-e2e: $(BUILD)/kneebench
 	@$(KB_PY) tests/e2e/report/test_report.py
 TESTS += test-report-e2e
+# test_refined.py: a synthetic run as `curve --refine` leaves it (refine.json, the -f and -h
+# samples at each held end): every answer cell of report.json is its refined held end, and
+# the ranking, the cost, the side-by-side ratios, report.md's one answer per cell, the rows
+# (grid marked as grid), "By how much" and `compare` read it. Nothing served: a second.
+.PHONY: test-refined-report
+test-refined-report: $(BUILD)/kneebench
+	@$(KB_PY) tests/e2e/report/test_refined.py
+TESTS += test-refined-report

@@ -4,7 +4,8 @@
  * read through kb_report_load (go made slower in B on purpose, gray-static unchanged), runs
  * with different sample counts at a point (repeats, and confirmation samples the report
  * aggregates), points in one run only, and the markdown (what moved first, the noise floors,
- * unproven answers, one unit per column) and CSV written from it. */
+ * unproven answers, one unit per column, only the cells both runs have, no change between
+ * bounds) and CSV written from it. */
 #define _GNU_SOURCE
 #include "runner/report/compare.h"
 #include "runner/util/evidence.h"
@@ -535,6 +536,51 @@ START_TEST(confirmation_samples_are_samples)
 }
 END_TEST
 
+/* B planned a runtime A did not: its cells are counted once, never shown against "not run";
+ * A's go answer is a lower bound, so its change to B's is at most what it says; a p99 past a
+ * second stays in ms like every other. */
+START_TEST(only_what_both_runs_have)
+{
+    struct loaded l;
+    char *md, *pts, path[128], err[256], cell[16][64];
+    json_t *plan;
+    write_run(0, 1);
+    write_run(1, 1);
+    write_point_as(dirs[0], "go-plaintext-200", 200, "client-limited", "controlled", 200, 1000);
+    write_point(dirs[1], "go-plaintext-200", 200, "controlled", 200, 1000);
+    write_point(dirs[1], "gray-static-plaintext-200", 200, "uncontrolled", 150, 2500000);
+    plan = json_load_file(kb_path(path, sizeof(path), dirs[1], "plan.json"), 0, NULL);
+    ck_assert_ptr_nonnull(plan);
+    json_array_append_new(json_object_get(plan, "runtimes"), json_string("node"));
+    for (long rate = 100; rate <= 200; rate += 100) {
+        char id[64];
+        snprintf(id, sizeof(id), "node-plaintext-%ld", rate);
+        json_array_append_new(json_object_get(plan, "points"), json_pack("{s:s,s:s,s:s,s:I,s:i}",
+            "id", id, "runtime", "node", "route", "plaintext", "rate", (json_int_t)rate,
+            "repeat", 1));
+        write_point(dirs[1], id, rate, "controlled", rate, 900);
+    }
+    ck_assert_int_eq(kb_write_json_atomic(path, plan, err, sizeof(err)), 0);
+    json_decref(plan);
+    load_both(&l);
+    md = written(&l, 0);
+    ck_assert_ptr_null(strstr(md, "not run"));
+    ck_assert_ptr_null(strstr(md, "| node |"));
+    ck_assert_ptr_null(strstr(md, "- node plaintext"));
+    ck_assert_ptr_nonnull(strstr(md, "\n1 runtime-route cell ran in one run only (0 in A, 1 in "
+                                     "B): left out.\n"));
+    ck_assert_ptr_nonnull(strstr(md, "| go | plaintext | >= 100; 200 unproven | 200 | "
+                                     "<= +100.0 % |"));
+    ck_assert_ptr_null(strstr(md, "(s)"));
+    pts = section(md, "## Points in both runs");
+    ck_assert_int_eq(cells(strstr(pts, "| gray-static-plaintext-200 |"), cell, 16), 11);
+    ck_assert_str_eq(cell[8], "2500.000");
+    free(pts);
+    free(md);
+    free_both(&l);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("compare");
@@ -552,6 +598,7 @@ static Suite *suite(void)
     tcase_add_test(runs, unproven_answers_shown_as_such);
     tcase_add_test(runs, different_sample_counts_judged_by_their_chance);
     tcase_add_test(runs, confirmation_samples_are_samples);
+    tcase_add_test(runs, only_what_both_runs_have);
     suite_add_tcase(s, judge);
     suite_add_tcase(s, runs);
     return s;

@@ -95,8 +95,9 @@ START_TEST(judgement_composes)
     kb_judge_point(&r, &o, &crit, &cal, KB_MARGIN_CARRIED, 2000, &j);
     ck_assert_int_eq(j.verdict, KB_CLIENT_LIMITED);
     ck_assert_int_eq(j.server, KB_UNCONTROLLED);
-    ck_assert_msg(strstr(j.trust_reason, "uncontrolled while carrying 2000 req/s, more than the "
-                         "client's proven margin covers (1875 req/s"), "%s", j.trust_reason);
+    ck_assert_msg(strstr(j.trust_reason, "uncontrolled while carrying 2000 req/s, which with "
+                         "the 1.25x headroom asks the client to have proven 2500 req/s; it held "
+                         "1875 against the control server"), "%s", j.trust_reason);
     /* ... missed while carrying 1400 (1.25 x 1400 <= 1875): the client had capacity to spare */
     r = parsed(2000, 0.7, 5000, 100);
     kb_judge_point(&r, &o, &crit, &cal, KB_MARGIN_CARRIED, 2000, &j);
