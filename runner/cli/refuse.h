@@ -7,4 +7,9 @@
 /* fmt takes one string argument (a, which may be unused). Returns 2. */
 int kb_cli_refuse(const char *cmd, const char *fmt, const char *a);
 
+/* The docker engine's options (--docker-host, --docker-context, --target) given with a
+ * backend other than docker, or host and context together: refused (2); else 0. */
+int kb_refuse_engine_opts(const char *cmd, const char *backend, const char *host,
+                          const char *context, const char *target);
+
 #endif

@@ -38,8 +38,8 @@ struct kb_fixture_opts {
     const char *load_cmd;          /* NULL: this kneebench, through /proc/self/exe */
     int no_limits;
     int client_other;              /* load threads in SCHED_OTHER instead of SCHED_FIFO 1 */
-    const char *image, *agent, *target;   /* the backend's, NULL when not given (sandbox.h) */
-    const char *agent_token;       /* remote: the agent's token file, NULL when not given */
+    const char *image, *target;    /* the backend's, NULL when not given (sandbox.h) */
+    const char *docker_host, *docker_context;   /* docker: the engine, NULL: the user's */
 };
 
 /* The most records a point's requests.log holds (kneebench load --requests-log-max): at
