@@ -118,8 +118,8 @@ void kb_fixture_spec_free(char **argv, char **env);
  * never became ready; or KB_FX_HARNESS, nothing left running, when the harness and not
  * the fixture stood in the way: the port held before the start (after sweeping a leftover
  * an unconstrained run recorded in spec->rundir), or, once it accepted, answering from a
- * process that is not the fixture's (for a fixture on another host, its agent's refusal
- * says so). That reason starts with KB_FX_HARNESS_PREFIX; its points must not be judged. */
+ * process that is not the fixture's (for a fixture on another host, its engine stopped
+ * answering). That reason starts with KB_FX_HARNESS_PREFIX; its points must not be judged. */
 #define KB_FX_HARNESS (-2)
 #define KB_FX_HARNESS_PREFIX "harness: "
 int kb_fixture_start(struct kb_fixture *fx, const struct kb_fixture_spec *spec, const char *rundir,
