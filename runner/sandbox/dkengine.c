@@ -343,20 +343,41 @@ int kb_dkengine_exec(struct kb_dkengine *e, const char *script, char *const args
     return kb_dkengine_unreachable(err) ? -2 : -1;
 }
 
-const char *kb_dkengine_procstat(struct kb_dkengine *e)
+static double mono_s(void)
 {
-    static char path[300];
-    char tmp[300], out[16384], err[256];
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int kb_dkengine_procstat_put(struct kb_dkengine *e, const char *text)
+{
+    char path[300], tmp[300];
     FILE *f;
-    if (!e->elsewhere || kb_dkengine_exec(e, "grep '^cpu' /proc/stat", NULL, out, sizeof(out),
-                                          err, sizeof(err)) < 0)
-        return NULL;
+    if (!e->tmp[0])
+        return -1;
     snprintf(path, sizeof(path), "%s/proc-stat", e->tmp);
     snprintf(tmp, sizeof(tmp), "%s/proc-stat.new", e->tmp);
     if (!(f = fopen(tmp, "we")))
-        return NULL;
-    fprintf(f, "%s\n", out);
+        return -1;
+    fprintf(f, "%s\n", text);
     if (fclose(f) != 0 || rename(tmp, path) < 0)
+        return -1;
+    e->procstat_at = mono_s();
+    return 0;
+}
+
+const char *kb_dkengine_procstat(struct kb_dkengine *e)
+{
+    static char path[300];
+    char out[16384], err[256];
+    if (!e->elsewhere || !e->tmp[0])
+        return NULL;
+    snprintf(path, sizeof(path), "%s/proc-stat", e->tmp);
+    if (e->procstat_at > 0 && mono_s() - e->procstat_at < 0.9)
+        return path;
+    if (kb_dkengine_exec(e, "grep '^cpu' /proc/stat", NULL, out, sizeof(out), err,
+                         sizeof(err)) < 0 || kb_dkengine_procstat_put(e, out) < 0)
         return NULL;
     return path;
 }

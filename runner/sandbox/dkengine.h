@@ -35,6 +35,7 @@ struct kb_dkengine {
     char image_note[512];      /* how the image came to be there */
     char probe[160];           /* the probe container's name; "" while none runs */
     char tmp[256];             /* a directory of this runner's own for what is read there */
+    double procstat_at;        /* monotonic seconds of the last copy of its /proc/stat */
 };
 
 /* Choose the engine (host wins over context; neither: the user's environment) and read its
@@ -71,9 +72,13 @@ int kb_dkengine_exec(struct kb_dkengine *e, const char *script, char *const args
  * connection, a refused socket) rather than that an object is missing. */
 int kb_dkengine_unreachable(const char *errtext);
 
-/* The engine host's /proc/stat, read through the probe into a file of tmp: its path, or
- * NULL (not elsewhere, or unreadable). */
+/* The engine host's /proc/stat into a file of tmp: the copy a fixture's sample brought
+ * along when it is under a second old (one round trip a second, not two), else read now
+ * through the probe. Its path, or NULL (not elsewhere, or unreadable). */
 const char *kb_dkengine_procstat(struct kb_dkengine *e);
+
+/* Keep text (the /proc/stat lines a sample read) as that copy. 0, or -1. */
+int kb_dkengine_procstat_put(struct kb_dkengine *e, const char *text);
 
 /* run.json's "engine": endpoint, how chosen, version, name, OS, kernel, CPUs, elsewhere,
  * the image's note. New reference. */

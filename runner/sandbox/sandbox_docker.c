@@ -489,6 +489,7 @@ static int limits_elsewhere(struct dk_fx *sb, struct kb_limits_applied *o, char 
  * processes' threads, RSS, PSS and descriptors from the engine host's /proc. */
 static const char sample_script[] =
     "v=$1 cg=$2 pd=$3\n"
+    "grep '^cpu' /proc/stat\n"
     "if [ \"$v\" = 2 ]; then echo \"cpu_ns $(sed -n 's/^usage_usec //p' \"$cg/cpu.stat\")000\";"
     " else echo \"cpu_ns $(cat \"$cg/cpuacct.usage\")\"; fi\n"
     "for p in $(cat \"$pd/cgroup.procs\"); do\n"
@@ -504,7 +505,8 @@ static const char sample_script[] =
 static int sample_elsewhere(struct dk_fx *sb, struct kb_proc_sample *o, char *err,
                             size_t errlen)
 {
-    char v[4], out[16384], *save = NULL;
+    char v[4], out[16384], stat[8192] = "", *save = NULL;
+    size_t slen = 0;
     char *args[] = { v, sb->dirs[0], sb->dirs[sb->version == 2 ? 0 : 3], NULL };
     int rc, pss_seen = 0;
     memset(o, 0, sizeof(*o));
@@ -521,6 +523,8 @@ static int sample_elsewhere(struct dk_fx *sb, struct kb_proc_sample *o, char *er
         long long rss, pss;
         if (sscanf(l, "cpu_ns %llu", &ns) == 1)
             o->cpu_seconds = (double)ns / 1e9;
+        else if (!strncmp(l, "cpu", 3) && slen + strlen(l) + 2 < sizeof(stat))
+            slen += (size_t)snprintf(stat + slen, sizeof(stat) - slen, "%s\n", l);
         else if (sscanf(l, "proc %ld %ld %lld %lld %ld", &pid, &threads, &rss, &pss, &fds) == 5) {
             o->nprocs++;
             o->threads += threads;
@@ -532,6 +536,7 @@ static int sample_elsewhere(struct dk_fx *sb, struct kb_proc_sample *o, char *er
             }
         }
     }
+    kb_dkengine_procstat_put(sb->eng, stat);   /* the steal's, at the same moment */
     return 0;
 }
 
@@ -1171,7 +1176,11 @@ static int dk_start(struct kb_sandbox_fixture *f, const struct kb_fixture_spec *
 {
     /* elsewhere the fixture binds the engine host's address the load goes to */
     const char *bind = f->sb->elsewhere ? f->sb->target : NULL;
+    struct dk_state *st = f->sb->state;
     struct dk_fx *fx;
+    /* a run without limits skipped kb_sandbox_available; the probe is needed all the same */
+    if (f->sb->elsewhere && !st->eng.probe[0] && dk_available(f->sb, err, errlen) < 0)
+        return kb_dkengine_unreachable(err) ? KB_SANDBOX_HARNESS : -1;
     if (!(f->priv = fx = start_fx(f->sb->state, f->sb->image, bind, spec, err, errlen)))
         return f->sb->elsewhere && kb_dkengine_unreachable(err) ? KB_SANDBOX_HARNESS : -1;
     return 0;
