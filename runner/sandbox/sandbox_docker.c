@@ -85,6 +85,7 @@ struct dk_fx {
     int lost;                  /* the engine stopped answering: the harness's failure */
     char exit_reason[600];
     char dirs[DK_NCTRL][512];  /* v1: per controller (cpu cpuset memory pids); v2: dirs[0] */
+    char acct[512];            /* elsewhere, v1: the cpuacct hierarchy's (the CPU counter) */
 };
 
 /* Output of one docker CLI call: stdout and stderr kept apart, both NUL-terminated. */
@@ -400,6 +401,9 @@ static int find_cgroups_elsewhere(struct dk_fx *sb, char *err, size_t errlen)
         *c2 = '\0';
         if (!strcmp(line, "0") && c1[1] == '\0')
             snprintf(v2path, sizeof(v2path), "%s", c2 + 1);
+        if (has_word(c1 + 1, "cpuacct"))
+            snprintf(sb->acct, sizeof(sb->acct), KB_DKENGINE_CGROOT "/%.100s%.380s", c1 + 1,
+                     c2 + 1);
         for (int i = 0; i < DK_NCTRL; i++)
             if (has_word(c1 + 1, dk_ctrls[i])) {
                 /* v1 hierarchies are mounted under the controllers' own names */
@@ -507,7 +511,8 @@ static int sample_elsewhere(struct dk_fx *sb, struct kb_proc_sample *o, char *er
 {
     char v[4], out[16384], stat[8192] = "", *save = NULL;
     size_t slen = 0;
-    char *args[] = { v, sb->dirs[0], sb->dirs[sb->version == 2 ? 0 : 3], NULL };
+    char *args[] = { v, sb->version == 1 && sb->acct[0] ? sb->acct : sb->dirs[0],
+                     sb->dirs[sb->version == 2 ? 0 : 3], NULL };
     int rc, pss_seen = 0;
     memset(o, 0, sizeof(*o));
     o->pss_bytes = -1;
@@ -832,11 +837,19 @@ static int fx_limits(struct dk_fx *sb, struct kb_limits_applied *o, char *err,
                                   sb->eng->elsewhere ? " engine " : "",
                                   sb->eng->elsewhere ? sb->eng->host : "");
     for (int i = 0; i < (sb->version == 2 ? 1 : DK_NCTRL); i++) {
-        size_t d = strlen(sb->dirs[i]);
+        /* elsewhere: the engine host's own path, not the probe's view of it */
+        const char *dir = sb->dirs[i];
+        char hostpath[600];
+        if (sb->eng->elsewhere && !strncmp(dir, KB_DKENGINE_CGROOT, strlen(KB_DKENGINE_CGROOT))) {
+            snprintf(hostpath, sizeof(hostpath), "/sys/fs/cgroup%.500s",
+                     dir + strlen(KB_DKENGINE_CGROOT));
+            dir = hostpath;
+        }
+        size_t d = strlen(dir);
         if (len + 1 + d >= sizeof(o->paths))
             break;
         o->paths[len++] = ' ';
-        memcpy(o->paths + len, sb->dirs[i], d + 1);
+        memcpy(o->paths + len, dir, d + 1);
         len += d;
     }
     if (o->cpu_period_us <= 0 || !o->cpuset[0]) {

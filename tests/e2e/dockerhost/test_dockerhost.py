@@ -279,7 +279,7 @@ def evidence_files(run):
     return out
 
 
-def curve(run, *extra, env, timeout=400):
+def curve(run, *extra, env, timeout=580):
     return sh([KB, "curve", "--run", run, "--backend", "docker", *CURVE, *extra], check=False,
               timeout=timeout, env=env)
 
@@ -325,7 +325,10 @@ def curve_on_another_engine_over_ssh():
         vj = json.load(f)
     print("verdict:", vj.get("verdict"), "server:", json.dumps(vj.get("server"))[:300])
     print("host:", json.dumps(vj.get("host"))[:400])
-    assert vj["host"]["server"]["mean_fraction"] is not None, vj["host"]
+    # the server's steal from the engine host's /proc/stat, its CPU from that host's cgroup
+    assert vj["host"]["server_cpus"]["steal_fraction"] is not None, vj["host"]
+    assert (vj["server"]["cpu_us_per_response"] or 0) > 0, vj["server"]
+    assert vj["server"]["pss_max_bytes"] > 0 and vj["server"]["rss_max_bytes"] > 0, vj["server"]
     # nothing of this runner's left on either engine
     left = h.there("ps", "-a", "--filter", "label=org.kneebench.runner-pid", "-q").stdout.split()
     assert not left, f"containers left on the other engine: {left}"
