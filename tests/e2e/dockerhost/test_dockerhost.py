@@ -421,7 +421,7 @@ def lost_ssh_in_a_point_is_the_harness_failure_and_redone():
     verdicts = [d for d, _, fs in os.walk(os.path.join(run, "points")) if "verdict.json" in fs]
     assert not verdicts, f"a lost transport judged the server: {verdicts}"
     # the same run again: the point redone, the lost runner's container swept
-    p2 = curve(run, "--docker-host", URL, "--image", h.image, "--duration", "2", env=h.env)
+    p2 = curve(run, "--docker-host", URL, "--image", h.image, "--duration", "8", env=h.env)
     assert p2.returncode == 0, f"rerun exited {p2.returncode}: {p2.stderr[-1500:]}"
     verdicts = [d for d, _, fs in os.walk(os.path.join(run, "points")) if "verdict.json" in fs]
     assert len(verdicts) == 1, verdicts
