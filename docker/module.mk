@@ -48,3 +48,10 @@ test-docker: $(BUILD)/kneebench $(BUILD)/tests/e2e/docker/sandbox-probe
 	 KB_DOCKER_LOCAL_BASE='$(DOCKER_LOCAL_BASE)' KB_DOCKER_PINNED_BASE='$(DOCKER_PINNED_BASE)' \
 	 tests/lib/py tests/e2e/docker/test_docker.py
 TESTS += test-docker
+
+# The docker backend on another host's engine over SSH: a second dockerd and an sshd in a
+# network namespace the suite makes; it uses the image test-docker built, so it runs after.
+.PHONY: test-dockerhost
+test-dockerhost: $(BUILD)/kneebench
+	@$(KB_PY_ENV) tests/lib/py tests/e2e/dockerhost/test_dockerhost.py
+TESTS += test-dockerhost

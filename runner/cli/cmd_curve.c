@@ -9,6 +9,7 @@
 #include "runner/report/report.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/util/opts.h"
+#include "runner/cli/refuse.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -65,12 +66,13 @@ static int usage(FILE *f)
         "                          point this long after the paper profile's warmup (default\n"
         "                          the paper profile's 30 s; 0: none); one that does not moves\n"
         "                          the bracket down\n"
-        "  --backend native|docker|remote  sandbox backend (default native)\n"
-        "  --agent HOST:PORT       remote: the fixture host's `kneebench serve-agent`\n"
-        "  --agent-token FILE      remote: the agent's token (the file the agent was given,\n"
-        "                          or the one it wrote; yours alone to read: docs/security.md)\n"
-        "  --target IPV4           remote: the fixture host's address for the load, the\n"
-        "                          readiness wait and pre/postflight (default: the agent's)\n"
+        "  --backend native|docker  sandbox backend (default native)\n"
+        "  --docker-host URL       docker: the engine to run the fixtures on, as DOCKER_HOST\n"
+        "                          takes it (ssh://user@host for another host's; default: your\n"
+        "                          DOCKER_HOST, else your current docker context)\n"
+        "  --docker-context NAME   docker: the engine of that docker context instead\n"
+        "  --target IPV4           docker on another host: the address the load goes to and\n"
+        "                          the fixture binds there (default: the engine's host)\n"
         "  --image IMG             the docker backend's image (default $KB_DOCKER_IMAGE, else\n"
         "                          kneebench:latest)\n"
         "  --no-limits             run without cgroups; every point is marked unconstrained\n"
@@ -100,8 +102,8 @@ static int usage(FILE *f)
 
 enum { O_PROFILE = 256, O_RUNTIMES, O_ROUTES, O_RATES, O_DURATION, O_WARMUP, O_DRAIN,
        O_THREADS, O_CONNS, O_REPEATS, O_BACKEND, O_NOLIMITS, O_SCPUS, O_CCPUS, O_FREE,
-       O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_AGENT, O_TARGET,
-       O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG, O_REFINE, O_TOKEN, O_ORDER, O_DISPATCH,
+       O_BUILD, O_LOADCMD, O_CONTRACT, O_RUN, O_IMAGE, O_CSCHED, O_CALIBRATE, O_FORCE, O_DHOST, O_TARGET,
+       O_DBCPUS, O_CONFIRM, O_DBMODE, O_REQLOG, O_REFINE, O_DCONTEXT, O_ORDER, O_DISPATCH,
        O_HOLD, O_CTLCPUS };
 
 static const struct option long_opts[] = {
@@ -115,10 +117,11 @@ static const struct option long_opts[] = {
     { "build", 1, 0, O_BUILD }, { "load-cmd", 1, 0, O_LOADCMD },
     { "contract", 1, 0, O_CONTRACT }, { "run", 1, 0, O_RUN }, { "image", 1, 0, O_IMAGE },
     { "calibrate", 0, 0, O_CALIBRATE }, { "force", 0, 0, O_FORCE },
-    { "client-sched", 1, 0, O_CSCHED }, { "agent", 1, 0, O_AGENT }, { "target", 1, 0, O_TARGET },
+    { "client-sched", 1, 0, O_CSCHED }, { "docker-host", 1, 0, O_DHOST },
+    { "target", 1, 0, O_TARGET },
     { "db-cpus", 1, 0, O_DBCPUS }, { "confirm", 1, 0, O_CONFIRM },
     { "db-mode", 1, 0, O_DBMODE }, { "requests-log", 1, 0, O_REQLOG },
-    { "refine", 2, 0, O_REFINE }, { "agent-token", 1, 0, O_TOKEN },
+    { "refine", 2, 0, O_REFINE }, { "docker-context", 1, 0, O_DCONTEXT },
     { "order", 1, 0, O_ORDER }, { "dispatch", 1, 0, O_DISPATCH }, { "hold", 1, 0, O_HOLD },
     { "controller-cpus", 1, 0, O_CTLCPUS },
     { "help", 0, 0, 'h' },
@@ -226,9 +229,9 @@ static int parse_args(int argc, char **argv, struct kb_curve_opts *a)
         case O_CALIBRATE: a->calibrate = 1; break;
         case O_FORCE: a->force = 1; break;
         case O_IMAGE: a->image = optarg; break;
-        case O_AGENT: a->agent = optarg; break;
+        case O_DHOST: a->docker_host = optarg; break;
         case O_TARGET: a->target = optarg; break;
-        case O_TOKEN: a->agent_token = optarg; break;
+        case O_DCONTEXT: a->docker_context = optarg; break;
         case O_CSCHED:
             if (strcmp(optarg, "fifo") && strcmp(optarg, "other")) {
                 fprintf(stderr, "kneebench curve: --client-sched is fifo or other, not '%s'\n", optarg);
@@ -246,16 +249,9 @@ static int parse_args(int argc, char **argv, struct kb_curve_opts *a)
         fprintf(stderr, "kneebench curve: %s\n", a->run ? "unexpected argument" : "--run DIR is required");
         return 2;
     }
-    if ((a->agent || a->target || a->agent_token) && strcmp(a->backend, "remote") != 0) {
-        fprintf(stderr, "kneebench curve: --agent, --target and --agent-token are for "
-                "--backend remote\n");
+    if (kb_refuse_engine_opts("curve", a->backend, a->docker_host, a->docker_context,
+                              a->target))
         return 2;
-    }
-    if (!strcmp(a->backend, "remote") && (!a->agent || !a->agent_token)) {
-        fprintf(stderr, "kneebench curve: --backend remote needs --agent HOST:PORT (the fixture "
-                "host's kneebench serve-agent) and --agent-token FILE (its token)\n");
-        return 2;
-    }
     if (a->image && strcmp(a->backend, "docker") != 0) {
         fprintf(stderr, "kneebench curve: --image is for --backend docker; the %s backend runs "
                 "the fixtures built on this host\n", a->backend);

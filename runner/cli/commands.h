@@ -10,7 +10,6 @@ int cmd_curve(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
-int cmd_serve_agent(int argc, char **argv);
 int cmd_soak(int argc, char **argv);
 int cmd_qualify(int argc, char **argv);
 int cmd_version(int argc, char **argv);

@@ -24,7 +24,6 @@ static const struct {
     { "report", cmd_report, "write report.md, CSV, JSON and SVG charts from a run directory", 0 },
     { "compare", cmd_compare, "what moved between two runs, and whether beyond their repeats' spread", 0 },
     { "calibrate", cmd_calibrate, "prove the client's margin against the control server", 1 },
-    { "serve-agent", cmd_serve_agent, "serve the suite's start/sample/stop commands for a remote client", 1 },
     { "soak", cmd_soak, "the one-hour qualification: gray-static plaintext, json, db phases with resource slopes", 1 },
     { "qualify", cmd_qualify, "seed 001's db qualification: gray-static /db at 8k req/s, /stats sampled densely, the paper's figures beside", 1 },
     { "version", cmd_version, "the runner's version and the contract's (also --version)", 0 },

@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "runner/util/opts.h"
 
@@ -38,5 +39,17 @@ int kb_cli_positionals(const char *cmd, int argc, char **argv, long *pids, int *
         }
     }
     optind = argc;
+    return 0;
+}
+
+int kb_refuse_engine_opts(const char *cmd, const char *backend, const char *host,
+                          const char *context, const char *target)
+{
+    if ((host || context || target) && strcmp(backend, "docker") != 0)
+        return kb_cli_refuse(cmd, "--docker-host, --docker-context and --target are for "
+                             "--backend docker, not %s", backend);
+    if (host && context)
+        return kb_cli_refuse(cmd, "--docker-host and --docker-context both name the engine: "
+                             "give one%s", "");
     return 0;
 }

@@ -15,4 +15,9 @@ int kb_cli_refuse(const char *cmd, const char *fmt, const char *a);
 int kb_cli_positionals(const char *cmd, int argc, char **argv, long *pids, int *npids,
                        const char **url);
 
+/* The docker engine's options (--docker-host, --docker-context, --target) given with a
+ * backend other than docker, or host and context together: refused (2); else 0. */
+int kb_refuse_engine_opts(const char *cmd, const char *backend, const char *host,
+                          const char *context, const char *target);
+
 #endif

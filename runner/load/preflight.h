@@ -10,7 +10,7 @@
  * those checks preflight holds the contract's required headers (Content-Length, Date, Server:
  * headers.required in fixtures/contract.json), which the load generator does not look at per
  * request. Never prints. The plain functions talk to 127.0.0.1; the _at ones to an IPv4 host
- * (the curve's --target with a remote fixture; NULL = 127.0.0.1). */
+ * (the engine host's address for a fixture elsewhere; NULL = 127.0.0.1). */
 #ifndef KB_PREFLIGHT_H
 #define KB_PREFLIGHT_H
 

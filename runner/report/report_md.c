@@ -173,7 +173,7 @@ static void notation(FILE *f, const struct kb_answer_used *u)
         para(f, "\">= N\": the point above N was client-limited (the load generator could have "
              "decided it: by its own delay, or by missing while carrying more than its "
              "calibrated margin covers), so N is a lower bound and the knee lies above it, where "
-             "a client with more CPU (or `--backend remote`) can locate it.");
+             "a client with more CPU (or the fixtures on another host's Docker engine) can locate it.");
     if (u->unproven)
         para(f, "\"M*\": the highest rate whose own figures were controlled while the client "
              "was not trusted there: indicative, never counted as proven.");

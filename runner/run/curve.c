@@ -177,8 +177,9 @@ static int setup(struct kb_curve *cv, const struct kb_curve_opts *a, char *err, 
     const struct kb_fixture_opts fo = { .backend = a->backend,
         .build = a->build ? a->build : kb_root_build(), .server_cpus = a->scpus,
         .client_cpus = a->ccpus, .controller_cpus = a->ctlcpus, .load_cmd = a->load_cmd, .no_limits = a->no_limits,
-        .client_other = a->client_other, .image = a->image, .agent = a->agent,
-        .target = a->target, .agent_token = a->agent_token };
+        .client_other = a->client_other, .image = a->image,
+        .docker_host = a->docker_host, .docker_context = a->docker_context,
+        .target = a->target };
     cv->free_ports = a->free_ports;
     cv->requests_log = a->requests_log;
     cv->per_connection = a->per_connection;
@@ -192,12 +193,6 @@ static int setup(struct kb_curve *cv, const struct kb_curve_opts *a, char *err, 
         return -1;
     if (kb_run_setup(&cv->r, &fo, err, errlen) < 0 || side_by_side(cv, a, err, errlen) < 0)
         return -1;
-    /* the run's PostgreSQL runs on this host */
-    if (!kb_sandbox_on_this_host(cv->r.fx.sandbox) && db_planned(cv)) {
-        snprintf(err, errlen, "--backend %s: the db route needs PostgreSQL beside the "
-                 "fixture, which serve-agent does not start; narrow --routes", a->backend);
-        return -1;
-    }
     return db_placement(cv, a->db_cpus, err, errlen);
 }
 

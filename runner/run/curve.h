@@ -47,7 +47,7 @@ struct kb_curve_opts {
     struct kb_plan_opts plan;
     const char *run, *backend, *build, *load_cmd, *contract, *scpus, *ccpus, *image;
     const char *ctlcpus;           /* --controller-cpus, NULL: the client's */
-    const char *agent, *target, *agent_token, *db_cpus;
+    const char *docker_host, *docker_context, *target, *db_cpus;
     int no_limits, free_ports, client_other, calibrate, force, requests_log;
     int per_connection;        /* --dispatch per-connection */
     double refine;             /* --refine's resolution in percent; 0: off */

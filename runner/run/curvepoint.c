@@ -45,16 +45,18 @@ struct sampler {
     struct kb_steal_track steal_srv, steal_cli;   /* what the host withheld from each role */
 };
 
-/* The host's theft from both roles' CPUs (the server's only where it runs on this host). */
+/* The host's theft from both roles' CPUs: the server's from its own host's /proc/stat, read
+ * through the engine where the fixture runs on another host (not read where that fails). */
 static void sample_steal(struct sampler *s, double t)
 {
+    const char *srv = kb_sandbox_procstat(s->cv->r.fx.sandbox);
     if (!s->steal_ready) {
-        kb_steal_track_init(&s->steal_srv, kb_sandbox_on_this_host(s->cv->r.fx.sandbox)
-                                           ? s->cv->r.fx.server_cpus : NULL);
+        kb_steal_track_init(&s->steal_srv, srv ? s->cv->r.fx.server_cpus : NULL);
         kb_steal_track_init(&s->steal_cli, s->cv->r.fx.client_cpus);
         s->steal_ready = 1;
     }
-    kb_steal_track_sample(&s->steal_srv, KB_STEAL_PROCSTAT, t);
+    if (srv)
+        kb_steal_track_sample(&s->steal_srv, srv, t);
     kb_steal_track_sample(&s->steal_cli, KB_STEAL_PROCSTAT, t);
 }
 
@@ -381,7 +383,7 @@ static int measure_point(struct kb_curve *cv, const struct kb_point *pt, const c
             kb_run_note(&ev, "load outputs", obs.load_problem);
         kb_fixture_postflight(&cv->r.fx, kb_contract_route(&cv->r.c, pt->route), &obs);
     }
-    /* a remote agent's session lost is the harness's failure: no verdict, redone later */
+    /* an engine elsewhere lost is the harness's failure: no verdict, redone later */
     if (cv->r.fx.sb && kb_sandbox_lost(cv->r.fx.sb, why, sizeof(why))) {
         kb_run_csv_abort(&s->csv);
         json_decref(load);

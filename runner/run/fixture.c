@@ -98,8 +98,9 @@ int kb_fixture_setup(struct kb_fixture *fx, const struct kb_contract *c, const s
                 char *err, size_t errlen)
 {
     const struct kb_sandbox_config sc = { .backend = o->backend, .root = kb_root(),
-                                          .image = o->image, .agent = o->agent,
-                                          .target = o->target, .agent_token = o->agent_token,
+                                          .image = o->image, .docker_host = o->docker_host,
+                                          .docker_context = o->docker_context,
+                                          .target = o->target,
                                           .no_limits = o->no_limits };
     fx->c = c;
     fx->build = o->build;
@@ -108,7 +109,6 @@ int kb_fixture_setup(struct kb_fixture *fx, const struct kb_contract *c, const s
         return -1;
     if (!o->no_limits && kb_sandbox_available(fx->sandbox, err, errlen) < 0)
         return -1;
-    /* the backend may decide (an agent on another host applies limits or not) */
     fx->no_limits = kb_sandbox_no_limits(fx->sandbox);
     snprintf(fx->target, sizeof(fx->target), "%s", kb_sandbox_target(fx->sandbox));
     if (placement(fx, o, err, errlen) < 0 ||

@@ -40,8 +40,8 @@ struct kb_fixture_opts {
     const char *load_cmd;          /* NULL: this kneebench, through /proc/self/exe */
     int no_limits;
     int client_other;              /* load threads in SCHED_OTHER instead of SCHED_FIFO 1 */
-    const char *image, *agent, *target;   /* the backend's, NULL when not given (sandbox.h) */
-    const char *agent_token;       /* remote: the agent's token file, NULL when not given */
+    const char *image, *target;    /* the backend's, NULL when not given (sandbox.h) */
+    const char *docker_host, *docker_context;   /* docker: the engine, NULL: the user's */
 };
 
 /* The most records a point's requests.log holds (kneebench load --requests-log-max): at
@@ -122,8 +122,8 @@ void kb_fixture_spec_free(char **argv, char **env);
  * never became ready; or KB_FX_HARNESS, nothing left running, when the harness and not
  * the fixture stood in the way: the port held before the start (after sweeping a leftover
  * an unconstrained run recorded in spec->rundir), or, once it accepted, answering from a
- * process that is not the fixture's (for a fixture on another host, its agent's refusal
- * says so). That reason starts with KB_FX_HARNESS_PREFIX; its points must not be judged. */
+ * process that is not the fixture's (for a fixture on another host, its engine stopped
+ * answering). That reason starts with KB_FX_HARNESS_PREFIX; its points must not be judged. */
 #define KB_FX_HARNESS (-2)
 #define KB_FX_HARNESS_PREFIX "harness: "
 int kb_fixture_start(struct kb_fixture *fx, const struct kb_fixture_spec *spec, const char *rundir,

@@ -54,7 +54,7 @@ int kb_hostclock_governor_changed(const struct kb_hostclock *h);
 json_t *kb_hostclock_json(const struct kb_hostclock *h);
 
 /* The curve's two calls. During a point: initialise on the first call with this host's
- * sysfs and cpuinfo (server_cpus NULL with the remote backend), then sample. At the
+ * sysfs and cpuinfo (server_cpus NULL for a fixture on another host), then sample. At the
  * point's evidence: one sample when none was taken (a point not driven still records the
  * host), then write dir/hostclock.json. 0, or -1 with err. */
 void kb_hostclock_sample_point(struct kb_hostclock *h, const char *server_cpus,

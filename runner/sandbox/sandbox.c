@@ -9,7 +9,7 @@
 #include <string.h>
 
 static const struct kb_sandbox_ops *const backends[] = {
-    &kb_sandbox_native, &kb_sandbox_docker, &kb_sandbox_remote,
+    &kb_sandbox_native, &kb_sandbox_docker,
 };
 
 struct kb_sandbox *kb_sandbox_open(const struct kb_sandbox_config *cfg, char *err,
@@ -34,10 +34,11 @@ struct kb_sandbox *kb_sandbox_open(const struct kb_sandbox_config *cfg, char *er
     sb->no_limits = cfg->no_limits;
     snprintf(sb->root, sizeof(sb->root), "%s", cfg->root ? cfg->root : ".");
     snprintf(sb->image, sizeof(sb->image), "%s", cfg->image ? cfg->image : "");
-    snprintf(sb->agent, sizeof(sb->agent), "%s", cfg->agent ? cfg->agent : "");
+    snprintf(sb->docker_host, sizeof(sb->docker_host), "%s",
+             cfg->docker_host ? cfg->docker_host : "");
+    snprintf(sb->docker_context, sizeof(sb->docker_context), "%s",
+             cfg->docker_context ? cfg->docker_context : "");
     snprintf(sb->target, sizeof(sb->target), "%s", cfg->target ? cfg->target : "");
-    snprintf(sb->agent_token, sizeof(sb->agent_token), "%s",
-             cfg->agent_token ? cfg->agent_token : "");
     if (ops->open && ops->open(sb, err, errlen) < 0) {
         kb_sandbox_close(sb);
         return NULL;
@@ -59,11 +60,12 @@ void kb_sandbox_close(struct kb_sandbox *sb)
     free(sb);
 }
 
-int kb_sandbox_refuse_remote_opts(const struct kb_sandbox *sb, char *err, size_t errlen)
+int kb_sandbox_refuse_engine_opts(const struct kb_sandbox *sb, char *err, size_t errlen)
 {
-    if (!sb->agent[0] && !sb->target[0] && !sb->agent_token[0])
+    if (!sb->docker_host[0] && !sb->docker_context[0] && !sb->target[0])
         return 0;
-    snprintf(err, errlen, "--agent, --target and --agent-token are for --backend remote");
+    snprintf(err, errlen, "--docker-host, --docker-context and --target are for --backend "
+             "docker");
     return -1;
 }
 
@@ -84,7 +86,7 @@ int kb_sandbox_no_limits(const struct kb_sandbox *sb)
 
 int kb_sandbox_on_this_host(const struct kb_sandbox *sb)
 {
-    return sb->ops->on_this_host;
+    return sb->ops->on_this_host && !sb->elsewhere;
 }
 
 const char *kb_sandbox_target(const struct kb_sandbox *sb)
@@ -109,7 +111,7 @@ int kb_sandbox_sweep_rundir(struct kb_sandbox *sb, const char *rundir, char *not
 int kb_sandbox_port_free(struct kb_sandbox *sb, int port, int timeout_ms, char *why,
                          size_t whylen)
 {
-    if (!sb->ops->on_this_host)
+    if (!kb_sandbox_on_this_host(sb))
         return 0;
     return kb_port_wait_free(sb->target, port, timeout_ms, why, whylen);
 }
@@ -166,7 +168,7 @@ int kb_sandbox_port_owned(struct kb_sandbox_fixture *f, int port, char *why, siz
     pid_t pids[KB_SANDBOX_MAX_PIDS];
     size_t n;
 
-    if (!f->sb->ops->on_this_host)
+    if (!kb_sandbox_on_this_host(f->sb))
         return 0;
     n = kb_sandbox_pids(f, pids, KB_SANDBOX_MAX_PIDS);
     return kb_port_check_owned(f->sb->target, port, pids, n, why, whylen);
@@ -269,4 +271,11 @@ void kb_sandbox_describe(const struct kb_sandbox *sb, char *out, size_t outlen)
         sb->ops->describe(sb, out, outlen);
     else if (outlen)
         out[0] = '\0';
+}
+
+const char *kb_sandbox_procstat(struct kb_sandbox *sb)
+{
+    if (sb->ops->procstat)
+        return sb->ops->procstat(sb);
+    return kb_sandbox_on_this_host(sb) ? "/proc/stat" : NULL;
 }

@@ -4,9 +4,9 @@
  * way an event loop carries its poller's state), the fixture spec handed to it, the limits
  * read back, where the db route's PostgreSQL runs (kb_sandbox_db_start), and every
  * difference between the backends: "native" (cgroup v2 or v1 on this
- * host, runner/sandbox/sandbox_cgroup.c), "docker" (a container of the kneebench image,
- * runner/sandbox/sandbox_docker.c) and "remote" (another host's `kneebench serve-agent`,
- * runner/sandbox/sandbox_remote.c). Nothing outside the sandbox files names a backend: callers ask
+ * host, runner/sandbox/sandbox_cgroup.c) and "docker" (a container of the kneebench image on
+ * a Docker engine, this host's or another's: runner/sandbox/sandbox_docker.c, dkengine.h).
+ * Nothing outside the sandbox files names a backend: callers ask
  * the handle (where the fixture is reached, whether it runs on this host, what its identity
  * and the run's evidence of it are).
  *
@@ -72,13 +72,14 @@ struct kb_limits_applied {
 
 /* The configuration a sandbox keeps; the strings are copied by kb_sandbox_open(). */
 struct kb_sandbox_config {
-    const char *backend;       /* the CLI's --backend: native (also NULL), docker, remote */
+    const char *backend;       /* the CLI's --backend: native (also NULL), docker */
     const char *root;          /* the source tree (docker/image-identity.py); NULL = "." */
     const char *image;         /* docker: the image; NULL = kneebench:latest */
-    const char *agent;         /* remote: the fixture host's serve-agent, HOST:PORT */
-    const char *target;        /* remote: the fixture host's IPv4 address; NULL = the agent's */
-    const char *agent_token;   /* remote: the file holding the agent's token (yours alone) */
-    int no_limits;             /* fixtures run unconstrained (the remote agent decides) */
+    const char *docker_host;   /* docker: the engine's URL (--docker-host); NULL = the user's */
+    const char *docker_context;   /* docker: the engine's context (--docker-context) */
+    const char *target;        /* docker elsewhere: the engine host's IPv4 address; NULL = the
+                                * endpoint's host */
+    int no_limits;             /* fixtures run unconstrained */
 };
 
 struct kb_sandbox;             /* a backend, its configuration and its state */
@@ -95,13 +96,12 @@ struct kb_fixture_parts {
 };
 
 #define KB_SANDBOX_MAX_PIDS 512
-/* kb_sandbox_start's answer when the harness, not the fixture, stood in the way (the
- * remote agent's port was held by something else). */
+/* kb_sandbox_start's answer when the harness, not the fixture, stood in the way (an engine
+ * on another host stopped answering). */
 #define KB_SANDBOX_HARNESS (-2)
 
-/* The backend named cfg->backend with cfg's configuration checked (a remote agent's
- * address and target, no option that is another backend's); nothing is started or asked
- * of a daemon or agent yet. NULL with err. */
+/* The backend named cfg->backend with cfg's configuration checked (the engine chosen, its
+ * target, no option that is another backend's); nothing is started yet. NULL with err. */
 struct kb_sandbox *kb_sandbox_open(const struct kb_sandbox_config *cfg, char *err,
                                    size_t errlen);
 
@@ -111,12 +111,11 @@ void kb_sandbox_close(struct kb_sandbox *sb);
 /* The backend's name, as --backend takes it. */
 const char *kb_sandbox_name(const struct kb_sandbox *sb);
 
-/* 0 if the backend can run fixtures here under limits (root and controllers, a daemon and
- * its image, an agent speaking this protocol); -1 with the reason in err. */
+/* 0 if the backend can run fixtures under limits (root and controllers, an engine and the
+ * image on it: carried there when it lacks it); -1 with the reason in err. */
 int kb_sandbox_available(struct kb_sandbox *sb, char *err, size_t errlen);
 
-/* 1 when fixtures run without limits: the config's no_limits, or what the backend decides
- * (a remote agent started with --no-limits; known after kb_sandbox_available). */
+/* 1 when fixtures run without limits: the config's no_limits. */
 int kb_sandbox_no_limits(const struct kb_sandbox *sb);
 
 /* 1 when the fixture runs on this host: its CPUs, processes and port are this host's (so a
@@ -129,7 +128,7 @@ int kb_sandbox_on_this_host(const struct kb_sandbox *sb);
 #define KB_SANDBOX_MAX_FIXTURES 8
 int kb_sandbox_several(const struct kb_sandbox *sb);
 
-/* The IPv4 address the fixture is reached at: 127.0.0.1, or the remote fixture host. */
+/* The IPv4 address the fixture is reached at: 127.0.0.1, or the engine's host. */
 const char *kb_sandbox_target(const struct kb_sandbox *sb);
 
 /* What a runner that died hard left anywhere on this host (native: cgroups named for a
@@ -152,7 +151,7 @@ int kb_sandbox_sweep_rundir(struct kb_sandbox *sb, const char *rundir, char *not
 
 /* For a fixture on this host: port free (a process killed a moment ago is given timeout_ms
  * to let go of it). 0, or -1 with who holds it in why. Always 0 for a fixture elsewhere
- * (its agent checks there). */
+ * (its start fails there when the port is taken). */
 int kb_sandbox_port_free(struct kb_sandbox *sb, int port, int timeout_ms, char *why,
                          size_t whylen);
 
@@ -166,7 +165,7 @@ int kb_sandbox_start(struct kb_sandbox *sb, const struct kb_fixture_spec *spec,
 size_t kb_sandbox_pids(struct kb_sandbox_fixture *f, pid_t *out, size_t max);
 
 /* For a fixture on this host: its own processes hold every listener on its port (a
- * leftover's do not). 0, or -1 with why. Always 0 elsewhere (its agent checks there). */
+ * leftover's do not). 0, or -1 with why. Always 0 elsewhere. */
 int kb_sandbox_port_owned(struct kb_sandbox_fixture *f, int port, char *why, size_t whylen);
 
 /* The fixture's processes now: CPU, RSS, PSS, fds, threads. 0, or -1 with err (out zeroed). */
@@ -176,15 +175,16 @@ int kb_sandbox_sample(struct kb_sandbox_fixture *f, struct kb_proc_sample *out, 
 /* 1 while the fixture's main process runs; 0 once it has exited (reaped). */
 int kb_sandbox_alive(struct kb_sandbox_fixture *f);
 
-/* 1 when the runner lost its hold on the fixture rather than the fixture dying: a remote
- * agent's session closed or unanswering (the agent then stops the fixture itself). why
- * says what was lost. The harness's failure, not the fixture's: its point is not judged. */
+/* 1 when the runner lost its hold on the fixture rather than the fixture dying: an engine on
+ * another host stopped answering (a lost SSH connection). why says what was lost. The
+ * harness's failure, not the fixture's: its point is not judged. */
 int kb_sandbox_lost(struct kb_sandbox_fixture *f, char *why, size_t whylen);
 
 /* The exit description of the main process once dead ("exit 1", "signal 9"); "" while alive. */
 const char *kb_sandbox_exit_reason(struct kb_sandbox_fixture *f);
 
-/* Limits read back from the cgroup/container/agent. 0, or -1 with err. */
+/* Limits read back from the cgroup/container (through the engine when elsewhere). 0, or -1
+ * with err. */
 int kb_sandbox_limits(struct kb_sandbox_fixture *f, struct kb_limits_applied *out, char *err,
                       size_t errlen);
 
@@ -212,27 +212,30 @@ json_t *kb_sandbox_limits_json(const struct kb_limits_applied *la);
 
 /* The identity of what runs for p->rt, with a "sha256" the run compares after every point:
  * native, of its executables and sources; docker, of the image's ID (looked up now) and
- * the contract's command (unexpanded: a free port must not change it); remote, of the
- * agent's host as it described itself and the contract's command (the agent hashes no
- * files). NULL with err. */
+ * the contract's command (unexpanded: a free port must not change it). NULL with err. */
 json_t *kb_sandbox_identity(struct kb_sandbox *sb, const struct kb_fixture_parts *p,
                             char *err, size_t errlen);
 
 /* The keys the backend adds to the run's identity (run.json): docker "image" (what
- * docker/image-identity.py says of it), remote "target" (host, agent and the agent's
- * identity answer); an empty object for native. NULL with err. */
+ * docker/image-identity.py says of it) and "engine" (dkengine.h: endpoint, version, host);
+ * an empty object for native. NULL with err. */
 json_t *kb_sandbox_run_evidence(struct kb_sandbox *sb, char *err, size_t errlen);
 
-/* The keys the backend adds to the run's plan, which a resumed run must match (remote:
- * "target", the same fixture host). A new object, maybe empty. */
+/* The keys the backend adds to the run's plan, which a resumed run must match (docker on
+ * an engine elsewhere: "engine", the same endpoint and target). A new object, maybe empty. */
 json_t *kb_sandbox_plan_keys(struct kb_sandbox *sb);
 
-/* The runtime's version as the backend knows it (docker: the image's own; remote: unknown,
- * the agent reports none), or NULL when it is this host's to ask (native). */
+/* The runtime's version as the backend knows it (docker: the image's own), or NULL when it
+ * is this host's to ask (native). */
 const char *kb_sandbox_runtime_version(struct kb_sandbox *sb, const char *runtime);
 
-/* " image IMG", " target HOST agent HOST:PORT" or "": what a progress line adds after the
- * backend's name. */
+/* " image IMG [engine URL target ADDR]" or "": what a progress line adds after the backend's
+ * name. */
 void kb_sandbox_describe(const struct kb_sandbox *sb, char *out, size_t outlen);
+
+/* A /proc/stat of the fixture's host for the steal of its CPUs: this host's where the
+ * fixture runs here, the engine host's read through the engine (a file the sandbox
+ * rewrites each call), or NULL when it cannot be read. */
+const char *kb_sandbox_procstat(struct kb_sandbox *sb);
 
 #endif

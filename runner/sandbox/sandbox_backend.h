@@ -14,10 +14,11 @@ struct kb_sandbox {
     const struct kb_sandbox_ops *ops;
     char root[4096];
     char image[256];
-    char agent[256];
+    char docker_host[512];
+    char docker_context[128];
     char target[64];           /* where the fixture is reached; the backend's open sets it */
-    char agent_token[4096];    /* the token file's path (remote) */
     int no_limits;
+    int elsewhere;             /* the fixture runs on another host (the backend's open sets it) */
     void *state;               /* the backend's own */
     /* those started and not yet stopped: one, unless the backend runs several at once */
     struct kb_sandbox_fixture *running[KB_SANDBOX_MAX_FIXTURES];
@@ -30,7 +31,7 @@ struct kb_sandbox_fixture {
 
 struct kb_sandbox_ops {
     const char *name;
-    int on_this_host;          /* see kb_sandbox_on_this_host */
+    int on_this_host;          /* see kb_sandbox_on_this_host (unless sb->elsewhere) */
     int several;               /* see kb_sandbox_several */
     /* Check sb's configuration and make sb->state. 0, or -1 with err (close() still runs). */
     int (*open)(struct kb_sandbox *sb, char *err, size_t errlen);
@@ -61,14 +62,14 @@ struct kb_sandbox_ops {
     json_t *(*plan_keys)(struct kb_sandbox *sb);
     const char *(*runtime_version)(struct kb_sandbox *sb, const char *runtime);
     void (*describe)(const struct kb_sandbox *sb, char *out, size_t outlen);
+    const char *(*procstat)(struct kb_sandbox *sb);   /* NULL: this host's /proc/stat */
 };
 
 extern const struct kb_sandbox_ops kb_sandbox_native;
 extern const struct kb_sandbox_ops kb_sandbox_docker;
-extern const struct kb_sandbox_ops kb_sandbox_remote;
 
-/* For the backends on this host: refuse an agent, target or agent token, which only a
- * fixture on another host has. 0, or -1 with err. */
-int kb_sandbox_refuse_remote_opts(const struct kb_sandbox *sb, char *err, size_t errlen);
+/* For the native backend: refuse an engine or a target, which only docker has. 0, or -1
+ * with err. */
+int kb_sandbox_refuse_engine_opts(const struct kb_sandbox *sb, char *err, size_t errlen);
 
 #endif

@@ -492,7 +492,7 @@ static int cg_sweep_rundir(struct kb_sandbox *box, const char *rundir, char *not
 
 static int cg_open(struct kb_sandbox *box, char *err, size_t errlen)
 {
-    if (kb_sandbox_refuse_remote_opts(box, err, errlen) < 0)
+    if (kb_sandbox_refuse_engine_opts(box, err, errlen) < 0)
         return -1;
     snprintf(box->target, sizeof(box->target), "127.0.0.1");
     return 0;

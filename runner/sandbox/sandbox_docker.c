@@ -27,16 +27,28 @@
  * container, not the fixture's, because PostgreSQL is no part of the server measured: the
  * fixture's cgroup keeps the contract's limits for the server alone (as natively, where the
  * cluster runs outside it), while PostgreSQL gets the cpuset declared for it and its own
- * limits read back. Both carry the runner's PID label, so the sweep below removes them. */
+ * limits read back. Both carry the runner's PID label, so the sweep below removes them.
+ *
+ * The engine may be another host's (dkengine.h: --docker-host, --docker-context, or the
+ * user's DOCKER_HOST or current context). Every docker call then goes there over its
+ * transport, and nothing is read from this host's /proc: liveness and exit from `docker
+ * inspect`; the cgroups, the limits read back, CPU, RSS, PSS, fds and threads from the
+ * engine host's cgroup tree and /proc through the probe container; the fixture binds the
+ * target address there. A docker call that cannot reach the engine marks the fixture lost
+ * (kb_sandbox_lost): the harness's failure, its point redone. A runner PID label means
+ * "alive" only with the runner-host label of this host: another client's runner is judged
+ * by its containers' state alone. */
 #define _GNU_SOURCE
 #include "runner/sandbox/capture.h"
 #include "runner/sandbox/cgfile.h"
+#include "runner/sandbox/dkengine.h"
 #include "runner/util/digest.h"
 #include "runner/util/evidence.h"
 #include "runner/util/paths.h"
 #include "runner/util/schema.h"
 #include "runner/sandbox/sandbox_backend.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -49,6 +61,7 @@
 
 #define DK_DEFAULT_IMAGE "kneebench:latest"
 #define DK_LABEL "org.kneebench.runner-pid"
+#define DK_HOST_LABEL "org.kneebench.runner-host"
 #define DK_TIMEOUT_S 60
 #define DK_MAX_ARGS 64
 #define DK_NCTRL 4
@@ -61,6 +74,7 @@
 static const char *const dk_ctrls[DK_NCTRL] = { "cpu", "cpuset", "memory", "pids" };
 
 struct dk_fx {
+    struct kb_dkengine *eng;   /* the engine it runs on */
     char name[160];            /* container name */
     char id[80];               /* full container id */
     char log_path[1024];       /* "" = discard */
@@ -68,8 +82,10 @@ struct dk_fx {
     unsigned long long init_start; /* its start time, so a reused PID is not taken for it */
     int version;               /* cgroup version of the container's cgroups: 1 or 2 */
     int dead;
-    char exit_reason[160];
+    int lost;                  /* the engine stopped answering: the harness's failure */
+    char exit_reason[600];
     char dirs[DK_NCTRL][512];  /* v1: per controller (cpu cpuset memory pids); v2: dirs[0] */
+    char acct[512];            /* elsewhere, v1: the cpuacct hierarchy's (the CPU counter) */
 };
 
 /* Output of one docker CLI call: stdout and stderr kept apart, both NUL-terminated. */
@@ -116,20 +132,40 @@ static void say_failed(const char *what, int rc, const struct dk_out *o, char *e
 /* The sandbox's state: what image-identity.py said of the image, once asked; the db
  * route's PostgreSQL container and its volume while they run. */
 struct dk_state {
+    struct kb_dkengine eng;
     json_t *image_identity;
     struct dk_fx *db;
     char db_volume[160];
 };
 
+/* The engine chosen; elsewhere, the target given or read from its endpoint. */
 static int dk_open(struct kb_sandbox *box, char *err, size_t errlen)
 {
-    if (kb_sandbox_refuse_remote_opts(box, err, errlen) < 0)
-        return -1;
+    struct dk_state *st;
+    struct in_addr ia;
     if (!box->image[0])
         snprintf(box->image, sizeof(box->image), "%s", DK_DEFAULT_IMAGE);
-    snprintf(box->target, sizeof(box->target), "127.0.0.1");
-    if (!(box->state = calloc(1, sizeof(struct dk_state)))) {
+    if (!(box->state = st = calloc(1, sizeof(struct dk_state)))) {
         snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (kb_dkengine_choose(&st->eng, box->docker_host, box->docker_context, err, errlen) < 0)
+        return -1;
+    box->elsewhere = st->eng.elsewhere;
+    if (!box->elsewhere) {
+        if (box->target[0]) {
+            snprintf(err, errlen, "--target is for an engine on another host; engine %s is "
+                     "this host's", st->eng.host);
+            return -1;
+        }
+        snprintf(box->target, sizeof(box->target), "127.0.0.1");
+        return 0;
+    }
+    if (!box->target[0])
+        return kb_dkengine_target(&st->eng, box->target, sizeof(box->target), err, errlen);
+    if (inet_pton(AF_INET, box->target, &ia) != 1) {
+        snprintf(err, errlen, "--target must be the engine host's IPv4 address, not '%s'",
+                 box->target);
         return -1;
     }
     return 0;
@@ -146,27 +182,48 @@ static void dk_close(struct kb_sandbox *box)
     if (st) {
         db_remove(st, ignored, sizeof(ignored));
         json_decref(st->image_identity);
+        kb_dkengine_close(&st->eng);
     }
     free(st);
 }
 
+/* The engine answers and has the image (carried there when elsewhere); elsewhere, its
+ * probe runs. */
 static int dk_available(struct kb_sandbox *box, char *err, size_t errlen)
 {
-    struct dk_out o;
-    char *const info[] = { "docker", "info", "--format", "{{.ServerVersion}}", NULL };
-    char *const img[] = { "docker", "image", "inspect", "--format", "{{.Id}}",
-                          box->image, NULL };
-    int rc = docker_run(info, &o, -1, 20);
-    if (rc != 0 || !o.out[0]) {
-        snprintf(err, errlen, "no Docker engine answers: %s", o.err[0] ? o.err : "docker info failed");
+    struct dk_state *st = box->state;
+    char why[1024], label[128];
+    if (kb_dkengine_info(&st->eng, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "no Docker engine answers at %s: %s", st->eng.host, why);
         return -1;
     }
-    if (docker_run(img, &o, -1, 20) != 0) {
-        snprintf(err, errlen, "image %s not found (make image, or --image IMG): %s", box->image,
-                 o.err);
+    if (kb_dkengine_image(&st->eng, box->image, err, errlen) < 0)
+        return -1;
+    snprintf(label, sizeof(label), DK_LABEL "=%ld", (long)getpid());
+    if (st->eng.elsewhere && !st->eng.probe[0] &&
+        kb_dkengine_probe_start(&st->eng, box->image, label, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "engine %s: the probe container did not start: %s", st->eng.host,
+                 why);
         return -1;
     }
     return 0;
+}
+
+/* This host's name, for the runner-host label. */
+static const char *this_host(void)
+{
+    static char name[256];
+    if (!name[0] && gethostname(name, sizeof(name) - 1) < 0)
+        snprintf(name, sizeof(name), "unknown");
+    return name;
+}
+
+/* A runner PID label names a live runner: only this host can tell, and only of its own. */
+static int owner_alive(long owner, const char *host)
+{
+    if (strcmp(host, this_host()) != 0)
+        return -1;                 /* another client's: not ours to judge */
+    return owner > 0 && (kill((pid_t)owner, 0) == 0 || errno != ESRCH);
 }
 
 /* ---- stale and concurrent containers --------------------------------------------------- */
@@ -184,7 +241,8 @@ static int clear_the_field(const char *mine, char *err, size_t errlen)
 {
     struct dk_out o;
     char *const ps[] = { "docker", "ps", "-a", "--filter", "label=" DK_LABEL, "--format",
-                         "{{.Names}} {{.Label \"" DK_LABEL "\"}} {{.State}}", NULL };
+                         "{{.Names}} {{.Label \"" DK_LABEL "\"}} {{.State}} "
+                         "{{.Label \"" DK_HOST_LABEL "\"}}", NULL };
     int rc = docker_run(ps, &o, -1, DK_TIMEOUT_S);
     if (rc != 0) {
         say_failed("ps", rc, &o, err, errlen);
@@ -193,22 +251,24 @@ static int clear_the_field(const char *mine, char *err, size_t errlen)
     char list[sizeof(o.out)], *save = NULL;
     memcpy(list, o.out, sizeof(list));
     for (char *line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char name[200], state[32];
+        char name[200], state[32], host[256] = "";
         long owner;
-        if (sscanf(line, "%199s %ld %31s", name, &owner, state) != 3 ||
+        if (sscanf(line, "%199s %ld %31s %255s", name, &owner, state, host) < 3 ||
             (mine && !strcmp(name, mine)))
             continue;
-        int owner_alive = owner > 0 && (kill((pid_t)owner, 0) == 0 || errno != ESRCH);
+        /* a container made before the host label was this host's */
+        int alive = owner_alive(owner, host[0] ? host : this_host());
+        int mine_too = owner == (long)getpid() && alive >= 0;
         /* this runner's own running fixtures stand side by side (an interleaved curve) */
-        if (owner == (long)getpid() && !strcmp(state, "running"))
+        if (mine_too && !strcmp(state, "running"))
             continue;
-        if (!owner_alive || strcmp(state, "running")) {
-            if (owner == (long)getpid() || !owner_alive)
+        if (!alive || strcmp(state, "running")) {
+            if (mine_too || !alive || alive < 0)
                 docker_rm(name, &o);
             continue;
         }
-        snprintf(err, errlen, "container %s of kneebench pid %ld is still running; one "
-                 "fixture at a time", name, owner);
+        snprintf(err, errlen, "container %s of kneebench pid %ld%s%s is still running; one "
+                 "fixture at a time", name, owner, alive < 0 ? " on " : "", alive < 0 ? host : "");
         return -1;
     }
     return 0;
@@ -321,6 +381,170 @@ static int find_cgroups(struct dk_fx *sb, char *err, size_t errlen)
     return -1;
 }
 
+/* ---- an engine elsewhere: its host's cgroups and /proc, read through the probe --------- */
+
+/* Fill sb->dirs from the engine host's /proc/<init>/cgroup, as the probe sees that host's
+ * cgroup tree (KB_DKENGINE_CGROOT): v1 when every controller has its own line. */
+static int find_cgroups_elsewhere(struct dk_fx *sb, char *err, size_t errlen)
+{
+    char pid[24], out[4096], *save = NULL, v2path[512] = "";
+    char *const args[] = { pid, NULL };
+    int have = 0;
+    snprintf(pid, sizeof(pid), "%ld", (long)sb->init_pid);
+    if (kb_dkengine_exec(sb->eng, "cat /proc/$1/cgroup", args, out, sizeof(out), err,
+                         errlen) < 0)
+        return -1;
+    for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        *c2 = '\0';
+        if (!strcmp(line, "0") && c1[1] == '\0')
+            snprintf(v2path, sizeof(v2path), "%s", c2 + 1);
+        if (has_word(c1 + 1, "cpuacct"))
+            snprintf(sb->acct, sizeof(sb->acct), KB_DKENGINE_CGROOT "/%.100s%.380s", c1 + 1,
+                     c2 + 1);
+        for (int i = 0; i < DK_NCTRL; i++)
+            if (has_word(c1 + 1, dk_ctrls[i])) {
+                /* v1 hierarchies are mounted under the controllers' own names */
+                snprintf(sb->dirs[i], sizeof(sb->dirs[i]), KB_DKENGINE_CGROOT "/%.100s%.380s",
+                         c1 + 1, c2 + 1);
+                have |= 1 << i;
+            }
+    }
+    if (have == (1 << DK_NCTRL) - 1) {
+        sb->version = 1;
+        return 0;
+    }
+    if (v2path[0]) {
+        sb->version = 2;
+        snprintf(sb->dirs[0], sizeof(sb->dirs[0]), KB_DKENGINE_CGROOT "%.480s", v2path);
+        return 0;
+    }
+    snprintf(err, errlen, "cannot find the cgroups of container %s (pid %ld on %s)", sb->name,
+             (long)sb->init_pid, sb->eng->host);
+    return -1;
+}
+
+/* A failure to reach the engine loses the fixture; anything else is only this read's. */
+static void note_unreachable(struct dk_fx *sb, int rc, const char *err)
+{
+    if (rc == -2 && !sb->lost) {
+        sb->lost = sb->dead = 1;
+        snprintf(sb->exit_reason, sizeof(sb->exit_reason), "engine %.200s stopped answering: "
+                 "%.300s", sb->eng->host, err);
+    }
+}
+
+/* The limit files, copied from the engine host into the same paths under the engine's
+ * directory here, then read back as this host's would be. */
+static int limits_elsewhere(struct dk_fx *sb, struct kb_limits_applied *o, char *err,
+                            size_t errlen)
+{
+    static const char *const v2[] = { "cpu.max", "cpuset.cpus.effective",
+        "cpuset.mems.effective", "memory.max", "memory.swap.max", "pids.max" };
+    static const char *const v1[][2] = { { "0", "cpu.cfs_quota_us" },
+        { "0", "cpu.cfs_period_us" }, { "1", "cpuset.cpus" }, { "1", "cpuset.mems" },
+        { "2", "memory.limit_in_bytes" }, { "2", "memory.memsw.limit_in_bytes" },
+        { "3", "pids.max" } };
+    static char files[8][600];
+    char *args[9] = { 0 }, out[8192], *save = NULL, local[DK_NCTRL][900];
+    size_t n = sb->version == 2 ? 6 : 7;
+    int rc;
+    for (size_t i = 0; i < n; i++) {
+        if (sb->version == 2)
+            snprintf(files[i], sizeof(files[i]), "%s/%s", sb->dirs[0], v2[i]);
+        else
+            snprintf(files[i], sizeof(files[i]), "%s/%s", sb->dirs[v1[i][0][0] - '0'],
+                     v1[i][1]);
+        args[i] = files[i];
+    }
+    rc = kb_dkengine_exec(sb->eng, "for f; do echo \"== $f\"; head -n 1 \"$f\" 2>/dev/null; "
+                          "done", args, out, sizeof(out), err, errlen);
+    if (rc < 0) {
+        note_unreachable(sb, rc, err);
+        return -1;
+    }
+    for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char path[1100], dir[1100], *next;
+        FILE *f;
+        if (strncmp(l, "== ", 3) != 0)
+            continue;
+        snprintf(path, sizeof(path), "%s%s", sb->eng->tmp, l + 3);
+        snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') - path), path);
+        next = save && *save && strncmp(save, "== ", 3) ? strtok_r(NULL, "\n", &save) : NULL;
+        if (kb_mkdirs(dir, err, errlen) < 0 || !(f = fopen(path, "we")))
+            return -1;
+        fprintf(f, "%s\n", next ? next : "");
+        fclose(f);
+    }
+    for (int i = 0; i < DK_NCTRL; i++)
+        snprintf(local[i], sizeof(local[i]), "%s%s", sb->eng->tmp, sb->dirs[i]);
+    if (sb->version == 2) {
+        kb_cgfile_read_back_v2(local[0], o);
+    } else {
+        const char *d[DK_NCTRL] = { local[0], local[1], local[2], local[3] };
+        kb_cgfile_read_back_v1(d, o);
+    }
+    return 0;
+}
+
+/* The container's CPU from its cgroup's own counter (to the microsecond), and each of its
+ * processes' threads, RSS, PSS and descriptors from the engine host's /proc. */
+static const char sample_script[] =
+    "v=$1 cg=$2 pd=$3\n"
+    "grep '^cpu' /proc/stat\n"
+    "if [ \"$v\" = 2 ]; then echo \"cpu_ns $(sed -n 's/^usage_usec //p' \"$cg/cpu.stat\")000\";"
+    " else echo \"cpu_ns $(cat \"$cg/cpuacct.usage\")\"; fi\n"
+    "for p in $(cat \"$pd/cgroup.procs\"); do\n"
+    "  st=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null) || continue\n"
+    "  set -- $st; shift 17; t=$1\n"
+    "  r=$(sed -n 's/^Rss: *\\([0-9]*\\) kB/\\1/p' /proc/$p/smaps_rollup 2>/dev/null)\n"
+    "  s=$(sed -n 's/^Pss: *\\([0-9]*\\) kB/\\1/p' /proc/$p/smaps_rollup 2>/dev/null)\n"
+    "  [ -n \"$r\" ] || r=$(sed -n 's/^VmRSS: *\\([0-9]*\\) kB/\\1/p' /proc/$p/status)\n"
+    "  n=$(ls /proc/$p/fd 2>/dev/null | wc -l)\n"
+    "  echo \"proc $p ${t:-0} ${r:-0} ${s:--1} $n\"\n"
+    "done\n";
+
+static int sample_elsewhere(struct dk_fx *sb, struct kb_proc_sample *o, char *err,
+                            size_t errlen)
+{
+    char v[4], out[16384], stat[8192] = "", *save = NULL;
+    size_t slen = 0;
+    char *args[] = { v, sb->version == 1 && sb->acct[0] ? sb->acct : sb->dirs[0],
+                     sb->dirs[sb->version == 2 ? 0 : 3], NULL };
+    int rc, pss_seen = 0;
+    memset(o, 0, sizeof(*o));
+    o->pss_bytes = -1;
+    snprintf(v, sizeof(v), "%d", sb->version);
+    if ((rc = kb_dkengine_exec(sb->eng, sample_script, args, out, sizeof(out), err,
+                               errlen)) < 0) {
+        note_unreachable(sb, rc, err);
+        return -1;
+    }
+    for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        unsigned long long ns;
+        long pid, threads, fds;
+        long long rss, pss;
+        if (sscanf(l, "cpu_ns %llu", &ns) == 1)
+            o->cpu_seconds = (double)ns / 1e9;
+        else if (!strncmp(l, "cpu", 3) && slen + strlen(l) + 2 < sizeof(stat))
+            slen += (size_t)snprintf(stat + slen, sizeof(stat) - slen, "%s\n", l);
+        else if (sscanf(l, "proc %ld %ld %lld %lld %ld", &pid, &threads, &rss, &pss, &fds) == 5) {
+            o->nprocs++;
+            o->threads += threads;
+            o->rss_bytes += rss * 1024;
+            o->fds += fds;
+            if (pss >= 0) {
+                o->pss_bytes = (pss_seen ? o->pss_bytes : 0) + pss * 1024;
+                pss_seen = 1;
+            }
+        }
+    }
+    kb_dkengine_procstat_put(sb->eng, stat);   /* the steal's, at the same moment */
+    return 0;
+}
+
 /* ---- start ------------------------------------------------------------------------------ */
 
 /* The value following "--bind" in the native argv, else loopback. */
@@ -357,11 +581,12 @@ static void run_head(struct dk_cmd *c, const struct dk_fx *sb)
     add(c, "--detach%s", NULL, 0);
     add(c, "--name=%s", sb->name, 0);
     add(c, "--label=" DK_LABEL "=%s%lld", NULL, (long long)getpid());
+    add(c, "--label=" DK_HOST_LABEL "=%.180s", this_host(), 0);
 }
 
 /* The fixture's container; db_volume (NULL: none) is the run's PostgreSQL's. */
 static void build_run(struct dk_cmd *c, const struct dk_fx *sb, const char *image,
-                      const struct kb_fixture_spec *spec, const char *db_volume)
+                      const struct kb_fixture_spec *spec, const char *db_volume, const char *bind)
 {
     const struct kb_limits *l = &spec->limits;
     run_head(c, sb);
@@ -387,7 +612,7 @@ static void build_run(struct dk_cmd *c, const struct dk_fx *sb, const char *imag
     add(c, "--port%s", NULL, 0);
     add(c, "%s%lld", NULL, spec->port);
     add(c, "--bind%s", NULL, 0);
-    add(c, "%s", bind_of(spec), 0);
+    add(c, "%s", bind ? bind : bind_of(spec), 0);
     add(c, "--cpus%s", NULL, 0);
     add(c, "%s%lld", NULL, spec->no_limits || l->cpus <= 0 ? 1 : l->cpus);
     if (spec->db_conninfo) {
@@ -431,9 +656,11 @@ static int inspect_running(struct dk_fx *sb, char *err, size_t errlen)
 
 static void dk_exit_note(struct dk_fx *sb);
 static int fx_stop(struct dk_fx *sb, char *err, size_t errlen);
+static int fx_alive(struct dk_fx *sb);
 
 /* A handle for the container "kneebench-<runner pid>-<role>-<n>", its output to log_path. */
-static struct dk_fx *new_fx(const char *role, const char *log_path, char *err, size_t errlen)
+static struct dk_fx *new_fx(struct kb_dkengine *eng, const char *role, const char *log_path,
+                            char *err, size_t errlen)
 {
     static unsigned seq;
     struct dk_fx *sb = calloc(1, sizeof(*sb));
@@ -441,9 +668,22 @@ static struct dk_fx *new_fx(const char *role, const char *log_path, char *err, s
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    sb->eng = eng;
     snprintf(sb->name, sizeof(sb->name), "kneebench-%ld-%s-%u", (long)getpid(), role, seq++);
     snprintf(sb->log_path, sizeof(sb->log_path), "%s", log_path ? log_path : "");
     return sb;
+}
+
+static int find_cgroups_elsewhere(struct dk_fx *sb, char *err, size_t errlen);
+
+/* Elsewhere: running as docker says, its cgroups as the engine host's /proc says. */
+static int launch_elsewhere(struct dk_fx *sb, char *err, size_t errlen)
+{
+    if (sb->init_pid <= 0 || !fx_alive(sb)) {
+        snprintf(err, errlen, "container %s exited at once: %s", sb->name, sb->exit_reason);
+        return -1;
+    }
+    return find_cgroups_elsewhere(sb, err, errlen);
 }
 
 /* Run cmd, then find the container's PID 1 and cgroups. 0, or -1 with err; the caller
@@ -458,6 +698,8 @@ static int launch(struct dk_fx *sb, struct dk_cmd *cmd, char *err, size_t errlen
     }
     if (inspect_running(sb, err, errlen) < 0)
         return -1;
+    if (sb->eng->elsewhere)
+        return launch_elsewhere(sb, err, errlen);
     if (sb->init_pid <= 0 || !(sb->init_start = proc_start(sb->init_pid, &zombie)) || zombie) {
         dk_exit_note(sb);
         snprintf(err, errlen, "container %s exited at once: %s", sb->name, sb->exit_reason);
@@ -466,10 +708,10 @@ static int launch(struct dk_fx *sb, struct dk_cmd *cmd, char *err, size_t errlen
     return find_cgroups(sb, err, errlen);
 }
 
-static struct dk_fx *start_fx(const struct dk_state *st, const char *image,
+static struct dk_fx *start_fx(struct dk_state *st, const char *image, const char *bind,
                               const struct kb_fixture_spec *spec, char *err, size_t errlen)
 {
-    struct dk_fx *sb = new_fx(spec->name, spec->log_path, err, errlen);
+    struct dk_fx *sb = new_fx(&st->eng, spec->name, spec->log_path, err, errlen);
     struct dk_cmd *cmd = calloc(1, sizeof(*cmd));
     char ignored[256];
     if (!sb || !cmd) {
@@ -483,7 +725,7 @@ static struct dk_fx *start_fx(const struct dk_state *st, const char *image,
     }
     if (clear_the_field(st->db ? st->db->name : NULL, err, errlen) < 0)
         goto fail;
-    build_run(cmd, sb, image, spec, st->db ? st->db_volume : NULL);
+    build_run(cmd, sb, image, spec, st->db ? st->db_volume : NULL, bind);
     if (launch(sb, cmd, err, errlen) < 0) {
         fx_stop(sb, ignored, sizeof(ignored));   /* never leave a half-started one behind */
         sb = NULL;
@@ -500,6 +742,8 @@ fail:
 
 static size_t fx_pids(struct dk_fx *sb, pid_t *out, size_t max)
 {
+    if (sb->eng->elsewhere)
+        return 0;               /* the engine host's PIDs: sampled there */
     /* v1: the pids controller's directory (index 3) holds every process; v2: the one. */
     return kb_cgfile_procs(sb->dirs[sb->version == 2 ? 0 : 3], out, max);
 }
@@ -526,11 +770,37 @@ static void dk_exit_note(struct dk_fx *sb)
                  !strcmp(oom, "true") ? " (OOM killed)" : "");
 }
 
+/* The engine says whether the container's PID 1 is still the one started; an engine that
+ * does not answer loses the fixture (the harness's failure, not the fixture's). */
+static int alive_elsewhere(struct dk_fx *sb)
+{
+    struct dk_out o;
+    char *const insp[] = { "docker", "inspect", "--format", "{{.State.Running}} {{.State.Pid}}",
+                           sb->name, NULL };
+    char running[8] = "";
+    long pid = 0;
+    int rc = docker_run(insp, &o, -1, DK_TIMEOUT_S);
+    if (rc == 0 && sscanf(o.out, "%7s %ld", running, &pid) == 2 && !strcmp(running, "true") &&
+        (pid_t)pid == sb->init_pid)
+        return 1;
+    sb->dead = 1;
+    if (rc != 0 && kb_dkengine_unreachable(o.err)) {
+        sb->lost = 1;
+        snprintf(sb->exit_reason, sizeof(sb->exit_reason), "engine %.200s stopped answering: %.300s",
+                 sb->eng->host, o.err);
+        return 0;
+    }
+    dk_exit_note(sb);
+    return 0;
+}
+
 static int fx_alive(struct dk_fx *sb)
 {
     int zombie = 0;
     if (sb->dead)
         return 0;
+    if (sb->eng->elsewhere)
+        return alive_elsewhere(sb);
     if (proc_start(sb->init_pid, &zombie) == sb->init_start && !zombie)
         return 1;
     sb->dead = 1;
@@ -551,7 +821,10 @@ static int fx_limits(struct dk_fx *sb, struct kb_limits_applied *o, char *err,
     snprintf(o->backend, sizeof(o->backend), "docker");
     o->cgroup_version = sb->version;
     o->cpu_quota_us = o->cpu_period_us = o->memory_bytes = o->memsw_bytes = o->pids_max = -1;
-    if (sb->version == 2) {
+    if (sb->eng->elsewhere) {
+        if (limits_elsewhere(sb, o, err, errlen) < 0)
+            return -1;
+    } else if (sb->version == 2) {
         kb_cgfile_read_back_v2(sb->dirs[0], o);
     } else {
         const char *v1[DK_NCTRL] = { sb->dirs[0], sb->dirs[1], sb->dirs[2], sb->dirs[3] };
@@ -560,13 +833,23 @@ static int fx_limits(struct dk_fx *sb, struct kb_limits_applied *o, char *err,
     if (o->cpu_quota_us > 0 && o->cpu_period_us > 0)
         o->cpus = (double)o->cpu_quota_us / (double)o->cpu_period_us;
     /* "container <id> <dir>...": truncated by whole directories if it ever overflows. */
-    size_t len = (size_t)snprintf(o->paths, sizeof(o->paths), "container %.64s", sb->id);
+    size_t len = (size_t)snprintf(o->paths, sizeof(o->paths), "container %.64s%s%.300s", sb->id,
+                                  sb->eng->elsewhere ? " engine " : "",
+                                  sb->eng->elsewhere ? sb->eng->host : "");
     for (int i = 0; i < (sb->version == 2 ? 1 : DK_NCTRL); i++) {
-        size_t d = strlen(sb->dirs[i]);
+        /* elsewhere: the engine host's own path, not the probe's view of it */
+        const char *dir = sb->dirs[i];
+        char hostpath[600];
+        if (sb->eng->elsewhere && !strncmp(dir, KB_DKENGINE_CGROOT, strlen(KB_DKENGINE_CGROOT))) {
+            snprintf(hostpath, sizeof(hostpath), "/sys/fs/cgroup%.500s",
+                     dir + strlen(KB_DKENGINE_CGROOT));
+            dir = hostpath;
+        }
+        size_t d = strlen(dir);
         if (len + 1 + d >= sizeof(o->paths))
             break;
         o->paths[len++] = ' ';
-        memcpy(o->paths + len, sb->dirs[i], d + 1);
+        memcpy(o->paths + len, dir, d + 1);
         len += d;
     }
     if (o->cpu_period_us <= 0 || !o->cpuset[0]) {
@@ -621,16 +904,17 @@ static void sweep_volumes(void)
 {
     struct dk_out o;
     char *const ls[] = { "docker", "volume", "ls", "--filter", "label=" DK_LABEL, "--format",
-                         "{{.Name}} {{.Label \"" DK_LABEL "\"}}", NULL };
+                         "{{.Name}} {{.Label \"" DK_LABEL "\"}} {{.Label \"" DK_HOST_LABEL "\"}}",
+                         NULL };
     char list[sizeof(o.out)], *save = NULL;
     if (docker_run(ls, &o, -1, DK_TIMEOUT_S) != 0)
         return;
     memcpy(list, o.out, sizeof(list));
     for (char *line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char name[200];
+        char name[200], host[256] = "";
         long owner;
-        if (sscanf(line, "%199s %ld", name, &owner) == 2 && owner > 0 &&
-            kill((pid_t)owner, 0) < 0 && errno == ESRCH) {
+        if (sscanf(line, "%199s %ld %255s", name, &owner, host) >= 2 &&
+            owner_alive(owner, host[0] ? host : this_host()) == 0) {
             char *const rm[] = { "docker", "volume", "rm", "-f", name, NULL };
             docker_run(rm, &o, -1, DK_TIMEOUT_S);
         }
@@ -640,10 +924,12 @@ static void sweep_volumes(void)
 static int volume_create(const char *name, char *err, size_t errlen)
 {
     struct dk_out o;
-    char label[64];
-    char *const mk[] = { "docker", "volume", "create", "--label", label, (char *)name, NULL };
+    char label[64], hlabel[300];
+    char *const mk[] = { "docker", "volume", "create", "--label", label, "--label", hlabel,
+                         (char *)name, NULL };
     int rc;
     snprintf(label, sizeof(label), DK_LABEL "=%ld", (long)getpid());
+    snprintf(hlabel, sizeof(hlabel), DK_HOST_LABEL "=%s", this_host());
     if ((rc = docker_run(mk, &o, -1, DK_TIMEOUT_S)) != 0)
         say_failed("volume create", rc, &o, err, errlen);
     return rc == 0 ? 0 : -1;
@@ -735,7 +1021,7 @@ static int dk_db_start(struct kb_sandbox *box, struct kb_pgrun *pg, const char *
         return -1;
     }
     if (kb_mkdirs(dir, err, errlen) < 0 ||
-        !(st->db = new_fx("db", kb_path(log, sizeof(log), dir, "postgres.log"), err, errlen)))
+        !(st->db = new_fx(&st->eng, "db", kb_path(log, sizeof(log), dir, "postgres.log"), err, errlen)))
         return -1;
     if (!(cmd = calloc(1, sizeof(*cmd)))) {
         snprintf(err, errlen, "out of memory");
@@ -854,7 +1140,23 @@ static json_t *dk_run_evidence(struct kb_sandbox *box, char *err, size_t errlen)
     json_decref(st->image_identity);
     if (!(st->image_identity = image_identity(box, err, errlen)))
         return NULL;
-    return json_pack("{s:O}", "image", st->image_identity);
+    return json_pack("{s:O,s:o}", "image", st->image_identity, "engine",
+                     kb_dkengine_json(&st->eng));
+}
+
+/* A run on an engine elsewhere resumes only against the same engine and target. */
+static json_t *dk_plan_keys(struct kb_sandbox *box)
+{
+    struct dk_state *st = box->state;
+    if (!box->elsewhere)
+        return json_object();
+    return json_pack("{s:{s:s,s:s}}", "engine", "host", st->eng.host, "target", box->target);
+}
+
+static const char *dk_procstat(struct kb_sandbox *box)
+{
+    struct dk_state *st = box->state;
+    return box->elsewhere ? kb_dkengine_procstat(&st->eng) : "/proc/stat";
 }
 
 /* The runtime's version inside the image (image-identity.py's inside.versions). */
@@ -872,7 +1174,12 @@ static const char *dk_runtime_version(struct kb_sandbox *box, const char *runtim
 
 static void dk_describe(const struct kb_sandbox *box, char *out, size_t outlen)
 {
-    snprintf(out, outlen, " image %s", box->image);
+    const struct dk_state *st = box->state;
+    if (box->elsewhere)
+        snprintf(out, outlen, " image %s engine %s target %s", box->image, st->eng.host,
+                 box->target);
+    else
+        snprintf(out, outlen, " image %s", box->image);
 }
 
 /* ---- the ops on the handles ------------------------------------------------------------ */
@@ -880,12 +1187,40 @@ static void dk_describe(const struct kb_sandbox *box, char *out, size_t outlen)
 static int dk_start(struct kb_sandbox_fixture *f, const struct kb_fixture_spec *spec,
                     char *err, size_t errlen)
 {
-    return (f->priv = start_fx(f->sb->state, f->sb->image, spec, err, errlen)) ? 0 : -1;
+    /* elsewhere the fixture binds the engine host's address the load goes to */
+    const char *bind = f->sb->elsewhere ? f->sb->target : NULL;
+    struct dk_state *st = f->sb->state;
+    struct dk_fx *fx;
+    /* a run without limits skipped kb_sandbox_available; the probe is needed all the same */
+    if (f->sb->elsewhere && !st->eng.probe[0] && dk_available(f->sb, err, errlen) < 0)
+        return kb_dkengine_unreachable(err) ? KB_SANDBOX_HARNESS : -1;
+    if (!(f->priv = fx = start_fx(f->sb->state, f->sb->image, bind, spec, err, errlen)))
+        return f->sb->elsewhere && kb_dkengine_unreachable(err) ? KB_SANDBOX_HARNESS : -1;
+    return 0;
 }
 
 static size_t dk_pids(struct kb_sandbox_fixture *f, pid_t *out, size_t max)
 {
     return fx_pids(f->priv, out, max);
+}
+
+static int dk_sample(struct kb_sandbox_fixture *f, struct kb_proc_sample *out, char *err,
+                     size_t errlen)
+{
+    struct dk_fx *sb = f->priv;
+    pid_t pids[KB_SANDBOX_MAX_PIDS];
+    if (sb->eng->elsewhere)
+        return sample_elsewhere(sb, out, err, errlen);
+    kb_procs_sample(pids, fx_pids(sb, pids, KB_SANDBOX_MAX_PIDS), out);
+    return 0;
+}
+
+static int dk_lost(struct kb_sandbox_fixture *f, char *why, size_t whylen)
+{
+    struct dk_fx *sb = f->priv;
+    if (sb->lost)
+        snprintf(why, whylen, "lost the engine (%s)", sb->exit_reason);
+    return sb->lost;
 }
 
 static int dk_alive(struct kb_sandbox_fixture *f)
@@ -920,6 +1255,8 @@ const struct kb_sandbox_ops kb_sandbox_docker = {
     .available = dk_available,
     .start = dk_start,
     .pids = dk_pids,
+    .sample = dk_sample,
+    .lost = dk_lost,
     .alive = dk_alive,
     .exit_reason = dk_exit_reason,
     .limits = dk_limits,
@@ -930,4 +1267,6 @@ const struct kb_sandbox_ops kb_sandbox_docker = {
     .run_evidence = dk_run_evidence,
     .runtime_version = dk_runtime_version,
     .describe = dk_describe,
+    .plan_keys = dk_plan_keys,
+    .procstat = dk_procstat,
 };

@@ -1,7 +1,7 @@
 /* spawn.h -- what starting a server needs besides the start itself: its command from the
  * contract's template, knowing when it serves, waiting for its end, and a free port.
  *
- * Owns, once for the fixtures (run/fixture.c), the agent's runtimes (agent.c) and calibrate's
+ * Owns, once for the fixtures (run/fixture.c) and calibrate's
  * control server (calibrate.c):
  *   - the template's placeholders {root} {build} {port} {bind} {rundir} {cpus}, expanded
  *     into one string, an argv, or an environment of "KEY=value";

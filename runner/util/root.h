@@ -12,7 +12,7 @@
  *   4. the current directory, if it holds the contract.
  * A root named by 1 or 2 that lacks the contract is an error, never a reason to look further:
  * the user asked for that tree. Once found, $KB_ROOT is set to it, so that every program the
- * runner starts (the load child, kb-control, an agent's fixtures) finds the same tree.
+ * runner starts (the load child, kb-control, the fixtures) finds the same tree.
  *
  * Where no tree is found by 2-4, the contract alone may still be had:
  *   5. the contract `make install` puts beside the executable's bin/,

@@ -6,7 +6,7 @@ set -euo pipefail
 need=(build-essential pkg-config libmicrohttpd-dev libjansson-dev libpq-dev check
       wrk nginx-light php-fpm postgresql debootstrap librsvg2-bin curl
       procps iproute2 python3 libssl-dev zlib1g-dev util-linux libhdrhistogram-java chromium
-      fonts-dejavu-core
+      fonts-dejavu-core openssh-server openssh-client
       help2man man-db)
 # The aarch64 build and its unit tests under qemu-user (tests/cross), from an amd64 host:
 # a cross compiler, qemu and the arm64 -dev packages of every library the C parts link --

@@ -183,7 +183,7 @@ def curve_takes_duration_suffixes():
 def every_command_refuses_a_bad_number_naming_it():
     """Issue 26 (item 2) and 27 (item 12): soak and qualify cast strtod to int (--threads
     1e12, --connections 1e10: undefined behaviour; --threads 300 failed mid-run), calibrate
-    took --duration inf and serve-agent read --port with atoi. Every command now reads its
+    took --duration inf. Every command now reads its
     numbers one way, against one table of bounds (the load generator's limits): a bad value
     exits 2 with "kneebench CMD: --NAME must be ..., not 'VALUE'" before anything is made
     or started. The run commands are also given a contract that does not exist, so that one
@@ -216,13 +216,6 @@ def every_command_refuses_a_bad_number_naming_it():
         assert p.stderr.startswith(f"kneebench {argv[0]}: {name} must be "), (argv, p.stderr)
         assert f"'{argv[-1]}'" in p.stderr, (argv, p.stderr)
         assert p.stdout == "" and not os.path.exists(d), (argv, "made or said something first")
-    # serve-agent: nothing bound (it would serve until the timeout), its --rundir not made
-    d = os.path.join(TMP, "agent-rundir")
-    for argv in (["--port", "70000"], ["--port", "-1"], ["--idle-timeout", "0"]):
-        p = kb("serve-agent", "--rundir", d, *argv, timeout=10)
-        assert p.returncode == 2, (argv, p.returncode, p.stderr)
-        assert p.stderr.startswith(f"kneebench serve-agent: {argv[0]} must be "), (argv, p.stderr)
-        assert not os.path.exists(d), argv
     for argv, name in ((["report", "--max-p99-ms", "inf", TMP], "--max-p99-ms"),
                        (["report", "--min-delivery", "1e-3", TMP], "--min-delivery"),
                        (["compare", TMP, TMP, "--min-change", "1e3"], "--min-change"),
@@ -272,7 +265,7 @@ def durations_and_rates_take_units_everywhere():
 def every_help_names_exit_codes():
     need(KB)
     cmds = commands()
-    assert {"load", "curve", "report", "compare", "calibrate", "serve-agent", "soak",
+    assert {"load", "curve", "report", "compare", "calibrate", "soak",
             "version"} <= set(cmds), cmds
     for c in cmds:
         p = kb(c, "--help")

@@ -657,6 +657,66 @@ def the_papers_figures_sit_beside_the_runs_point():
     assert "paper's host (orientation)" not in open(os.path.join(low, "report.html")).read()
 
 
+def as_old_remote_run(run):
+    """Rewrite a recorded run as the retired `--backend remote` wrote it (issue 35 removed
+    serve-agent): run.json and plan.json with its "target" (host, agent, the agent's
+    identity answer), limits read back by the agent (backend "remote", paths prefixed with
+    its address), the agent's identity.json, each command.json's target and hostclock.json
+    with the server's CPUs not read."""
+    agent = "10.77.0.1:41234"
+    rj = load(os.path.join(run, "run.json"))
+    rj["backend"] = "remote"
+    rj["target"] = {"host": "10.77.0.1", "agent": agent, "agent_identity": {
+        "protocol": 2, "hostname": "fixture-host", "kernel": "6.1.0", "cpu_model": "x",
+        "backend": "native", "limits": True, "serve_bind": "10.77.0.1"}}
+    rj["runtime_versions"] = {k: "unknown (remote fixture host; serve-agent reports no versions)"
+                              for k in rj.get("runtime_versions", {})}
+    json.dump(rj, open(os.path.join(run, "run.json"), "w"), indent=1)
+    plan = load(os.path.join(run, "plan.json"))
+    plan["backend"] = "remote"
+    plan["target"] = {"host": "10.77.0.1", "agent": agent}
+    json.dump(plan, open(os.path.join(run, "plan.json"), "w"), indent=1)
+    for fx in glob.glob(os.path.join(run, "fixtures", "*")):
+        la = load(os.path.join(fx, "limits.json"))
+        la["backend"], la["paths"] = "remote", f"{agent}: {la.get('paths', '')}"
+        json.dump(la, open(os.path.join(fx, "limits.json"), "w"), indent=1)
+        ident = load(os.path.join(fx, "identity.json"))
+        json.dump({"schema_version": ident.get("schema_version", 1), "agent": agent,
+                   "target": "10.77.0.1", "agent_host": {"hostname": "fixture-host"},
+                   "command": ["x"], "sha256": ident["sha256"],
+                   "note": "remote fixture: the agent's host and the contract's command"},
+                  open(os.path.join(fx, "identity.json"), "w"), indent=1)
+    for path in glob.glob(os.path.join(run, "points", "*", "command.json")):
+        c = load(path)
+        c["target"] = "10.77.0.1"
+        json.dump(c, open(path, "w"), indent=1)
+    for path in glob.glob(os.path.join(run, "points", "*", "hostclock.json")):
+        c = load(path)
+        c["server_remote"] = True
+        json.dump(c, open(path, "w"), indent=1)
+
+
+@test
+def a_run_of_the_retired_remote_backend_still_opens():
+    """report and compare open a run directory made by `--backend remote` after the backend
+    and serve-agent are gone: nothing in them needs the backend to exist."""
+    need(KB)
+    old = copy_run("old-remote")
+    as_old_remote_run(old)
+    r = report(old)
+    assert r.returncode == 0, r.stdout + r.stderr
+    md = open(os.path.join(old, "report.md")).read()
+    assert "remote" in md, md[:2000]
+    assert load(os.path.join(old, "report.json"))["backend"] == "remote"
+    assert row_verdicts(os.path.join(old, "report.json")) == \
+        {pid: v for pid, (v, _) in points(old).items()}
+    new = copy_run("native-beside-old-remote")
+    assert report(new).returncode == 0
+    c = subprocess.run([KB, "compare", new, old], capture_output=True, text=True, timeout=60)
+    assert c.returncode == 0, c.stdout + c.stderr
+    assert "remote" in c.stdout, c.stdout[:2000]
+
+
 if __name__ == "__main__":
     try:
         exit_with("test-report-e2e", sys.argv[1:])

@@ -349,11 +349,48 @@ START_TEST(records_that_prove_nothing_kill_nothing)
 }
 END_TEST
 
+/* An engine elsewhere is chosen as the docker CLI would be, its target read from the
+ * endpoint or given; opening contacts no engine. */
+START_TEST(docker_engine_elsewhere)
+{
+    const struct kb_sandbox_config ssh = { .backend = "docker",
+                                           .docker_host = "ssh://root@192.0.2.7:2222" },
+        tcp = { .backend = "docker", .docker_host = "tcp://192.0.2.8:2376",
+                .target = "192.0.2.9" },
+        badtarget = { .backend = "docker", .docker_host = "tcp://192.0.2.8:2376",
+                      .target = "host.example" },
+        local = { .backend = "docker", .docker_host = "unix:///var/run/docker.sock",
+                  .target = "192.0.2.9" };
+    struct kb_sandbox *box = kb_sandbox_open(&ssh, err, sizeof(err));
+    char where[600];
+    ck_assert_msg(box != NULL, "%s", err);
+    ck_assert_str_eq(getenv("DOCKER_HOST"), "ssh://root@192.0.2.7:2222");
+    ck_assert_int_eq(kb_sandbox_on_this_host(box), 0);
+    ck_assert_str_eq(kb_sandbox_target(box), "192.0.2.7");
+    ck_assert_int_eq(kb_sandbox_port_free(box, 1, 0, where, sizeof(where)), 0);
+    kb_sandbox_describe(box, where, sizeof(where));
+    ck_assert_str_eq(where, " image kneebench:latest engine ssh://root@192.0.2.7:2222 target "
+                            "192.0.2.7");
+    json_t *keys = kb_sandbox_plan_keys(box);
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(keys, "engine"),
+                                                       "target")), "192.0.2.7");
+    json_decref(keys);
+    kb_sandbox_close(box);
+    ck_assert_ptr_nonnull(box = kb_sandbox_open(&tcp, err, sizeof(err)));
+    ck_assert_str_eq(kb_sandbox_target(box), "192.0.2.9");
+    kb_sandbox_close(box);
+    ck_assert_ptr_null(kb_sandbox_open(&badtarget, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "IPv4"));
+    ck_assert_ptr_null(kb_sandbox_open(&local, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "this host's"));
+}
+END_TEST
+
 START_TEST(backend_by_name)
 {
     const struct kb_sandbox_config none = { 0 }, nosuch = { .backend = "nosuch" },
         docker = { .backend = "docker", .image = "img:1" },
-        agent = { .backend = "native", .agent = "127.0.0.1:9000" };
+        target = { .backend = "native", .target = "127.0.0.1" };
     struct kb_sandbox *box = kb_sandbox_open(&none, err, sizeof(err));
     char where[300];
     ck_assert_msg(box != NULL, "%s", err);
@@ -366,8 +403,8 @@ START_TEST(backend_by_name)
     kb_sandbox_close(box);
     ck_assert_ptr_null(kb_sandbox_open(&nosuch, err, sizeof(err)));
     ck_assert_ptr_nonnull(strstr(err, "nosuch"));
-    ck_assert_ptr_null(kb_sandbox_open(&agent, err, sizeof(err)));
-    ck_assert_ptr_nonnull(strstr(err, "are for --backend remote"));
+    ck_assert_ptr_null(kb_sandbox_open(&target, err, sizeof(err)));
+    ck_assert_ptr_nonnull(strstr(err, "are for --backend docker"));
     /* opening asks nothing of the engine: the image is only kept */
     ck_assert_ptr_nonnull(box = kb_sandbox_open(&docker, err, sizeof(err)));
     ck_assert_str_eq(kb_sandbox_name(box), "docker");
@@ -406,6 +443,7 @@ static Suite *suite(void)
     tcase_add_test(tc, cgroups_of_a_zombie_runner_are_swept);
     tcase_add_test(tc, records_that_prove_nothing_kill_nothing);
     tcase_add_test(tc, backend_by_name);
+    tcase_add_test(tc, docker_engine_elsewhere);
     tcase_add_test(tc, native_identity_hashes_the_files);
     suite_add_tcase(s, tc);
     return s;
