@@ -63,6 +63,9 @@ static void usage(FILE *f)
         "      --dispatch any|per-connection   a due request takes any free connection\n"
         "                           (default), or waits for its own connection, each with\n"
         "                           its share of the schedule, as wrk2 sends\n"
+        "      --stagger MS|even    per-connection: connection i begins its schedule i x MS\n"
+        "                           after the first, as wrk2 staggers its connects (default\n"
+        "                           5); even: the connections' phases spread evenly\n"
         "      --timer auto|epoll_pwait2|timerfd   how a thread sleeps to its next send\n"
         "                           (auto: epoll_pwait2 where the kernel has it, Linux 5.11+)\n"
         "      --pid PID[,PID...]   the server's processes (--pid 12,13, --pid \"12 13\"):\n"
@@ -103,7 +106,7 @@ static int bad(const char *fmt, const char *a)
 enum { O_URL = 256, O_ROUTE, O_EXPECT_STATUS, O_EXPECT_BODY, O_EXPECT_HEADER, O_WARMUP, O_DRAIN, O_JSON, O_HGRM, O_UHGRM, O_CONTRACT,
        O_TIMEOUT_MS, O_CPUS, O_QUIET, O_HLOG, O_SERIES, O_REQLOG, O_REQLOG_MAX, O_SPIN,
        O_SLACK, O_QUANTUM, O_EAGER, O_RT, O_EXACT, O_TIMER, O_DISPATCH, O_PID, O_RECONNECT,
-       O_NO_RECONNECT, O_NO_PREFLIGHT };
+       O_NO_RECONNECT, O_NO_PREFLIGHT, O_STAGGER };
 
 /* Numbers with units: rate, durations, the timeout; bounds from runner/util/opts.h. 0, or
  * bad()'s 2. */
@@ -206,6 +209,20 @@ static int text_opt(int o, const char *v, struct kb_load_args *a)
             return 0;
         bad("--dispatch is any or per-connection, not '%s'", v);
         return 1;
+    case O_STAGGER: {
+        char *end;
+        double ms = strtod(v, &end);
+        if (!strcmp(v, "even")) {
+            a->stagger_ns = KB_LOAD_STAGGER_EVEN;
+            return 0;
+        }
+        if (end != v && !*end && ms > 0 && ms <= 1000) {
+            a->stagger_ns = (int64_t)(ms * 1e6);
+            return 0;
+        }
+        bad("--stagger is milliseconds in (0, 1000] or even, not '%s'", v);
+        return 1;
+    }
     case 'L': a->latency = 1; return 0;
     case O_RECONNECT: a->reconnect = 1; return 0;
     case O_NO_RECONNECT: a->reconnect = 0; return 0;
@@ -258,7 +275,7 @@ static int parse_args(int argc, char **argv, struct kb_load_args *a)
         { "expect-status", 1, 0, O_EXPECT_STATUS }, { "expect-body", 1, 0, O_EXPECT_BODY },
         { "expect-header", 1, 0, O_EXPECT_HEADER }, { "pid", 1, 0, O_PID },
         { "reconnect", 0, 0, O_RECONNECT }, { "no-reconnect", 0, 0, O_NO_RECONNECT },
-        { "no-preflight", 0, 0, O_NO_PREFLIGHT },
+        { "no-preflight", 0, 0, O_NO_PREFLIGHT }, { "stagger", 1, 0, O_STAGGER },
         { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
     };
     int o, rc;

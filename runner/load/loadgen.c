@@ -55,6 +55,13 @@
 const char *const kb_load_timer_names[3] = { "auto", "epoll_pwait2", "timerfd" };
 const char *const kb_load_dispatch_names[2] = { "any", "per-connection" };
 
+static int64_t kb_load_stagger(const struct kb_load_config *cfg)
+{
+    if (!cfg->stagger_ns)
+        return KB_SCHEDULE_WRK2_STAGGER_NS;
+    return cfg->stagger_ns < 0 ? KB_LOAD_STAGGER_EVEN : cfg->stagger_ns;
+}
+
 const char *const kb_err_kind_names[KB_ERR_KINDS] = {
     "connect", "read", "write", "timeout", "peer_close", "malformed"
 };
@@ -122,6 +129,8 @@ struct thread {
     uint64_t queued;         /* due requests waiting for a connection, in any queue */
     uint64_t queue_max;      /* the most that may wait (cfg->queue_max) */
     struct kb_schedule sched;
+    kb_mono_t *phase;        /* per-connection: the connections' sorted phases */
+    unsigned *slot_conn;     /* per-connection: the connection of each phase slot */
     kb_mono_t measure_start; /* intended time of the first measured request */
     kb_mono_t measure_end;   /* intended time of the first request after the interval */
     uint64_t measured_outstanding;
@@ -554,7 +563,7 @@ static int conn_of(const struct thread *t, uint64_t n)
 {
     if (!t->cfg->per_connection)
         return -1;
-    return (int)((n / (uint64_t)t->cfg->threads) % (uint64_t)t->nconns);
+    return (int)t->slot_conn[(n / (uint64_t)t->cfg->threads) % (uint64_t)t->nconns];
 }
 
 static void assign_head(struct thread *t, int i, struct queue *q, kb_mono_t now)
@@ -1057,6 +1066,8 @@ static void *thread_main(void *arg)
                  "%g/s over %g s)", t->cfg->rate, t->cfg->duration_s);
         return NULL;
     }
+    if (t->cfg->per_connection)
+        kb_schedule_set_phases(&t->sched, t->phase, (unsigned)t->nconns);
     t->measure_start = kb_schedule_time(&t->sched, t->sched.warmup_n);
     t->measure_end = kb_schedule_time(&t->sched, kb_schedule_total(&t->sched));
     t->log_base = t->measure_start;    /* the log's times count from the interval's start */
@@ -1077,6 +1088,8 @@ static void thread_free(struct thread *t)
     if (t->tfd >= 0)
         close(t->tfd);
     free(t->free_ring);
+    free(t->phase);
+    free(t->slot_conn);
     for (int i = 0; t->conns && i < t->nconns; i++)
         free(t->conns[i].q.v);
     free(t->conns);
@@ -1124,6 +1137,14 @@ static int thread_setup(struct thread *t, const struct kb_load_config *cfg,
     t->queue_max = cfg->queue_max ? cfg->queue_max : KB_LOAD_QUEUE_MAX;
     t->fifo.cap = 4096;
     t->fifo.v = malloc(t->fifo.cap * sizeof(*t->fifo.v));
+    if (cfg->per_connection && t->nconns > 0) {
+        t->phase = malloc((size_t)t->nconns * sizeof(*t->phase));
+        t->slot_conn = malloc((size_t)t->nconns * sizeof(*t->slot_conn));
+        if (!t->phase || !t->slot_conn ||
+            kb_schedule_phases(cfg->rate, (unsigned)cfg->threads, (unsigned)t->nconns,
+                               (double)kb_load_stagger(cfg), t->phase, t->slot_conn) < 0)
+            return -1;
+    }
     if (t->epfd < 0 || !t->conns || !t->free_ring || !t->fifo.v ||
         hists_init(&t->corrected, &t->uncorrected, &t->lag, &t->conn_wait, &t->rx_delay,
                    &t->client_delay, &t->less_client))
@@ -1305,6 +1326,7 @@ int kb_load_run(const struct kb_load_config *cfg, struct kb_load_result *res, ch
     if (pick_timer(cfg, &res->timer, err, errlen) < 0)
         goto out;
     res->per_connection = !!cfg->per_connection;
+    res->stagger_ns = cfg->per_connection ? kb_load_stagger(cfg) : 0;
     res->reconnect = !!cfg->reconnect;
     pthread_mutex_init(&sh.mu, NULL);
     pthread_cond_init(&sh.cv, NULL);

@@ -40,6 +40,7 @@ enum kb_load_timer { KB_TIMER_AUTO, KB_TIMER_PWAIT2, KB_TIMER_TIMERFD };
 extern const char *const kb_load_timer_names[3];
 /* --dispatch: "any" (a due request takes any free connection) or "per-connection" (wrk2's). */
 extern const char *const kb_load_dispatch_names[2];
+#define KB_LOAD_STAGGER_EVEN (-1)
 
 struct kb_load_config {
     struct sockaddr_in addr;
@@ -67,6 +68,11 @@ struct kb_load_config {
      * alone, as wrk2 dispatches: a connection the server serves slowly delays its own later
      * requests. Latency runs from the intended time in both. */
     int per_connection;
+    /* Under per-connection dispatch, connection i of a thread begins its schedule
+     * i * stagger_ns after the first, as wrk2 staggers its connects: its phase within the
+     * period C / (rate / T) is (i * stagger_ns) mod period. 0: wrk2's 5 ms; < 0
+     * (KB_LOAD_STAGGER_EVEN): phases spread evenly, the plain schedule's times. */
+    int64_t stagger_ns;
     /* 1: a server that closes its connections (Connection: close, HTTP/1.0, a body ended
      * by the close, an idle connection closed) is served as wrk serves it: the connection
      * reconnects, the connect time counts in the next request's latency (still from its
@@ -153,6 +159,7 @@ struct kb_load_result {
     int unpinned_threads;          /* load threads the kernel would not pin to their CPUs */
     enum kb_load_timer timer;      /* how the threads slept: PWAIT2 or TIMERFD */
     int per_connection;            /* cfg's dispatch */
+    int64_t stagger_ns;            /* per-connection: the stagger in force, -1 even */
     int reconnect;                 /* cfg's reconnect */
     int64_t send_quantum_ns;       /* the quantum in force: cfg's, or 0 when sends were far enough apart */
     char first_error[256];         /* empty when none */

@@ -168,6 +168,10 @@ json_t *kb_loadout_json(const struct kb_load_meta *m, const struct kb_load_resul
                         r->rt_threads == m->threads ? "fifo" : "other (SCHED_FIFO refused)"));
     json_object_set_new(o, "timer", json_string(kb_load_timer_names[r->timer]));
     json_object_set_new(o, "dispatch", json_string(kb_load_dispatch_names[r->per_connection]));
+    /* per-connection: how far apart the connections' schedules begin; "even" when spread */
+    json_object_set_new(o, "stagger_ms", !r->per_connection ? json_null() :
+                        r->stagger_ns < 0 ? json_string("even") :
+                        json_real((double)r->stagger_ns / 1e6));
     json_object_set_new(o, "threads_unpinned", json_integer(r->unpinned_threads));
     json_object_set_new(o, "send_quantum_us", json_integer(m->send_quantum_us));
     json_object_set_new(o, "send_quantum_active", json_boolean(r->send_quantum_ns > 0));

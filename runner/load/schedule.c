@@ -3,6 +3,7 @@
 #include "runner/load/schedule.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 int kb_schedule_init(struct kb_schedule *s, kb_mono_t start, double rate, double warmup_s,
                      double duration_s, unsigned thread, unsigned nthreads)
@@ -16,13 +17,68 @@ int kb_schedule_init(struct kb_schedule *s, kb_mono_t start, double rate, double
     s->thread = thread;
     s->nthreads = nthreads;
     s->next_k = 0;
+    s->phase = NULL;
+    s->nphase = 0;
+    s->period_ns = 0;
     return 0;
+}
+
+static double period_ns(double rate, unsigned nthreads, unsigned nconns)
+{
+    return (double)nconns * (double)nthreads * (double)KB_NS_PER_S / rate;
+}
+
+struct slot { double at; unsigned conn; };
+
+static int slot_cmp(const void *a, const void *b)
+{
+    const struct slot *x = a, *y = b;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    return x->conn < y->conn ? -1 : x->conn > y->conn;
+}
+
+int kb_schedule_phases(double rate, unsigned nthreads, unsigned nconns, double stagger_ns,
+                       kb_mono_t *phase, unsigned *conn)
+{
+    struct slot *v;
+    double p;
+    if (!(rate > 0) || nthreads == 0 || nconns == 0)
+        return -1;
+    p = period_ns(rate, nthreads, nconns);
+    v = malloc(nconns * sizeof(*v));
+    if (!v)
+        return -1;
+    for (unsigned i = 0; i < nconns; i++) {
+        v[i].at = stagger_ns < 0 ? (double)i * p / nconns : fmod((double)i * stagger_ns, p);
+        v[i].conn = i;
+    }
+    qsort(v, nconns, sizeof(*v), slot_cmp);
+    for (unsigned i = 0; i < nconns; i++) {
+        phase[i] = (kb_mono_t)v[i].at;
+        conn[i] = v[i].conn;
+    }
+    free(v);
+    return 0;
+}
+
+void kb_schedule_set_phases(struct kb_schedule *s, const kb_mono_t *phase, unsigned nphase)
+{
+    s->phase = nphase ? phase : NULL;
+    s->nphase = nphase;
+    s->period_ns = nphase ? period_ns(s->rate, s->nthreads, nphase) : 0;
 }
 
 kb_mono_t kb_schedule_time(const struct kb_schedule *s, uint64_t n)
 {
-    /* n * 1e9 stays exact in a double up to 2^53 ns (104 days at 1 req/s). */
-    return s->start + (kb_mono_t)((double)n * (double)KB_NS_PER_S / s->rate);
+    uint64_t k, round;
+    if (!s->phase)  /* n * 1e9 stays exact in a double up to 2^53 ns (104 days at 1 req/s) */
+        return s->start + (kb_mono_t)((double)n * (double)KB_NS_PER_S / s->rate);
+    k = n / s->nthreads;
+    round = k / s->nphase;
+    return s->start + s->phase[k % s->nphase] +
+           (kb_mono_t)((double)round * s->period_ns +
+                       (double)(n % s->nthreads) * (double)KB_NS_PER_S / s->rate);
 }
 
 uint64_t kb_schedule_total(const struct kb_schedule *s)

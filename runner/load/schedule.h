@@ -4,7 +4,12 @@
  * Thread i of T owns the requests n = i, i + T, i + 2T, ...: each thread is evenly spaced at
  * rate / T and the threads are phase-offset by 1 / rate, so the aggregate is evenly spaced.
  * Requests n < warmup_n are warmup (discarded); warmup_n <= n < warmup_n + measured_n are the
- * measured interval; there are no others. Pure arithmetic, no I/O, no allocation. */
+ * measured interval; there are no others.
+ *
+ * Under per-connection dispatch a thread's requests can instead follow its connections'
+ * phases (kb_schedule_phases): connection c sends every period P = C * T / rate at its own
+ * offset within P, as wrk2 gives each connection its own schedule from its own (staggered)
+ * connect. Pure arithmetic and no I/O; only kb_schedule_phases allocates, its scratch. */
 #ifndef KB_SCHEDULE_H
 #define KB_SCHEDULE_H
 
@@ -20,11 +25,30 @@ struct kb_schedule {
     unsigned thread;        /* this thread's index */
     unsigned nthreads;
     uint64_t next_k;        /* this thread's next request: n = next_k * nthreads + thread */
+    const kb_mono_t *phase; /* NULL: evenly spaced; else nphase sorted offsets within period */
+    unsigned nphase;
+    double period_ns;
 };
+
+/* wrk2 starts a thread's connections this far apart and each keeps its schedule from its own
+ * start, so connection i sends at phase (i * stagger) mod P (src/wrk.c, "Stagger connects"). */
+#define KB_SCHEDULE_WRK2_STAGGER_NS (5 * KB_NS_PER_MS)
 
 /* 0, or -1 when the arguments make no schedule (rate <= 0, no threads, thread out of range). */
 int kb_schedule_init(struct kb_schedule *s, kb_mono_t start, double rate, double warmup_s,
                      double duration_s, unsigned thread, unsigned nthreads);
+
+/* The phases of a thread's nconns connections when connection i begins its schedule
+ * i * stagger_ns after connection 0 (stagger_ns < 0: spread evenly, phase i * P / nconns,
+ * the plain schedule's own times). Fills phase[] sorted ascending in [0, P) and conn[] with
+ * the connection at each slot. -1 when the arguments make no period. */
+int kb_schedule_phases(double rate, unsigned nthreads, unsigned nconns, double stagger_ns,
+                       kb_mono_t *phase, unsigned *conn);
+
+/* From here on request k of this thread (n = k * nthreads + thread) is intended at
+ * start + (k / nphase) * P + phase[k % nphase] + thread / rate; phase is borrowed, not
+ * copied. Set before the first take. */
+void kb_schedule_set_phases(struct kb_schedule *s, const kb_mono_t *phase, unsigned nphase);
 
 /* Intended time of global request n. */
 kb_mono_t kb_schedule_time(const struct kb_schedule *s, uint64_t n);

@@ -190,7 +190,7 @@ static void configure(const struct kb_load_args *a, const struct kb_target *t, c
         .cpus = a->cpus ? cpus : NULL,
         .requests_log_max = a->requests_log ? (uint64_t)a->requests_log_max : 0,
         .timer = a->timer, .per_connection = a->per_connection,
-        .reconnect = a->reconnect,
+        .stagger_ns = a->stagger_ns, .reconnect = a->reconnect,
     };
 }
 

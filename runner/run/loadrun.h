@@ -39,6 +39,7 @@ struct kb_load_args {
     int exact_threads;
     enum kb_load_timer timer;
     int per_connection;            /* --dispatch per-connection */
+    int64_t stagger_ns;            /* --stagger: 0 wrk2's 5 ms, KB_LOAD_STAGGER_EVEN */
     long requests_log_max;
     int have_requests_log_max;
     int have_rate, have_duration, have_warmup, have_drain;

@@ -12,7 +12,7 @@ import time
 
 from kbenv import KB, need
 from kbtest import run, test
-from loadlib import HERE, TMP, Proc
+from loadlib import CONTROL, HERE, TMP, Proc, load
 
 RATE, CONNS, SECONDS, STALL = 200, 4, 3, 1.2
 
@@ -53,6 +53,49 @@ def one_stalled_connection_delays_only_its_own_requests_per_connection():
     # the waits behind the stall are the server's (conn_wait), not the client's lateness
     assert own["conn_wait_us"]["p99"] > 0.1e6 >= anyc["conn_wait_us"]["p99"], \
         (own["conn_wait_us"], anyc["conn_wait_us"])
+
+
+def phases(*extra):
+    """The measured requests' intended times within one connection's period (10 ms: 400/s on
+    4 connections), as the requests log gives them, in 100 us bins; and the JSON."""
+    s = Proc([CONTROL, "--port", "0"])
+    log = os.path.join(TMP, f"phases-{time.monotonic_ns()}.log")
+    try:
+        j, _ = load(s.port, "--requests-log", log, *extra, rate=400, duration=1, warmup=0.5,
+                    threads=1, connections=4)
+    finally:
+        s.stop()
+    with open(log) as f:
+        rows = [ln.split() for ln in f if not ln.startswith("#")]
+    assert len(rows) == 400, len(rows)
+    return sorted({round(int(r[0]) % 10000 / 100) % 100 for r in rows}), j
+
+
+@test
+def per_connection_sends_at_wrk2s_staggered_phases():
+    need(KB)
+    # wrk2 starts connection i 5 ms after connection i - 1 and each keeps its own schedule:
+    # with a 10 ms period the four fall into two phases, 5 ms apart, two requests at each
+    wrk2, j = phases("--dispatch", "per-connection")
+    assert j["dispatch"] == "per-connection" and j["stagger_ms"] == 5, j["stagger_ms"]
+    assert len(wrk2) == 2 and (wrk2[1] - wrk2[0]) == 50, wrk2
+    # spread evenly, the phases are the plain schedule's: four, 2.5 ms apart, as `any` sends
+    even, j = phases("--dispatch", "per-connection", "--stagger", "even")
+    assert j["stagger_ms"] == "even" and len(even) == 4, even
+    plain, j = phases("--dispatch", "any")
+    assert j["stagger_ms"] is None and even == plain, (even, plain)
+    # another stagger: 2.5 ms puts each connection a quarter period after the last
+    quarter, j = phases("--dispatch", "per-connection", "--stagger", "2.5")
+    assert j["stagger_ms"] == 2.5 and len(quarter) == 4, quarter
+
+
+@test
+def stagger_refuses_what_is_not_a_time():
+    need(KB)
+    for bad in ("0", "-1", "soon", "2000"):
+        p = subprocess.run([KB, "load", "http://127.0.0.1:9/", "-R", "10", "-d", "1",
+                            "--stagger", bad], capture_output=True, text=True, timeout=10)
+        assert p.returncode == 2 and "--stagger is milliseconds" in p.stderr, (bad, p.stderr)
 
 
 @test

@@ -219,6 +219,71 @@ START_TEST(quantum_groups_sends)
 }
 END_TEST
 
+/* wrk2's 5 ms stagger at 25,600/s on 256 connections: a 10 ms period, so the connections
+ * fall into two phases, 128 at 0 and 128 at 5 ms (the bursts wrk2 sends there). */
+START_TEST(wrk2_stagger_makes_two_phases_at_a_10ms_period)
+{
+    kb_mono_t ph[256];
+    unsigned conn[256];
+    ck_assert_int_eq(kb_schedule_phases(25600, 1, 256, 5e6, ph, conn), 0);
+    for (unsigned i = 0; i < 256; i++) {
+        ck_assert_uint_eq(ph[i], i < 128 ? 0 : 5 * KB_NS_PER_MS);
+        ck_assert_uint_eq(conn[i] % 2, i < 128 ? 0u : 1u);
+    }
+    /* 25,000/s: a 10.24 ms period spreads them; sorted, each slot a distinct connection */
+    ck_assert_int_eq(kb_schedule_phases(25000, 1, 256, 5e6, ph, conn), 0);
+    for (unsigned i = 1; i < 256; i++)
+        ck_assert_uint_le(ph[i - 1], ph[i]);
+    ck_assert_uint_lt(ph[255], 10240 * KB_NS_PER_US);
+    ck_assert_int_eq(kb_schedule_phases(0, 1, 256, 5e6, ph, conn), -1);
+}
+END_TEST
+
+/* Even phases are the plain schedule: the same intended time for every request. */
+START_TEST(even_phases_are_the_plain_schedule)
+{
+    enum { T = 2, C = 5 };
+    kb_mono_t ph[C];
+    unsigned conn[C];
+    struct kb_schedule plain, phased;
+    ck_assert_int_eq(kb_schedule_phases(3000, T, C, -1, ph, conn), 0);
+    ck_assert_int_eq(kb_schedule_init(&plain, 777, 3000, 1, 2, 1, T), 0);
+    ck_assert_int_eq(kb_schedule_init(&phased, 777, 3000, 1, 2, 1, T), 0);
+    kb_schedule_set_phases(&phased, ph, C);
+    for (uint64_t n = 1; n < 9000; n += T) {
+        kb_mono_t a = kb_schedule_time(&plain, n), b = kb_schedule_time(&phased, n);
+        ck_assert_uint_le(a > b ? a - b : b - a, 2);
+        ck_assert_uint_eq(conn[(n / T) % C], (n / T) % C);
+    }
+}
+END_TEST
+
+/* With wrk2's phases each connection still sends exactly one period apart, the thread's
+ * takes stay in order and none is early. */
+START_TEST(staggered_connections_each_keep_their_period)
+{
+    enum { C = 7 };
+    kb_mono_t ph[C], last[C] = { 0 };
+    unsigned conn[C];
+    struct kb_schedule s;
+    uint64_t n;
+    kb_mono_t next, prev = 0, period = 7 * KB_NS_PER_MS;
+    ck_assert_int_eq(kb_schedule_phases(1000, 1, C, 5e6, ph, conn), 0);
+    ck_assert_int_eq(kb_schedule_init(&s, 1000, 1000, 0, 1, 0, 1), 0);
+    kb_schedule_set_phases(&s, ph, C);
+    for (kb_mono_t now = 0; now < 2 * KB_NS_PER_S; now += 100 * KB_NS_PER_US)
+        while (kb_schedule_take(&s, now, &n, &next)) {
+            unsigned c = conn[n % C];
+            ck_assert_uint_le(next, now);
+            ck_assert_uint_ge(next, prev);
+            if (n >= C)
+                ck_assert_uint_eq(next - last[c], period);
+            last[c] = prev = next;
+        }
+    ck_assert_uint_eq(n + 1, 1000);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("schedule");
@@ -233,6 +298,9 @@ static Suite *suite(void)
     tcase_add_test(tc, quantum_in_force_edges);
     tcase_add_test(tc, wake_for_edges);
     tcase_add_test(tc, quantum_groups_sends);
+    tcase_add_test(tc, wrk2_stagger_makes_two_phases_at_a_10ms_period);
+    tcase_add_test(tc, even_phases_are_the_plain_schedule);
+    tcase_add_test(tc, staggered_connections_each_keep_their_period);
     suite_add_tcase(s, tc);
     return s;
 }
