@@ -1,4 +1,4 @@
-# runner/: build/kneebench, one subdirectory per concern (README.md, Layout). Every
+# runner/: build/kneebench, one subdirectory per concern (docs/layout.md). Every
 # runner/*/*.c but cli/main.c is library code the unit tests link.
 RUNNER_SRCS := $(wildcard runner/*/*.c)
 runner_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out runner/cli/main.c,$(RUNNER_SRCS))) $(FIXTURE_OBJS)

@@ -30,7 +30,8 @@ samples.csv, verdict.json and the DONE marker, written last
 .I RUN/report.md, report.csv, report.json, charts/
 kneebench report's output (report.csv and report.json: docs/report-format.md)
 [SEE ALSO]
-README.md, docs/protocol.md, docs/knee.md, docs/report-format.md, docs/security.md and
+README.md, docs/usage.md, docs/results.md, docs/evidence.md, docs/protocol.md, docs/load.md,
+docs/knee.md, docs/db.md, docs/docker.md, docs/report-format.md, docs/security.md and
 runner/README-load.md: \fBmake install\fR puts them, at those paths, under
 share/doc/kneebench/ beside the installed bin/ (/usr/local/share/doc/kneebench/ by
 default), and they are in the kneebench source tree;

@@ -1,20 +1,13 @@
-/* hlog.h -- a point's time series: HdrHistogram interval logs (.hlog) and a per-second CSV.
+/* hlog.h -- a point's time series: an HdrHistogram interval log (.hlog) and a per-second CSV
+ * (achieved rate, corrected p50/p99/max, errors, which figures are lower bounds).
  *
- * Owns: the V2 compressed histogram encoding (HdrHistogram_c's hdr_encode_compressed: big-
- * endian header with cookie 0x1c849313, zigzag LEB128 counts with zero runs as negative
- * numbers, zlib-compressed, wrapped with cookie 0x1c849314, then base64) and a series of
- * intervals that is written, atomically, as an .hlog readable by HdrHistogram's own tools
- * (the header lines and "Tag=...,start,length,max,payload" lines of hdr_log_write_entry)
- * and as CSV (achieved rate, corrected p50/p99/max, errors, and which figures are only
- * lower bounds, per interval).
- *
- * The series' histograms record nanoseconds, HdrHistogram's own convention: its
- * HistogramLogProcessor divides by 1e6 unless told otherwise, so it prints the log in
- * milliseconds with no flags, and the Interval_Max column is written in milliseconds as its
- * Java log writer does. The log says so in a header line (KB_HLOG_UNIT_LINE); a kneebench log
- * without that line was written before, and holds microseconds (max column included). The
- * CSV keeps microseconds, as every other file of a point. Histograms are
- * runner/load/hist.h's kb_hist (the HdrHistogram layout). Nothing here prints. */
+ * The .hlog is what HdrHistogram's own tools read: hdr_log_write_entry's header and
+ * "Tag=...,start,length,max,payload" lines, each payload the V2 compressed encoding of
+ * hdr_encode_compressed (cookie 0x1c849313, zigzag LEB128 counts, zero runs negative, zlib,
+ * cookie 0x1c849314, base64). Values are nanoseconds and the max column milliseconds, as
+ * HdrHistogram's Java writer does, so HistogramLogProcessor prints ms with no flags; the
+ * KB_HLOG_UNIT_LINE header says so, and a kneebench log without it holds microseconds. The
+ * CSV keeps microseconds, as every other file of a point. Written atomically; never prints. */
 #ifndef KB_HLOG_H
 #define KB_HLOG_H
 

@@ -1,16 +1,14 @@
-/* report.h -- reads a run directory's evidence (and nothing else) into a model, aggregates
- * repeats, and writes report.md, report.csv, report.json and SVG charts from it.
+/* report.h -- a run directory's evidence (and nothing else) read into a model, repeats
+ * aggregated, and report.md, report.csv, report.json and the SVG charts written from it.
  *
- * kb_report_load() fills struct kb_report from plan.json, run.json, fixtures/<rt>/, every
- * points/<id>/{verdict.json,DONE,hostclock.json}, calibrate/calibrate.json when the curve calibrated, and
- * the per-second series.csv of each runtime's first uncontrolled point per route (where the
- * queue forms); points without a marker are listed in missing. Aggregates
- * are one row per runtime x route x rate: medians over repeats with min-max ranges. The
- * writers (report_md.c, report_data.c, report_svg.c) only read the model. kb_report_free()
- * frees everything kb_report_load() allocated. kb_report_soak() writes the soak's report.md
- * (report_soak.c), from its own evidence. What only the report's own files share
- * (the series, the rankings the writers compute, the calibration's part of the load) is in
- * runner/report/report_int.h. */
+ * kb_report_load() reads plan.json, run.json, fixtures/<rt>/, each point's verdict.json,
+ * DONE and hostclock.json, calibrate/calibrate.json when the curve calibrated, and the
+ * series.csv of each runtime's first uncontrolled point per route (where the queue forms);
+ * points without DONE are listed in missing. A row is one runtime x route x rate: medians
+ * over repeats with min-max ranges. The writers (report_md.c, report_data.c,
+ * report_svg.c) only read the model; kb_report_free() frees it. kb_report_soak() writes the
+ * soak's report from its own evidence. What only the report's files share is in
+ * report_int.h. */
 #ifndef KB_REPORT_H
 #define KB_REPORT_H
 

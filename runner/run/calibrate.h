@@ -1,15 +1,12 @@
-/* calibrate.h -- proves the client's margin before a curve (docs/protocol.md, "Trusting the client").
+/* calibrate.h -- proves the client's margin before a curve (docs/protocol.md, "Trusting the
+ * client").
  *
- * Owns: starting the known-fast control server (contract "control", pinned to the server
- * CPUs), driving it with `kneebench load` child processes (pinned to the client CPUs,
- * optionally inside a cgroup) at rising rates up to factor x the rate to prove, judging each
- * step (kb_trust_rung, runner/run/verdict.h: the curve's client-trust judgement, and the
- * control server's delivery and errors), and writing calibrate.json
- * atomically into the output directory. The margin is the highest rate held with every
- * lower step held too. A step that misses is tried again (cfg->attempts): the margin is a
- * claim of what the client can do, and one stall of a shared host (tens of ms, seen here on
- * an idle busy-looping CPU) in a 3 s step misses the lag gate whatever the rate; every
- * attempt's miss is kept in the result. Library code: nothing printed except through cfg->progress. */
+ * The control server (contract "control") on the server CPUs, driven by `kneebench load`
+ * children on the client CPUs (optionally in a cgroup) at rising rates up to factor x the
+ * rate to prove; each step judged by kb_trust_rung (verdict.h); calibrate.json written
+ * atomically. The margin is the highest rate held with every lower step held too. A missed
+ * step is tried again (cfg->attempts), since one stall of a shared host in a 3 s step misses
+ * the lag gate at any rate; every miss is kept. Prints only through cfg->progress. */
 #ifndef KB_CALIBRATE_H
 #define KB_CALIBRATE_H
 

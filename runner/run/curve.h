@@ -1,32 +1,14 @@
 /* curve.h -- `kneebench curve`'s method: the runtime x route x rate comparison measured into
- * a run directory (docs/protocol.md). The command (runner/cli/cmd_curve.c) parses its
- * options into struct kb_curve_opts and calls these.
+ * a run directory (docs/protocol.md; its files: docs/evidence.md). runner/cli/cmd_curve.c
+ * parses the options into struct kb_curve_opts and calls these.
  *
- * Flow: the plan (runner/run/matrix.c) -> per runtime: start it in the sandbox, wait until
- * it accepts, read the limits back, hash its identity, preflight every route (curvefix.c);
- * interleaved, every runtime's fixture stays up beside the one measured, and the host's floor
- * is measured between rate steps (curvefloor.c) -> per point (curvepoint.c): wait until the fixture is at rest, the load generator as a
- * child pinned to the client CPUs, the fixture sampled every second, postflight, identity
- * again, the verdict and its evidence, the completion marker last. A fixture that died is
- * restarted for the next point; points whose marker exists are kept on a re-run (resume).
- * The run's skeleton (run directory, plan.json, run.json, the interrupt flag, a point's
- * evidence) is runner/run/run.c's; the rounds after the matrix that read the report's rows
- * (confirmation, refinement, the requests logs kept) are the command's (cli/curve_rounds.c).
- *
- * Evidence layout (every file written atomically):
- *   RUN/plan.json               the plan: parameters, criteria, placement, every point id
- *   RUN/run.json                identity: runner and contract SHA-256, host, runtime
- *                               versions, command line, limits requested, what the sandbox
- *                               adds (run-resumed-<t>.json per later invocation)
- *   RUN/fixtures/<rt>[-r<k>]/   limits.json, identity.json (the run's baseline),
- *                               preflight.json, fixture.log, pg/ (the db route's cluster)
- *   RUN/points/<id>/            command.json, load.json, corrected.hgrm, uncorrected.hgrm,
- *                               load.log, requests.log (where kept), samples.csv,
- *                               hostclock.json, verdict.json, DONE (last; else
- *                               incomplete.json: {"file", "reason"})
- *   RUN/floor/f<k>/             an interleaved run's host floor: kb-control's load files and
- *                               floor.json (curvefloor.c)
- *   RUN/confirm.json, refine.json, requests-logs.json   the rounds after the matrix */
+ * The plan (matrix.c); each runtime started, limits read back, identity hashed, routes
+ * preflighted (curvefix.c), every fixture up side by side when interleaved, the host's floor
+ * between rate steps (curvefloor.c); then each point (curvepoint.c): the fixture at rest, the
+ * load child on the client CPUs, the fixture sampled each second, postflight, identity again,
+ * the verdict, DONE last. A fixture that died is restarted for the next point; a re-run keeps
+ * every point with its DONE. The skeleton every command shares is run.c's; the rounds after
+ * the matrix that read the report's rows are the command's (cli/curve_rounds.c). */
 #ifndef KB_CURVE_H
 #define KB_CURVE_H
 

@@ -1,7 +1,7 @@
 /* fixture.h -- one runtime run as a fixture (docs/glossary.md) for `kneebench curve`, `soak`
  * and `qualify`.
  *
- * Owns what the two commands do alike around a fixture: the run's placement (server and
+ * Owns what the three commands do alike around a fixture: the run's placement (server and
  * client CPUs, overlap refused) and sandbox backend, the fixture's command expanded from
  * the contract, starting it in the sandbox and waiting until it accepts, reading the
  * limits back (limits.json) and hashing its identity, the server's processes sampled,

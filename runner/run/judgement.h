@@ -13,12 +13,10 @@
 
 struct kb_calibrate_result;      /* runner/run/calibrate.h */
 
-/* What a run's calibration did to its points' judgements, as judged_by records it. A curve
- * now holds the margin against what a point carried (its achieved rate), and only where the
- * point missed: a controlled point is the server's at any rate (the client's own effects only
- * add to its latency), and an uncontrolled one that carried less than the margin covers had
- * a client with capacity to spare. Evidence from before that records only "calibrated": its
- * margin gated every point requested above it, and is re-derived so. */
+/* How the calibration's margin enters a point's trust (judged_by's "margin"). The curve
+ * uses CARRIED: only a point that missed can be the client's doing, since the client's own
+ * delay only adds latency. GATES is how older evidence, which records only "calibrated",
+ * was judged and is judged again. */
 enum kb_margin_use {
     KB_MARGIN_UNUSED = 0,        /* the curve ran without a calibration */
     KB_MARGIN_GATES,             /* a requested rate the margin did not cover: client-limited */

@@ -1,40 +1,21 @@
-/* knee.h -- where a server's knee lies, from the samples taken so far: the search behind
- * `kneebench knee` (docs/knee.md).
+/* knee.h -- the search behind `kneebench knee`: a rate's samples judged together as its row,
+ * the bracket the rows make, and the next step (docs/knee.md, "How the search runs").
  *
- * Owns the rows (a rate's samples, judged together), the bracket they make, and the next
- * step. Pure: no I/O, no clock; the command measures what this asks for and hands it back,
- * so the search is a function of the set of samples alone -- a resumed run that reads its
- * points back asks for exactly what the interrupted one would have.
+ * Pure: no I/O, no clock. The command measures what this asks for and hands it back, so the
+ * next step is a function of the samples alone and a resumed search asks for what the
+ * interrupted one would have.
  *
- * A sample is one measured point, judged as the curve judges one (runner/run/judgement.h).
- * A sample the client could have decided (client-limited) says nothing about the server:
- * it is left out of its row's judgement and taken again, once. A row is
- *   untrusted  every sample client-limited;
- *   failed     a trusted sample failed (socket errors, non-2xx, mismatches): not held;
- *   held       median delivery >= min_delivery and median corrected p99 < max_p99_us over
- *              its trusted samples (the curve's rule for repeats);
- *   missed     otherwise.
- * hi is the lowest rate whose row is not held (missed, failed or untrusted), lo the highest
- * held rate below it. The next step, first that applies:
- *   - hi untrusted: sample it again while it has fewer than 2 samples; then the search ends
- *     on the client's bound (this host's client cannot prove that rate);
- *   - no hi: rise from lo by the factor (the start rate when nothing is measured), capped at
- *     max_rate; lo at max_rate ends the search on that bound;
- *   - no lo: fall from hi by the factor, floored at min_rate; hi at min_rate ends it;
- *   - hi / lo - 1 > resolution: bisect geometrically (sqrt(lo x hi), 3 significant digits);
- *   - lo, then hi, wants more samples (fewer than `confirm` trusted, unless settled: more
- *     than half in and all agreeing, which no further sample can outvote): one more;
- *   - with `hold`, lo has no trusted hold sample: one hold sample of lo (a second where the
- *     first was client-limited; then the search ends on the client's bound);
- *   - else located.
- * A hold sample is one long sample (the paper profile's 30 s): a rate a fraction e past the
- * server's capacity adds e x T seconds of backlog over a T-second sample, so a short sample
- * lets a rate a few percent past the knee through and a long one does not (docs/knee.md).
- * A row with a trusted hold sample is held only if its short samples are and its hold
- * samples, judged the same way among themselves, are too; a hold sample that fails its
- * criteria makes the row missed, which moves the bracket down.
- * More samples can move a row across the criteria, which moves the bracket; the next step
- * then bisects or rises from there. */
+ * A row is untrusted (every sample client-limited), failed (a trusted sample failed), held
+ * (the medians of its trusted samples meet the criteria, its hold samples' too) or missed.
+ * hi is the lowest rate not held, lo the highest held rate below it. The next step, first
+ * that applies:
+ *   retake   hi untrusted: up to 2 samples, then the search ends on the client's bound
+ *   rise     no hi: lo x factor, capped at max_rate (fall: no lo, hi / factor, min_rate)
+ *   bisect   hi / lo - 1 > resolution: sqrt(lo x hi), 3 significant digits
+ *   confirm  lo, then hi, has fewer than `confirm` trusted samples and is not settled
+ *   hold     with `hold`, lo has no trusted hold sample: one long sample of lo, which a
+ *            rate a few percent past the knee fails where a short one lets it through
+ *   located  otherwise */
 #ifndef KB_KNEE_H
 #define KB_KNEE_H
 

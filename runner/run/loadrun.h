@@ -1,19 +1,14 @@
-/* loadrun.h -- one load as `kneebench load` runs it: the target opened (runner/load/target.h),
- * the client's CPUs, its cgroup quota and its descriptor limit fitted, every output checked
- * writable before anything is sent, the target probed, the load run (runner/load/loadgen.h),
- * its summary, spectrum and files written (runner/load/loadout.h), and the client's trust
- * judged as the curve judges it (runner/run/verdict.h) for the warning the command gives.
+/* loadrun.h -- one load as `kneebench load` runs it: the target opened (target.h); the
+ * client's CPUs, cgroup quota and descriptor limit fitted; every output checked writable
+ * before anything is sent; unless --no-preflight, the server's processes found (--pid, else
+ * the loopback port's listeners: serverside.h), the client kept off their CPUs and trial
+ * requests sent (trial.h); the load (loadgen.h); its outputs (loadout.h); and the client's
+ * trust judged as the curve judges it (verdict.h), for the command's warning.
  *
- * The exit statuses are the command's (cli/cmd_load.c): 0 run and every response right; 4
- * run with responses not right (KB_LOAD_EXIT_NOT_RIGHT); 2 bad arguments, said on stderr
- * before anything is sent; 3 the target unreachable; 6 an output could not be written
- * (KB_LOAD_EXIT_OUTPUT); 7 the target answered its first requests wrongly
- * (KB_LOAD_EXIT_TRIAL); 1 the run itself failed.
- *
- * Before the load, unless --no-preflight: the server's processes found (--pid, else those
- * listening on a loopback port: runner/run/serverside.h), the client kept off their CPUs
- * unless --cpus says otherwise, and a few trial requests (runner/load/trial.h), all said
- * on stderr. */
+ * Exit statuses (cli/cmd_load.c): 0 every response right; 1 the run failed; 2 bad arguments,
+ * before anything is sent; 3 unreachable; 4 responses not right (KB_LOAD_EXIT_NOT_RIGHT);
+ * 6 an output not written (KB_LOAD_EXIT_OUTPUT); 7 wrong answers to the trial requests
+ * (KB_LOAD_EXIT_TRIAL). */
 #ifndef KB_LOADRUN_H
 #define KB_LOADRUN_H
 

@@ -1,14 +1,13 @@
 /* matrix.h -- plans a curve: which points run, in which order, with which parameters.
  *
- * Pure: no I/O. Two orders. Interleaved (the default): rate by rate (ascending), each rate's
- * routes in turn, and within each the runtimes side by side in an order rotated by one at every
- * step, so a host whose speed drifts meets every runtime alike and no runtime always goes
- * first. Sequential (the db route's default: its PostgreSQL starts with the fixture): runtime
- * by runtime (the contract's order, rotated by one per repeat) x routes x rates (ascending).
- * A runtime runs only on the routes it serves (kb_runtime_serves). By default the runtimes are the comparison's: a variant
- * (gray-static-blocking) runs only where a profile, --runtimes or db_mode names it.
- * Overrides narrow or change the contract's values; names are checked against the contract. kb_plan_free() frees what
- * kb_matrix_plan() allocated; point strings point into the plan's own copies. */
+ * Pure: no I/O. Interleaved (the default): rate by rate ascending, each rate's routes in
+ * turn, the runtimes side by side in an order rotated by one at every step, so a host whose
+ * speed drifts meets every runtime alike. Sequential (the db route's default: its PostgreSQL
+ * starts with the fixture): runtime by runtime (the contract's order, rotated per repeat) x
+ * routes x rates. A runtime runs only on the routes it serves (kb_runtime_serves); a variant
+ * (gray-static-blocking) only where a profile, --runtimes or db_mode names it. Overrides are
+ * checked against the contract. kb_plan_free() frees what kb_matrix_plan() allocated; point
+ * strings point into the plan's own copies. */
 #ifndef KB_MATRIX_H
 #define KB_MATRIX_H
 

@@ -4,8 +4,8 @@
  *
  * Owns the thread, the samples (kept in memory and written as samples.csv), and the figures
  * drawn from them: the CPU per response over the load's measured interval, interpolated
- * between the samples around its ends, as the curve computes it (docs/protocol.md, "Cost
- * per response"). The server is one or more process trees (--pid, or the processes found
+ * between the samples around its ends, as the curve computes it (docs/report-format.md,
+ * "cost"). The server is one or more process trees (--pid, or the processes found
  * listening on the target's port: each process, its session and every descendant) or a
  * cgroup's members (--cgroup); neither, and only the steal is sampled.
  * The thread blocks every signal; nothing here prints. */

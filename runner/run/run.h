@@ -1,15 +1,14 @@
-/* run.h -- the skeleton of a run, shared by `kneebench curve` and `kneebench soak`.
+/* run.h -- the skeleton of a run: what `kneebench curve`, `soak` and `qualify` do alike around
+ * their points (a soak phase is a point), and the evidence helpers `knee` shares.
  *
- * Owns what the two commands do alike around their points (a soak phase is a point): the
- * run directory with its plan.json (one plan per directory) and run.json (the run's identity,
- * built here once, with what a command adds), the interrupt flag and its signals, the
- * contract, the server (runner/run/fixture.h) opened and closed, the run's PostgreSQL stopped
- * with the fixture, leftovers of a dead runner swept, and the evidence of each point: every
- * write checked, the first that failed remembered (file and reason), and the completion
- * marker DONE written only when nothing failed -- else incomplete.json names the file and
- * why, and a re-run redoes the point. The commands keep their options, plan, sampling
- * figures and verdicts. Errors come back in the caller's buffer; what is printed (stderr)
- * starts with the command's name. */
+ * The run directory with its plan.json (one plan per directory) and run.json (the identity,
+ * built here once, plus what a command adds); the interrupt flag and its signals; the
+ * contract; the fixture (fixture.h) opened and closed, the run's PostgreSQL stopped with it;
+ * a dead runner's leftovers swept; and a point's evidence: every write checked, the first
+ * failure kept, DONE written only when nothing failed, else incomplete.json naming the file
+ * and why, so a re-run redoes the point. Options, plans, sampling and verdicts stay the
+ * commands'. Errors come back in the caller's buffer; what is printed starts with the
+ * command's name. */
 #ifndef KB_RUN_H
 #define KB_RUN_H
 

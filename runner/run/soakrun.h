@@ -1,21 +1,14 @@
 /* soakrun.h -- `kneebench soak`'s method: the one-hour qualification (docs/protocol.md, "The
- * one-hour qualification") run into a run directory, phase by phase. The command
- * (runner/cli/cmd_soak.c) parses its options into struct kb_soak_opts, calls these, and
- * writes the report (runner/report/report_soak.c) from the phases' evidence.
+ * one-hour qualification") run phase by phase into a run directory. cli/cmd_soak.c parses
+ * the options into struct kb_soak_opts, calls these and writes report_soak.c's report.
  *
- * Flow per phase (contract.soak, in order): for the db phase a throwaway cluster in the
- * phase's directory (gray-static/pgcluster.sh via runner/sandbox/pgcluster.c) and the runtime
- * of the phase's /db design (soak.db_mode or --db-mode: gray-static-blocking for the paper's
- * blocking route, gray-static for the readiness design) with its db_command_extra; the other
- * phases run gray-static without --db, as the paper did. The fixture started in the sandbox
- * (the curve's limits and CPU split), its limits read back, hashed, the route preflighted;
- * then the load generator as a child pinned to the client CPUs for warmup + duration; after
- * warmup + settle, server RSS and descriptors (and /stats in the db phase) every
- * sample_every seconds until the measured interval ends. Postflight, identity again, /stats
- * back at rest (db: the contract's zero gauges), the phase's windows read back from its own
- * series (runner/run/soakwin.c), fits and verdict (runner/run/soak.c), the completion marker
- * last. The run's skeleton is runner/run/run.c's; the fixture, the load child and the server
- * samples runner/run/fixture.c's. soakplan.c plans, soakrun.c runs. */
+ * Each phase (contract.soak, in order): gray-static started in the sandbox under the curve's
+ * limits -- for the db phase, the runtime of its /db design (soak.db_mode or --db-mode) with
+ * a throwaway cluster (pgcluster.c); the load child for warmup + duration; after warmup +
+ * settle, RSS, descriptors (and /stats) every sample_every seconds; postflight, identity,
+ * /stats back at rest; the windows read back from the phase's series (soakwin.c), the fits
+ * and verdict (soak.c), DONE last. soakplan.c plans; the skeleton is run.c's, the fixture
+ * and its samples fixture.c's. */
 #ifndef KB_SOAKRUN_H
 #define KB_SOAKRUN_H
 

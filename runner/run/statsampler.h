@@ -1,18 +1,15 @@
-/* statsampler.h -- reads a server's /stats on its own thread, densely and independently of
- * the load, for `kneebench qualify` (docs/protocol.md, "The db qualification").
+/* statsampler.h -- a server's /stats read on its own thread, densely and apart from the
+ * load, for `kneebench qualify` (docs/protocol.md, "The db qualification").
  *
- * Owns the thread and the series: a read every every_s on an absolute schedule (a read that
- * runs late skips the ticks it missed rather than bursting to catch up), all on one
- * connection of the thread's own, kept open (preflight.h's kb_http_conn: a connection per
- * read would itself move the server's descriptor count that the run samples); each sample
- * kept in memory for the judgement and appended as one JSON line to the evidence file as it
- * is taken (conn counts the connections opened so far, so a reconnect shows):
+ * One read every every_s on an absolute schedule (a late read skips the ticks it missed,
+ * never bursts), all over one kept-open connection: a connection per read would move the
+ * descriptor count the run samples. Each sample is kept for the judgement and appended as a
+ * JSON line (conn counts the connections opened, so a reconnect shows):
  *   {"t_s":1.25,"utc":"2026-12-02T13:45:01.250Z","read_ms":0.41,"conn":1,"ok":true,"stats":{..}}
  *   {"t_s":1.30,"utc":"...","read_ms":1000.1,"conn":1,"ok":false,"error":"..."}
- * t_s is seconds after the origin the caller gives (the load's start, on kb_fixture_now_s()'s
- * monotonic clock). The file is written under a temporary name (runner/util/atomicfile.h)
- * and renamed to PATH when the sampler stops, so a partial series never has the final name. The thread blocks every signal: the
- * command's handler runs on its main thread. Never prints; errors go to the caller. */
+ * t_s counts from the caller's origin (the load's start, kb_fixture_now_s()'s clock). The file
+ * gets its final name when the sampler stops (atomicfile.h). The thread blocks every signal:
+ * the command's handler runs on its main thread. Never prints. */
 #ifndef KB_STATSAMPLER_H
 #define KB_STATSAMPLER_H
 

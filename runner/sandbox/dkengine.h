@@ -1,19 +1,14 @@
-/* dkengine.h -- which Docker engine the docker backend drives, and how it reads a fixture's
- * host through that engine when the engine is on another host.
+/* dkengine.h -- which Docker engine the docker backend drives, and how a fixture's host is
+ * read through it when the engine is elsewhere.
  *
- * Owns: the choice of engine as the docker CLI makes it (--docker-host URL, else
- * --docker-context NAME, else the user's own DOCKER_HOST or current context), put into this
- * process's environment (DOCKER_HOST / DOCKER_CONTEXT) so that every docker call the runner
- * makes, docker/image-identity.py's included, goes to the same engine over the same
- * transport (ssh://, tcp://, unix://); the engine's endpoint, version and host name; whether
- * it is elsewhere (an endpoint that is not a unix socket: its processes, cgroups and
- * /proc/stat are not this host's); the target address read from the endpoint; the image
- * carried there when the engine lacks it (docker save here | docker load there, its ID
- * checked after); and, for an engine elsewhere, a probe container there (host PID
- * namespace, the host's cgroup tree mounted read-only, no network) through which the
- * fixture's cgroup files, its processes' /proc figures and the host's /proc/stat are read
- * with `docker exec`, so that nothing the sampler's own reads cost lands in the fixture's
- * cgroup. Nothing here prints. */
+ * The engine is chosen as the docker CLI chooses it (--docker-host, else --docker-context,
+ * else DOCKER_HOST or the current context) and put into this process's environment, so every
+ * docker call, docker/image-identity.py's included, reaches the same engine. An endpoint that
+ * is not a unix socket is another host: its processes, cgroups and /proc/stat are not ours.
+ * There the image is carried over when missing (docker save | docker load, its ID checked),
+ * and a probe container (host PID namespace, the host's cgroups read-only, no network) reads
+ * the fixture's cgroup, its processes' /proc and the host's /proc/stat through `docker exec`,
+ * so the reads cost nothing in the fixture's cgroup. Nothing here prints. */
 #ifndef KB_DKENGINE_H
 #define KB_DKENGINE_H
 

@@ -1,24 +1,16 @@
-/* sandbox.h -- runs fixtures under the contract's limits, through a swappable backend.
+/* sandbox.h -- runs fixtures under the contract's limits, through a backend chosen by name:
+ * "native" (cgroup v2 or v1 on this host, sandbox_cgroup.c) or "docker" (a container on a
+ * Docker engine, this host's or another's: sandbox_docker.c, dkengine.h). The handle carries
+ * the backend's state, as an event loop carries its poller's; nothing outside the sandbox
+ * files names a backend: callers ask the handle where a fixture is reached, whether it runs
+ * here, and what its identity and evidence are. Also where the db route's PostgreSQL runs.
  *
- * Owns: the sandbox handle (a backend chosen by name, its configuration and its state, the
- * way an event loop carries its poller's state), the fixture spec handed to it, the limits
- * read back, where the db route's PostgreSQL runs (kb_sandbox_db_start), and every
- * difference between the backends: "native" (cgroup v2 or v1 on this
- * host, runner/sandbox/sandbox_cgroup.c) and "docker" (a container of the kneebench image on
- * a Docker engine, this host's or another's: runner/sandbox/sandbox_docker.c, dkengine.h).
- * Nothing outside the sandbox files names a backend: callers ask
- * the handle (where the fixture is reached, whether it runs on this host, what its identity
- * and the run's evidence of it are).
- *
- * Lifetime: kb_sandbox_open() makes the handle from a config whose strings it copies;
- * kb_sandbox_close() frees it once, stopping a fixture still running. kb_sandbox_start()
- * makes a fixture handle, kb_sandbox_stop() kills every process of the fixture, waits for
- * them, removes its cgroup/container and frees that handle (always). One fixture at a time
- * per sandbox, or up to KB_SANDBOX_MAX_FIXTURES where the backend runs several side by side
- * (kb_sandbox_several), each with its own limits: an interleaved curve keeps every runtime
- * up and measures them in turn. The native backend's fixture dies with the runner (a parent-death signal),
- * and without limits it is pinned to server_cpuset all the same. Nothing here prints or
- * exits; errors come back as text in err. */
+ * kb_sandbox_open() copies its config; kb_sandbox_close() frees it, stopping what still
+ * runs. kb_sandbox_stop() kills, waits for and removes one fixture and always frees its
+ * handle. One fixture at a time, or up to KB_SANDBOX_MAX_FIXTURES side by side where
+ * kb_sandbox_several() says so, each with its own limits. A native fixture dies with the
+ * runner (parent-death signal) and without limits is still pinned to server_cpuset. Nothing
+ * here prints or exits; errors come back as text in err. */
 #ifndef KB_SANDBOX_H
 #define KB_SANDBOX_H
 

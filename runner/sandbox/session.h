@@ -1,18 +1,15 @@
-/* session.h -- the record an unconstrained fixture leaves in its run directory, and the
- * sweep that stops what a dead runner's record proves was its own.
+/* session.h -- the record an unconstrained fixture leaves in its run directory
+ * (KB_SANDBOX_SESSION_FILE: the boot, the runner's PID and start time, every fixture process
+ * seen as PID and start time), and the sweep that stops what a dead runner's record proves
+ * was its own.
  *
- * Owns the session record (KB_SANDBOX_SESSION_FILE): which boot, which runner (PID and start
- * time), and every fixture process the runner has seen, each as PID and start time. A
- * fixture without a cgroup has nothing else that proves its processes are the runner's: a
- * PID alone is reused after a reboot or once the process is gone, and a file in a directory
- * can be copied or planted. So the sweep kills only what the record proves: the record must
- * be a regular file of this user that no one else may write (opened without following a
- * link), of this boot, of a runner that no longer runs; and a process counts only while its
- * PID still has the recorded start time, which a later process given the same PID cannot
- * have. What such a process started (its descendants, and the members of a session it
- * leads) is its own too. Every signal goes through a pidfd opened and checked first, so a
- * PID reused between the check and the kill is never hit. Anything else a record names that
- * still runs is named in a note and left running. Nothing here prints. */
+ * Without a cgroup nothing else proves a process is the runner's: PIDs are reused and a file
+ * can be copied or planted. So the record must be a regular file of this user that no one
+ * else may write (opened without following a link), of this boot, of a runner no longer
+ * running; a process counts only while its PID still has the recorded start time, and what
+ * it started is its own too. Every signal goes through a pidfd checked first, so a PID reused
+ * in between is never hit. Anything else the record names is noted and left running. Nothing
+ * here prints. */
 #ifndef KB_SESSION_H
 #define KB_SESSION_H
 

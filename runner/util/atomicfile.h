@@ -1,26 +1,19 @@
-/* atomicfile.h -- the one way the runner gives a file its final name.
+/* atomicfile.h -- the one way the runner gives a file its final name (`rename(` appears
+ * nowhere else in runner/ outside util/), so a name only ever stands for complete, synced
+ * contents: a temporary file beside it, PATH.tmp.<pid>.<n> with the first free n, made with
+ * O_CREAT | O_EXCL | O_NOFOLLOW (a planted name is skipped, never opened or removed),
+ * written, fsync'd, renamed over the final name.
  *
- * Owns writing a file so that its name only ever stands for complete, synced contents: a
- * new temporary file beside it, created exclusively and never through a symlink (O_CREAT |
- * O_EXCL | O_NOFOLLOW: a name someone planted there, link or file, is skipped, never opened
- * or removed), written, flushed and fsync'd, then renamed over the final name, which is
- * absent or a regular file. A final name that is a character device or a FIFO (/dev/null, a
- * terminal, a pipe; or a link to one: /dev/stdout) is written through, never replaced, and a
- * FIFO with no reader is an error at once. Any other link at the final name (to a file, to
- * nothing), a directory, a block device or a socket is refused: never followed, never
- * replaced. On any failure
- * the temporary file is removed, the final name is left as it was, and the caller's buffer
- * says what failed. Every evidence file and every output of the runner is written here:
- * `rename(` appears nowhere else in runner/ outside util/.
+ * The final name must be absent or a regular file. A character device or FIFO there (or a
+ * link to one: /dev/stdout) is written through, and a FIFO with no reader is an error at
+ * once; any other link, a directory, a block device or a socket is refused. On failure the
+ * temporary file is removed, the final name left as it was, and err says why. A writer killed
+ * before its commit leaves its temporary file; a run sweeps a redone point's "*.tmp*"
+ * (kb_run_point_begin).
  *
- * Temporary names are PATH.tmp.<pid>.<n>, the first n whose name is free: predictable, and
- * harmless for it (a planted name is skipped), so that a test can plant the names a writer
- * will try. A writer killed before its commit leaves its temporary file: a run sweeps the
- * "*.tmp*" names of a point it redoes (run.h, kb_run_point_begin).
- *
- * Two shapes: one call for a buffer, a JSON value or a writer callback; and a stream for
- * files written a line at a time while a run goes (a point's samples.csv, /stats read on its
- * own thread): open, write to ->f, then commit or abort. Never prints. */
+ * One call for a buffer, a JSON value or a writer callback; a stream for files written a line
+ * at a time (samples.csv, stats.jsonl): open, write to ->f, then commit or abort. Never
+ * prints. */
 #ifndef KB_ATOMICFILE_H
 #define KB_ATOMICFILE_H
 

@@ -1,29 +1,17 @@
-/* root.h -- where the kneebench tree is, found at run time so that a built tree can be moved,
- * copied or installed apart from its checkout. Owns that search and nothing else: library
- * code asks kb_root() (or is handed a path) instead of a path compiled in.
- *
- * The tree is the directory that holds fixtures/contract.json (beside it: the fixtures'
- * scripts and sources, build/ with the built fixtures). The first of these wins:
+/* root.h -- where the kneebench tree is (the directory holding fixtures/contract.json, with
+ * the fixtures and build/), found at run time so a built tree can be moved, copied or
+ * installed. Library code asks kb_root() instead of using a path compiled in. First wins:
  *   1. kb_root_init(DIR), from `kneebench --root DIR`;
  *   2. $KB_ROOT;
- *   3. the nearest directory at or above the executable's own (readlink /proc/self/exe) that
- *      holds the contract: build/kneebench, build/asan/kneebench and the unit tests under
- *      build/tests/ all find their tree;
- *   4. the current directory, if it holds the contract.
- * A root named by 1 or 2 that lacks the contract is an error, never a reason to look further:
- * the user asked for that tree. Once found, $KB_ROOT is set to it, so that every program the
- * runner starts (the load child, kb-control, the fixtures) finds the same tree.
- *
- * Where no tree is found by 2-4, the contract alone may still be had:
- *   5. the contract `make install` puts beside the executable's bin/,
- *      BIN/../share/kneebench/contract.json (so PREFIX/bin/kneebench finds
- *      PREFIX/share/kneebench/, with DESTDIR or a moved PREFIX too).
- * It comes last because a tree's contract, fixtures and build/ belong together: wherever a
- * tree is found, its own contract is the one its fixtures are checked against. The installed
- * contract is the one the installed programs were built with, and it serves what needs a
- * contract and no fixtures (load, kb-control, report, version); kb_root() stays NULL, so the
- * commands that run fixtures still refuse without a tree.
- *
+ *   3. the nearest directory at or above the executable's (/proc/self/exe) holding the
+ *      contract: build/kneebench, build/asan/kneebench and build/tests/ all find their tree;
+ *   4. the current directory, if it holds the contract;
+ *   5. no tree, the contract alone: BIN/../share/kneebench/contract.json, where `make install`
+ *      puts it. Last, because a tree's contract goes with its own fixtures; it serves load,
+ *      kb-control, report and version, and kb_root() stays NULL, so commands that run
+ *      fixtures still refuse.
+ * A root named by 1 or 2 without the contract is an error, not a reason to look further.
+ * Once found, $KB_ROOT is set so every program the runner starts finds the same tree.
  * Not thread-safe before the root is found: main() (or a test's first call) finds it. */
 #ifndef KB_ROOT_H
 #define KB_ROOT_H

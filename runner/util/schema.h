@@ -1,17 +1,13 @@
-/* schema.h -- the version an evidence file's format carries, and the check its reader makes.
+/* schema.h -- "schema_version", the format version every JSON evidence file of a run carries
+ * (plan, run, a fixture's and a point's files and DONE, calibrate, confirm, refine,
+ * requests-logs, knee, a soak's and a qualification's: KB_SCHEMA_EVIDENCE for all of them
+ * today), and the check its reader makes through kb_schema_version().
  *
- * Owns "schema_version": every JSON file a run writes as evidence (plan.json, run.json, a
- * fixture's limits/identity/preflight, a point's command/load/verdict/hostclock.json and its
- * DONE, calibrate.json, confirm.json, refine.json, requests-logs.json, knee.json, a soak's
- * and a qualification's files) carries the version of its format, KB_SCHEMA_EVIDENCE for
- * all of them today. A file without one is version 0: the format the runner wrote before
- * files carried versions, which every reader still reads as it did. Version 1 is that
- * format with the version in it (and beside a run's files, the contract it ran under:
- * contract.json). A reader takes a file through kb_schema_version(): a version above the
- * one it knows was written by a newer kneebench and is refused by name, never read by
- * guessing from which fields are there. A file whose format changes gets its own version
- * past this one, said where its writer and reader are. The report's own report.json and
- * report.csv carry their own schema_version (docs/report-format.md). Never prints. */
+ * A file without one is version 0, the format from before files carried versions, read as
+ * it was. A version above the one a reader knows was written by a newer kneebench and is
+ * refused by name, never read by guessing from its fields. A file whose format changes gets
+ * its own version, said at its writer and reader. report.json and report.csv have their own
+ * (docs/report-format.md). Never prints. */
 #ifndef KB_SCHEMA_H
 #define KB_SCHEMA_H
 

@@ -18,7 +18,7 @@ test-headers:
 	 echo "  headers: $$pass compile alone, $$fail do not"; [ $$fail -eq 0 ]
 TESTS += test-headers
 
-# The runner's layers, lowest first (README.md, Layout): a module includes headers of its
+# The runner's layers, lowest first (docs/layout.md): a module includes headers of its
 # own layer or of the layers below it, never above, so each layer can be read, tested and
 # replaced without the ones that use it.
 KB_LAYERS := util load sandbox run report cli

@@ -1046,7 +1046,7 @@ def unchanged(path):
 @test
 def a_run_directory_another_user_could_write_is_refused():
     """Issue 27's repro: user nobody makes the run directory a root curve is about to use
-    (the README's own `--run /tmp/q`) with php.ini.tmp a link to a file of root's. The run
+    (docs/usage.md's own `--run /tmp/q`) with php.ini.tmp a link to a file of root's. The run
     is refused before anything is written there; so is a directory of root's that anyone
     may write; and a fixture directory nobody made inside root's own run directory is a
     harness error (no point judged, exit 1), its fixture never started."""
