@@ -22,7 +22,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -37,6 +36,7 @@
 #include "runner/util/root.h"
 #include "runner/util/schema.h"
 #include "runner/load/loadout.h"
+#include "runner/sandbox/launch.h"
 #include "runner/sandbox/spawn.h"
 #include "runner/run/verdict.h"
 
@@ -54,52 +54,13 @@ struct cal {
     pid_t control;
 };
 
-/* In the child, before exec: die with the runner (the control server and a step outlived a
- * calibrate killed with -9, for ever), pin, join the cgroups, send output to log. Never
- * returns. */
-static void child_exec(char *const *argv, const cpu_set_t *cpus, const char *const *cgroups,
-                       const char *log, pid_t runner)
-{
-    int fd;
-
-    /* the getppid() check: a runner that died before prctl took effect sent nothing */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != runner)
-        _exit(126);
-    fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-
-    if (fd >= 0) {
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-    }
-    if (sched_setaffinity(0, sizeof(*cpus), cpus) != 0) {
-        dprintf(STDERR_FILENO, "calibrate: sched_setaffinity: %s\n", strerror(errno));
-        _exit(126);
-    }
-    for (size_t i = 0; cgroups && cgroups[i]; i++) {
-        char path[PATH_MAX];
-        int cg;
-        snprintf(path, sizeof(path), "%s/cgroup.procs", cgroups[i]);
-        if ((cg = open(path, O_WRONLY | O_CLOEXEC)) < 0 || dprintf(cg, "%d\n", getpid()) < 0) {
-            dprintf(STDERR_FILENO, "calibrate: joining %s: %s\n", path, strerror(errno));
-            _exit(126);
-        }
-        close(cg);
-    }
-    execvp(argv[0], argv);
-    dprintf(STDERR_FILENO, "calibrate: exec %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
-}
-
+/* The child dies with the runner (the control server and a step outlived a calibrate killed
+ * with -9, for ever), is pinned, joins the cgroups and writes to log (launch.h). */
 static pid_t spawn(char *const *argv, const cpu_set_t *cpus, const char *const *cgroups,
                    const char *log, char *err, size_t errlen)
 {
-    pid_t runner = getpid(), pid = fork();
-
-    if (pid == 0)
-        child_exec(argv, cpus, cgroups, log, runner);
-    if (pid < 0)
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-    return pid;
+    const struct kb_launch l = { .argv = argv, .log = log, .cpus = cpus, .cgroups = cgroups };
+    return kb_launch(&l, err, errlen);
 }
 
 /* Waits up to bound_s; past it the child is killed. Returns the wait status, or -1 when

@@ -170,7 +170,8 @@ static void prime_route(struct kb_curve *cv, const char *route, long rate, const
     char err[512] = "";
     int rc = kb_mkdirs(dir, err, sizeof(err));
     if (rc == 0 && (rc = kb_fixture_drive(&cv->r.fx, &ld, route, rate, dir, &sp, &obs)) < 0)
-        snprintf(err, sizeof(err), "the load generator did not run to its end");
+        snprintf(err, sizeof(err), "the load generator did not run to its end%s%.300s",
+                 obs.load_problem[0] ? ": " : "", obs.load_problem);
     json_array_append_new(out, json_pack("{s:s,s:I,s:f,s:i,s:s}", "route", route,
         "rate", (json_int_t)rate, "duration_s", PRIME_S,
         "load_exit", rc < 0 ? -1 : obs.load_exit, "error", err));

@@ -91,7 +91,8 @@ static void measure(struct kb_curve *cv, const char *dir, struct floor_sample *f
     kb_steal_track_sample(&f->cli, KB_STEAL_PROCSTAT, kb_fixture_now_s());
     cpu0 = kb_curve_server_cpu(cv, &others0) - others0;
     if (kb_fixture_drive(&cv->r.fx, &ld, FLOOR_ROUTE, KB_FLOOR_RPS, dir, &sp, &f->obs) < 0) {
-        snprintf(f->error, sizeof(f->error), "the load generator did not run to its end");
+        snprintf(f->error, sizeof(f->error), "the load generator did not run to its end%s%.300s",
+                 f->obs.load_problem[0] ? ": " : "", f->obs.load_problem);
         return;
     }
     cpu1 = kb_curve_server_cpu(cv, &others1) - others1;

@@ -161,7 +161,8 @@ struct kb_fixture_sampling {
 
 /* Run `load` for route at rate into dir (load.json, corrected.hgrm, uncorrected.hgrm,
  * load.log, series.hlog, series.csv, and with ld->requests_log requests.log) as a child pinned to the client CPUs, to its end, sampling and watching the
- * fixture. 0 with obs->load_exit; -1 when it could not start or *stop interrupted it. */
+ * fixture. 0 with obs->load_exit; -1 when it could not start (obs->load_problem says why:
+ * its CPU affinity, its exec) or *stop interrupted it. */
 int kb_fixture_drive(struct kb_fixture *fx, const struct kb_fixture_load *ld, const char *route, long rate,
                 const char *dir, const struct kb_fixture_sampling *sp, struct kb_point_obs *obs);
 

@@ -258,6 +258,8 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
                                         errlen);
     rc = q->sampler ? kb_fixture_drive(&q->r.fx, &ld, q->r.c.qual.route, p->rate, q->r.dir, &sp,
                                    &o->point) : -1;
+    if (q->sampler && rc < 0 && o->point.load_problem[0])
+        snprintf(err, errlen, "the load generator did not start: %.400s", o->point.load_problem);
     if (rc == 0) {
         /* the load's own files unwritten: the harness failed, no verdict on the server */
         if (kb_fixture_read_load(q->r.dir, &o->point, lr, load) < 0) {

@@ -335,8 +335,9 @@ static int measure(struct kb_soakrun *s, const struct kb_soak_planned *p, struct
                    json_t **after, char *err, size_t errlen)
 {
     if (drive(s, p, sm, o) < 0) {
-        snprintf(err, errlen, "phase %s: the load generator did not run to its end%s",
-                 p->route, kb_run_interrupted() ? " (interrupted)" : "; left to redo");
+        snprintf(err, errlen, "phase %s: the load generator did not run to its end%s%s%.300s",
+                 p->route, kb_run_interrupted() ? " (interrupted)" : "; left to redo",
+                 o->point.load_problem[0] ? ": " : "", o->point.load_problem);
         return -1;
     }
     /* the load's own files unwritten: the harness failed, no verdict on the server */
