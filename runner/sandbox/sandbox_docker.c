@@ -42,6 +42,7 @@
 #include "runner/sandbox/capture.h"
 #include "runner/sandbox/cgfile.h"
 #include "runner/sandbox/dkengine.h"
+#include "runner/sandbox/procs.h"
 #include "runner/util/digest.h"
 #include "runner/util/evidence.h"
 #include "runner/util/paths.h"
@@ -279,22 +280,11 @@ static int clear_the_field(const char *mine, char *err, size_t errlen)
 /* Start time (field 22 of /proc/PID/stat) and whether it is a zombie; 0 if gone. */
 static unsigned long long proc_start(pid_t pid, int *zombie)
 {
-    char path[64], buf[1024], *p, state;
-    unsigned long long start = 0;
-    FILE *f;
-    size_t len;
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if (!(f = fopen(path, "re")))
+    struct kb_proc_stat st;
+    if (kb_procs_stat(pid, &st) < 0)
         return 0;
-    len = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[len] = '\0';
-    if (!(p = strrchr(buf, ')')) ||
-        sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-                      "%*d %*d %llu", &state, &start) != 2)
-        return 0;
-    *zombie = state == 'Z';
-    return start;
+    *zombie = st.state == 'Z';
+    return st.start;
 }
 
 /* Does the comma-separated list contain word? */
