@@ -33,6 +33,7 @@
 #include "runner/util/atomicfile.h"
 #include "runner/util/evidence.h"
 #include "runner/util/jfield.h"
+#include "runner/util/paths.h"
 #include "runner/util/root.h"
 #include "runner/util/schema.h"
 #include "runner/load/loadout.h"
@@ -45,7 +46,7 @@ struct cal {
     const struct kb_calibrate_cfg *cfg;
     struct kb_contract contract;
     const struct kb_route *route;
-    char kneebench[PATH_MAX], build[PATH_MAX];
+    char kneebench[KB_PATH_MAX], build[KB_PATH_MAX];
     cpu_set_t server_cpus, client_cpus;
     const char *server_list, *client_list;
     double duration, warmup, min_delivery;
@@ -98,7 +99,7 @@ static int start_control(struct cal *c, char *err, size_t errlen)
 {
     struct kb_tmpl_vars vars = { .root = kb_root(), .build = c->build, .bind = "127.0.0.1",
                                  .cpus = c->contract.cpus };
-    char log[PATH_MAX], why[256], *argv[64] = { 0 };
+    char log[KB_PATH_MAX], why[256], *argv[64] = { 0 };
     int rc = -1;
 
     if ((c->port = kb_free_port(err, errlen)) < 0)
@@ -173,7 +174,7 @@ static int run_step(struct cal *c, size_t i, int attempt, struct kb_calibrate_st
                     char *err, size_t errlen)
 {
     char url[128], rate[32], dur[32], warm[32], thr[16], con[16], name[64];
-    char json[PATH_MAX], log[PATH_MAX];
+    char json[KB_PATH_MAX], log[KB_PATH_MAX];
     int status;
 
     snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", c->port, c->route->path);
@@ -288,7 +289,7 @@ static double or_default(double v, double d)
 static int self_paths(struct cal *c, char *err, size_t errlen)
 {
     const struct kb_calibrate_cfg *cfg = c->cfg;
-    char dir[PATH_MAX];
+    char dir[KB_PATH_MAX];
     ssize_t n;
 
     if (cfg->kneebench) {

@@ -33,7 +33,7 @@
 /* The next free sample number under RUN/floor: a resumed run adds to what is there. */
 static int first_free(const struct kb_curve *cv)
 {
-    char dir[4300];
+    char dir[KB_PATH_MAX];
     struct dirent *e;
     int next = 1, k;
     DIR *d = opendir(kb_path(dir, sizeof(dir), cv->r.dir, "floor"));
@@ -138,7 +138,7 @@ static void take(struct kb_curve *cv, const struct kb_point *pt)
 {
     struct floor_sample *f = calloc(1, sizeof(*f));
     struct kb_run_evidence ev = { "", "" };
-    char dir[4300], sub[4400], id[16];
+    char dir[KB_PATH_MAX], sub[KB_PATH_MAX], id[16];
     json_t *j;
     if (!f)
         return;

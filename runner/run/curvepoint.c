@@ -294,7 +294,7 @@ static json_t *beside_json(const struct kb_curve *cv, const struct settled *st,
 static json_t *backlog_json(const char *dir, double duration_s)
 {
     struct kb_backlog b;
-    char path[4300];
+    char path[KB_PATH_MAX];
     if (kb_backlog_file(kb_path(path, sizeof(path), dir, "series.csv"), duration_s, &b) < 0)
         return json_null();
     return json_pack("{s:b,s:i,s:o,s:o}", "grew", b.grew, "seconds", b.seconds,

@@ -212,7 +212,7 @@ int kb_fixture_alive(void *arg)
 static int limits_and_identity(struct kb_fixture *fx, const char *rundir, char *reason,
                                size_t reasonlen)
 {
-    char err[1024], path[4300];
+    char err[1024], path[KB_PATH_MAX];
     struct kb_limits_applied la;
     json_t *lim;
     if (kb_sandbox_limits(fx->sb, &la, err, sizeof(err)) < 0) {
@@ -286,7 +286,7 @@ int kb_fixture_start(struct kb_fixture *fx, const struct kb_fixture_spec *spec, 
 
 int kb_fixture_sweep_sessions(struct kb_fixture *fx, const char *dir, char *note, size_t notelen)
 {
-    char path[4200], one[600];
+    char path[KB_PATH_MAX], one[600];
     struct dirent *e;
     DIR *d = opendir(dir);
     size_t len = 0;
@@ -349,8 +349,8 @@ static pid_t spawn_load(struct kb_fixture *fx, const struct kb_fixture_load *ld,
                         long rate, const char *dir, char *err, size_t errlen)
 {
     const struct kb_route *r = kb_contract_route(fx->c, route);
-    char url[256], rt[32], dur[32], wu[32], dr[32], th[16], co[16], js[4200], hg[4200],
-        uh[4200], log[4200], hl[4200], sc[4200], rl[4200], rmax[24];
+    char url[256], rt[32], dur[32], wu[32], dr[32], th[16], co[16], js[KB_PATH_MAX], hg[KB_PATH_MAX],
+        uh[KB_PATH_MAX], log[KB_PATH_MAX], hl[KB_PATH_MAX], sc[KB_PATH_MAX], rl[KB_PATH_MAX], rmax[24];
     struct kb_launch l = { 0 };
     snprintf(url, sizeof(url), "http://%s:%d%s", fx->target[0] ? fx->target : "127.0.0.1",
              fx->port, r->path);
@@ -455,7 +455,7 @@ int kb_fixture_drive(struct kb_fixture *fx, const struct kb_fixture_load *ld, co
 /* The load log's first line: why the generator gave up. */
 static void first_line(const char *dir, const char *file, char *line, size_t len)
 {
-    char path[4200];
+    char path[KB_PATH_MAX];
     FILE *f;
     line[0] = '\0';
     kb_path(path, sizeof(path), dir, file);
@@ -470,7 +470,7 @@ static void first_line(const char *dir, const char *file, char *line, size_t len
 int kb_fixture_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
                          json_t **load)
 {
-    char path[4200], err[sizeof(obs->load_problem)];
+    char path[KB_PATH_MAX], err[sizeof(obs->load_problem)];
     int rc = kb_point_load_read(kb_path(path, sizeof(path), dir, "load.json"), lr, load, err,
                                 sizeof(err));
     if (obs->load_exit != 0) {

@@ -18,6 +18,7 @@
 #define KB_FIXTURE_H
 
 #include "runner/sandbox/pgcluster.h"
+#include "runner/util/paths.h"
 #include "runner/sandbox/procs.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/run/verdict.h"
@@ -70,7 +71,7 @@ struct kb_fixture {
     char controller_cpus[64];      /* where the runner itself runs, read back after pinning */
     int controller_declared;       /* --controller-cpus gave them; else the client's */
     cpu_set_t client_set;
-    char load_cmd[4096];
+    char load_cmd[KB_PATH_MAX];
     int self_exec;                 /* exec /proc/self/exe: the image the run hashed */
     volatile sig_atomic_t *stop;   /* once *stop: readiness waits give up, the load child is
                                     * killed (NULL: never) */

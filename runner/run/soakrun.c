@@ -36,7 +36,7 @@
 static void start_phase(struct kb_soakrun *s, const struct kb_soak_planned *p, struct kb_soak_obs *o,
                         char *argvs[64])
 {
-    char err[1024], reason[512] = "", fixdir[4200], pgdir[4300];
+    char err[1024], reason[512] = "", fixdir[KB_PATH_MAX], pgdir[KB_PATH_MAX];
     const struct kb_route *r = kb_contract_route(&s->r.c, p->route);
     int db = !strcmp(p->route, "db");
     json_t *pre = json_object();

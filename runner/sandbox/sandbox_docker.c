@@ -958,7 +958,7 @@ static int db_wait_ready(struct dk_fx *db, char *conninfo, size_t conninfolen, c
 static int db_record_limits(struct dk_fx *db, const char *dir, char *err, size_t errlen)
 {
     struct kb_limits_applied la;
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *j;
     int rc;
     if (fx_limits(db, &la, err, errlen) < 0)
@@ -1002,7 +1002,7 @@ static int dk_db_start(struct kb_sandbox *box, struct kb_pgrun *pg, const char *
 {
     struct dk_state *st = box->state;
     struct dk_cmd *cmd = NULL;
-    char log[4300], ignored[256];
+    char log[KB_PATH_MAX], ignored[256];
     snprintf(pg->dir, sizeof(pg->dir), "%s", dir);
     pg->conninfo[0] = '\0';
     pg->running = 0;
@@ -1094,7 +1094,7 @@ static json_t *dk_identity(struct kb_sandbox *box, const struct kb_fixture_parts
  * actually used, base_is_pinned, note, inside.versions), or NULL with err. */
 static json_t *image_identity(const struct kb_sandbox *box, char *err, size_t errlen)
 {
-    char script[4200];
+    char script[KB_PATH_MAX];
     char *const argv[] = { script, (char *)box->image, NULL };
     struct kb_capture c = { .out = malloc(IMAGE_IDENTITY_MAX), .out_cap = IMAGE_IDENTITY_MAX };
     char *out = c.out, why[512];
