@@ -245,7 +245,7 @@ static void reap(struct cg_fx *sb, int options)
     if (WIFEXITED(st))
         snprintf(sb->exit_reason, sizeof(sb->exit_reason), "exit %d%s", WEXITSTATUS(st),
                  WEXITSTATUS(st) == 127 ? " (command not found)"
-                 : WEXITSTATUS(st) == 126 ? " (could not join cgroup, pin CPUs or reach rundir)"
+                 : WEXITSTATUS(st) == 126 ? " (a command not executable)"
                  : "");
     else if (WIFSIGNALED(st))
         snprintf(sb->exit_reason, sizeof(sb->exit_reason), "signal %d", WTERMSIG(st));
