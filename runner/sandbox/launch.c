@@ -23,7 +23,7 @@ struct report {
 static const char *const step_names[] = {
     [ST_PDEATH] = "parent-death signal", [ST_AFFINITY] = "CPU affinity",
     [ST_CGROUP] = "joining cgroup", [ST_SESSION] = "setsid", [ST_DIR] = "chdir",
-[ST_EXEC] = "exec",
+    [ST_EXEC] = "exec",
 };
 
 /* Only async-signal-safe calls from here to the exec: the runner may have threads. */
@@ -85,10 +85,11 @@ _Noreturn static void child(const struct kb_launch *l, char *const *procs, char 
         fail(fd, ST_SESSION, 0);
     if (l->dir && chdir(l->dir) < 0)
         fail(fd, ST_DIR, 0);
+    environ = (char **)env;             /* a PATH in env_add is the one searched */
     if (l->path)
-        execve(l->path, l->argv, env);
+        execv(l->path, l->argv);
     else
-        execvpe(l->argv[0], l->argv, env);
+        execvp(l->argv[0], l->argv);
     fail(fd, ST_EXEC, 0);
 }
 

@@ -1,6 +1,6 @@
 /* test_launch.c -- starting a child: an exec, an affinity, a cgroup or a directory that fails
  * is -1 with the step named (the child reaped), and one that starts runs on the asked CPU,
- * with its log, directory, environment and session. */
+ * with its log, directory, environment (PATH included) and session. */
 #define _GNU_SOURCE
 #include "runner/sandbox/launch.h"
 #include "runner/sandbox/spawn.h"
@@ -48,6 +48,16 @@ START_TEST(exec_failure_reported)
     l.path = "/nonexistent/other";
     ck_assert_int_eq(kb_launch(&l, err, sizeof(err)), -1);
     ck_assert_ptr_nonnull(strstr(err, "exec /nonexistent/other"));
+    none_left();
+}
+END_TEST
+
+START_TEST(path_searched_is_the_childs)
+{
+    char *argv[] = { "true", NULL }, *add[] = { "PATH=/nonexistent", NULL }, err[256] = "";
+    struct kb_launch l = { .argv = argv, .env_add = add };
+    ck_assert_int_eq(kb_launch(&l, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "exec true"));
     none_left();
 }
 END_TEST
@@ -127,6 +137,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("launch");
     tcase_add_checked_fixture(tc, kb_tmp_setup, kb_tmp_teardown);
     tcase_add_test(tc, exec_failure_reported);
+    tcase_add_test(tc, path_searched_is_the_childs);
     tcase_add_test(tc, affinity_failure_reported);
     tcase_add_test(tc, cgroup_and_dir_failures_reported);
     tcase_add_test(tc, runs_on_the_asked_cpu);
