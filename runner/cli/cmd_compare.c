@@ -4,6 +4,7 @@
  * runner/report/compare.c's, the formats compare_out.c's. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/cli/commands.h"
+#include "runner/util/paths.h"
 #include "runner/report/compare.h"
 #include "runner/util/atomicfile.h"
 #include "runner/util/opts.h"
@@ -90,7 +91,7 @@ static int write_out(const char *path, const struct kb_cmp *c, const struct kb_r
                      const struct compare_args *a, int csv)
 {
     struct kb_afile f;
-    char err[4200];
+    char err[KB_PATH_MAX + 512];
     int rc;
     if (!strcmp(path, "-"))
         return csv ? kb_cmp_write_csv(stdout, c) : kb_cmp_write_md(stdout, c, &r[0], &r[1],

@@ -171,7 +171,7 @@ static void apply(const struct args *a, struct kb_qual_params *p)
 /* The verdict's one-line summary, from verdict.json. */
 static void print_summary(const char *run)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *v = kb_evidence_load(kb_path(path, sizeof(path), run, "verdict.json"), NULL);
     json_t *load = json_object_get(v, "load"), *st = json_object_get(v, "stats");
     printf("kneebench qualify: %.1f of %.0f req/s (%.3f %%), corrected p99 %.2f ms, /stats "

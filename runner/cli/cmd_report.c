@@ -91,7 +91,7 @@ static int criterion_opt(int o, const char *v, double *p99_ms, double *delivery)
  * (paths.h): checked before the first file is written, so a planted link costs nothing. */
 static int out_own(const char *out, char *err, size_t errlen)
 {
-    char charts[4300];
+    char charts[KB_PATH_MAX];
     return kb_dir_own(out, 0, err, errlen) < 0 ||
            !kb_path(charts, sizeof(charts), out, "charts") ||
            kb_dir_own(charts, 1, err, errlen) < 0 ? -1 : 0;
@@ -109,7 +109,7 @@ static int write_all(const struct kb_report *r, const char *out, char *err, size
 /* The run's own criterion, for the one a re-judgement does not override. */
 static double plan_criterion(const char *dir, const char *key)
 {
-    char path[4200];
+    char path[KB_PATH_MAX];
     json_t *plan = kb_evidence_load(kb_path(path, sizeof(path), dir, "plan.json"), NULL);
     double v = json_number_value(json_object_get(json_object_get(plan, "criteria"), key));
     json_decref(plan);
@@ -144,7 +144,7 @@ int cmd_report(int argc, char **argv)
                                           { "min-delivery", 1, 0, 'd' }, { 0, 0, 0, 0 } };
     struct kb_report r;
     struct kb_rederive rd = { 0 };
-    char err[1024], out[4200];
+    char err[1024], out[KB_PATH_MAX];
     double p99_ms = -1, delivery = -1;
     int partial = 0, o, rc = 0;
     optind = 1;

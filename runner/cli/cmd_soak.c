@@ -211,7 +211,7 @@ static int report(struct kb_soakrun *s)
         .warmup_s = s->warmup_s, .settle_s = s->settle_s, .every_s = s->every_s,
         .crit = &s->crit, .ph = s->ph, .nph = s->nph, .db_mode = s->db_mode,
         .paper = &s->r.c.published_soak };
-    char err[1024], path[4300];
+    char err[1024], path[KB_PATH_MAX];
     size_t complete = 0;
     int passed = kb_report_soak(&in, &complete, err, sizeof(err));
     kb_path(path, sizeof(path), s->r.dir, "DONE");

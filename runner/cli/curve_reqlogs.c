@@ -54,7 +54,7 @@ static json_t *boundary_points(const struct kb_curve *cv, char *err, size_t errl
 static void settle_one_log(const char *dir, const char *id, int keep, json_t *kept,
                            json_t *removed, long long *bytes)
 {
-    char path[4400];
+    char path[KB_PATH_MAX];
     struct stat st;
     snprintf(path, sizeof(path), "%s/points/%s/requests.log", dir, id);
     if (stat(path, &st) < 0)
@@ -73,7 +73,7 @@ static void settle_one_log(const char *dir, const char *id, int keep, json_t *ke
  * with err when the earlier record is a newer kneebench's. */
 static int removed_before(const char *dir, json_t *removed, char *err, size_t errlen)
 {
-    char path[4400];
+    char path[KB_PATH_MAX];
     size_t i;
     json_t *old, *e;
     if (kb_evidence_read(kb_path(path, sizeof(path), dir, "requests-logs.json"), &old, err,
@@ -93,7 +93,7 @@ static int removed_before(const char *dir, json_t *removed, char *err, size_t er
  * stderr when the boundaries could not be read or the record written. */
 int kb_curve_settle_requests_logs(struct kb_curve *cv)
 {
-    char err[1024], pdir[4200], path[4300];
+    char err[1024], pdir[KB_PATH_MAX], path[KB_PATH_MAX];
     json_t *keep = cv->requests_log == KB_RL_KNEE ? boundary_points(cv, err, sizeof(err))
                                                : json_object();
     json_t *kept = json_array(), *removed = json_array(), *doc;

@@ -124,7 +124,7 @@ static int confirm_plan(struct kb_curve *cv, struct confirm *cf, char *err, size
 
 static int write_confirm(struct kb_curve *cv, const struct confirm *cf, char *err, size_t errlen)
 {
-    char path[4200];
+    char path[KB_PATH_MAX];
     json_t *doc = json_pack("{s:i,s:i,s:O}", "schema_version", 1, "samples",
                             cv->plan.confirm_samples, "points", cf->points);
     int rc = kb_run_evidence_json(kb_path(path, sizeof(path), cv->r.dir, "confirm.json"), doc,
@@ -138,7 +138,7 @@ static int write_confirm(struct kb_curve *cv, const struct confirm *cf, char *er
 int kb_curve_confirm_all(struct kb_curve *cv)
 {
     struct confirm *cf = calloc(1, sizeof(*cf));
-    char err[1024], path[4200];
+    char err[1024], path[KB_PATH_MAX];
     json_t *old;
     int failures = 0, rc = 0;
     if (!cf)
@@ -236,7 +236,7 @@ static int refine_plan(struct kb_curve *cv, struct refine *rf, char *err, size_t
 
 static int write_refine(struct kb_curve *cv, const struct refine *rf, char *err, size_t errlen)
 {
-    char path[4200];
+    char path[KB_PATH_MAX];
     json_t *doc = json_pack("{s:i,s:f,s:i,s:f,s:f,s:O}", "schema_version", 1, "resolution",
                             cv->refine / 100, "confirm_samples", cv->plan.confirm_samples,
                             "hold_s", cv->hold_s, "hold_warmup_s", cv->hold_warmup_s,

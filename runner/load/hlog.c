@@ -8,6 +8,7 @@
  * interval is encoded when added, so the caller's histogram can be reset at once. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/load/hlog.h"
+#include "runner/util/paths.h"
 #include "runner/util/atomicfile.h"
 
 #include <errno.h>
@@ -319,7 +320,7 @@ static int write_atomic(const char *path, int (*fill)(FILE *, const struct kb_hl
                         const struct kb_hlog_series *s, char *err, size_t errlen)
 {
     struct kb_afile a;
-    char why[4200];
+    char why[KB_PATH_MAX + 512];
     if (kb_afile_open(&a, path, why, sizeof(why)) < 0) {
         snprintf(err, errlen, "hlog: %s", why);
         return -1;

@@ -86,7 +86,7 @@ static int read_samples(const char *dir, struct kb_knee_doc *d, char *err, size_
     d->verdicts = kb_xcalloc(d->n ? d->n : 1, sizeof(*d->verdicts));
     for (size_t i = 0; i < d->n; i++) {
         json_t *st = json_array_get(steps, i);
-        char sub[4300], path[4400];
+        char sub[KB_PATH_MAX], path[KB_PATH_MAX];
         kb_path(sub, sizeof(sub), dir, kb_jstr(st, "dir", ""));
         /* an unreadable verdict leaves its figures to knee.json; a newer one is refused */
         if (kb_evidence_read(kb_path(path, sizeof(path), sub, "verdict.json"), &d->verdicts[i],
@@ -104,7 +104,7 @@ static int read_samples(const char *dir, struct kb_knee_doc *d, char *err, size_
 
 int kb_knee_doc_load(const char *dir, struct kb_knee_doc *d, char *err, size_t errlen)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_error_t je;
     json_t *out;
     memset(d, 0, sizeof(*d));
@@ -502,7 +502,7 @@ static json_t *report_json_all(const struct kb_knee_doc *d)
 static int write_one(const char *dir, const char *name, const struct kb_knee_doc *d,
                      int (*fn)(FILE *, const void *), char *err, size_t errlen)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     return kb_afile_write_with(kb_path(path, sizeof(path), dir, name), fn, d, err, errlen);
 }
 
@@ -515,7 +515,7 @@ static int write_svg(FILE *f, const void *d)
 int kb_knee_report_write(const char *dir, const struct kb_knee_doc *d, char *err,
                          size_t errlen)
 {
-    char charts[4300], path[4300];
+    char charts[KB_PATH_MAX], path[KB_PATH_MAX];
     json_t *j;
     int rc;
     kb_path(charts, sizeof(charts), dir, "charts");
@@ -531,6 +531,6 @@ int kb_knee_report_write(const char *dir, const struct kb_knee_doc *d, char *err
 
 int kb_knee_report_is_knee(const char *dir)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     return kb_file_exists(kb_path(path, sizeof(path), dir, "knee.json"));
 }

@@ -119,7 +119,7 @@ json_t *kb_report_evidence(struct kb_report *r, const char *path)
  * the raw files when the load asks for it. */
 static json_t *load_point(struct kb_report *r, const char *dir, const char *id, long rate)
 {
-    char path[4200], pdir[4200], bad[sizeof(r->schema_err)];
+    char path[KB_PATH_MAX], pdir[KB_PATH_MAX], bad[sizeof(r->schema_err)];
     json_t *v;
     snprintf(pdir, sizeof(pdir), "%s/points/%s", dir, id);
     if (!kb_file_exists(kb_path(path, sizeof(path), pdir, "DONE")))
@@ -535,7 +535,7 @@ static void build_rows(struct kb_report *r, const char *dir)
 /* Per runtime: the limits read back, the identity digest and the preflight outcome. */
 static void load_fixtures(struct kb_report *r, const char *dir)
 {
-    char fdir[4200], path[4300];
+    char fdir[KB_PATH_MAX], path[KB_PATH_MAX];
     r->fixtures = json_object();
     for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
         const char *rt = kb_report_runtime(r, i);
@@ -620,7 +620,7 @@ static json_t *published_points(const struct kb_contract *c)
 static void load_published(struct kb_report *r)
 {
     struct kb_contract c;
-    char err[256], buf[4200];
+    char err[256], buf[KB_PATH_MAX];
     json_t *hi;
     const char *path = choose_contract(r, buf, sizeof(buf));
     if (!path)
@@ -693,7 +693,7 @@ static int check_plan(const json_t *plan, const char *dir, char *err, size_t err
 static int load_run(const char *dir, struct kb_report *r, struct kb_rederive *rd, char *err,
                     size_t errlen)
 {
-    char path[4200];
+    char path[KB_PATH_MAX];
     json_t *crit;
     memset(r, 0, sizeof(*r));
     snprintf(r->dir, sizeof(r->dir), "%s", dir);

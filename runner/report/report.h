@@ -13,6 +13,7 @@
 #define KB_REPORT_H
 
 #include "runner/run/soak.h"
+#include "runner/util/paths.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -93,7 +94,7 @@ struct kb_calibrate_result;      /* runner/run/calibrate.h */
 struct kb_rederive;           /* below */
 
 struct kb_report {
-    char dir[4096];              /* the run directory the evidence was read from */
+    char dir[KB_PATH_MAX];              /* the run directory the evidence was read from */
     json_t *plan, *run;          /* owned */
     json_t *fixtures;            /* {runtime: {limits, identity sha256, preflight}} owned */
     char **missing;              /* ids without a completion marker */

@@ -105,7 +105,7 @@ static int fill_report_csv(FILE *f, const void *arg)
 
 int kb_report_write_csv(const struct kb_report *r, const char *dir, char *err, size_t errlen)
 {
-    char path[4200];
+    char path[KB_PATH_MAX];
     return kb_afile_write_with(kb_path(path, sizeof(path), dir, "report.csv"), fill_report_csv, r, err,
                                errlen);
 }
@@ -453,7 +453,7 @@ static json_t *rederived_json(const struct kb_report *r)
 int kb_report_write_json(const struct kb_report *r, const char *dir, char *err, size_t errlen)
 {
     json_t *rows = json_array(), *missing = json_array(), *doc, *im;
-    char path[4200];
+    char path[KB_PATH_MAX];
     int rc;
     for (size_t i = 0; i < r->nrows; i++)
         if (r->rows[i].planned)

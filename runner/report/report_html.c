@@ -282,13 +282,15 @@ static void curves(FILE *f, const struct kb_report *r)
 static int read_point_series(const struct kb_report *r, const struct kb_report_row *w,
                              struct kb_report_series *s)
 {
-    char path[4400], err[256];
+    char path[KB_PATH_MAX], err[256];
     memset(s, 0, sizeof(*s));
     snprintf(s->runtime, sizeof(s->runtime), "%s", w->runtime);
     snprintf(s->route, sizeof(s->route), "%s", w->route);
     snprintf(s->point, sizeof(s->point), "%s", w->first_id);
     s->rate = w->rate;
-    snprintf(path, sizeof(path), "%s/points/%s/series.csv", r->dir, w->first_id);
+    if (snprintf(path, sizeof(path), "%s/points/%s/series.csv", r->dir, w->first_id) >=
+        (int)sizeof(path))
+        return 0;
     return w->first_id[0] && kb_report_read_series(path, s, err, sizeof(err)) == 0 && s->n > 0;
 }
 
@@ -456,7 +458,7 @@ static int fill_report_html(FILE *f, const void *arg)
 int kb_report_write_html(const struct kb_report *r, const char *dir, char *err, size_t errlen)
 {
     const struct fill_report_html_arg a = { .r = r, .dir = dir };
-    char path[4200];
+    char path[KB_PATH_MAX];
     return kb_afile_write_with(kb_path(path, sizeof(path), dir, "report.html"), fill_report_html, &a, err,
                                errlen);
 }

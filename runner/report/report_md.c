@@ -789,7 +789,7 @@ static int fill_report_md(FILE *f, const void *arg)
 
 int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, size_t errlen)
 {
-    char path[4200];
+    char path[KB_PATH_MAX];
     return kb_afile_write_with(kb_path(path, sizeof(path), dir, "report.md"), fill_report_md, r, err,
                                errlen);
 }

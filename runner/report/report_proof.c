@@ -16,7 +16,7 @@
 
 static void load_calibration(struct kb_report *r, const char *dir)
 {
-    char cdir[4200], path[4300], err[512];
+    char cdir[KB_PATH_MAX], path[KB_PATH_MAX], err[512];
     kb_path(path, sizeof(path), kb_path(cdir, sizeof(cdir), dir, "calibrate"), "calibrate.json");
     if (!kb_file_exists(path)) {
         snprintf(r->cal_note, sizeof(r->cal_note), "no calibrate/calibrate.json: the curve ran "
@@ -218,7 +218,7 @@ static void load_series(struct kb_report *r, const char *dir)
                                                                kb_report_route(r, j));
             struct kb_report_series *s;
             const char *id;
-            char path[4400], err[300];
+            char path[KB_PATH_MAX], err[300];
             if (!w || !r->series)
                 continue;
             s = &r->series[r->nseries++];

@@ -295,7 +295,7 @@ char *kb_qual_report_md(json_t *r)
 int kb_qual_report_write(const char *run, const struct kb_contract *c, char *err,
                          size_t errlen)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *v, *r;
     char *md;
     int rc = -1;

@@ -10,6 +10,7 @@
  * the judgement read. */
 #define _GNU_SOURCE
 #include "runner/report/report.h"
+#include "runner/util/paths.h"
 #include "runner/report/report_int.h"
 #include "runner/run/calibrate.h"
 #include "runner/run/fixture.h"
@@ -108,7 +109,7 @@ void kb_report_rederive_point(struct kb_report *r, const char *dir, const char *
     struct kb_point_load lr;
     struct kb_criteria c;
     struct kb_judgement j;
-    char pdir[4200];
+    char pdir[KB_PATH_MAX];
     json_t *load = NULL;
     enum kb_margin_use margin;
 

@@ -18,7 +18,7 @@
 
 void kb_report_load_floor(struct kb_report *r, const char *dir)
 {
-    char fdir[4200], path[4300];
+    char fdir[KB_PATH_MAX], path[KB_PATH_MAX];
     struct dirent *e;
     DIR *d = opendir(kb_path(fdir, sizeof(fdir), dir, "floor"));
     while (d && (e = readdir(d))) {
@@ -28,8 +28,8 @@ void kb_report_load_floor(struct kb_report *r, const char *dir)
         /* f<k> and nothing else: a name from the directory becomes a path */
         if (sscanf(e->d_name, "f%d%c", &k, &tail) != 1 || k <= 0)
             continue;
-        snprintf(path, sizeof(path), "%.4100s/%.20s/floor.json", fdir, e->d_name);
-        if (!(j = kb_report_evidence(r, path)))
+        if (snprintf(path, sizeof(path), "%s/%s/floor.json", fdir, e->d_name) >=
+                (int)sizeof(path) || !(j = kb_report_evidence(r, path)))
             continue;
         if (!r->floor)
             r->floor = json_object();

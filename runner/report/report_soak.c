@@ -24,7 +24,7 @@ static const char *jstr(json_t *o, const char *k)
 
 static void report_header(FILE *f, const struct kb_soak_report *s, char *pg, size_t pglen)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *run;
     fprintf(f, "# kneebench soak -- %s\n\n", s->runtime);
     fprintf(f, "Sequential phases, %g s each after a %g s warmup; server RSS and open descriptors "
@@ -81,7 +81,7 @@ static void report_header(FILE *f, const struct kb_soak_report *s, char *pg, siz
 /* A complete phase's verdict.json, or NULL (no marker, or no verdict). */
 static json_t *phase_verdict(const struct kb_soak_planned *p)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     kb_path(path, sizeof(path), p->dir, "DONE");
     if (!kb_file_exists(path))
         return NULL;
@@ -243,7 +243,7 @@ static void windows_section(FILE *f, size_t i, const struct kb_soak_planned *p, 
 /* Below the table: identity and limits read back, and the db phase's counters. */
 static void report_notes(FILE *f, size_t i, const struct kb_soak_planned *p, json_t *v)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *lim, *st = json_object_get(v, "stats");
     kb_path(path, sizeof(path), p->dir, "fixture/limits.json");
     lim = kb_evidence_load(path, NULL);
@@ -268,7 +268,7 @@ static void report_notes(FILE *f, size_t i, const struct kb_soak_planned *p, jso
 static int newer_evidence(const struct kb_soak_report *s, char *err, size_t errlen)
 {
     static const char *const per_phase[] = { "verdict.json", "fixture/limits.json" };
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *j;
     if (kb_evidence_read(kb_path(path, sizeof(path), s->run, "run.json"), &j, err,
                          errlen) == KB_EVIDENCE_REFUSED)
@@ -286,7 +286,7 @@ static int newer_evidence(const struct kb_soak_report *s, char *err, size_t errl
 
 int kb_report_soak(const struct kb_soak_report *s, size_t *complete, char *err, size_t errlen)
 {
-    char *buf = NULL, path[4300], pg[128] = "";
+    char *buf = NULL, path[KB_PATH_MAX], pg[128] = "";
     size_t len = 0;
     FILE *f;
     json_t **v = calloc(s->nph ? s->nph : 1, sizeof(*v));

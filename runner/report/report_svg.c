@@ -811,7 +811,7 @@ static int write_svg(const char *path, char *buf, size_t len, char *err, size_t 
 static int write_series_chart(const struct kb_report *r, const char *dir,
                               const struct kb_report_series *s, char *err, size_t errlen)
 {
-    char *buf = NULL, path[4400];
+    char *buf = NULL, path[KB_PATH_MAX];
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) {
@@ -844,7 +844,7 @@ void kb_report_svg_chart(FILE *f, const struct kb_report *r, const char *kind,
 static int write_chart(const struct kb_report *r, const char *dir, const char *kind,
                        const char *route, char *err, size_t errlen)
 {
-    char *buf = NULL, path[4300];
+    char *buf = NULL, path[KB_PATH_MAX];
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) {
@@ -920,7 +920,7 @@ void kb_report_svg_small_series(FILE *f, const struct kb_report *r,
 int kb_report_write_svg(const struct kb_report *r, const char *dir, char *err, size_t errlen)
 {
     static const char *const kinds[] = { "achieved", "p99", "cpu" };
-    char cdir[4200];
+    char cdir[KB_PATH_MAX];
     /* charts/ planted as a link would take every chart elsewhere */
     if (kb_mkdirs(kb_path(cdir, sizeof(cdir), dir, "charts"), err, errlen) < 0 ||
         kb_dir_own(cdir, 0, err, errlen) < 0)

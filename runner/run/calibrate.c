@@ -22,7 +22,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -34,9 +33,11 @@
 #include "runner/util/atomicfile.h"
 #include "runner/util/evidence.h"
 #include "runner/util/jfield.h"
+#include "runner/util/paths.h"
 #include "runner/util/root.h"
 #include "runner/util/schema.h"
 #include "runner/load/loadout.h"
+#include "runner/sandbox/launch.h"
 #include "runner/sandbox/spawn.h"
 #include "runner/run/verdict.h"
 
@@ -45,7 +46,7 @@ struct cal {
     const struct kb_calibrate_cfg *cfg;
     struct kb_contract contract;
     const struct kb_route *route;
-    char kneebench[PATH_MAX], build[PATH_MAX];
+    char kneebench[KB_PATH_MAX], build[KB_PATH_MAX];
     cpu_set_t server_cpus, client_cpus;
     const char *server_list, *client_list;
     double duration, warmup, min_delivery;
@@ -54,52 +55,13 @@ struct cal {
     pid_t control;
 };
 
-/* In the child, before exec: die with the runner (the control server and a step outlived a
- * calibrate killed with -9, for ever), pin, join the cgroups, send output to log. Never
- * returns. */
-static void child_exec(char *const *argv, const cpu_set_t *cpus, const char *const *cgroups,
-                       const char *log, pid_t runner)
-{
-    int fd;
-
-    /* the getppid() check: a runner that died before prctl took effect sent nothing */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != runner)
-        _exit(126);
-    fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-
-    if (fd >= 0) {
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-    }
-    if (sched_setaffinity(0, sizeof(*cpus), cpus) != 0) {
-        dprintf(STDERR_FILENO, "calibrate: sched_setaffinity: %s\n", strerror(errno));
-        _exit(126);
-    }
-    for (size_t i = 0; cgroups && cgroups[i]; i++) {
-        char path[PATH_MAX];
-        int cg;
-        snprintf(path, sizeof(path), "%s/cgroup.procs", cgroups[i]);
-        if ((cg = open(path, O_WRONLY | O_CLOEXEC)) < 0 || dprintf(cg, "%d\n", getpid()) < 0) {
-            dprintf(STDERR_FILENO, "calibrate: joining %s: %s\n", path, strerror(errno));
-            _exit(126);
-        }
-        close(cg);
-    }
-    execvp(argv[0], argv);
-    dprintf(STDERR_FILENO, "calibrate: exec %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
-}
-
+/* The child dies with the runner (the control server and a step outlived a calibrate killed
+ * with -9, for ever), is pinned, joins the cgroups and writes to log (launch.h). */
 static pid_t spawn(char *const *argv, const cpu_set_t *cpus, const char *const *cgroups,
                    const char *log, char *err, size_t errlen)
 {
-    pid_t runner = getpid(), pid = fork();
-
-    if (pid == 0)
-        child_exec(argv, cpus, cgroups, log, runner);
-    if (pid < 0)
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-    return pid;
+    const struct kb_launch l = { .argv = argv, .log = log, .cpus = cpus, .cgroups = cgroups };
+    return kb_launch(&l, err, errlen);
 }
 
 /* Waits up to bound_s; past it the child is killed. Returns the wait status, or -1 when
@@ -137,7 +99,7 @@ static int start_control(struct cal *c, char *err, size_t errlen)
 {
     struct kb_tmpl_vars vars = { .root = kb_root(), .build = c->build, .bind = "127.0.0.1",
                                  .cpus = c->contract.cpus };
-    char log[PATH_MAX], why[256], *argv[64] = { 0 };
+    char log[KB_PATH_MAX], why[256], *argv[64] = { 0 };
     int rc = -1;
 
     if ((c->port = kb_free_port(err, errlen)) < 0)
@@ -212,7 +174,7 @@ static int run_step(struct cal *c, size_t i, int attempt, struct kb_calibrate_st
                     char *err, size_t errlen)
 {
     char url[128], rate[32], dur[32], warm[32], thr[16], con[16], name[64];
-    char json[PATH_MAX], log[PATH_MAX];
+    char json[KB_PATH_MAX], log[KB_PATH_MAX];
     int status;
 
     snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", c->port, c->route->path);
@@ -327,7 +289,7 @@ static double or_default(double v, double d)
 static int self_paths(struct cal *c, char *err, size_t errlen)
 {
     const struct kb_calibrate_cfg *cfg = c->cfg;
-    char dir[PATH_MAX];
+    char dir[KB_PATH_MAX];
     ssize_t n;
 
     if (cfg->kneebench) {

@@ -113,7 +113,7 @@ void kb_curve_progress(struct kb_curve *cv, const struct kb_point *pt, const cha
 
 static void kb_curve_show_kept(struct kb_curve *cv, const struct kb_point *pt, const char *dir)
 {
-    char path[4300], err[4500];
+    char path[KB_PATH_MAX], err[KB_PATH_MAX + 512];
     struct kb_point_load lr;
     json_t *v;
     kb_path(path, sizeof(path), dir, "verdict.json");
@@ -212,7 +212,7 @@ void kb_curve_close(struct kb_curve *cv)
 static int calibrate_gate(struct kb_curve *cv, const struct kb_curve_opts *a, char *err, size_t errlen)
 {
     struct kb_calibrate_cfg cfg = { .warmup_s = -1, .progress = stdout };
-    char dir[4200], path[4300];
+    char dir[KB_PATH_MAX], path[KB_PATH_MAX];
     double top = 0;
 
     for (size_t i = 0; i < cv->plan.nrates; i++)
@@ -256,7 +256,7 @@ static int calibrate_gate(struct kb_curve *cv, const struct kb_curve_opts *a, ch
 /* Each point of pts in order, a complete one kept; the count that could not be run. */
 int kb_curve_run_points(struct kb_curve *cv, const struct kb_point *pts, size_t n)
 {
-    char dir[4200], err[1400];
+    char dir[KB_PATH_MAX], err[1400];
     int failures = 0;
     cv->finished = 0;
     cv->total = n;
@@ -280,7 +280,7 @@ int kb_curve_run_points(struct kb_curve *cv, const struct kb_point *pts, size_t 
 int kb_curve_open(struct kb_curve *cv, const struct kb_curve_opts *o, int argc, char **argv,
                   char *err, size_t errlen)
 {
-    char path[4200];
+    char path[KB_PATH_MAX];
     memset(cv, 0, sizeof(*cv));
     if (setup(cv, o, err, errlen) < 0 || write_or_check_plan(cv, err, errlen) < 0 ||
         write_run_identity(cv, argc, argv, err, errlen) < 0)

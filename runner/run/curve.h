@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "runner/run/matrix.h"
+#include "runner/util/paths.h"
 #include "runner/run/run.h"
 #include "runner/sandbox/sandbox.h"
 
@@ -46,7 +47,7 @@ struct kb_curve_parked {
     json_t *identity;
     char target[64], limits_err[512];
     double last_exit_check;
-    char fixdir[4096], preflight_reason[512];
+    char fixdir[KB_PATH_MAX], preflight_reason[512];
     struct kb_run_evidence ev;
 };
 
@@ -74,7 +75,7 @@ struct kb_curve {
     int repeat, preflight_failed;
     int harness_error;          /* the harness kept it from starting (preflight_reason says
                                  * how): its points are not judged but left to redo */
-    char fixdir[4096], preflight_reason[512];
+    char fixdir[KB_PATH_MAX], preflight_reason[512];
     /* progress: finished of total, in the matrix or (confirming: "confirm ", "refine ") in a
      * round after it */
     size_t finished, ran, total;

@@ -79,7 +79,7 @@ static void preflight_all(struct kb_curve *cv, json_t *out)
  * from then on would be of different code. */
 static void check_identity_baseline(struct kb_curve *cv)
 {
-    char path[4300], err[4500];
+    char path[KB_PATH_MAX], err[KB_PATH_MAX + 512];
     json_t *first;
     int rc;
     kb_path(path, sizeof(path), cv->fixdir, "identity.json");
@@ -121,7 +121,7 @@ static json_t *argv_json(char *const *argv)
  * the preflight reason of every point this fixture would serve, never fatal to the run. */
 static void start_fixture(struct kb_curve *cv, const struct kb_runtime *rt, int repeat)
 {
-    char *argv[64] = { 0 }, err[1024], pgdir[4300];
+    char *argv[64] = { 0 }, err[1024], pgdir[KB_PATH_MAX];
     json_t *pre = json_object();
     int rc;
     cv->r.fx.rt = rt;
@@ -170,7 +170,8 @@ static void prime_route(struct kb_curve *cv, const char *route, long rate, const
     char err[512] = "";
     int rc = kb_mkdirs(dir, err, sizeof(err));
     if (rc == 0 && (rc = kb_fixture_drive(&cv->r.fx, &ld, route, rate, dir, &sp, &obs)) < 0)
-        snprintf(err, sizeof(err), "the load generator did not run to its end");
+        snprintf(err, sizeof(err), "the load generator did not run to its end%s%.300s",
+                 obs.load_problem[0] ? ": " : "", obs.load_problem);
     json_array_append_new(out, json_pack("{s:s,s:I,s:f,s:i,s:s}", "route", route,
         "rate", (json_int_t)rate, "duration_s", PRIME_S,
         "load_exit", rc < 0 ? -1 : obs.load_exit, "error", err));
@@ -184,12 +185,13 @@ static void prime_route(struct kb_curve *cv, const char *route, long rate, const
  * rate, its outputs kept in fixtures/<runtime>/primed-for-<point>/. */
 static void prime_fixture(struct kb_curve *cv, const struct kb_point *pt)
 {
-    char dir[4300], sub[4400];
+    char dir[KB_PATH_MAX], sub[KB_PATH_MAX];
     json_t *routes, *j;
-    if (pt->rate <= lowest_rate(cv, pt->runtime, pt->route))
+    /* fixdir is under KB_RUN_DIR_MAX and an id under KB_NAME_MAX: it fits */
+    if (pt->rate <= lowest_rate(cv, pt->runtime, pt->route) ||
+        snprintf(dir, sizeof(dir), "%s/primed-for-%s", cv->fixdir, pt->id) >= (int)sizeof(dir))
         return;
     routes = json_array();
-    snprintf(dir, sizeof(dir), "%s/primed-for-%s", cv->fixdir, pt->id);
     for (size_t i = 0; i < cv->plan.routes.n && !kb_run_interrupted(); i++) {
         const char *route = cv->plan.routes.v[i];
         long low = lowest_rate(cv, pt->runtime, route);

@@ -33,7 +33,7 @@
 /* The next free sample number under RUN/floor: a resumed run adds to what is there. */
 static int first_free(const struct kb_curve *cv)
 {
-    char dir[4300];
+    char dir[KB_PATH_MAX];
     struct dirent *e;
     int next = 1, k;
     DIR *d = opendir(kb_path(dir, sizeof(dir), cv->r.dir, "floor"));
@@ -91,7 +91,8 @@ static void measure(struct kb_curve *cv, const char *dir, struct floor_sample *f
     kb_steal_track_sample(&f->cli, KB_STEAL_PROCSTAT, kb_fixture_now_s());
     cpu0 = kb_curve_server_cpu(cv, &others0) - others0;
     if (kb_fixture_drive(&cv->r.fx, &ld, FLOOR_ROUTE, KB_FLOOR_RPS, dir, &sp, &f->obs) < 0) {
-        snprintf(f->error, sizeof(f->error), "the load generator did not run to its end");
+        snprintf(f->error, sizeof(f->error), "the load generator did not run to its end%s%.300s",
+                 f->obs.load_problem[0] ? ": " : "", f->obs.load_problem);
         return;
     }
     cpu1 = kb_curve_server_cpu(cv, &others1) - others1;
@@ -137,7 +138,7 @@ static void take(struct kb_curve *cv, const struct kb_point *pt)
 {
     struct floor_sample *f = calloc(1, sizeof(*f));
     struct kb_run_evidence ev = { "", "" };
-    char dir[4300], sub[4400], id[16];
+    char dir[KB_PATH_MAX], sub[KB_PATH_MAX], id[16];
     json_t *j;
     if (!f)
         return;

@@ -294,7 +294,7 @@ static json_t *beside_json(const struct kb_curve *cv, const struct settled *st,
 static json_t *backlog_json(const char *dir, double duration_s)
 {
     struct kb_backlog b;
-    char path[4300];
+    char path[KB_PATH_MAX];
     if (kb_backlog_file(kb_path(path, sizeof(path), dir, "series.csv"), duration_s, &b) < 0)
         return json_null();
     return json_pack("{s:b,s:i,s:o,s:o}", "grew", b.grew, "seconds", b.seconds,
@@ -371,8 +371,9 @@ static int measure_point(struct kb_curve *cv, const struct kb_point *pt, const c
     } else if ((st = settle(cv, pt)), beside_mark(cv, &bs.cpu0, &bs.t0),
                drive(cv, pt, dir, s, &obs) < 0) {
         kb_run_csv_abort(&s->csv);  /* no marker: the point is redone on resume */
-        snprintf(err, errlen, "%s: the load generator did not run to its end%s", pt->id,
-                 kb_run_interrupted() ? " (interrupted)" : "; left to redo");
+        snprintf(err, errlen, "%s: the load generator did not run to its end%s%s%.300s", pt->id,
+                 kb_run_interrupted() ? " (interrupted)" : "; left to redo",
+                 obs.load_problem[0] ? ": " : "", obs.load_problem);
         return -1;
     } else {
         beside_mark(cv, &bs.cpu1, &bs.t1);

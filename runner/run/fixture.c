@@ -4,6 +4,7 @@
 #include "runner/run/fixture.h"
 #include "runner/load/loadout.h"
 #include "runner/sandbox/capture.h"
+#include "runner/sandbox/launch.h"
 #include "runner/util/clock.h"
 #include "runner/util/cpulist.h"
 #include "runner/util/digest.h"
@@ -21,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -212,7 +212,7 @@ int kb_fixture_alive(void *arg)
 static int limits_and_identity(struct kb_fixture *fx, const char *rundir, char *reason,
                                size_t reasonlen)
 {
-    char err[1024], path[4300];
+    char err[1024], path[KB_PATH_MAX];
     struct kb_limits_applied la;
     json_t *lim;
     if (kb_sandbox_limits(fx->sb, &la, err, sizeof(err)) < 0) {
@@ -286,7 +286,7 @@ int kb_fixture_start(struct kb_fixture *fx, const struct kb_fixture_spec *spec, 
 
 int kb_fixture_sweep_sessions(struct kb_fixture *fx, const char *dir, char *note, size_t notelen)
 {
-    char path[4200], one[600];
+    char path[KB_PATH_MAX], one[600];
     struct dirent *e;
     DIR *d = opendir(dir);
     size_t len = 0;
@@ -346,12 +346,12 @@ void kb_fixture_sample_server(const struct kb_fixture *fx, struct kb_proc_sample
 /* ---- the load child -------------------------------------------------------------------- */
 
 static pid_t spawn_load(struct kb_fixture *fx, const struct kb_fixture_load *ld, const char *route,
-                        long rate, const char *dir)
+                        long rate, const char *dir, char *err, size_t errlen)
 {
     const struct kb_route *r = kb_contract_route(fx->c, route);
-    char url[256], rt[32], dur[32], wu[32], dr[32], th[16], co[16], js[4200], hg[4200],
-        uh[4200], log[4200], hl[4200], sc[4200], rl[4200], rmax[24];
-    pid_t pid, parent = getpid();
+    char url[256], rt[32], dur[32], wu[32], dr[32], th[16], co[16], js[KB_PATH_MAX], hg[KB_PATH_MAX],
+        uh[KB_PATH_MAX], log[KB_PATH_MAX], hl[KB_PATH_MAX], sc[KB_PATH_MAX], rl[KB_PATH_MAX], rmax[24];
+    struct kb_launch l = { 0 };
     snprintf(url, sizeof(url), "http://%s:%d%s", fx->target[0] ? fx->target : "127.0.0.1",
              fx->port, r->path);
     snprintf(rt, sizeof(rt), "%ld", rate);
@@ -391,24 +391,14 @@ static pid_t spawn_load(struct kb_fixture *fx, const struct kb_fixture_load *ld,
     }
     unlink(js);
     unlink(rl);    /* a redone point's log is its own or none */
-    if ((pid = fork()) == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-        /* An orphaned load would go on driving the port into the point a resumed run
-         * redoes: it dies with the runner (the getppid() check: the runner may have died
-         * before prctl took effect). */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-            _exit(127);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        sched_setaffinity(0, sizeof(fx->client_set), &fx->client_set);
-        /* through /proc/self/exe by default: immune to build/kneebench being relinked */
-        execv(fx->self_exec ? "/proc/self/exe" : fx->load_cmd, argv);
-        dprintf(2, "could not execute %s: %s\n", fx->load_cmd, strerror(errno));
-        _exit(127);
-    }
-    return pid;
+    /* An orphaned load would go on driving the port into the point a resumed run redoes:
+     * it dies with the runner. Through /proc/self/exe by default: immune to
+     * build/kneebench being relinked. */
+    l.argv = argv;
+    l.path = fx->self_exec ? "/proc/self/exe" : fx->load_cmd;
+    l.log = log;
+    l.cpus = &fx->client_set;
+    return kb_launch(&l, err, errlen);
 }
 
 void kb_fixture_kill_load(struct kb_fixture *fx, int sig)
@@ -428,7 +418,8 @@ int kb_fixture_drive(struct kb_fixture *fx, const struct kb_fixture_load *ld, co
 {
     double t0 = kb_fixture_now_s(), next = t0 + sp->first_s, end = t0 + sp->until_s;
     int st = 0;
-    if ((fx->load_pid = spawn_load(fx, ld, route, rate, dir)) < 0) {
+    if ((fx->load_pid = spawn_load(fx, ld, route, rate, dir, obs->load_problem,
+                                   sizeof(obs->load_problem))) < 0) {
         fx->load_pid = 0;
         return -1;
     }
@@ -464,7 +455,7 @@ int kb_fixture_drive(struct kb_fixture *fx, const struct kb_fixture_load *ld, co
 /* The load log's first line: why the generator gave up. */
 static void first_line(const char *dir, const char *file, char *line, size_t len)
 {
-    char path[4200];
+    char path[KB_PATH_MAX];
     FILE *f;
     line[0] = '\0';
     kb_path(path, sizeof(path), dir, file);
@@ -479,7 +470,7 @@ static void first_line(const char *dir, const char *file, char *line, size_t len
 int kb_fixture_read_load(const char *dir, struct kb_point_obs *obs, struct kb_point_load *lr,
                          json_t **load)
 {
-    char path[4200], err[sizeof(obs->load_problem)];
+    char path[KB_PATH_MAX], err[sizeof(obs->load_problem)];
     int rc = kb_point_load_read(kb_path(path, sizeof(path), dir, "load.json"), lr, load, err,
                                 sizeof(err));
     if (obs->load_exit != 0) {

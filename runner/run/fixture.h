@@ -18,6 +18,7 @@
 #define KB_FIXTURE_H
 
 #include "runner/sandbox/pgcluster.h"
+#include "runner/util/paths.h"
 #include "runner/sandbox/procs.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/run/verdict.h"
@@ -70,7 +71,7 @@ struct kb_fixture {
     char controller_cpus[64];      /* where the runner itself runs, read back after pinning */
     int controller_declared;       /* --controller-cpus gave them; else the client's */
     cpu_set_t client_set;
-    char load_cmd[4096];
+    char load_cmd[KB_PATH_MAX];
     int self_exec;                 /* exec /proc/self/exe: the image the run hashed */
     volatile sig_atomic_t *stop;   /* once *stop: readiness waits give up, the load child is
                                     * killed (NULL: never) */
@@ -161,7 +162,8 @@ struct kb_fixture_sampling {
 
 /* Run `load` for route at rate into dir (load.json, corrected.hgrm, uncorrected.hgrm,
  * load.log, series.hlog, series.csv, and with ld->requests_log requests.log) as a child pinned to the client CPUs, to its end, sampling and watching the
- * fixture. 0 with obs->load_exit; -1 when it could not start or *stop interrupted it. */
+ * fixture. 0 with obs->load_exit; -1 when it could not start (obs->load_problem says why:
+ * its CPU affinity, its exec) or *stop interrupted it. */
 int kb_fixture_drive(struct kb_fixture *fx, const struct kb_fixture_load *ld, const char *route, long rate,
                 const char *dir, const struct kb_fixture_sampling *sp, struct kb_point_obs *obs);
 

@@ -185,7 +185,7 @@ void kb_hostclock_sample_point(struct kb_hostclock *h, const char *server_cpus,
 int kb_hostclock_write_point(struct kb_hostclock *h, const char *server_cpus,
                              const char *client_cpus, const char *dir, char *err, size_t errlen)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *j;
     int rc;
     if (h->samples == 0)
@@ -278,7 +278,7 @@ static void summary_line(const struct summary *s, char *line, size_t len)
 json_t *kb_hostclock_summary(const char *rundir, const json_t *plan_points)
 {
     struct summary s = { 0, 0, 0, { { NAN, NAN }, { NAN, NAN } }, 0, json_array(), json_array() };
-    char path[4300];
+    char path[KB_PATH_MAX];
     char line[1024];
     size_t i;
     json_t *pt, *j;

@@ -130,7 +130,7 @@ int kb_knee_defaults(struct kb_knee_args *a, const struct kb_contract *ct, char 
         if (kill((pid_t)a->pids[i], 0) && errno == ESRCH)
             return snprintf(err, errlen, "--pid %ld: no such process", a->pids[i]), 2;
     if (a->cgroup) {
-        char procs[4300];
+        char procs[KB_PATH_MAX];
         if (!kb_file_exists(kb_path(procs, sizeof(procs), a->cgroup, "cgroup.procs")))
             return snprintf(err, errlen, "--cgroup %s is not a cgroup v2 directory (no "
                             "cgroup.procs)", a->cgroup), 2;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "fixtures/contract.h"
+#include "runner/util/paths.h"
 #include "runner/load/target.h"
 #include "runner/load/trial.h"
 #include "runner/util/opts.h"
@@ -43,7 +44,7 @@ struct kb_knee_ctx {
     cpu_set_t cpus;
     struct kb_server_side srv;             /* --pid's, or those listening on the port */
     struct kb_trial trial;                 /* the requests sent before any load */
-    char dir[4096];
+    char dir[KB_PATH_MAX];
 };
 
 /* Exit status of a target that answered, but not rightly (status, body, header, framing):

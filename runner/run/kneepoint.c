@@ -50,7 +50,7 @@ static double conns_of(const json_t *load)
 static void write_load(struct kb_run_evidence *ev, const char *dir, const struct kb_load_meta *m,
                        struct kb_load_result *res)
 {
-    char path[4300], hlog[4300], err[512];
+    char path[KB_PATH_MAX], hlog[KB_PATH_MAX], err[512];
     if (kb_loadout_write_json(kb_path(path, sizeof(path), dir, "load.json"), m, res, err,
                               sizeof(err)))
         kb_run_note(ev, "load.json", err);
@@ -102,7 +102,7 @@ static int measure(const struct kb_kneepoint_cfg *c, long rate, int k, const cha
     struct kb_point_obs obs = { .have_load = 1 };
     struct kb_judgement j;
     struct kb_procwatch *w;
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *load, *v;
     configure(c, rate, &lc);
     m = (struct kb_load_meta){ .url = c->url, .route = c->target->route,
@@ -151,7 +151,7 @@ int kb_kneepoint_run(const struct kb_kneepoint_cfg *c, long rate, int k, const c
                      struct kb_knee_sample *out, char *err, size_t errlen)
 {
     struct kb_run_evidence ev = { "", "" };
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *done;
     int rc;
     if (kb_run_point_begin(dir, err, errlen) < 0 || measure(c, rate, k, dir, &ev, out, err, errlen))
@@ -169,7 +169,7 @@ int kb_kneepoint_run(const struct kb_kneepoint_cfg *c, long rate, int k, const c
 
 int kb_kneepoint_read(const char *dir, struct kb_knee_sample *out, char *err, size_t errlen)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *v, *load, *p99;
     int verdict;
     if (!kb_run_point_done(dir))

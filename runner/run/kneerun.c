@@ -77,7 +77,7 @@ static struct kb_kneepoint_cfg point_cfg(const struct kb_kneerun *k, int hold)
 /* knee.json: the plan, the steps so far, and the outcome once there is one. */
 static int record(const struct kb_kneerun *k, int ended, char *err, size_t errlen)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *steps = json_array(), *doc, *out = json_null();
     int rc;
     for (size_t i = 0; i < k->nsteps; i++)
@@ -123,7 +123,7 @@ static int take(struct kb_kneerun *k, long rate, int hold, const char *why, char
 {
     struct kb_kneerun_step *st = &k->steps[k->nsteps];
     struct kb_kneepoint_cfg pc = point_cfg(k, hold);
-    char dir[4300], name[64];
+    char dir[KB_PATH_MAX], name[64];
     double t0;
     int got;
     memset(st, 0, sizeof(*st));
@@ -159,7 +159,7 @@ static int bounded(struct kb_kneerun *k, long rate, int hold)
 {
     struct kb_knee_sample probe;
     struct kb_kneepoint_cfg pc = point_cfg(k, hold);
-    char dir[4300], name[64], err[64];
+    char dir[KB_PATH_MAX], name[64], err[64];
     double per = pc.warmup_s + pc.duration_s + pc.drain_s + 1.5;
     if (k->stopped && k->stopped()) {
         k->end = KB_KNEERUN_INTERRUPTED;

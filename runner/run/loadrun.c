@@ -1,6 +1,7 @@
 /* loadrun.c -- one load as `kneebench load` runs it (loadrun.h). */
 #define _GNU_SOURCE
 #include "runner/run/loadrun.h"
+#include "runner/util/paths.h"
 
 #include <errno.h>
 #include <math.h>
@@ -103,7 +104,7 @@ static int fit_descriptors(int connections)
  * temporary file the output will be written through (runner/util/atomicfile.h), removed. */
 static int check_writable(const char *path)
 {
-    char err[4200];
+    char err[KB_PATH_MAX + 512];
     if (!path)
         return 0;
     if (kb_afile_probe(path, err, sizeof(err)) < 0)

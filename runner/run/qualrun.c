@@ -123,7 +123,7 @@ int kb_qualrun_setup(struct kb_qualrun *q, const struct kb_fixture_opts *o,
 static void start_all(struct kb_qualrun *q, const struct kb_qual_params *p, char **argv,
                       char *reason, size_t reasonlen)
 {
-    char err[1024], path[4300], fixdir[4200], pgdir[4300];
+    char err[1024], path[KB_PATH_MAX], fixdir[KB_PATH_MAX], pgdir[KB_PATH_MAX];
     const struct kb_route *r = kb_contract_route(&q->r.c, q->r.c.qual.route);
     q->r.fx.port = kb_free_port(err, sizeof(err));
     kb_path(fixdir, sizeof(fixdir), q->r.dir, "fixture");
@@ -146,7 +146,7 @@ static void start_all(struct kb_qualrun *q, const struct kb_qual_params *p, char
 static int write_preflight(struct kb_qualrun *q, const struct kb_point_obs *o, char *err,
                            size_t errlen)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *pre = json_pack("{s:b,s:s,s:i}", "failed", o->preflight_failed, "reason",
                             o->preflight_reason, "port", q->r.fx.port);
     int rc = kb_run_evidence_json(kb_path(path, sizeof(path), q->r.dir, "fixture/preflight.json"),
@@ -159,7 +159,7 @@ static int write_command(struct kb_qualrun *q, const struct kb_qual_params *p, c
                          char *err, size_t errlen)
 {
     const struct kb_route *r = kb_contract_route(&q->r.c, q->r.c.qual.route);
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *fx = json_array(), *j;
     int rc;
     for (size_t i = 0; argv[i]; i++)
@@ -243,7 +243,7 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
         .every_s = p->sample_every_s, .until_s = p->warmup_s + p->duration_s + 0.05,
         .sample = sample_server, .arg = rs, .kill_signal = SIGTERM };
     struct kb_run_evidence ev = { "", "" };
-    char path[4300];
+    char path[KB_PATH_MAX];
     int rc;
     if (!(rs->csv = kb_run_csv_open(&ev, q->r.dir, "samples.csv", "t_s,server_cpu_s,"
                                     "server_rss_bytes,server_pss_bytes,server_fds,"
@@ -258,6 +258,8 @@ static int drive(struct kb_qualrun *q, const struct kb_qual_params *p, struct rs
                                         errlen);
     rc = q->sampler ? kb_fixture_drive(&q->r.fx, &ld, q->r.c.qual.route, p->rate, q->r.dir, &sp,
                                    &o->point) : -1;
+    if (q->sampler && rc < 0 && o->point.load_problem[0])
+        snprintf(err, errlen, "the load generator did not start: %.400s", o->point.load_problem);
     if (rc == 0) {
         /* the load's own files unwritten: the harness failed, no verdict on the server */
         if (kb_fixture_read_load(q->r.dir, &o->point, lr, load) < 0) {
@@ -324,7 +326,7 @@ static int finish(struct kb_qualrun *q, const struct kb_qual_params *p, struct r
     const struct kb_strlist *g = &q->r.c.qual.zero_gauges;
     const struct kb_stats_sample *ss = NULL;
     size_t nss = 0;
-    char path[4300], reason[1024];
+    char path[KB_PATH_MAX], reason[1024];
     json_t *v, *plan = kb_evidence_load(kb_path(path, sizeof(path), q->r.dir,
                                                             "plan.json"), NULL);
     enum kb_qual_verdict verdict;
@@ -365,7 +367,7 @@ static int finish(struct kb_qualrun *q, const struct kb_qual_params *p, struct r
 int kb_qualrun_exec(struct kb_qualrun *q, const struct kb_qual_params *p, char *err,
                     size_t errlen)
 {
-    char path[4300], *argv[64] = { 0 };
+    char path[KB_PATH_MAX], *argv[64] = { 0 };
     struct kb_qual_obs o;
     struct kb_point_load lr;
     struct rsamples *rs = calloc(1, sizeof(*rs));

@@ -14,7 +14,7 @@
  * name ends in -h<k>. */
 static int add(const char *dir, const char *name, struct kb_refine_state *st)
 {
-    char sub[4300], path[4400], err[256];
+    char sub[KB_PATH_MAX], path[KB_PATH_MAX], err[256];
     const char *h = strrchr(name, '-');
     if (st->n == KB_KNEE_MAX_SAMPLES)
         return 0;
@@ -73,7 +73,7 @@ static long refine_rate(const struct kb_refine_cell *c, const char *name)
 static void gather_refined(const char *dir, const struct kb_refine_cell *c,
                            struct kb_refine_state *st)
 {
-    char pdir[4300];
+    char pdir[KB_PATH_MAX];
     struct dirent *e;
     DIR *d = kb_path(pdir, sizeof(pdir), dir, "points") ? opendir(pdir) : NULL;
     if (!d)
@@ -121,7 +121,7 @@ void kb_refine_decide(const char *dir, const struct kb_refine_cell *c,
 void kb_refine_next_id(const char *dir, const struct kb_refine_cell *c, long rate, int hold,
                        char *id, size_t len)
 {
-    char sub[4300], path[4400], kind = hold ? 'h' : 'f';
+    char sub[KB_PATH_MAX], path[KB_PATH_MAX], kind = hold ? 'h' : 'f';
     int k = 1;
     for (; k < KB_REFINE_SAMPLES_MAX; k++) {
         snprintf(sub, sizeof(sub), "points/%s-%s-%ld-%c%d/DONE", c->runtime, c->route, rate,

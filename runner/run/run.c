@@ -152,7 +152,7 @@ static int same_plan(const json_t *have, const json_t *want)
 int kb_run_plan_file(const char *dir, json_t *want, const char *what, char *err,
                      size_t errlen)
 {
-    char path[4200];
+    char path[KB_PATH_MAX];
     json_t *have;
     int rc = 0;
     /* checked again once made: someone may have made it since kb_run_open looked */
@@ -179,7 +179,7 @@ int kb_run_plan_file(const char *dir, json_t *want, const char *what, char *err,
 int kb_run_identity_file(const char *dir, json_t *identity, time_t started, char *err,
                          size_t errlen)
 {
-    char path[4200];
+    char path[KB_PATH_MAX];
     kb_path(path, sizeof(path), dir, "run.json");
     if (kb_file_exists(path))
         snprintf(path, sizeof(path), "%s/run-resumed-%ld.json", dir, (long)started);
@@ -266,7 +266,7 @@ static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
 
 int kb_run_keep_contract(struct kb_run *r, char hex[KB_SHA256_HEX], char *err, size_t errlen)
 {
-    char path[4300], kept[KB_SHA256_HEX], why[256];
+    char path[KB_PATH_MAX], kept[KB_SHA256_HEX], why[256];
     size_t len = 0;
     char *bytes = read_all(r->c.path, &len, err, errlen);
     int rc = -1;
@@ -352,7 +352,7 @@ void kb_run_note(struct kb_run_evidence *ev, const char *file, const char *reaso
 int kb_run_write_json(struct kb_run_evidence *ev, const char *dir, const char *file,
                       const json_t *v)
 {
-    char path[4300], err[512];
+    char path[KB_PATH_MAX], err[512];
     kb_path(path, sizeof(path), dir, file);
     if (!v) {
         kb_run_note(ev, file, "could not be built (out of memory)");
@@ -375,7 +375,7 @@ void kb_run_fixture_begin(struct kb_run *r, const char *fixdir)
 int kb_run_launch(struct kb_run *r, const char *fixdir, const char *pgdir, int db_pool,
                   char **argv, char *reason, size_t reasonlen)
 {
-    char *env[16] = { 0 }, log[4200], err[1024];
+    char *env[16] = { 0 }, log[KB_PATH_MAX], err[1024];
     struct kb_fixture_spec spec;
     int rc;
     kb_run_fixture_begin(r, fixdir);
@@ -400,7 +400,7 @@ int kb_run_launch(struct kb_run *r, const char *fixdir, const char *pgdir, int d
 /* Temporary files an interrupted run left in a point it did not finish. */
 static void remove_leftovers(const char *dir)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     struct dirent *e;
     DIR *d = opendir(dir);
     while (d && (e = readdir(d)))
@@ -412,7 +412,7 @@ static void remove_leftovers(const char *dir)
 
 int kb_run_point_begin(const char *dir, char *err, size_t errlen)
 {
-    char path[4300];
+    char path[KB_PATH_MAX];
     /* a point's directory planted as a link would take its evidence elsewhere */
     if (kb_mkdirs(dir, err, errlen) < 0 || kb_dir_own(dir, 0, err, errlen) < 0)
         return -1;
@@ -424,14 +424,14 @@ int kb_run_point_begin(const char *dir, char *err, size_t errlen)
 
 int kb_run_point_done(const char *dir)
 {
-    char marker[4300];
+    char marker[KB_PATH_MAX];
     return kb_file_exists(kb_path(marker, sizeof(marker), dir, "DONE"));
 }
 
 struct kb_afile *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, const char *file,
                                  const char *header)
 {
-    char path[4300], why[4400];
+    char path[KB_PATH_MAX], why[KB_PATH_MAX + 512];
     struct kb_afile *f = malloc(sizeof(*f));
     if (!f) {
         kb_run_note(ev, file, "out of memory");
@@ -448,7 +448,7 @@ struct kb_afile *kb_run_csv_open(struct kb_run_evidence *ev, const char *dir, co
 
 int kb_run_csv_close(struct kb_run_evidence *ev, struct kb_afile **f, const char *file)
 {
-    char why[4400];
+    char why[KB_PATH_MAX + 512];
     int rc = 0;
     if (!*f)
         return 0;

@@ -13,6 +13,7 @@
 #define KB_RUN_H
 
 #include "runner/run/fixture.h"
+#include "runner/util/paths.h"
 #include "runner/run/dbplace.h"
 #include "runner/sandbox/pgcluster.h"
 #include "fixtures/contract.h"
@@ -35,7 +36,7 @@ struct kb_run_evidence {
 struct kb_run {
     const char *cmd;               /* "curve", "soak": what messages start with */
     const char *dir;               /* the run directory, absolute (dirbuf) */
-    char dirbuf[4096];
+    char dirbuf[KB_PATH_MAX];
     const char *backend;           /* --backend, as given */
     struct kb_contract c;
     struct kb_fixture fx;              /* the sandbox, placement, the fixture now running */

@@ -11,6 +11,7 @@
 #define KB_SOAK_H
 
 #include "runner/run/soakwin.h"
+#include "runner/util/paths.h"
 #include "runner/run/verdict.h"
 
 #include <stddef.h>
@@ -74,7 +75,7 @@ struct kb_soak_obs {
 struct kb_soak_planned {
     char route[64];
     long rate;
-    char dir[4096];
+    char dir[KB_PATH_MAX];
 };
 
 enum kb_soak_verdict kb_soak_judge(const struct kb_point_load *r, const struct kb_soak_obs *o,

@@ -36,7 +36,7 @@
 static void start_phase(struct kb_soakrun *s, const struct kb_soak_planned *p, struct kb_soak_obs *o,
                         char *argvs[64])
 {
-    char err[1024], reason[512] = "", fixdir[4200], pgdir[4300];
+    char err[1024], reason[512] = "", fixdir[KB_PATH_MAX], pgdir[KB_PATH_MAX];
     const struct kb_route *r = kb_contract_route(&s->r.c, p->route);
     int db = !strcmp(p->route, "db");
     json_t *pre = json_object();
@@ -335,8 +335,9 @@ static int measure(struct kb_soakrun *s, const struct kb_soak_planned *p, struct
                    json_t **after, char *err, size_t errlen)
 {
     if (drive(s, p, sm, o) < 0) {
-        snprintf(err, errlen, "phase %s: the load generator did not run to its end%s",
-                 p->route, kb_run_interrupted() ? " (interrupted)" : "; left to redo");
+        snprintf(err, errlen, "phase %s: the load generator did not run to its end%s%s%.300s",
+                 p->route, kb_run_interrupted() ? " (interrupted)" : "; left to redo",
+                 o->point.load_problem[0] ? ": " : "", o->point.load_problem);
         return -1;
     }
     /* the load's own files unwritten: the harness failed, no verdict on the server */

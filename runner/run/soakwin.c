@@ -125,7 +125,7 @@ int kb_soakwin_read(const char *dir, double duration_s, double max_s, struct kb_
                     char *err, size_t errlen)
 {
     struct read_ctx *c = calloc(1, sizeof(*c));
-    char path[4200];
+    char path[KB_PATH_MAX];
     size_t made = 0;
     int rc = -1;
     memset(out, 0, sizeof(*out));

@@ -50,7 +50,7 @@ void kb_pgcluster_version(char *out, size_t outlen)
 static int run_script(const char *root, const char *verb, const char *dir, char *out,
                       size_t outlen, char *err, size_t errlen)
 {
-    char script[4096], errbuf[4096], why[512], *last;
+    char script[KB_PATH_MAX], errbuf[4096], why[512], *last;
     char *const argv[] = { script, (char *)verb, (char *)dir, NULL };
     struct kb_capture c = { .out = out, .out_cap = outlen, .err = errbuf,
                             .err_cap = sizeof(errbuf) };
@@ -102,7 +102,7 @@ int kb_pgrun_wanted(const struct kb_runtime *rt, char *const *routes, size_t nro
 
 pid_t kb_pgcluster_postmaster(const char *dir)
 {
-    char path[4200];
+    char path[KB_PATH_MAX];
     long pid = 0;
     FILE *f;
     snprintf(path, sizeof(path), "%s/data/postmaster.pid", dir);
@@ -118,7 +118,7 @@ pid_t kb_pgcluster_postmaster(const char *dir)
 static int pin_cluster(const struct kb_pgrun *pg, char *err, size_t errlen)
 {
     cpu_set_t set;
-    char path[4200], why[512];
+    char path[KB_PATH_MAX], why[512];
     json_t *rec = NULL;
     pid_t pm = kb_pgcluster_postmaster(pg->dir);
     int rc;

@@ -14,6 +14,7 @@
 #define KB_PGCLUSTER_H
 
 #include "fixtures/contract.h"
+#include "runner/util/paths.h"
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -38,7 +39,7 @@ int kb_pgcluster_stop(const char *root, const char *dir, char *err, size_t errle
 
 /* One fixture's cluster. Zero it before use; running says whether stop has work to do. */
 struct kb_pgrun {
-    char dir[4096];
+    char dir[KB_PATH_MAX];
     char conninfo[1024];
     int running;
     char cpus[64];             /* the caller's: pin PostgreSQL there ("" = unpinned) */

@@ -9,35 +9,42 @@
 #include <string.h>
 #include <unistd.h>
 
-/* /proc/PID/stat read into buf; the fields after the command's closing ')' (the command
- * may itself hold spaces and parentheses), or NULL when the process is gone. */
-static char *stat_fields(pid_t pid, char *buf, size_t cap)
+int kb_procs_stat_parse(const char *text, struct kb_proc_stat *st)
 {
-    char path[64];
+    /* the command may itself hold spaces and parentheses: the fields follow its last ')' */
+    const char *p = strrchr(text, ')');
+    int ppid, pgrp, sid;
+    if (!p || sscanf(p + 1, " %c %d %d %d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d "
+                     "%ld %*d %llu", &st->state, &ppid, &pgrp, &sid, &st->utime, &st->stime,
+                     &st->threads, &st->start) != 8)
+        return -1;
+    st->ppid = (pid_t)ppid;
+    st->pgrp = (pid_t)pgrp;
+    st->sid = (pid_t)sid;
+    return 0;
+}
+
+int kb_procs_stat(pid_t pid, struct kb_proc_stat *st)
+{
+    char path[64], buf[1024];
     size_t len;
     FILE *f;
     snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
     if (!(f = fopen(path, "re")))
-        return NULL;
-    len = fread(buf, 1, cap - 1, f);
+        return -1;
+    len = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
     buf[len] = '\0';
-    return strrchr(buf, ')');
+    return kb_procs_stat_parse(buf, st);
 }
 
 static int read_stat(pid_t pid, double *cpu, long *threads)
 {
-    char buf[1024], *p;
-    unsigned long ut, st;
-    long nth;
-    if (!(p = stat_fields(pid, buf, sizeof(buf))))
+    struct kb_proc_stat st;
+    if (kb_procs_stat(pid, &st) < 0)
         return -1;
-    /* fields after ')': 3 state ... 14 utime 15 stime ... 20 num_threads */
-    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %*d %*d %*d %*d %ld",
-               &ut, &st, &nth) != 3)
-        return -1;
-    *cpu = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-    *threads = nth;
+    *cpu = (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
+    *threads = st.threads;
     return 0;
 }
 
@@ -142,19 +149,14 @@ struct stat_id {
 
 static int read_id(pid_t pid, struct stat_id *id)
 {
-    char buf[1024], *p;
-    unsigned long long start;
-    int ppid, sid;
-    if (!(p = stat_fields(pid, buf, sizeof(buf))))
-        return -1;
-    /* after ')': 3 state 4 ppid 5 pgrp 6 session ... 22 starttime */
-    if (sscanf(p + 2, "%c %d %*d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
-               "%*d %llu", &id->state, &ppid, &sid, &start) != 4)
+    struct kb_proc_stat st;
+    if (kb_procs_stat(pid, &st) < 0)
         return -1;
     id->pid = pid;
-    id->ppid = (pid_t)ppid;
-    id->sid = (pid_t)sid;
-    id->start = (long long)start;
+    id->ppid = st.ppid;
+    id->sid = st.sid;
+    id->state = st.state;
+    id->start = (long long)st.start;
     return 0;
 }
 

@@ -17,6 +17,22 @@ struct kb_proc_sample {
     size_t nprocs;             /* processes actually read */
 };
 
+/* What /proc/PID/stat says of one process (proc(5) fields 3-6, 14, 15, 20, 22). */
+struct kb_proc_stat {
+    char state;                /* 'R', 'S', 'Z', ... */
+    pid_t ppid, pgrp, sid;
+    unsigned long utime, stime; /* clock ticks */
+    long threads;
+    unsigned long long start;  /* clock ticks since boot */
+};
+
+/* The text of a /proc/PID/stat, wherever it was read, into st: 0, or -1 when it is not
+ * one. The command may hold spaces and parentheses ("123 (a (b) c) S 1 ..."). */
+int kb_procs_stat_parse(const char *text, struct kb_proc_stat *st);
+
+/* This host's /proc/PID/stat, parsed: 0, or -1 when the process is gone. */
+int kb_procs_stat(pid_t pid, struct kb_proc_stat *st);
+
 /* Sum over pids[0..n). Always succeeds; fields count only the processes that were read. */
 void kb_procs_sample(const pid_t *pids, size_t n, struct kb_proc_sample *out);
 

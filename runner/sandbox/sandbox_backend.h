@@ -9,10 +9,11 @@
 #define KB_SANDBOX_BACKEND_H
 
 #include "runner/sandbox/sandbox.h"
+#include "runner/util/paths.h"
 
 struct kb_sandbox {
     const struct kb_sandbox_ops *ops;
-    char root[4096];
+    char root[KB_PATH_MAX];
     char image[256];
     char docker_host[512];
     char docker_context[128];

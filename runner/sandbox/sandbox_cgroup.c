@@ -19,6 +19,7 @@
 #include "runner/util/clock.h"
 #include "runner/util/cpulist.h"
 #include "runner/util/identity.h"
+#include "runner/sandbox/launch.h"
 #include "runner/sandbox/procs.h"
 #include "runner/sandbox/sandbox_backend.h"
 #include "runner/sandbox/session.h"
@@ -31,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -181,43 +181,6 @@ static int make_dirs(struct cg_fx *sb, const struct kb_fixture_spec *spec, char 
     return 0;
 }
 
-/* In the child, before exec: die with the runner, join every cgroup (or take the server
- * CPUs' affinity), own session, redirect, chdir. Only async-signal-safe calls between fork
- * and exec, hence no stdio here. */
-static void child_exec(const struct cg_fx *sb, const struct kb_fixture_spec *spec,
-                       pid_t runner)
-{
-    int fd;
-    /* the getppid() check: a runner that died before prctl took effect sent nothing */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != runner)
-        _exit(126);
-    for (size_t i = 0; i < sb->ndirs; i++)
-        if (write_file(sb->dirs[i], "cgroup.procs", "0"))
-            _exit(126);
-    if (sb->pin && sched_setaffinity(0, sizeof(sb->cpus), &sb->cpus) < 0)
-        _exit(126);
-    setsid();
-    /* no symlink followed: the log lands in a directory others may have prepared */
-    fd = open(spec->log_path ? spec->log_path : "/dev/null",
-              O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-        close(fd);
-    }
-    fd = open("/dev/null", O_RDONLY);
-    if (fd >= 0) {
-        dup2(fd, 0);
-        close(fd);
-    }
-    if (spec->rundir && chdir(spec->rundir) < 0)
-        _exit(126);
-    for (size_t i = 0; spec->env_add && spec->env_add[i]; i++)
-        putenv(spec->env_add[i]);
-    execvp(spec->argv[0], spec->argv);
-    _exit(127);
-}
-
 static void remove_dirs(struct cg_fx *sb);
 
 /* Unconstrained, the server CPUs are an affinity instead of a cpuset. */
@@ -232,10 +195,23 @@ static int pin_set(struct cg_fx *sb, const struct kb_fixture_spec *spec, char *e
     return 0;
 }
 
+/* The child joins every cgroup (or takes the server CPUs' affinity) before exec, and starts
+ * its own session. */
+static pid_t launch(const struct cg_fx *sb, const struct kb_fixture_spec *spec, char *err,
+                    size_t errlen)
+{
+    const char *cgroups[CG_NCTRL + 1] = { 0 };
+    struct kb_launch l = { .argv = spec->argv, .log = spec->log_path, .log_append = 1,
+                           .cpus = sb->pin ? &sb->cpus : NULL, .cgroups = cgroups,
+                           .new_session = 1, .dir = spec->rundir, .env_add = spec->env_add };
+    for (size_t i = 0; i < sb->ndirs; i++)
+        cgroups[i] = sb->dirs[i];
+    return kb_launch(&l, err, errlen);
+}
+
 static struct cg_fx *start_fx(const struct kb_fixture_spec *spec, char *err, size_t errlen)
 {
     struct cg_fx *sb = calloc(1, sizeof(*sb));
-    pid_t runner = getpid();
     if (!sb) {
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -244,13 +220,8 @@ static struct cg_fx *start_fx(const struct kb_fixture_spec *spec, char *err, siz
         goto fail;
     if (spec->no_limits && pin_set(sb, spec, err, errlen) < 0)
         goto fail;
-    sb->pid = fork();
-    if (sb->pid < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
+    if ((sb->pid = launch(sb, spec, err, errlen)) < 0)
         goto fail;
-    }
-    if (sb->pid == 0)
-        child_exec(sb, spec, runner);
     if (spec->no_limits)
         kb_session_begin(&sb->rec, spec->rundir, sb->pid);
     return sb;
@@ -274,7 +245,7 @@ static void reap(struct cg_fx *sb, int options)
     if (WIFEXITED(st))
         snprintf(sb->exit_reason, sizeof(sb->exit_reason), "exit %d%s", WEXITSTATUS(st),
                  WEXITSTATUS(st) == 127 ? " (command not found)"
-                 : WEXITSTATUS(st) == 126 ? " (could not join cgroup, pin CPUs or reach rundir)"
+                 : WEXITSTATUS(st) == 126 ? " (a command not executable)"
                  : "");
     else if (WIFSIGNALED(st))
         snprintf(sb->exit_reason, sizeof(sb->exit_reason), "signal %d", WTERMSIG(st));

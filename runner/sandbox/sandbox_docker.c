@@ -42,6 +42,7 @@
 #include "runner/sandbox/capture.h"
 #include "runner/sandbox/cgfile.h"
 #include "runner/sandbox/dkengine.h"
+#include "runner/sandbox/procs.h"
 #include "runner/util/digest.h"
 #include "runner/util/evidence.h"
 #include "runner/util/paths.h"
@@ -279,22 +280,11 @@ static int clear_the_field(const char *mine, char *err, size_t errlen)
 /* Start time (field 22 of /proc/PID/stat) and whether it is a zombie; 0 if gone. */
 static unsigned long long proc_start(pid_t pid, int *zombie)
 {
-    char path[64], buf[1024], *p, state;
-    unsigned long long start = 0;
-    FILE *f;
-    size_t len;
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if (!(f = fopen(path, "re")))
+    struct kb_proc_stat st;
+    if (kb_procs_stat(pid, &st) < 0)
         return 0;
-    len = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[len] = '\0';
-    if (!(p = strrchr(buf, ')')) ||
-        sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
-                      "%*d %*d %llu", &state, &start) != 2)
-        return 0;
-    *zombie = state == 'Z';
-    return start;
+    *zombie = st.state == 'Z';
+    return st.start;
 }
 
 /* Does the comma-separated list contain word? */
@@ -968,7 +958,7 @@ static int db_wait_ready(struct dk_fx *db, char *conninfo, size_t conninfolen, c
 static int db_record_limits(struct dk_fx *db, const char *dir, char *err, size_t errlen)
 {
     struct kb_limits_applied la;
-    char path[4300];
+    char path[KB_PATH_MAX];
     json_t *j;
     int rc;
     if (fx_limits(db, &la, err, errlen) < 0)
@@ -1012,7 +1002,7 @@ static int dk_db_start(struct kb_sandbox *box, struct kb_pgrun *pg, const char *
 {
     struct dk_state *st = box->state;
     struct dk_cmd *cmd = NULL;
-    char log[4300], ignored[256];
+    char log[KB_PATH_MAX], ignored[256];
     snprintf(pg->dir, sizeof(pg->dir), "%s", dir);
     pg->conninfo[0] = '\0';
     pg->running = 0;
@@ -1104,7 +1094,7 @@ static json_t *dk_identity(struct kb_sandbox *box, const struct kb_fixture_parts
  * actually used, base_is_pinned, note, inside.versions), or NULL with err. */
 static json_t *image_identity(const struct kb_sandbox *box, char *err, size_t errlen)
 {
-    char script[4200];
+    char script[KB_PATH_MAX];
     char *const argv[] = { script, (char *)box->image, NULL };
     struct kb_capture c = { .out = malloc(IMAGE_IDENTITY_MAX), .out_cap = IMAGE_IDENTITY_MAX };
     char *out = c.out, why[512];

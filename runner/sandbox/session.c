@@ -287,7 +287,7 @@ static void name_left(const struct claim *c, const struct claim *orig, char *out
 
 int kb_session_sweep(const char *rundir, char *note, size_t notelen)
 {
-    char path[4200], why[200], boot[64], left[512], *text = malloc(REC_BYTES);
+    char path[KB_PATH_MAX], why[200], boot[64], left[512], *text = malloc(REC_BYTES);
     struct claim *c = malloc(sizeof(*c)), *orig = malloc(sizeof(*orig));
     int rc = 0, r;
     note[0] = '\0';

@@ -16,12 +16,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "runner/util/paths.h"
+
 #define KB_SESSION_MAX 512
 
 /* A fixture's record while it runs: path "" when none is kept (no run directory, or the
  * first write failed). */
 struct kb_session_rec {
-    char path[4200];
+    char path[KB_PATH_MAX];
     size_t n;
     pid_t pid[KB_SESSION_MAX];
     long long start[KB_SESSION_MAX];

@@ -9,8 +9,8 @@
  *     passed;
  *   - waiting for a child's exit within a time bound (SIGKILL past it), EINTR-safe;
  *   - a loopback port the kernel calls free.
- * The start itself is the caller's (a sandbox backend, or calibrate's pinned fork), and so
- * is what a placeholder stands for. Never prints; errors go to err. */
+ * The start itself is launch.h's; what a placeholder stands for is the caller's. Never
+ * prints; errors go to err. */
 #ifndef KB_SPAWN_H
 #define KB_SPAWN_H
 

@@ -37,7 +37,7 @@ static void walk(const char *dir, struct filelist *l)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
-    char path[4096];
+    char path[KB_PATH_MAX];
     struct stat st;
     if (!d)
         return;
@@ -86,7 +86,7 @@ json_t *kb_identity_of_files(char *const *executables, size_t nexe, char *const 
 {
     struct filelist l = { 0 };
     json_t *files = json_object(), *out = NULL;
-    char path[4096], hex[KB_SHA256_HEX];
+    char path[KB_PATH_MAX], hex[KB_SHA256_HEX];
     for (size_t i = 0; i < nexe; i++) {
         if (kb_which(executables[i], path, sizeof(path)) < 0) {
             snprintf(err, errlen, "executable %s not found", executables[i]);

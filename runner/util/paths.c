@@ -24,7 +24,7 @@ char *kb_path(char *out, size_t outlen, const char *dir, const char *file)
 
 int kb_abspath(const char *path, char *out, size_t outlen, char *err, size_t errlen)
 {
-    char cwd[4096];
+    char cwd[KB_PATH_MAX];
     int n;
     if (path[0] == '/') {
         n = snprintf(out, outlen, "%s", path);
@@ -76,7 +76,7 @@ int kb_plain_name(const char *s)
 
 int kb_mkdirs(const char *path, char *err, size_t errlen)
 {
-    char buf[4096];
+    char buf[KB_PATH_MAX];
     if (!path || !*path || (size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf)) {
         snprintf(err, errlen, "mkdir: %s", path && *path ? "the path is too long"
                                                          : "a path too long to name");

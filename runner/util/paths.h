@@ -13,8 +13,12 @@
  * gets that refusal; one that uses out itself checks the NULL. */
 char *kb_path(char *out, size_t outlen, const char *dir, const char *file);
 
+/* Every path buffer's size (Linux's PATH_MAX). A path that would not fit is refused, not
+ * cut short: kb_path, or a checked snprintf. */
+#define KB_PATH_MAX 4096
+
 /* The longest run directory: its deepest files (a point's, a fixture's PostgreSQL's) add
- * a few hundred bytes, which must stay under the 4096 every path buffer holds. */
+ * a few hundred bytes, which must stay under KB_PATH_MAX. */
 #define KB_RUN_DIR_MAX 3000
 
 /* path made absolute against the current directory (nothing resolved, nothing need exist):

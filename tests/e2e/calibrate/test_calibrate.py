@@ -13,6 +13,7 @@ import time
 
 from kbenv import BUILD, CONTRACT, KB, need
 from kbtest import test, skip, exit_with
+from procstat import children, running
 
 CONTRACT_CRITERIA = CONTRACT["comparison"]["criteria"]
 BOUND_S = 60
@@ -144,28 +145,6 @@ def free_client_proves_a_small_margin():
         assert s["threads"] >= 1 and s["errors"] == 0, s
         assert s["lag_p99_us"] >= 0 and s["rx_delay_p99_us"] >= 0, s
         assert "cannot change the verdict" in s["why"], s
-
-
-def children(pid):
-    """PIDs whose parent is pid."""
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        out.append(int(d))
-            except (OSError, IndexError, ValueError):
-                pass
-    return out
-
-
-def running(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
-    except (OSError, IndexError):
-        return False
 
 
 @test

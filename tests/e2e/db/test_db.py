@@ -11,6 +11,7 @@ KB_PG_CONNINFO, KB_PG_DIR, KB_GRAY_STATIC (the binary under test) and KB_SUITE (
 counts are recorded under: db, or db-asan for the ASan+UBSan build). Every server is started
 on a free port, stopped with SIGTERM, and must exit 0 with no sanitizer report.
 """
+import contextlib
 import http.client
 import json
 import os
@@ -305,6 +306,35 @@ def stats_return_to_zero_after_load():
         assert st["suspended_total"] == 800, st     # every request was parked exactly once
 
 
+@contextlib.contextmanager
+def cluster_stopped(srv, what):
+    """The cluster stopped for the block and started again after it (even when the block
+    failed); then /db must answer 200 within 10 s, and nothing but 503 meanwhile."""
+    subprocess.run([PGCLUSTER, "stop", PGDIR], check=True, capture_output=True)
+    try:
+        yield
+    finally:
+        subprocess.run([PGCLUSTER, "start", PGDIR], check=True, capture_output=True)
+    deadline = time.monotonic() + 10
+    status = None
+    while time.monotonic() < deadline and status != 200:
+        status, _, body = srv.get("/db")
+        assert status in (200, 503), (status, body)
+        if status != 200:
+            time.sleep(0.05)
+    assert status == 200, f"{what} did not reconnect after the database came back"
+
+
+def statuses_until_three_503(srv):
+    """/db's statuses, asked until three 503s in a row or 5 s: only 200 and 503 allowed."""
+    statuses = []
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and statuses[-3:] != [503] * 3:
+        statuses.append(srv.get("/db")[0])
+    assert set(statuses) <= {200, 503} and statuses[-3:] == [503] * 3, statuses
+    return statuses
+
+
 @test
 def postgres_stopped_gives_503_then_service_resumes():
     need_cluster()
@@ -313,27 +343,10 @@ def postgres_stopped_gives_503_then_service_resumes():
     with Server("--db", CONNINFO, "--db-pool", "4") as srv:
         srv.wait_stats(lambda s: s["pool_idle"] == 4)
         assert srv.get("/db")[0] == 200
-        subprocess.run([PGCLUSTER, "stop", PGDIR], check=True, capture_output=True)
-        try:
-            statuses = []
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline and statuses[-3:] != [503] * 3:
-                statuses.append(srv.get("/db")[0])
-            assert set(statuses) <= {200, 503}, statuses
-            assert statuses[-3:] == [503] * 3, statuses
+        with cluster_stopped(srv, "the pool"):
+            statuses_until_three_503(srv)
             st = srv.stats()
             assert st["db_reachable"] is False and st["unavailable"] >= 3, st
-        finally:
-            subprocess.run([PGCLUSTER, "start", PGDIR], check=True, capture_output=True)
-        deadline = time.monotonic() + 10
-        status = None
-        while time.monotonic() < deadline:
-            status, _, body = srv.get("/db")
-            if status == 200:
-                break
-            assert status == 503, (status, body)
-            time.sleep(0.05)
-        assert status == 200, "service did not resume after the database came back"
         res = fetch_many(srv, "/db", 40, 8)
         assert all(r[0] == 200 for r in res), res[:3]
         st = srv.wait_stats(lambda s: s["pool_idle"] == 4)
@@ -466,22 +479,12 @@ def inline_database_stopped_gives_503_then_service_resumes():
         skip("KB_PG_DIR not set: cannot stop and restart the cluster")
     with Server("--db", CONNINFO, "--db-mode", "inline") as srv:
         assert srv.get("/db")[0] == 200
-        subprocess.run([PGCLUSTER, "stop", PGDIR], check=True, capture_output=True)
-        try:
+        with cluster_stopped(srv, "the inline route"):
             statuses = [srv.get("/db")[0] for _ in range(3)]
             assert statuses == [503] * 3, statuses
             st = srv.stats()
             assert st["db_reachable"] is False and st["pool_down"] == 1, st
             assert st["unavailable"] >= 3, st
-        finally:
-            subprocess.run([PGCLUSTER, "start", PGDIR], check=True, capture_output=True)
-        deadline = time.monotonic() + 10
-        status = None
-        while time.monotonic() < deadline and status != 200:
-            status, _, body = srv.get("/db")
-            assert status in (200, 503), (status, body)
-            time.sleep(0.05)
-        assert status == 200, "the inline route did not reconnect"
         st = srv.stats()
         assert st["db_reachable"] is True and st["reconnects"] >= 2, st
         err = srv.stop()
@@ -616,24 +619,10 @@ def blocking_database_stopped_gives_503_then_service_resumes():
     with Server("--db", CONNINFO, "--db-mode", "blocking", "--db-workers", "2") as srv:
         srv.wait_stats(lambda s: s["pool_idle"] == 2)
         assert srv.get("/db")[0] == 200
-        subprocess.run([PGCLUSTER, "stop", PGDIR], check=True, capture_output=True)
-        try:
-            statuses = []
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline and statuses[-3:] != [503] * 3:
-                statuses.append(srv.get("/db")[0])
-            assert set(statuses) <= {200, 503} and statuses[-3:] == [503] * 3, statuses
+        with cluster_stopped(srv, "the workers"):
+            statuses_until_three_503(srv)
             st = srv.stats()
             assert st["db_reachable"] is False and st["pool_down"] == 2, st
-        finally:
-            subprocess.run([PGCLUSTER, "start", PGDIR], check=True, capture_output=True)
-        deadline = time.monotonic() + 10
-        status = None
-        while time.monotonic() < deadline and status != 200:
-            status, _, body = srv.get("/db")
-            assert status in (200, 503), (status, body)
-            time.sleep(0.05)
-        assert status == 200, "the workers did not reconnect"
         st = srv.wait_stats(lambda s: s["pool_idle"] == 2)
         assert st["db_reachable"] is True and st["reconnects"] >= 4, st
         assert_quiet(srv, 2)
@@ -655,7 +644,6 @@ def blocking_stop_cuts_a_running_query_short_and_joins_the_workers():
         took = time.monotonic() - t0
         s.close()
         assert took < 2.5, f"stop waited for the query: {took:.2f} s"
-
 
 
 if __name__ == "__main__":

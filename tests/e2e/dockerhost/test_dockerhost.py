@@ -31,6 +31,7 @@ import time
 
 from kbenv import CONTRACT, KB, need
 from kbtest import test, skip, exit_with
+from procstat import children
 
 PID = os.getpid()
 NS = f"kb-{PID}-eng"
@@ -56,19 +57,6 @@ def image():
         if sh(["docker", "image", "inspect", img], check=False).returncode == 0:
             return img
     skip("no kneebench image on this host's engine (make test-docker or make image builds it)")
-
-
-def children(pid):
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        out.append(int(d))
-            except (OSError, IndexError, ValueError):
-                pass
-    return out
 
 
 class EngineHost:

@@ -11,7 +11,6 @@ import glob
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -19,6 +18,7 @@ import time
 
 from kbenv import BUILD, KB, here, need
 from kbtest import exit_with, test
+from lineserver import LineServer
 
 HERE = here(__file__)
 LIMITER = os.path.join(BUILD, "tests", "knee-limiter")
@@ -26,25 +26,11 @@ TMP = tempfile.mkdtemp(prefix="kb-knee-e2e-")
 SHORT = ["--duration", "1", "--warmup", "0.5", "--drain", "0.5", "-c", "32"]
 
 
-class Limiter:
+class Limiter(LineServer):
     def __init__(self, limit):
         need(LIMITER)
-        self.p = subprocess.Popen([LIMITER, "--limit", str(limit)], stdout=subprocess.PIPE,
-                                  text=True)
-        line = self.p.stdout.readline()
-        assert "listening on" in line, line
-        self.url = f"http://{line.split()[-1]}/limited"
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            self.p.wait(10)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
+        super().__init__([LIMITER, "--limit", str(limit)], r"listening on (\S+)")
+        self.url = f"http://{self.m.group(1)}/limited"
 
 
 def knee(*args, timeout=600):
@@ -175,25 +161,15 @@ def bad_arguments_exit_2_and_an_unreachable_target_3():
     assert p.returncode == 2 and "no such process" in p.stderr, (p.returncode, p.stderr)
 
 
-class Hostile:
+class Hostile(LineServer):
     """tests/e2e/load/hostile_server.py misbehaving on every request (--mode), by PID."""
 
     def __init__(self, mode):
         self.stats = os.path.join(TMP, f"hostile-{mode}.json")
-        self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "..", "load",
-                                   "hostile_server.py"), "--mode", mode, "--every", "1",
-                                   "--stats", self.stats], stdout=subprocess.PIPE, text=True)
-        line = self.p.stdout.readline()
-        assert "listening on" in line, line
-        self.url = f"http://{line.split()[-1]}/plaintext"
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.p.terminate()
-        self.p.wait(10)
-        self.p.stdout.close()
+        super().__init__([sys.executable, os.path.join(HERE, "..", "load", "hostile_server.py"),
+                          "--mode", mode, "--every", "1", "--stats", self.stats],
+                         r"listening on (\S+)")
+        self.url = f"http://{self.m.group(1)}/plaintext"
 
 
 @test

@@ -10,8 +10,6 @@ blamed on --pid. Short samples at a few hundred req/s: about a minute.
 """
 import json
 import os
-import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -19,12 +17,13 @@ import time
 
 from kbenv import KB, need
 from kbtest import exit_with, test
+from lineserver import LineServer
 
 TMP = tempfile.mkdtemp(prefix="kb-newcomer-e2e-")
 SHORT = ["--duration", "1", "--warmup", "0.5", "--drain", "0.5", "-c", "16"]
 
 
-class HttpServer:
+class HttpServer(LineServer):
     """python3 -m http.server on a free loopback port, serving hello.txt."""
 
     def __init__(self):
@@ -32,25 +31,9 @@ class HttpServer:
         os.makedirs(root, exist_ok=True)
         with open(os.path.join(root, "hello.txt"), "w") as f:
             f.write("hello\n")
-        self.p = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "0", "--bind",
-                                   "127.0.0.1", "--directory", root], stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True)
-        line = self.p.stdout.readline()
-        m = re.search(r"port (\d+)", line)
-        assert m, line
-        self.base = f"http://127.0.0.1:{m.group(1)}"
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            self.p.wait(10)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
-        self.p.stdout.close()
+        super().__init__([sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
+                          "--directory", root], r"port (\d+)", stderr=subprocess.DEVNULL)
+        self.base = f"http://127.0.0.1:{self.m.group(1)}"
 
 
 def kb(*args, timeout=180):

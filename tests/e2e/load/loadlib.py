@@ -3,13 +3,13 @@ kb-control's path, the contract's routes, a scratch directory per suite process,
 servers they start (kb-control or hostile_server.py), each ended by its own PID."""
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
 from kbenv import BUILD, CONTRACT, KB, here
+from lineserver import LineServer
 
 HERE = here(__file__)
 CONTROL = os.path.join(BUILD, "kb-control")
@@ -17,27 +17,12 @@ ROUTES = {r["name"]: r for r in CONTRACT["routes"]}
 TMP = tempfile.mkdtemp(prefix="kb-load-e2e-")
 
 
-class Proc:
+class Proc(LineServer):
     """A server this test started: its port, and stop() that ends it by its own PID."""
 
     def __init__(self, argv):
-        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.p.stdout.readline()
-        if "listening on" not in line:
-            self.p.kill()
-            self.p.wait()
-            raise AssertionError(f"server did not start: {line!r} {self.p.stderr.read()}")
-        self.port = int(line.strip().rsplit(":", 1)[1])
-
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-            try:
-                self.p.wait(10)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        return self.p.returncode
+        super().__init__(argv, r"listening on \S*:(\d+)", stderr=subprocess.PIPE)
+        self.port = int(self.m.group(1))
 
 
 def hostile(mode, **kw):

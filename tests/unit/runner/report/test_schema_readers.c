@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "runner/report/knee_report.h"
+#include "runner/util/paths.h"
 #include "runner/report/report.h"
 #include "runner/report/report_qualify.h"
 #include "runner/run/hostclock.h"
@@ -25,7 +26,7 @@ static void assert_refused(const char *err, const char *file)
 
 START_TEST(evidence_read_tells_absent_from_newer)
 {
-    char err[4500] = "", path[256];
+    char err[KB_PATH_MAX + 512] = "", path[256];
     json_t *j = (json_t *)1;
     snprintf(path, sizeof(path), "%s/absent.json", kb_tmp);
     ck_assert_int_eq(kb_evidence_read(path, &j, err, sizeof(err)), KB_EVIDENCE_UNREADABLE);
@@ -47,7 +48,7 @@ END_TEST
 START_TEST(knee_report_refuses_a_newer_sample)
 {
     struct kb_knee_doc d;
-    char err[4500] = "", dir[256];
+    char err[KB_PATH_MAX + 512] = "", dir[256];
     kb_tmp_put("knee.json", "{\"schema_version\": 1, \"kind\": \"knee\", \"plan\": {},"
                             " \"steps\": [{\"dir\": \"s1\", \"rate\": 100}]}\n");
     snprintf(dir, sizeof(dir), "%s/s1", kb_tmp);
@@ -61,7 +62,7 @@ END_TEST
 START_TEST(soak_report_refuses_a_newer_run_json)
 {
     struct kb_soak_report s = { .run = kb_tmp, .runtime = "x" };
-    char err[4500] = "";
+    char err[KB_PATH_MAX + 512] = "";
     size_t complete = 9;
     kb_tmp_put("run.json", NEWER);
     ck_assert_int_eq(kb_report_soak(&s, &complete, err, sizeof(err)), -1);
@@ -71,7 +72,7 @@ END_TEST
 
 START_TEST(qualify_report_refuses_a_newer_verdict)
 {
-    char err[4500] = "";
+    char err[KB_PATH_MAX + 512] = "";
     kb_tmp_put("verdict.json", NEWER);
     ck_assert_int_eq(kb_qual_report_write(kb_tmp, NULL, err, sizeof(err)), -1);
     assert_refused(err, "verdict.json");

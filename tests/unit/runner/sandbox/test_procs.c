@@ -1,5 +1,5 @@
-/* test_procs.c -- runner/procs: a process's start time and liveness (a zombie is not
- * running), and the tree under a process, which must follow a child that started a
+/* test_procs.c -- runner/procs: /proc/PID/stat's text parsed past a command with spaces and
+ * parentheses, a process's start time and liveness (a zombie is not running), and the tree under a process, which must follow a child that started a
  * session of its own (as nginx and php-fpm do under php-fpm/run.sh). */
 #define _GNU_SOURCE
 #include "runner/sandbox/procs.h"
@@ -24,6 +24,32 @@ static void sleep_ms(long ms)
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
     nanosleep(&ts, NULL);
 }
+
+START_TEST(stat_parsed_past_the_command)
+{
+    struct kb_proc_stat st;
+    const char *text = "123 (a (b) c) S 1 120 119 0 -1 4194560 10 0 0 0 57 13 0 0 20 0 3 0 "
+                       "987654 1000 200 18446744073709551615\n";
+    ck_assert_int_eq(kb_procs_stat_parse(text, &st), 0);
+    ck_assert_int_eq(st.state, 'S');
+    ck_assert_int_eq(st.ppid, 1);
+    ck_assert_int_eq(st.pgrp, 120);
+    ck_assert_int_eq(st.sid, 119);
+    ck_assert_uint_eq(st.utime, 57);
+    ck_assert_uint_eq(st.stime, 13);
+    ck_assert_int_eq(st.threads, 3);
+    ck_assert_uint_eq(st.start, 987654);
+    /* a ") Z 9 " inside the command is the command's: the last ')' ends it */
+    ck_assert_int_eq(kb_procs_stat_parse("7 (x) Z 9 9) R 2 3 4 0 0 0 0 0 0 0 1 2 0 0 0 0 1 0 5",
+                                         &st), 0);
+    ck_assert_int_eq(st.state, 'R');
+    ck_assert_uint_eq(st.start, 5);
+    ck_assert_int_eq(kb_procs_stat_parse("", &st), -1);
+    ck_assert_int_eq(kb_procs_stat_parse("1 (cut short) S 1 2", &st), -1);
+    ck_assert_int_eq(kb_procs_stat(getpid(), &st), 0);
+    ck_assert_int_eq(st.ppid, getppid());
+}
+END_TEST
 
 START_TEST(start_time_and_running)
 {
@@ -81,6 +107,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("procs");
     TCase *tc = tcase_create("ids");
+    tcase_add_test(tc, stat_parsed_past_the_command);
     tcase_add_test(tc, start_time_and_running);
     tcase_add_test(tc, tree_follows_new_sessions);
     suite_add_tcase(s, tc);

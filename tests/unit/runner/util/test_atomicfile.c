@@ -6,6 +6,7 @@
  * whole new ones after it; an abort leaves the old file as it was. */
 #define _GNU_SOURCE
 #include "runner/util/atomicfile.h"
+#include "runner/util/paths.h"
 #include "tests/lib/kb_check.h"
 #include "tests/unit/runner/tmpdir.h"
 
@@ -19,7 +20,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-static char err[4400];
+static char err[KB_PATH_MAX + 512];
 
 static char *in_tmp(char *out, size_t len, const char *file)
 {

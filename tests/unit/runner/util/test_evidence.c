@@ -148,7 +148,7 @@ END_TEST
  * the current directory. */
 START_TEST(a_path_too_long_is_refused_not_truncated)
 {
-    char out[16], err[256], cwd[4096], here[64];
+    char out[16], err[256], cwd[KB_PATH_MAX], here[64];
     struct stat st;
     int before = 0, after = 0;
     DIR *d;
