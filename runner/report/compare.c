@@ -105,10 +105,10 @@ static void add_tops(struct kb_cmp *c, const struct kb_report *r, const struct k
         }
 }
 
-static const struct kb_report_row *with_evidence(const struct kb_report *r,
-                                                 const struct kb_report_row *like)
+static const struct kb_cell *with_evidence(const struct kb_report *r,
+                                                 const struct kb_cell *like)
 {
-    const struct kb_report_row *w = kb_report_row(r, like->runtime, like->route, like->rate);
+    const struct kb_cell *w = kb_report_row(r, like->runtime, like->route, like->rate);
     return w && w->planned && w->n > 0 ? w : NULL;
 }
 
@@ -120,8 +120,8 @@ static struct kb_cmp_change change_of(const struct kb_stat *a, const struct kb_s
                                    kb_cmp_judge(a, b, lower_is_better, floor_pct) };
 }
 
-static void fill_point(struct kb_cmp_point *p, const struct kb_report_row *wa,
-                       const struct kb_report_row *wb, double floor_pct)
+static void fill_point(struct kb_cmp_point *p, const struct kb_cell *wa,
+                       const struct kb_cell *wb, double floor_pct)
 {
     memset(p, 0, sizeof(*p));
     snprintf(p->runtime, sizeof(p->runtime), "%s", wa->runtime);
@@ -138,7 +138,7 @@ static void fill_point(struct kb_cmp_point *p, const struct kb_report_row *wa,
 static void add_points(struct kb_cmp *c, const struct kb_report *a, const struct kb_report *b)
 {
     for (size_t i = 0; i < a->nrows; i++) {
-        const struct kb_report_row *wa = &a->rows[i], *wb;
+        const struct kb_cell *wa = &a->rows[i], *wb;
         if (!wa->planned || wa->n == 0)
             continue;
         if ((wb = with_evidence(b, wa)))
@@ -248,7 +248,7 @@ static int noise_of(const struct kb_report *r, struct kb_cmp_noise *z)
         return -1;
     }
     for (size_t i = 0; i < r->nrows; i++) {
-        const struct kb_report_row *w = &r->rows[i];
+        const struct kb_cell *w = &r->rows[i];
         if (!w->planned || w->n < 1)
             continue;
         z->rows++;

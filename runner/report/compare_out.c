@@ -376,7 +376,7 @@ static double cost_change(const struct kb_report *a, const struct kb_report *b, 
     int n = 0;
     for (size_t k = 0; k < kb_report_nrates(a) && n < 64; k++) {
         long rate = kb_report_rate(a, k);
-        const struct kb_report_row *x = kb_report_row(a, rt, route, rate),
+        const struct kb_cell *x = kb_report_row(a, rt, route, rate),
                                    *y = kb_report_row(b, rt, route, rate);
         if (x && y && x->cpu_us_per_response.n && y->cpu_us_per_response.n &&
             x->cpu_us_per_response.med > 0)

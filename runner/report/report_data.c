@@ -48,7 +48,7 @@ static void csv_lat(FILE *f, struct kb_stat s, int ranges)
     }
 }
 
-static void csv_row(FILE *f, const struct kb_report *r, const struct kb_report_row *w)
+static void csv_row(FILE *f, const struct kb_report *r, const struct kb_cell *w)
 {
     const struct kb_stat *c = &w->cpu_us_per_response;
     fprintf(f, "%d,%s,%s,%s,%ld,%d,%s,%s,", KB_REPORT_SCHEMA_VERSION, w->id, w->runtime,
@@ -129,7 +129,7 @@ static json_t *lat_json(struct kb_stat s)
     return o;
 }
 
-static json_t *trust_json(const struct kb_report_row *w)
+static json_t *trust_json(const struct kb_cell *w)
 {
     return json_pack("{s:b,s:o,s:s}", "known", w->trust_known, "ok",
                      w->trust_known ? json_boolean(w->trust_ok) : json_null(), "reason",
@@ -137,7 +137,7 @@ static json_t *trust_json(const struct kb_report_row *w)
 }
 
 /* grid: a rate of the plan's grid; else a refined held end (curve --refine). */
-static json_t *row_json(const struct kb_report_row *w, int grid)
+static json_t *row_json(const struct kb_cell *w, int grid)
 {
     const struct kb_stat *c = &w->cpu_us_per_response;
     json_t *o = json_pack("{s:s,s:O,s:s,s:s,s:I,s:i,s:s,s:s,s:o,s:s,s:o}", "point_id", w->id,
@@ -314,7 +314,7 @@ static json_t *cost_json(const struct kb_report *r)
         kb_report_cost_of(r, kb_report_baseline(r), ro, &b);
         for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
             const char *rt = kb_report_runtime(r, i);
-            const struct kb_report_row *w = kb_report_row(r, rt, ro, kb_report_rate(r, 0));
+            const struct kb_cell *w = kb_report_row(r, rt, ro, kb_report_rate(r, 0));
             struct kb_report_cost c;
             if (!w || !w->planned)
                 continue;

@@ -39,7 +39,7 @@ static void cost_ratio(FILE *f, const struct kb_report *r, const char *rt, const
                        const struct kb_report_side *s)
 {
     struct kb_report_cost c, b;
-    const struct kb_report_row *x, *y;
+    const struct kb_cell *x, *y;
     int interleaved = !strcmp(kb_jstr(r->plan, "order", "sequential"), "interleaved");
     kb_report_cost_of(r, rt, route, &c);
     kb_report_cost_of(r, kb_report_baseline(r), route, &b);

@@ -279,7 +279,7 @@ static void curves(FILE *f, const struct kb_report *r)
 }
 
 /* One point's series.csv, read into s; 0 when it has none. */
-static int read_point_series(const struct kb_report *r, const struct kb_report_row *w,
+static int read_point_series(const struct kb_report *r, const struct kb_cell *w,
                              struct kb_report_series *s)
 {
     char path[4400], err[256];
@@ -298,7 +298,7 @@ static void route_range(const struct kb_report *r, const char *route, double *lo
     *lo = r->max_p99_us / 2000;
     *hi = r->max_p99_us / 1000;
     for (size_t i = 0; i < r->nrows; i++) {
-        const struct kb_report_row *w = &r->rows[i];
+        const struct kb_cell *w = &r->rows[i];
         if (!w->n || !w->planned || strcmp(w->route, route))
             continue;
         if (w->p50.n && w->p50.min > 0)
@@ -328,7 +328,7 @@ static void series_grid(FILE *f, const struct kb_report *r)
                 kb_report_nrates(r));
         for (size_t i = 0; i < kb_report_nruntimes(r); i++)
             for (size_t k = 0; k < kb_report_nrates(r); k++) {
-                const struct kb_report_row *w = kb_report_row(r, kb_report_runtime(r, i), route,
+                const struct kb_cell *w = kb_report_row(r, kb_report_runtime(r, i), route,
                                                               kb_report_rate(r, k));
                 fprintf(f, "<div>");
                 kb_svg_xml(f, kb_report_runtime(r, i));
@@ -357,7 +357,7 @@ static int paper_column(const struct kb_report *r)
 
 /* A point's achieved rate and corrected p99 (its medians), and beside them, where the table
  * has the paper's column, the paper's figures at that point (blank where it gives none). */
-static void point_figures(FILE *f, const struct kb_report *r, const struct kb_report_row *w,
+static void point_figures(FILE *f, const struct kb_report *r, const struct kb_cell *w,
                           int paper)
 {
     char a[32], p99[32], b[256];
@@ -383,7 +383,7 @@ static void evidence(FILE *f, const struct kb_report *r, const char *prefix)
             "<th>verdict</th><th>files (first sample)</th></tr></thead><tbody>\n",
             paper ? "<th>paper's host (orientation)</th>" : "");
     for (size_t i = 0; i < r->nrows; i++) {
-        const struct kb_report_row *w = &r->rows[i];
+        const struct kb_cell *w = &r->rows[i];
         if (!w->planned)
             continue;
         fprintf(f, "<tr><td>");

@@ -216,7 +216,7 @@ static void ranking_note(FILE *f, const struct kb_report *r)
 static void boundary_rate(FILE *f, const struct kb_report *r, const struct kb_boundary *b,
                           const struct kb_boundary_rate *side, const char *sep)
 {
-    const struct kb_report_row *w = kb_report_row(r, b->runtime, b->route, side->rps);
+    const struct kb_cell *w = kb_report_row(r, b->runtime, b->route, side->rps);
     char p99[32];
     if (!side->rps || !w)
         return;
@@ -376,7 +376,7 @@ static void cost_row(FILE *f, const struct kb_report *r, const char *rt, const c
     struct kb_report_cost c, b;
     kb_report_cost_of(r, rt, route, &c);
     kb_report_cost_of(r, kb_report_baseline(r), route, &b);
-    const struct kb_report_row *w = c.rate ? kb_report_row(r, rt, route, c.rate) : NULL;
+    const struct kb_cell *w = c.rate ? kb_report_row(r, rt, route, c.rate) : NULL;
     char pss[32] = "-";
     if (w && w->pss_max > 0)
         snprintf(pss, sizeof(pss), "%.1f MiB", (double)w->pss_max / 1048576);
@@ -423,7 +423,7 @@ static void cost(FILE *f, const struct kb_report *r)
         for (size_t i = 0; i < kb_report_nruntimes(r); i++) {
             struct kb_report_cost c;
             const char *rt = kb_report_runtime(r, i);
-            const struct kb_report_row *w = kb_report_row(r, rt, route, kb_report_rate(r, 0));
+            const struct kb_cell *w = kb_report_row(r, rt, route, kb_report_rate(r, 0));
             if (!w || !w->planned)
                 continue;
             kb_report_cost_of(r, rt, route, &c);
@@ -444,7 +444,7 @@ static void client_threads(const struct kb_report *r, int *lo, int *hi, int *req
 {
     *lo = *hi = *req = *cpus = 0;
     for (size_t i = 0; i < r->nrows; i++) {
-        const struct kb_report_row *w = &r->rows[i];
+        const struct kb_cell *w = &r->rows[i];
         if (w->threads_max <= 0)
             continue;
         *lo = *lo && *lo < w->threads_min ? *lo : w->threads_min;

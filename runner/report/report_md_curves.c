@@ -25,7 +25,7 @@ static const char *js(json_t *o, const char *k)
  * ("delivery p99 unanswered", said once above the tables); "" when none shows (the
  * verdict's reason then says it, as a note). */
 static const char *missed(char *b, size_t len, const struct kb_report *r,
-                          const struct kb_report_row *w)
+                          const struct kb_cell *w)
 {
     b[0] = '\0';
     if (w->delivery.med < r->min_delivery)
@@ -42,7 +42,7 @@ static const char *missed(char *b, size_t len, const struct kb_report *r,
  * explain the verdict; else the verdict's own reason, and for a client-limited row what its
  * own figures gave. */
 static const char *note_text(char *b, size_t len, const struct kb_report *r,
-                             const struct kb_report_row *w)
+                             const struct kb_cell *w)
 {
     char buf[128];
     if (w->n > 0 && !strcmp(w->verdict, "controlled") && w->queue_grew_n)
@@ -65,10 +65,10 @@ static const char *note_text(char *b, size_t len, const struct kb_report *r,
     return b[0] ? b : NULL;
 }
 
-static const struct kb_report_row *planned_row(const struct kb_report *r, size_t i, size_t j,
+static const struct kb_cell *planned_row(const struct kb_report *r, size_t i, size_t j,
                                                size_t k)
 {
-    const struct kb_report_row *w = kb_report_row(r, kb_report_runtime(r, i),
+    const struct kb_cell *w = kb_report_row(r, kb_report_runtime(r, i),
                                                   kb_report_route(r, j), kb_report_rate(r, k));
     return w && w->planned ? w : NULL;
 }
@@ -80,7 +80,7 @@ static void collect_notes(const struct kb_report *r, struct kb_text_notes *nt)
     for (size_t j = 0; j < kb_report_nroutes(r); j++)
         for (size_t i = 0; i < kb_report_nruntimes(r); i++)
             for (size_t k = 0; k < kb_report_nrates(r); k++) {
-                const struct kb_report_row *w = planned_row(r, i, j, k);
+                const struct kb_cell *w = planned_row(r, i, j, k);
                 char b[1024];
                 const char *t = w ? note_text(b, sizeof(b), r, w) : NULL;
                 if (t)
@@ -90,7 +90,7 @@ static void collect_notes(const struct kb_report *r, struct kb_text_notes *nt)
 
 /* The errors by kind, only those that happened: "0", or e.g. "to 12, http 5" (socket
  * errors, timeouts before the drain's end, non-2xx, mismatched responses). */
-static const char *error_kinds(char *b, size_t len, const struct kb_report_row *w)
+static const char *error_kinds(char *b, size_t len, const struct kb_cell *w)
 {
     const long long v[] = { w->err_io, w->err_timeout, w->non2xx, w->mismatches };
     static const char *const name[] = { "io", "to", "http", "mm" };
@@ -105,7 +105,7 @@ static const char *error_kinds(char *b, size_t len, const struct kb_report_row *
 }
 
 /* The paper's column, where the table has one: its figures at this point, or blank. */
-static void paper_cell(FILE *f, const struct kb_report *r, const struct kb_report_row *w,
+static void paper_cell(FILE *f, const struct kb_report *r, const struct kb_cell *w,
                        int paper)
 {
     char b[256];
@@ -114,7 +114,7 @@ static void paper_cell(FILE *f, const struct kb_report *r, const struct kb_repor
                                  r, w->runtime, w->route, w->rate)));
 }
 
-static void curve_row(FILE *f, const struct kb_report *r, const struct kb_report_row *w,
+static void curve_row(FILE *f, const struct kb_report *r, const struct kb_cell *w,
                       struct kb_text_notes *nt, int paper)
 {
     char a[24], d[24], p50[24], p99[24], why[128], b[1024], e[96];
@@ -138,7 +138,7 @@ static void runtime_table(FILE *f, const struct kb_report *r, size_t i, size_t j
 {
     int any = 0, paper = kb_report_paper_any(r, kb_report_runtime(r, i), kb_report_route(r, j));
     for (size_t k = 0; k < kb_report_nrates(r); k++) {
-        const struct kb_report_row *w = planned_row(r, i, j, k);
+        const struct kb_cell *w = planned_row(r, i, j, k);
         if (!w && !kb_report_row(r, kb_report_runtime(r, i), kb_report_route(r, j),
                                  kb_report_rate(r, k)))
             continue;

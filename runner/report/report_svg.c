@@ -304,11 +304,11 @@ static void context(FILE *f, const struct kb_report *r, const char *route)
 
 /* The row at rate k and its charted statistic, or NULL when there is nothing to draw: no
  * complete point, or (p99, cpu) a point without the figure. */
-static const struct kb_report_row *charted(const struct kb_report *r, const char *rt,
+static const struct kb_cell *charted(const struct kb_report *r, const char *rt,
                                            const char *route, size_t k, enum stat st,
                                            struct kb_stat *s)
 {
-    const struct kb_report_row *w = kb_report_row(r, rt, route, kb_report_rate(r, k));
+    const struct kb_cell *w = kb_report_row(r, rt, route, kb_report_rate(r, k));
     if (!w || !w->n || !w->planned)
         return NULL;
     *s = st == S_P99 ? w->p99 : st == S_CPU ? w->cpu_us_per_response : w->achieved;
@@ -322,7 +322,7 @@ static double yval(const struct kb_svg_axis *y, double v, enum stat st)
 }
 
 /* "go 45000 req/s: p99 >= 1.90 s, client-limited (server: uncontrolled)" */
-static void mark_title(char *b, size_t len, const struct kb_report_row *w, struct kb_stat s,
+static void mark_title(char *b, size_t len, const struct kb_cell *w, struct kb_stat s,
                        enum stat st)
 {
     char v[40];
@@ -348,7 +348,7 @@ static void segments(FILE *f, const struct kb_report *r, size_t i, const char *r
                      const struct kb_svg_axis *x, const struct kb_svg_axis *y, enum stat st)
 {
     const char *rt = kb_report_runtime(r, i);
-    const struct kb_report_row *w, *prev = NULL;
+    const struct kb_cell *w, *prev = NULL;
     struct kb_stat s, ps = { 0, 0, 0, 0, 0 };
     for (size_t k = 0; k < kb_report_nrates(r); k++) {
         if (!(w = charted(r, rt, route, k, st, &s)))
@@ -394,7 +394,7 @@ static void series_line_of(FILE *f, const struct kb_report *r, size_t i, const c
 }
 
 /* A row's range bar over its samples, with its <title>. */
-static void range_bar(FILE *f, const struct kb_report_row *w, struct kb_stat s, double cx,
+static void range_bar(FILE *f, const struct kb_cell *w, struct kb_stat s, double cx,
                       const struct kb_svg_axis *y, enum stat st, const char *c)
 {
     char title[256], lo[32], hi[32];
@@ -419,7 +419,7 @@ static int refined_mark(FILE *f, const struct kb_report *r, size_t i, const char
                         const struct kb_svg_axis *x, const struct kb_svg_axis *y, enum stat st)
 {
     const char *rt = kb_report_runtime(r, i), *c = color(r, i);
-    const struct kb_report_row *w = NULL;
+    const struct kb_cell *w = NULL;
     struct kb_stat s;
     char title[360], t[320];
     double cx, cy;
@@ -448,7 +448,7 @@ static int series_marks(FILE *f, const struct kb_report *r, size_t i, const char
                         const struct kb_svg_axis *x, const struct kb_svg_axis *y, enum stat st)
 {
     const char *rt = kb_report_runtime(r, i), *c = color(r, i);
-    const struct kb_report_row *w;
+    const struct kb_cell *w;
     struct kb_stat s;
     char title[320];
     int drawn = 0;
@@ -543,7 +543,7 @@ static void stat_range(const struct kb_report *r, const char *route, enum stat s
                        double *hi)
 {
     for (size_t i = 0; i < r->nrows; i++) {
-        const struct kb_report_row *w = &r->rows[i];
+        const struct kb_cell *w = &r->rows[i];
         struct kb_stat s = st == S_P99 ? w->p99 : w->cpu_us_per_response;
         double div = st == S_P99 ? 1000 : 1;
         if (!w->n || !w->planned || strcmp(w->route, route) || !s.n || s.min <= 0)

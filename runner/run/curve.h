@@ -10,8 +10,8 @@
  * again, the verdict and its evidence, the completion marker last. A fixture that died is
  * restarted for the next point; points whose marker exists are kept on a re-run (resume).
  * The run's skeleton (run directory, plan.json, run.json, the interrupt flag, a point's
- * evidence) is runner/run/run.c's; the rounds after the matrix that read the report's rows
- * (confirmation, refinement, the requests logs kept) are the command's (cli/curve_rounds.c).
+ * evidence) is runner/run/run.c's; the rounds after the matrix that read the run's cells
+ * (confirmation, refinement, the requests logs kept) are runner/run/curve_rounds.h's.
  *
  * Evidence layout (every file written atomically):
  *   RUN/plan.json               the plan: parameters, criteria, placement, every point id

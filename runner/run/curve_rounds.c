@@ -1,7 +1,7 @@
 /* curve_rounds.c -- the curve's rounds after the matrix (curve_rounds.h): each cell's
  * boundary confirmed, and with --refine each cell's knee bisected between its grid rates. */
 #define _GNU_SOURCE
-#include "runner/cli/curve_rounds.h"
+#include "runner/run/curve_rounds.h"
 #include "runner/util/evidence.h"
 
 #include <jansson.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/report/report.h"
+#include "runner/run/cell.h"
 #include "runner/run/refine.h"
 #include "runner/util/paths.h"
 
@@ -104,18 +104,20 @@ static int by_key(const void *a, const void *b)
  * is wanted, -1 when the rows cannot be read. */
 static int confirm_plan(struct kb_curve *cv, struct confirm *cf, char *err, size_t errlen)
 {
-    struct kb_report rep;
+    struct kb_cells rep;
+    json_t *plan;
     struct kb_boundary b[256];
     size_t nb;
     cf->n = 0;
-    if (kb_report_load(cv->r.dir, &rep, err, errlen) < 0)
+    if (kb_cells_load(cv->r.dir, &rep, &plan, err, errlen) < 0)
         return -1;
-    nb = kb_report_boundaries(&rep, b, sizeof(b) / sizeof(b[0]));
+    nb = kb_cells_boundaries(&rep, b, sizeof(b) / sizeof(b[0]));
     for (size_t i = 0; i < nb; i++) {
         want_samples(cv, cf, &b[i], &b[i].held);
         want_samples(cv, cf, &b[i], &b[i].next);
     }
-    kb_report_free(&rep);
+    kb_cells_free(&rep);
+    json_decref(plan);
     qsort(cf->pts, cf->n, sizeof(cf->pts[0]), by_key);
     for (size_t i = 0; i < cf->n; i++)
         cf->pts[i].index = i;
@@ -190,7 +192,8 @@ struct refine {
  * cannot be read. */
 static int refine_plan(struct kb_curve *cv, struct refine *rf, char *err, size_t errlen)
 {
-    struct kb_report rep;
+    struct kb_cells rep;
+    json_t *plan;
     struct kb_boundary b[256];
     struct kb_knee_opts o = { .factor = 2, .resolution = cv->refine / 100,
                               .confirm = cv->plan.confirm_samples, .hold = cv->hold_s > 0,
@@ -200,9 +203,9 @@ static int refine_plan(struct kb_curve *cv, struct refine *rf, char *err, size_t
     rf->n = 0;
     json_decref(rf->cells);
     rf->cells = json_array();
-    if (kb_report_load(cv->r.dir, &rep, err, errlen) < 0)
+    if (kb_cells_load(cv->r.dir, &rep, &plan, err, errlen) < 0)
         return -1;
-    nb = kb_report_boundaries(&rep, b, sizeof(b) / sizeof(b[0]));
+    nb = kb_cells_boundaries(&rep, b, sizeof(b) / sizeof(b[0]));
     for (size_t i = 0; i < nb && rf->n < sizeof(rf->pts) / sizeof(rf->pts[0]); i++) {
         struct kb_refine_cell c = { .runtime = b[i].runtime, .route = b[i].route,
                                     .grid_lo = b[i].held.rps, .grid_hi = b[i].next.rps };
@@ -227,7 +230,8 @@ static int refine_plan(struct kb_curve *cv, struct refine *rf, char *err, size_t
                             json_string(pt->id));
         pt->index = round_key(cv, 1, pt->rate, ro, rt, rf->n++);
     }
-    kb_report_free(&rep);
+    kb_cells_free(&rep);
+    json_decref(plan);
     qsort(rf->pts, rf->n, sizeof(rf->pts[0]), by_key);
     for (size_t i = 0; i < rf->n; i++)
         rf->pts[i].index = i;
@@ -276,3 +280,21 @@ int kb_curve_refine_all(struct kb_curve *cv)
     return rc < 0 ? -1 : failures;
 }
 
+
+int kb_curve_all_rounds(struct kb_curve *cv)
+{
+    int failures = kb_curve_run_points(cv, cv->plan.points, cv->plan.npoints);
+    if (!kb_run_interrupted() && cv->plan.confirm_samples > 1) {
+        int cf = kb_curve_confirm_all(cv);
+        failures += cf < 0 ? 1 : cf;
+    }
+    if (!kb_run_interrupted() && cv->refine > 0) {
+        int rf = kb_curve_refine_all(cv);
+        failures += rf < 0 ? 1 : rf;
+    }
+    /* only a complete run knows its final boundaries; a resumed one settles them later */
+    if (!kb_run_interrupted() && !failures && !cv->r.incomplete &&
+        cv->requests_log != KB_RL_NONE)
+        failures += kb_curve_settle_requests_logs(cv) < 0;
+    return failures;
+}

@@ -1,6 +1,6 @@
 /* curve_reqlogs.c -- a complete curve's raw request events settled (curve_rounds.h). */
 #define _GNU_SOURCE
-#include "runner/cli/curve_rounds.h"
+#include "runner/run/curve_rounds.h"
 #include "runner/util/evidence.h"
 
 #include <dirent.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner/report/report.h"
+#include "runner/run/cell.h"
 #include "runner/run/fixture.h"
 #include "runner/util/paths.h"
 #include "runner/util/jfield.h"
@@ -19,7 +19,7 @@
 /* ---- raw request events, kept where they decide --------------------------------------- */
 /* Every point records its measured requests while it runs (requests.log, bounded), because which points will decide the answer is
  * known only once the run is complete: each runtime-route's final boundary, its highest
- * controlled rate and the next (report_confirm.c). The bound is KB_FIXTURE_REQUESTS_LOG_MAX. With knee, the logs of every sample at
+ * controlled rate and the next (runner/run/cell.h). The bound is KB_FIXTURE_REQUESTS_LOG_MAX. With knee, the logs of every sample at
  * those two rates (the matrix's repeats and the confirmation samples) are kept and the rest
  * removed; RUN/requests-logs.json says which, with their sizes (docs/protocol.md, "Raw
  * request events"). */
@@ -28,25 +28,27 @@
  * with err when the run cannot be read. */
 static json_t *boundary_points(const struct kb_curve *cv, char *err, size_t errlen)
 {
-    struct kb_report rep;
+    struct kb_cells rep;
+    json_t *plan;
     struct kb_boundary b[256];
     json_t *ids = json_object(), *id;
     size_t nb, k;
-    if (kb_report_load(cv->r.dir, &rep, err, errlen) < 0) {
+    if (kb_cells_load(cv->r.dir, &rep, &plan, err, errlen) < 0) {
         json_decref(ids);
         return NULL;
     }
-    nb = kb_report_boundaries(&rep, b, sizeof(b) / sizeof(b[0]));
+    nb = kb_cells_boundaries(&rep, b, sizeof(b) / sizeof(b[0]));
     for (size_t i = 0; i < nb; i++) {
         long rates[2] = { b[i].held.rps, b[i].next.rps };
         for (size_t j = 0; j < 2; j++) {
-            const struct kb_report_row *w = rates[j]
-                ? kb_report_row(&rep, b[i].runtime, b[i].route, rates[j]) : NULL;
+            const struct kb_cell *w = rates[j]
+                ? kb_cells_row(&rep, b[i].runtime, b[i].route, rates[j]) : NULL;
             json_array_foreach(w ? w->point_ids : NULL, k, id)
                 json_object_set_new(ids, json_string_value(id), json_true());
         }
     }
-    kb_report_free(&rep);
+    kb_cells_free(&rep);
+    json_decref(plan);
     return ids;
 }
 
