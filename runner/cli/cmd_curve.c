@@ -1,9 +1,9 @@
 /* cmd_curve.c -- `kneebench curve`: its options parsed into struct kb_curve_opts, then the
- * method (runner/run/curve.h): the matrix and the rounds after it (runner/run/curve_rounds.h). The exit status says whether every point's evidence is complete. */
+ * method (runner/run/curve/curve.h): the matrix and the rounds after it (runner/run/curve/curve_rounds.h). The exit status says whether every point's evidence is complete. */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
-#include "runner/run/curve_rounds.h"
-#include "runner/run/curve.h"
+#include "runner/run/curve/curve_rounds.h"
+#include "runner/run/curve/curve.h"
 #include "runner/run/fixture.h"
 #include "runner/run/cell.h"
 #include "runner/sandbox/sandbox.h"

@@ -7,15 +7,14 @@
  * queue forms); points without a marker are listed in missing. Aggregates
  * are one row per runtime x route x rate: medians over repeats with min-max ranges. The
  * writers (report_md.c, report_data.c, report_svg.c) only read the model. kb_report_free()
- * frees everything kb_report_load() allocated. kb_report_soak() writes the soak's report.md
- * (report_soak.c), from its own evidence. What only the report's own files share
+ * frees everything kb_report_load() allocated. The soak's report.md is
+ * runner/report/soak/report_soak.h's. What only the report's own files share
  * (the series, the rankings the writers compute, the calibration's part of the load) is in
  * runner/report/report_int.h. */
 #ifndef KB_REPORT_H
 #define KB_REPORT_H
 
 #include "runner/run/cell.h"
-#include "runner/run/soak.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -180,26 +179,5 @@ size_t kb_report_nruntimes(const struct kb_report *r);
 const char *kb_report_runtime(const struct kb_report *r, size_t i);
 size_t kb_report_nroutes(const struct kb_report *r);
 const char *kb_report_route(const struct kb_report *r, size_t i);
-
-/* ---- `kneebench soak`'s report (report_soak.c) ---- */
-
-/* What the soak ran, as its plan says, and the paper's one-hour figures from the contract
- * (all the caller's). */
-struct kb_soak_report {
-    const char *run, *runtime, *backend, *server_cpus, *client_cpus;
-    int unconstrained, connections, threads;
-    double duration_s, warmup_s, settle_s, every_s;
-    const struct kb_soak_criteria *crit;
-    const struct kb_soak_planned *ph;
-    size_t nph;
-    const char *db_mode;                       /* the db phase's /db design, or NULL */
-    const struct kb_published_soak *paper;     /* published.soak (nphases 0: none) */
-};
-
-/* run/report.md from the phases' verdict.json files (only phases whose marker exists) and
- * run.json: each phase's figures, the paper's beside them (labelled as its host's), and
- * each phase's decay windows, first against last. The number of phases complete and passed, or -1 with err when report.md could
- * not be written; *complete gets how many are complete. */
-int kb_report_soak(const struct kb_soak_report *s, size_t *complete, char *err, size_t errlen);
 
 #endif

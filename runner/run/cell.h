@@ -70,7 +70,7 @@ struct kb_cell {
     double steal_server_max, steal_client_max;
     int host_could_decide;
     int queue_grew_n;                        /* repeats whose queue grew through their
-                                                measured seconds (runner/run/backlog.h) */
+                                                measured seconds (runner/run/curve/backlog.h) */
     json_t *point_ids;                       /* array of the repeats' ids; owned */
 };
 

@@ -18,7 +18,7 @@ KB = os.path.join(BUILD, "kneebench")
 CONTRACT_PATH = os.path.join(ROOT, "fixtures", "contract.json")
 with open(CONTRACT_PATH) as _f:
     CONTRACT = json.load(_f)
-# The runtimes a curve runs when none is named (run/matrix.c): a variant such as
+# The runtimes a curve runs when none is named (run/curve/matrix.c): a variant such as
 # gray-static-blocking is another start of one of them, run only where named.
 COMPARISON_RUNTIMES = [rt["name"] for rt in CONTRACT["runtimes"] if not rt.get("variant_of")]
 

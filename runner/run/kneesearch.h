@@ -1,0 +1,120 @@
+/* kneesearch.h -- where a server's knee lies, from the samples taken so far: the search behind
+ * `kneebench knee` (docs/knee.md).
+ *
+ * Owns the rows (a rate's samples, judged together), the bracket they make, and the next
+ * step. Pure: no I/O, no clock; the command measures what this asks for and hands it back,
+ * so the search is a function of the set of samples alone -- a resumed run that reads its
+ * points back asks for exactly what the interrupted one would have.
+ *
+ * A sample is one measured point, judged as the curve judges one (runner/run/judgement.h).
+ * A sample the client could have decided (client-limited) says nothing about the server:
+ * it is left out of its row's judgement and taken again, once. A row is
+ *   untrusted  every sample client-limited;
+ *   failed     a trusted sample failed (socket errors, non-2xx, mismatches): not held;
+ *   held       median delivery >= min_delivery and median corrected p99 < max_p99_us over
+ *              its trusted samples (the curve's rule for repeats);
+ *   missed     otherwise.
+ * hi is the lowest rate whose row is not held (missed, failed or untrusted), lo the highest
+ * held rate below it. The next step, first that applies:
+ *   - hi untrusted: sample it again while it has fewer than 2 samples; then the search ends
+ *     on the client's bound (this host's client cannot prove that rate);
+ *   - no hi: rise from lo by the factor (the start rate when nothing is measured), capped at
+ *     max_rate; lo at max_rate ends the search on that bound;
+ *   - no lo: fall from hi by the factor, floored at min_rate; hi at min_rate ends it;
+ *   - hi / lo - 1 > resolution: bisect geometrically (sqrt(lo x hi), 3 significant digits);
+ *   - lo, then hi, wants more samples (fewer than `confirm` trusted, unless settled: more
+ *     than half in and all agreeing, which no further sample can outvote): one more;
+ *   - with `hold`, lo has no trusted hold sample: one hold sample of lo (a second where the
+ *     first was client-limited; then the search ends on the client's bound);
+ *   - else located.
+ * A hold sample is one long sample (the paper profile's 30 s): a rate a fraction e past the
+ * server's capacity adds e x T seconds of backlog over a T-second sample, so a short sample
+ * lets a rate a few percent past the knee through and a long one does not (docs/knee.md).
+ * A row with a trusted hold sample is held only if its short samples are and its hold
+ * samples, judged the same way among themselves, are too; a hold sample that fails its
+ * criteria makes the row missed, which moves the bracket down.
+ * More samples can move a row across the criteria, which moves the bracket; the next step
+ * then bisects or rises from there. */
+#ifndef KB_KNEE_H
+#define KB_KNEE_H
+
+#include <stddef.h>
+
+#include "fixtures/contract.h"
+#include "runner/run/verdict.h"
+
+#define KB_KNEE_MAX_SAMPLES 256
+
+struct kb_knee_sample {
+    long rate;
+    enum kb_verdict verdict;     /* the point's: failed, client-limited or the server's */
+    double delivery;
+    double p99_us;               /* corrected; NAN when nothing completed */
+    int hold;                    /* a hold sample (kb_knee_opts.hold), not a short one */
+    /* the server's closes after a response, and the responses: a server that closes after
+     * each one is outside the load model (persistent connections), refused at the first
+     * sample (runner/run/knee/kneerun.h) */
+    long long keepalive_breaks, completed;
+    double conns_per_request;    /* under --reconnect, the connections each request needed
+                                    (load.json's connections_per_request); NAN: none */
+};
+
+struct kb_knee_opts {
+    long start_rate, min_rate, max_rate;
+    double factor;               /* > 1: the geometric rise and fall */
+    double resolution;           /* > 0: the bracket's width, hi / lo - 1 */
+    int confirm;                 /* samples each end of the bracket needs (>= 1) */
+    int hold;                    /* the held end must also hold a hold sample */
+    struct kb_criteria crit;
+};
+
+enum kb_knee_row_state { KB_ROW_HELD, KB_ROW_MISSED, KB_ROW_FAILED, KB_ROW_UNTRUSTED };
+
+struct kb_knee_row {
+    long rate;
+    int n;                       /* samples */
+    int trusted, held_n;         /* trusted samples; of those, controlled on their own */
+    double delivery, p99_us;     /* medians over the trusted samples (NAN: none) */
+    int settled;                 /* more samples cannot move the medians across */
+    int hold_n, hold_trusted;    /* hold samples; of those, trusted */
+    int hold_ok;                 /* the trusted hold samples' medians meet the criteria */
+    enum kb_knee_row_state state;
+};
+
+enum kb_knee_step {
+    KB_KNEE_MEASURE,             /* sample `rate` (once more) */
+    KB_KNEE_LOCATED,             /* lo and hi within the resolution, both confirmed */
+    KB_KNEE_MAX_RATE,            /* held up to max_rate */
+    KB_KNEE_MIN_RATE,            /* not held even at min_rate */
+    KB_KNEE_CLIENT,              /* the client could not prove hi */
+};
+
+struct kb_knee_next {
+    enum kb_knee_step step;
+    long rate;                   /* MEASURE: the rate to sample */
+    int hold;                    /* MEASURE: a hold sample */
+    long lo, hi;                 /* the bracket so far: 0 where there is no such end */
+    const char *why;             /* static text: why this step */
+};
+
+/* The rows of the samples, by rate ascending, into rows (at most max); their count. */
+size_t kb_knee_rows(const struct kb_knee_sample *s, size_t n, const struct kb_criteria *c,
+                    struct kb_knee_row *rows, size_t max);
+
+/* What to do next, given every sample so far. */
+void kb_knee_decide(const struct kb_knee_sample *s, size_t n, const struct kb_knee_opts *o,
+                    struct kb_knee_next *next);
+
+/* sqrt(lo x hi) rounded to 3 significant digits, strictly between lo and hi where an
+ * integer is; 0 when none is (hi <= lo + 1). */
+long kb_knee_midpoint(long lo, long hi);
+
+/* The hold sample's length, where *hold_s < 0 (not given), and its warmup: the paper
+ * profile's points (30 s after 5 s where the contract has no such profile). knee and the
+ * curve's --refine both hold this long. */
+void kb_knee_hold_of(const struct kb_contract *c, double *hold_s, double *warmup_s);
+
+const char *kb_knee_row_state_name(enum kb_knee_row_state s);
+const char *kb_knee_step_name(enum kb_knee_step s);
+
+#endif
