@@ -2,7 +2,7 @@
 # deeper (README.md, Layout). Every runner/*/*.c and runner/*/*/*.c but cli/main.c is
 # library code the unit tests link.
 RUNNER_SRCS := $(wildcard runner/*/*.c runner/*/*/*.c)
-runner_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out runner/cli/main.c,$(RUNNER_SRCS))) $(FIXTURE_OBJS)
+runner_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out runner/cli/main.c,$(RUNNER_SRCS))) $(CONTRACT_OBJS)
 # jansson (evidence, contract), libcrypto (SHA-256), zlib (.hlog), pthread (the load
 # generator's threads), m. Not libmicrohttpd: the MHD version a run records is the fixture's
 # own (gray-static --version), and `make test-link` checks that kneebench does not need it.

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/load/target.h"
 #include "runner/report/knee/knee_report.h"
 #include "runner/run/knee/kneeinit.h"

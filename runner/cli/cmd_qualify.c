@@ -15,7 +15,7 @@
 #include "runner/util/jfield.h"
 #include "runner/util/opts.h"
 #include "runner/util/root.h"
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 #include <getopt.h>
 #include <stdio.h>

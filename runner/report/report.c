@@ -5,7 +5,7 @@
 #include "runner/util/jfield.h"
 #include "runner/report/report_int.h"
 #include "runner/util/paths.h"
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/run/cell.h"
 #include "runner/run/hostclock.h"
 #include "runner/run/judgement.h"

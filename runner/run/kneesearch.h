@@ -40,7 +40,7 @@
 
 #include <stddef.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/run/verdict.h"
 
 #define KB_KNEE_MAX_SAMPLES 256

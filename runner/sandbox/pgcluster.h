@@ -13,7 +13,7 @@
 #ifndef KB_PGCLUSTER_H
 #define KB_PGCLUSTER_H
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 #include <stddef.h>
 #include <sys/types.h>

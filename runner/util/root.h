@@ -2,7 +2,7 @@
  * copied or installed apart from its checkout. Owns that search and nothing else: library
  * code asks kb_root() (or is handed a path) instead of a path compiled in.
  *
- * The tree is the directory that holds fixtures/contract.json (beside it: the fixtures'
+ * The tree is the directory that holds contract/contract.json (beside it: the fixtures'
  * scripts and sources, build/ with the built fixtures). The first of these wins:
  *   1. kb_root_init(DIR), from `kneebench --root DIR`;
  *   2. $KB_ROOT;
@@ -42,7 +42,7 @@ const char *kb_root(void);
 const char *kb_root_error(void);
 
 /* The contract to read when none was named: $KNEEBENCH_CONTRACT when set, else
- * ROOT/fixtures/contract.json, else the installed one (5 above); NULL when none
+ * ROOT/contract/contract.json, else the installed one (5 above); NULL when none
  * (kb_root_error() says why). */
 const char *kb_root_contract(void);
 

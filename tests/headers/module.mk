@@ -2,7 +2,7 @@
 # twice (the guard), by a file that defines no feature macro (no _GNU_SOURCE): a header
 # says what it needs by including it, and never relies on what its includer happened to
 # include or define before it. No program is built; each header costs one -fsyntax-only.
-KB_HEADERS = $(sort $(wildcard fixtures/*.h runner/*/*.h runner/*/*/*.h gray-static/*.h control/*.h))
+KB_HEADERS = $(sort $(wildcard contract/*.h runner/*/*.h runner/*/*/*.h gray-static/*.h control/*.h))
 .PHONY: test-headers
 test-headers:
 	@mkdir -p $(BUILD)/test-results; pass=0; fail=0; \

@@ -12,7 +12,7 @@
 #ifndef KB_REPORT_QUALIFY_H
 #define KB_REPORT_QUALIFY_H
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 #include <jansson.h>
 #include <stddef.h>

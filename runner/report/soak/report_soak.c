@@ -5,7 +5,7 @@
  * a marker is a row that says INCOMPLETE. */
 #define _GNU_SOURCE
 #include "runner/report/soak/report_soak.h"
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/util/evidence.h"
 #include "runner/util/paths.h"
 #include "runner/util/jfield.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/run/calibrate.h"
 #include "runner/run/dbplace.h"
 #include "runner/run/fixture.h"

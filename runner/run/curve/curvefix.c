@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/load/preflight.h"
 #include "runner/run/fixture.h"
 #include "runner/sandbox/pgcluster.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/load/loadout.h"
 #include "runner/load/preflight.h"
 #include "runner/run/curve/backlog.h"

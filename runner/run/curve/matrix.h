@@ -12,7 +12,7 @@
 #ifndef KB_MATRIX_H
 #define KB_MATRIX_H
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/util/opts.h"
 
 #include <stddef.h>

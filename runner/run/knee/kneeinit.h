@@ -10,7 +10,7 @@
 #include <sched.h>
 #include <stddef.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/load/target.h"
 #include "runner/load/trial.h"
 #include "runner/util/opts.h"

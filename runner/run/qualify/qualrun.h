@@ -18,7 +18,7 @@
 #include "runner/run/fixture.h"
 #include "runner/run/qualify/statsampler.h"
 #include "runner/sandbox/pgcluster.h"
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 #include <jansson.h>
 #include <signal.h>

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 /* ---- the plan ------------------------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/load/preflight.h"
 #include "runner/run/fixture.h"
 #include "runner/run/qualjudge.h"
