@@ -75,10 +75,10 @@ $(OBJ)/%.o: %.c
 
 # Every part of the tree that builds something is a folder with a module.mk, found here by
 # name: a runtime's folder joins the build by being there (docs/adding-a-runtime.md).
-# fixtures/ and runner/ come first (the others link their objects, named in prerequisites),
+# contract/ and runner/ come first (the others link their objects, named in prerequisites),
 # tests/ last (its suites name every program), then docker/ (its suite, the slowest, runs
 # last in `make test`). The image's build stage has no runner/ or tests/, hence wildcards.
-KB_MODULES_FIRST := fixtures/module.mk runner/module.mk
+KB_MODULES_FIRST := contract/module.mk runner/module.mk
 KB_MODULES_LAST  := tests/module.mk docker/module.mk
 include $(wildcard $(KB_MODULES_FIRST))
 include $(filter-out $(KB_MODULES_FIRST) $(KB_MODULES_LAST),$(sort $(wildcard */module.mk)))
@@ -89,18 +89,18 @@ all: $(PROGRAMS) check-runtimes
 # Every runtime of the contract has its folder, and what it runs from {build}/ a module
 # builds: a forgotten module.mk stops the build with the runtime's name, never leaves a
 # silent gap. KB_CONTRACT= checks another contract (a user's, as `--contract` takes).
-KB_CONTRACT ?= fixtures/contract.json
+KB_CONTRACT ?= contract/contract.json
 .PHONY: check-runtimes gen-runtimes
 check-runtimes:
 	@if command -v python3 >/dev/null; then \
-	   python3 fixtures/runtimes.py --contract '$(KB_CONTRACT)' check --build '$(BUILD)' \
+	   python3 contract/runtimes.py --contract '$(KB_CONTRACT)' check --build '$(BUILD)' \
 	     --programs '$(PROGRAMS)'; \
 	 else echo "check-runtimes: no python3 (make deps installs it): the contract's runtimes were NOT checked"; fi
 
 # The bash completion's runtime, route and profile words and README.md's table of runtimes,
 # regenerated from the contract (make test-cli fails while they differ from it).
 gen-runtimes:
-	@python3 fixtures/runtimes.py --contract '$(KB_CONTRACT)' generate
+	@python3 contract/runtimes.py --contract '$(KB_CONTRACT)' generate
 
 deps:
 	@tests/lib/deps.sh
@@ -148,7 +148,7 @@ INSTALL_DIRS := $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 install: $(BUILD)/kneebench $(BUILD)/kb-control $(if $(HELP2MAN),$(BUILD)/kneebench.1)
 	install -d $(INSTALL_DIRS)
 	install -m 755 $(BUILD)/kneebench $(BUILD)/kb-control $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 fixtures/contract.json $(DESTDIR)$(PREFIX)/share/kneebench/contract.json
+	install -m 644 contract/contract.json $(DESTDIR)$(PREFIX)/share/kneebench/contract.json
 	$(if $(HELP2MAN),install -m 644 $(BUILD)/kneebench.1 $(DESTDIR)$(PREFIX)/share/man/man1/,@echo "install: no help2man, no man page (make deps installs it)")
 	install -m 644 runner/cli/kneebench.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/kneebench
 	for d in $(KB_DOCS); do install -m 644 $$d $(DOCDIR)/$$d || exit 1; done

@@ -93,7 +93,7 @@ def private_bin():
 
 def derived_contract():
     """The tree's contract with kb-control (and the gray-static variants) as runtimes."""
-    with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:
+    with open(os.path.join(ROOT, "contract", "contract.json")) as f:
         c = json.load(f)
     ctl = c["control"]
     c["runtimes"].append({"name": "control", "port": ctl["port"], "command": ctl["command"],

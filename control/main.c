@@ -12,7 +12,7 @@
 
 #include "control/routes.h"
 #include "control/server.h"
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/util/cpulist.h"
 #include "runner/util/root.h"
 

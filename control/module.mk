@@ -1,7 +1,7 @@
 # control/: build/kb-control, the known-fast control server; and `make bench-loadgen`.
 CONTROL_SRCS := $(wildcard control/*.c)
 # --cpus is parsed by the runner's one CPU list parser
-control_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out control/main.c,$(CONTROL_SRCS))) $(FIXTURE_OBJS) \
+control_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out control/main.c,$(CONTROL_SRCS))) $(CONTRACT_OBJS) \
                     $(OBJ)/runner/util/cpulist.o
 # the contract (jansson); the tree is found by runner/util/root.o when --contract is not given
 control_LDLIBS := $(LIBS_jansson)

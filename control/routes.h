@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 #define KBC_MAX_ROUTES 16
 #define KBC_DATE_LEN 29   /* "Sun, 06 Nov 1994 08:49:37 GMT" */

@@ -8,8 +8,8 @@
 # The build context is packed here from the working tree (only what the Dockerfile copies),
 # in a canonical order with fixed mtimes/owners, and hashed together with the base image's ID
 # and the build targets. What it holds of each runtime comes from the contract
-# (fixtures/runtimes.py image-plan): the plan itself as docker/image-plan.sh, the runtime
-# folders with a module.mk under build-tree/ with the Makefile and fixtures/, every runtime
+# (contract/runtimes.py image-plan): the plan itself as docker/image-plan.sh, the runtime
+# folders with a module.mk under build-tree/ with the Makefile and contract/, every runtime
 # folder under image-tree/ with the contract and the entrypoint. A runtime whose folder is
 # missing stops the build, naming it. The hash is stored as a label on the image: when TAG
 # already carries the same hash nothing is rebuilt, so repeated `make image` / test runs
@@ -45,12 +45,12 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/kneebench-image.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 # Only what the Dockerfile copies: editing docs or tests must not invalidate the image.
 mkdir -p "$work/plan/docker"
-python3 "$root/fixtures/runtimes.py" --contract "$root/fixtures/contract.json" image-plan \
+python3 "$root/contract/runtimes.py" --contract "$root/contract/contract.json" image-plan \
     >"$work/plan/docker/image-plan.sh" || die "the contract's runtimes cannot be packed (above)"
 # shellcheck source=/dev/null
 . "$work/plan/docker/image-plan.sh"
 # shellcheck disable=SC2206 # the plan's lists are words (folder names)
-build_paths=(Makefile fixtures $KB_IMAGE_BUILD_DIRS)
+build_paths=(Makefile contract $KB_IMAGE_BUILD_DIRS)
 # kb-control, the host's floor beside an interleaved curve, links the runner's tree finder
 # and CPU list parser (control/module.mk)
 case " $KB_IMAGE_BUILD_DIRS " in
@@ -58,7 +58,7 @@ case " $KB_IMAGE_BUILD_DIRS " in
                             runner/util/cpulist.h) ;;
 esac
 # shellcheck disable=SC2206
-image_paths=(fixtures/contract.json docker/entrypoint.py docker/image-json.py $KB_IMAGE_DIRS)
+image_paths=(contract/contract.json docker/entrypoint.py docker/image-json.py $KB_IMAGE_DIRS)
 pack() {   # tar's arguments, from the tree, in a canonical order and ownership
     tar -C "$root" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
         --exclude='*.o' --exclude='*.d' --exclude=node_modules --exclude=__pycache__ "$@"

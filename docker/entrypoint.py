@@ -8,7 +8,7 @@
     docker run IMG version <runtime>                             the runtime's version line
     docker run IMG identity                                      /opt/kneebench/image.json
 
-The command comes from fixtures/contract.json (runtimes[].command / env, placeholders {root}
+The command comes from contract/contract.json (runtimes[].command / env, placeholders {root}
 {build} {port} {bind} {rundir} {cpus}), exactly as the native backend expands it, so the two
 backends start the same program with the same arguments; --conninfo and --db-pool add the
 runtime's db_command_extra ({conninfo} {db_pool}) as the native backend does for the db route.
@@ -28,7 +28,7 @@ import time
 
 ROOT = os.environ.get("KB_ROOT", "/opt/kneebench")
 BUILD = os.path.join(ROOT, "build")
-CONTRACT = os.path.join(ROOT, "fixtures", "contract.json")
+CONTRACT = os.path.join(ROOT, "contract", "contract.json")
 IDENTITY = os.path.join(ROOT, "image.json")
 
 

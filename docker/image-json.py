@@ -42,7 +42,7 @@ def main():
         for line in f:
             k, _, v = line.strip().partition("=")
             toolchain[k] = v
-    with open(os.path.join(ROOT, "fixtures", "contract.json")) as f:
+    with open(os.path.join(ROOT, "contract", "contract.json")) as f:
         contract = json.load(f)
     versions = {}
     for rt in contract["runtimes"]:

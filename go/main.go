@@ -1,6 +1,6 @@
 // go-server: the kneebench "go" fixture -- net/http, standard library only.
 //
-// It serves the contract's routes (fixtures/contract.json): GET /plaintext and GET /json,
+// It serves the contract's routes (contract/contract.json): GET /plaintext and GET /json,
 // 404 for any other path, 405 with "Allow: GET" for a known path with another method.
 // Every response carries Content-Type, Content-Length, Date (net/http adds it) and Server,
 // and keeps the connection alive.

@@ -32,7 +32,7 @@
 #include "gray-static/server.h"
 #include "gray-static/stats.h"
 
-#define GS_DB_POOL_DEFAULT 64      /* = fixtures/contract.json db.pool_size (a test checks) */
+#define GS_DB_POOL_DEFAULT 64      /* = contract/contract.json db.pool_size (a test checks) */
 #define GS_DB_WORLD_ROWS 10000     /* = contract db.world_rows (a test checks) */
 #define GS_DB_WORKERS_DEFAULT 16   /* --db-workers without a value given (blocking) */
 #define GS_DB_QUEUE_DEFAULT 4096   /* = gray-static's default --conn-limit: each queued job

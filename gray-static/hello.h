@@ -1,5 +1,5 @@
 /* hello.h -- the contract's two static routes, GET /plaintext and GET /json
- * (fixtures/contract.json holds their exact bytes; the unit tests compare against it). */
+ * (contract/contract.json holds their exact bytes; the unit tests compare against it). */
 #ifndef GS_HELLO_H
 #define GS_HELLO_H
 

@@ -17,12 +17,12 @@
 # It never touches a system cluster: binaries come from /usr/lib/postgresql/*/bin (highest
 # version), nothing listens on TCP (listen_addresses=''), and everything lives under DIR.
 # Run as root, the cluster is owned by the `postgres` user (PostgreSQL refuses root).
-# The world table's row count comes from fixtures/contract.json (db.world_rows).
+# The world table's row count comes from contract/contract.json (db.world_rows).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-contract=${KNEEBENCH_CONTRACT:-$root/fixtures/contract.json}
+contract=${KNEEBENCH_CONTRACT:-$root/contract/contract.json}
 
 die() { echo "pgcluster: $*" >&2; exit 1; }
 

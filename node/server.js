@@ -2,7 +2,7 @@
 // node: the kneebench "node" fixture -- the `http` module, one process, no framework,
 // no cluster.
 //
-// It serves the contract's routes (fixtures/contract.json): GET /plaintext and GET /json,
+// It serves the contract's routes (contract/contract.json): GET /plaintext and GET /json,
 // 404 for any other path, 405 with "Allow: GET" for a known path with another method.
 // Every response carries Content-Type, Content-Length, Date (node adds it) and Server, and
 // keeps the connection alive.

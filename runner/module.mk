@@ -1,7 +1,8 @@
-# runner/: build/kneebench, one subdirectory per concern (docs/layout.md). Every
-# runner/*/*.c but cli/main.c is library code the unit tests link.
-RUNNER_SRCS := $(wildcard runner/*/*.c)
-runner_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out runner/cli/main.c,$(RUNNER_SRCS))) $(FIXTURE_OBJS)
+# runner/: build/kneebench, one subdirectory per layer, a command's own files one folder
+# deeper (docs/layout.md). Every runner/*/*.c and runner/*/*/*.c but cli/main.c is
+# library code the unit tests link.
+RUNNER_SRCS := $(wildcard runner/*/*.c runner/*/*/*.c)
+runner_LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(filter-out runner/cli/main.c,$(RUNNER_SRCS))) $(CONTRACT_OBJS)
 # jansson (evidence, contract), libcrypto (SHA-256), zlib (.hlog), pthread (the load
 # generator's threads), m. Not libmicrohttpd: the MHD version a run records is the fixture's
 # own (gray-static --version), and `make test-link` checks that kneebench does not need it.

@@ -43,7 +43,7 @@ static int usage(FILE *f)
             "  --rt                 load threads SCHED_FIFO (kneebench load --rt), as the curve's\n"
             "  --cpu-max F --lag-p99-max-us N --rx-delay-p99-max-us N --min-delivery F\n"
             "                       the gate's criteria (the contract's, and 0.995)\n"
-            "  --contract FILE      (the tree's fixtures/contract.json)\n"
+            "  --contract FILE      (the tree's contract/contract.json)\n"
             "exit: 0 margin proven, 1 not proven, 2 could not run (a bad option is refused,\n"
             "      naming it, before anything starts)\n");
     return f == stdout ? 0 : 2;

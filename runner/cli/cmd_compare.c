@@ -1,11 +1,11 @@
 /* cmd_compare.c -- `kneebench compare RUN_A RUN_B`: what moved between two runs (a changed
  * runtime version, a flag, a patch) and whether it is more than the samples' noise. Reads
  * each run through kb_report_load(), the evidence the reports read; the comparison is
- * runner/report/compare.c's, the formats compare_out.c's. */
+ * runner/report/compare/compare.c's, the formats compare_out.c's. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/cli/commands.h"
 #include "runner/util/paths.h"
-#include "runner/report/compare.h"
+#include "runner/report/compare/compare.h"
 #include "runner/util/atomicfile.h"
 #include "runner/util/opts.h"
 #include "runner/util/units.h"

@@ -1,12 +1,11 @@
 /* cmd_curve.c -- `kneebench curve`: its options parsed into struct kb_curve_opts, then the
- * method (runner/run/curve.h) and the rounds after the matrix (runner/cli/curve_rounds.h)
- * called in order. The exit status says whether every point's evidence is complete. */
+ * method (runner/run/curve/curve.h): the matrix and the rounds after it (runner/run/curve/curve_rounds.h). The exit status says whether every point's evidence is complete. */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
-#include "runner/cli/curve_rounds.h"
-#include "runner/run/curve.h"
+#include "runner/run/curve/curve_rounds.h"
+#include "runner/run/curve/curve.h"
 #include "runner/run/fixture.h"
-#include "runner/report/report.h"
+#include "runner/run/cell.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/util/opts.h"
 #include "runner/cli/refuse.h"
@@ -283,18 +282,7 @@ int cmd_curve(int argc, char **argv)
            "client CPUs %s)\n", cv.plan.npoints, cv.r.dir, cv.plan.profile, cv.r.backend, where,
            cv.r.fx.no_limits ? ", UNCONSTRAINED" : "", cv.r.fx.server_cpus, cv.r.fx.client_cpus);
     fflush(stdout);
-    failures = kb_curve_run_points(&cv, cv.plan.points, cv.plan.npoints);
-    if (!kb_run_interrupted() && cv.plan.confirm_samples > 1) {
-        int cf = kb_curve_confirm_all(&cv);
-        failures += cf < 0 ? 1 : cf;
-    }
-    if (!kb_run_interrupted() && cv.refine > 0) {
-        int rf = kb_curve_refine_all(&cv);
-        failures += rf < 0 ? 1 : rf;
-    }
-    /* only a complete run knows its final boundaries; a resumed one settles them later */
-    if (!kb_run_interrupted() && !failures && !cv.r.incomplete && cv.requests_log != KB_RL_NONE)
-        failures += kb_curve_settle_requests_logs(&cv) < 0;
+    failures = kb_curve_all_rounds(&cv);
     kb_curve_close(&cv);
     if (kb_run_interrupted()) {
         fprintf(stderr, "kneebench curve: interrupted; complete points are kept, re-run to "

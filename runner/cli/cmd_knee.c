@@ -1,7 +1,7 @@
 /* cmd_knee.c -- `kneebench knee URL`: the knee of an HTTP server the user runs, located to
  * a stated resolution (docs/knee.md). Validates every argument, probes the target, keeps
- * the client off the server's CPUs, and hands the search to runner/run/kneerun.c and the
- * report to runner/report/knee_report.c. The first line on stdout is the answer.
+ * the client off the server's CPUs, and hands the search to runner/run/knee/kneerun.c and the
+ * report to runner/report/knee/knee_report.c. The first line on stdout is the answer.
  * Exit 0 located; 1 the search ended on a bound (--max-rate, --min-rate, the client's
  * reach, --max-time), was interrupted, or could not keep its evidence; 2 bad arguments
  * (nothing sent); 3 the target is unreachable; 7 the target answered its first requests
@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/load/target.h"
-#include "runner/report/knee_report.h"
-#include "runner/run/kneeinit.h"
+#include "runner/report/knee/knee_report.h"
+#include "runner/run/knee/kneeinit.h"
 #include "runner/report/report.h"
-#include "runner/run/kneerun.h"
+#include "runner/run/knee/kneerun.h"
 #include "runner/run/run.h"
 #include "runner/util/opts.h"
 #include "runner/util/root.h"

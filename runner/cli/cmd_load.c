@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/load/loadgen.h"
 #include "runner/run/loadrun.h"
 #include "runner/util/opts.h"
@@ -76,7 +76,7 @@ static void usage(FILE *f)
         "                           each request's latency, as wrk does (default, unless a\n"
         "                           contract route is checked: the fixtures keep alive)\n"
         "      --no-preflight       no trial requests first (the curve preflights its own)\n"
-        "      --contract FILE      (the tree's fixtures/contract.json, else the installed\n"
+        "      --contract FILE      (the tree's contract/contract.json, else the installed\n"
         "                           BIN/../share/kneebench/contract.json)\n"
         "      --quiet              no summary\n"
         "A warning goes to stderr when the client's own lateness could have changed the\n"

@@ -2,20 +2,20 @@
  * db qualification") on gray-static into a run directory, and its report.
  *
  * Only the options and what is printed live here: the parameters come from the contract's
- * qualification section (runner/run/qualrun.h), the run is runner/run/qualrun.c's, the
- * judgement runner/run/qualify.c's and the report runner/report/report_qualify.c's.
+ * qualification section (runner/run/qualify/qualrun.h), the run is runner/run/qualify/qualrun.c's, the
+ * judgement runner/run/qualjudge.c's and the report runner/report/qualify/report_qualify.c's.
  * SIGINT/SIGTERM only set the flag; every exit goes through kb_qualrun_close(), which stops
  * the load child, the /stats sampler, the fixture (and so its cgroup) and the cluster. */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
 #include "runner/util/evidence.h"
-#include "runner/report/report_qualify.h"
-#include "runner/run/qualrun.h"
+#include "runner/report/qualify/report_qualify.h"
+#include "runner/run/qualify/qualrun.h"
 #include "runner/util/paths.h"
 #include "runner/util/jfield.h"
 #include "runner/util/opts.h"
 #include "runner/util/root.h"
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include "runner/util/evidence.h"
 #include "runner/util/paths.h"
 #include "runner/util/opts.h"
-#include "runner/report/knee_report.h"
+#include "runner/report/knee/knee_report.h"
 #include "runner/report/report.h"
 
 #include <getopt.h>
@@ -116,7 +116,7 @@ static double plan_criterion(const char *dir, const char *key)
     return v;
 }
 
-/* A knee search's report (runner/report/knee_report.h), its headline first. */
+/* A knee search's report (runner/report/knee/knee_report.h), its headline first. */
 static int knee_report(const char *dir)
 {
     struct kb_knee_doc d;

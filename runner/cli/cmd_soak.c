@@ -1,10 +1,10 @@
 /* cmd_soak.c -- `kneebench soak`: its options parsed into struct kb_soak_opts, the phases
- * run by the method (runner/run/soakrun.h), and report.md written from their evidence
- * (runner/report/report_soak.c) with the run's marker. */
+ * run by the method (runner/run/soak/soakrun.h), and report.md written from their evidence
+ * (runner/report/soak/report_soak.c) with the run's marker. */
 #define _GNU_SOURCE
 #include "runner/cli/commands.h"
-#include "runner/report/report.h"
-#include "runner/run/soakrun.h"
+#include "runner/report/soak/report_soak.h"
+#include "runner/run/soak/soakrun.h"
 #include "runner/util/paths.h"
 #include "runner/util/opts.h"
 

@@ -47,7 +47,7 @@ static int usage(FILE *f)
                "  -h, --help     this list; kneebench help COMMAND is COMMAND --help\n"
                "  -V, --version  the runner's version (git describe at build time) and the\n"
                "                 contract's contract_version\n"
-               "  --root DIR     the kneebench tree (the directory holding fixtures/contract.json)\n"
+               "  --root DIR     the kneebench tree (the directory holding contract/contract.json)\n"
                "                 whose contract, fixtures and build/ the command uses; default\n"
                "                 $KB_ROOT, else the nearest such directory at or above this\n"
                "                 program's own, else the current directory\n");

@@ -1,6 +1,6 @@
 /* hlogread.h -- reads back a point's interval log (series.hlog, runner/load/hlog.h), so that a
  * run's latency can be had over any stretch of whole intervals, not only per second or over
- * the whole point (the soak's windows, runner/run/soakwin.h).
+ * the whole point (the soak's windows, runner/run/soak/soakwin.h).
  *
  * Owns: kb_hlog_decode_add (one V2 compressed payload -- base64, the 8-byte compression
  * header, zlib, the 40-byte encoding header, zigzag LEB128 counts with zero runs as negative

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 enum {
     S_STATUS, S_HEADER, S_BODY, S_CHUNK_SIZE, S_CHUNK_DATA, S_CHUNK_DATA_END, S_TRAILER,

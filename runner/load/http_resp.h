@@ -34,7 +34,7 @@ struct kb_resp_expect {
     const char *header_value;      /* ... with this value (trimmed, case-insensitively) */
 };
 
-/* The expectation of a contract route (fixtures/contract.h): the route's status, type and
+/* The expectation of a contract route (contract/contract.h): the route's status, type and
  * body, its body_regex compiled into *re. 0, or -1 when the regex does not compile. The
  * caller regfree()s re when e->body_regex is set, once no parser uses it. */
 struct kb_route;

@@ -8,7 +8,7 @@
  * (status, Content-Type compared case-insensitively, exact body or body_regex), so preflight
  * cannot fail a response the load generator would pass for how it was framed or read. Beside
  * those checks preflight holds the contract's required headers (Content-Length, Date, Server:
- * headers.required in fixtures/contract.json), which the load generator does not look at per
+ * headers.required in contract/contract.json), which the load generator does not look at per
  * request. Never prints. The plain functions talk to 127.0.0.1; the _at ones to an IPv4 host
  * (the engine host's address for a fixture elsewhere; NULL = 127.0.0.1). */
 #ifndef KB_PREFLIGHT_H
@@ -17,7 +17,7 @@
 #include <regex.h>
 #include <stddef.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/load/http_resp.h"
 
 /* One response as preflight keeps it: the parser's verdict against the route (when read

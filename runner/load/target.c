@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {

@@ -6,13 +6,12 @@
  * series.csv of each runtime's first uncontrolled point per route (where the queue forms);
  * points without DONE are listed in missing. A row is one runtime x route x rate: medians
  * over repeats with min-max ranges. The writers (report_md.c, report_data.c,
- * report_svg.c) only read the model; kb_report_free() frees it. kb_report_soak() writes the
- * soak's report from its own evidence. What only the report's files share is in
- * report_int.h. */
+ * report_svg.c) only read the model; kb_report_free() frees it. The soak's report is
+ * report/soak/report_soak.h's. What only the report's files share is in report_int.h. */
 #ifndef KB_REPORT_H
 #define KB_REPORT_H
 
-#include "runner/run/soak.h"
+#include "runner/run/cell.h"
 #include "runner/util/paths.h"
 
 #include <jansson.h>
@@ -26,68 +25,8 @@
  * copies of the run's criteria, host_clock's count and the readiness curve's points, and a
  * fixture's limits is null, not absent, where none were read back. */
 #define KB_REPORT_SCHEMA_VERSION 4
-/* The most runtimes, routes or rates a plan may hold: the charts and tables keep one slot
- * per runtime on the stack, and a plan past it is refused when read, never drawn in part. */
-#define KB_REPORT_MAX_AXIS 64
-
-/* One figure over a row's repeats. Latency is in microseconds throughout the model, as in
- * load.json and series.csv, so no writer converts back and forth. n counts the repeats that
- * had the figure: an empty histogram has none (JSON null), and n == 0 prints as "-" or null,
- * never as 0. bound: some repeat's figure was only a lower bound (requests still unanswered
- * when the drain ended, recorded at drain end minus intended time). Raising any input can
- * only raise a median, min or max, so each of the three is then a lower bound too. */
-struct kb_stat {
-    double med, min, max;
-    int n, bound;
-};
-
-struct kb_report_row {
-    char runtime[32], route[32];
-    char id[128];                /* runtime-route-rate: the point id, less -rN with repeats */
-    char first_id[128];          /* the first complete repeat's point id, "" when none */
-    char unc_id[128];            /* the first repeat whose own or server verdict is uncontrolled */
-    long rate;
-    int planned;                 /* the plan has points here (db: gray-static only) */
-    int n;                       /* repeats found (the matrix's and the confirmation samples) */
-    int controlled_n;            /* of them, those whose own verdict was controlled */
-    int client_limited_n;        /* of them, those whose client was not trusted */
-    char verdict[16];            /* aggregated verdict */
-    char reason[512];            /* first failure/client-limit reason, or the last point's */
-    /* What the figures alone give, trusted client or not (verdict.json's server_verdict).
-     * "" when unknown. */
-    char server_verdict[16];
-    char server_reason[512];
-    int trust_known, trust_ok;   /* client_trust: known for every repeat; ok in every one */
-    char trust_reason[512];      /* the first repeat's reason when not ok */
-    struct kb_stat achieved, delivery, p50, p90, p99, p999, max;   /* latency in us */
-    long long errors, non2xx, mismatches;                          /* summed over repeats */
-    /* errors apart, summed: socket errors (connect, read, write, peer close, malformed),
-     * timeouts before the drain's end, requests only unanswered when the drain ended (in
-     * errors too, but an overloaded server's queue, not a failure), and completions */
-    long long err_io, err_timeout, unanswered, completed;
-    long long scheduled, bounded;            /* summed; bounded: recorded at a lower bound */
-    double bound_from_us;                    /* smallest lower bound of any repeat; -1 none */
-    double client_cpu_max;                   /* fraction of the client's CPUs, max over repeats */
-    double lag_p99_max_us, rx_p99_max_us;    /* client send lag / receive delay p99; -1 absent */
-    int threads_min, threads_max, threads_requested;   /* the client's threads; 0 unknown */
-    int client_cpus;                         /* CPUs the client was given, max; 0 unknown */
-    double server_cpu_med;                   /* fraction of one CPU, median */
-    struct kb_stat cpu_interval_s;           /* server CPU seconds over the measured interval */
-    struct kb_stat cpu_us_per_response;      /* that over the responses completed in it */
-    struct kb_stat floor_multiple;           /* that over the host's floor measured before
-                                                it (an interleaved run's; n 0 otherwise) */
-    long long rss_max;
-    long long pss_max;                       /* the whole fixture's PSS: shared pages counted
-                                                once across its processes; 0 unknown */
-    /* What the host withheld (verdict.json's host): the largest per-second steal share of
-     * the server's and the client's CPUs over the repeats, -1 where none was read; and
-     * whether in some repeat it was enough to explain the verdict. */
-    double steal_server_max, steal_client_max;
-    int host_could_decide;
-    int queue_grew_n;                        /* repeats whose queue grew through their
-                                                measured seconds (runner/run/backlog.h) */
-    json_t *point_ids;                       /* array of the repeats' ids; owned */
-};
+/* The most runtimes, routes or rates a plan may hold (runner/run/cell.h). */
+#define KB_REPORT_MAX_AXIS KB_CELLS_MAX_AXIS
 
 struct kb_calibrate_result;      /* runner/run/calibrate.h */
 
@@ -99,7 +38,7 @@ struct kb_report {
     json_t *fixtures;            /* {runtime: {limits, identity sha256, preflight}} owned */
     char **missing;              /* ids without a completion marker */
     size_t nmissing;
-    struct kb_report_row *rows;
+    struct kb_cell *rows;
     size_t nrows;
     int repeats, unconstrained, partial;
     double min_delivery, max_p99_us;
@@ -138,7 +77,7 @@ struct kb_report {
      * answer, the cost and the charts read for that cell in place of the grid's highest
      * held rate. Never in rows, which stay the grid's (the boundaries the curve confirms and
      * refines are the grid's). Owned. */
-    struct kb_report_row *fine;
+    struct kb_cell *fine;
     size_t nfine;
     /* An interleaved run's host floor (floor/<id>/floor.json): {id: floor.json}, the samples
      * of kb-control's CPU per response taken beside the runtimes; NULL when it has none. */
@@ -187,8 +126,8 @@ int kb_report_load(const char *dir, struct kb_report *r, char *err, size_t errle
 void kb_report_free(struct kb_report *r);
 
 /* The row for runtime/route/rate, or NULL: the grid's, else a refined held end's (fine). */
-const struct kb_report_row *kb_report_row(const struct kb_report *r, const char *runtime,
-                                          const char *route, long rate);
+const struct kb_cell *kb_report_row(const struct kb_report *r, const char *runtime,
+                                    const char *route, long rate);
 /* The answer for one runtime x route (report_answer.c): what the report's first table
  * says. Exactly one of proven, below, failed_at is set when the route is planned and has
  * evidence; indicative and below_unproven say what the server's own figures give where the
@@ -217,37 +156,8 @@ struct kb_report_answer {
 };
 void kb_report_answer_of(const struct kb_report *r, const char *runtime, const char *route,
                          struct kb_report_answer *a);
-/* ---- a cell's boundary and its confirmation (report_confirm.c) ---- */
-
-#define KB_CONFIRM_MAX 9         /* most samples a boundary rate may ask for */
-
-/* Where a runtime's curve on a route changes: the highest rate whose row is controlled
- * (held) and the next planned rate above it (next; the lowest rate when none is controlled).
- * A rate of 0 is none; strings are the report's own. */
-struct kb_boundary_rate {
-    long rps;
-    int n, controlled_n;         /* samples, and those controlled on their own figures */
-    int settled;                 /* its samples agree so plainly that more cannot move the
-                                    median: all controlled, or none and every one past the
-                                    same criterion */
-    const char *verdict;         /* the row's ("" where rps is 0) */
-};
-struct kb_boundary {
-    const char *runtime, *route;
-    struct kb_boundary_rate held, next;
-};
-
-/* Every planned runtime x route's boundary, in plan order; the count (at most max). */
+/* Every planned runtime x route's boundary (runner/run/cell.h), in plan order; the count. */
 size_t kb_report_boundaries(const struct kb_report *r, struct kb_boundary *out, size_t max);
-
-/* How many more samples a boundary rate needs for its median over `samples` to be decided:
- * none once more than half of them are in and settled (the rest cannot move a median
- * that all of those agree on), none for a failed or missing row (more samples cannot change
- * what it is), else samples less those it has. A client-limited row is sampled: trusted
- * samples can outvote a client's passing stall (its row is client-limited only where its
- * client-limited samples could decide the medians), and one still client-limited with all
- * its samples in gets two more (samples > 1). */
-int kb_boundary_wants(const struct kb_boundary_rate *b, int samples);
 
 /* Writers: 0 or -1 with err. Each writes atomically into dir. */
 int kb_report_write_md(const struct kb_report *r, const char *dir, char *err, size_t errlen);
@@ -267,26 +177,5 @@ size_t kb_report_nruntimes(const struct kb_report *r);
 const char *kb_report_runtime(const struct kb_report *r, size_t i);
 size_t kb_report_nroutes(const struct kb_report *r);
 const char *kb_report_route(const struct kb_report *r, size_t i);
-
-/* ---- `kneebench soak`'s report (report_soak.c) ---- */
-
-/* What the soak ran, as its plan says, and the paper's one-hour figures from the contract
- * (all the caller's). */
-struct kb_soak_report {
-    const char *run, *runtime, *backend, *server_cpus, *client_cpus;
-    int unconstrained, connections, threads;
-    double duration_s, warmup_s, settle_s, every_s;
-    const struct kb_soak_criteria *crit;
-    const struct kb_soak_planned *ph;
-    size_t nph;
-    const char *db_mode;                       /* the db phase's /db design, or NULL */
-    const struct kb_published_soak *paper;     /* published.soak (nphases 0: none) */
-};
-
-/* run/report.md from the phases' verdict.json files (only phases whose marker exists) and
- * run.json: each phase's figures, the paper's beside them (labelled as its host's), and
- * each phase's decay windows, first against last. The number of phases complete and passed, or -1 with err when report.md could
- * not be written; *complete gets how many are complete. */
-int kb_report_soak(const struct kb_soak_report *s, size_t *complete, char *err, size_t errlen);
 
 #endif

@@ -16,10 +16,10 @@ static int is(const char *a, const char *b)
 }
 
 /* The planned row with evidence at the plan's k-th rate, or NULL. */
-static const struct kb_report_row *at(const struct kb_report *r, const char *rt,
+static const struct kb_cell *at(const struct kb_report *r, const char *rt,
                                       const char *route, size_t k)
 {
-    const struct kb_report_row *w = kb_report_row(r, rt, route, kb_report_rate(r, k));
+    const struct kb_cell *w = kb_report_row(r, rt, route, kb_report_rate(r, k));
     return w && w->planned && w->n > 0 ? w : NULL;
 }
 
@@ -28,7 +28,7 @@ static const struct kb_report_row *at(const struct kb_report *r, const char *rt,
 static long client_above(const struct kb_report *r, const char *rt, const char *route, long h)
 {
     for (size_t k = 0; k < kb_report_nrates(r); k++) {
-        const struct kb_report_row *w = at(r, rt, route, k);
+        const struct kb_cell *w = at(r, rt, route, k);
         if (!w || w->rate <= h)
             continue;
         return is(w->verdict, "client-limited") ? w->rate : 0;
@@ -37,10 +37,10 @@ static long client_above(const struct kb_report *r, const char *rt, const char *
 }
 
 /* The lowest-rate row with evidence, or NULL. */
-static const struct kb_report_row *lowest(const struct kb_report *r, const char *rt,
+static const struct kb_cell *lowest(const struct kb_report *r, const char *rt,
                                           const char *route)
 {
-    const struct kb_report_row *best = NULL, *w;
+    const struct kb_cell *best = NULL, *w;
     for (size_t k = 0; k < kb_report_nrates(r); k++)
         if ((w = at(r, rt, route, k)) && (!best || w->rate < best->rate))
             best = w;
@@ -65,7 +65,7 @@ static void refined(const struct kb_report *r, const char *rt, const char *route
 void kb_report_answer_of(const struct kb_report *r, const char *runtime, const char *route,
                          struct kb_report_answer *a)
 {
-    const struct kb_report_row *w, *lo;
+    const struct kb_cell *w, *lo;
     memset(a, 0, sizeof(*a));
     for (size_t k = 0; k < kb_report_nrates(r); k++) {
         w = kb_report_row(r, runtime, route, kb_report_rate(r, k));
@@ -153,11 +153,11 @@ const char *kb_report_baseline_label(const struct kb_report *r)
 }
 
 /* The refined held end's row where the answer is the refinement's, else NULL. */
-static const struct kb_report_row *held_end(const struct kb_report *r, const char *rt,
+static const struct kb_cell *held_end(const struct kb_report *r, const char *rt,
                                             const char *route)
 {
     struct kb_report_answer a;
-    const struct kb_report_row *w;
+    const struct kb_cell *w;
     if (!rt || !route)
         return NULL;
     kb_report_answer_of(r, rt, route, &a);
@@ -169,7 +169,7 @@ static const struct kb_report_row *held_end(const struct kb_report *r, const cha
 void kb_report_cost_of(const struct kb_report *r, const char *runtime, const char *route,
                        struct kb_report_cost *c)
 {
-    const struct kb_report_row *w, *best = NULL;
+    const struct kb_cell *w, *best = NULL;
     memset(c, 0, sizeof(*c));
     for (size_t k = 0; k < kb_report_nrates(r); k++)
         if ((w = at(r, runtime, route, k)) && is(w->server_verdict, "controlled") &&
@@ -235,7 +235,7 @@ static double low_delivery(const struct kb_report *r, const char *runtime)
 {
     double s = 0;
     for (size_t j = 0; j < kb_report_nroutes(r); j++) {
-        const struct kb_report_row *w = lowest(r, runtime, kb_report_route(r, j));
+        const struct kb_cell *w = lowest(r, runtime, kb_report_route(r, j));
         s += w ? w->delivery.med : 0;
     }
     return s;

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "runner/report/report.h"
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 /* One second of a point's series.csv. Latency in us; < 0 when the second has none (an empty
  * field, or nothing completed). The _bound flags: that figure is only a lower bound (newer

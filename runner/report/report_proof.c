@@ -187,19 +187,19 @@ int kb_report_read_series(const char *path, struct kb_report_series *s, char *er
 
 /* Client-limited, and its own figures uncontrolled (its server_verdict): without the mark it
  * would be the first uncontrolled point. */
-static int queued_past_margin(const struct kb_report_row *w)
+static int queued_past_margin(const struct kb_cell *w)
 {
     return !strcmp(w->verdict, "client-limited") && !strcmp(w->server_verdict, "uncontrolled");
 }
 
 /* The lowest-rate row of runtime/route that is uncontrolled (or client-limited with its own
  * figures uncontrolled), or NULL. */
-static const struct kb_report_row *first_uncontrolled(const struct kb_report *r, const char *rt,
+static const struct kb_cell *first_uncontrolled(const struct kb_report *r, const char *rt,
                                                       const char *route)
 {
-    const struct kb_report_row *best = NULL;
+    const struct kb_cell *best = NULL;
     for (size_t i = 0; i < r->nrows; i++) {
-        const struct kb_report_row *w = &r->rows[i];
+        const struct kb_cell *w = &r->rows[i];
         if (!strcmp(w->runtime, rt) && !strcmp(w->route, route) && w->first_id[0] &&
             (!strcmp(w->verdict, "uncontrolled") || queued_past_margin(w)) &&
             (!best || w->rate < best->rate))
@@ -214,7 +214,7 @@ static void load_series(struct kb_report *r, const char *dir)
     r->series = kb_xcalloc(nrt * nro + 1, sizeof(*r->series));
     for (size_t j = 0; j < nro; j++)
         for (size_t i = 0; i < nrt; i++) {
-            const struct kb_report_row *w = first_uncontrolled(r, kb_report_runtime(r, i),
+            const struct kb_cell *w = first_uncontrolled(r, kb_report_runtime(r, i),
                                                                kb_report_route(r, j));
             struct kb_report_series *s;
             const char *id;

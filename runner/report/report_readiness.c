@@ -110,7 +110,7 @@ void kb_report_curve_paper(const struct kb_report *r, long rate, struct kb_knee_
 
 void kb_report_curve_run(const struct kb_report *r, long rate, struct kb_knee_point *p)
 {
-    const struct kb_report_row *w = kb_report_row(r, kb_jstr(r->published_curve, "runtime", NULL),
+    const struct kb_cell *w = kb_report_row(r, kb_jstr(r->published_curve, "runtime", NULL),
                                                   kb_jstr(r->published_curve, "route", NULL), rate);
     absent(p, rate);
     if (!w || !w->planned || !w->n)

@@ -85,7 +85,7 @@ static void cost_side(const struct kb_report *r, const char *rt, const char *bas
     double v[SIDE_MAX], f[SIDE_MAX];
     for (size_t k = 0; k < kb_report_nrates(r) && k < SIDE_MAX; k++) {
         long rate = kb_report_rate(r, k);
-        const struct kb_report_row *a = kb_report_row(r, rt, route, rate),
+        const struct kb_cell *a = kb_report_row(r, rt, route, rate),
                                    *b = kb_report_row(r, base, route, rate);
         if (a && a->floor_multiple.n)
             f[s->n_floor++] = a->floor_multiple.med;

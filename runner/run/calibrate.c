@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/util/cpulist.h"
 #include "runner/util/atomicfile.h"
 #include "runner/util/evidence.h"

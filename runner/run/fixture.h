@@ -22,7 +22,7 @@
 #include "runner/sandbox/procs.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/run/verdict.h"
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 #include <jansson.h>
 #include <sched.h>                 /* cpu_set_t (glibc defines the type without _GNU_SOURCE) */

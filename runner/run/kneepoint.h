@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "runner/load/target.h"
-#include "runner/run/knee.h"
+#include "runner/run/kneesearch.h"
 #include "runner/run/procwatch.h"
 #include "runner/run/verdict.h"
 

@@ -12,7 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/load/loadjson.h"
 #include "runner/load/loadout.h"
 #include "runner/load/trial.h"

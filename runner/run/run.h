@@ -16,7 +16,7 @@
 #include "runner/util/paths.h"
 #include "runner/run/dbplace.h"
 #include "runner/sandbox/pgcluster.h"
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/util/atomicfile.h"
 #include "runner/util/digest.h"
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 static const char *const names[] = { "controlled", "uncontrolled", "failed", "client-limited" };
 

@@ -46,7 +46,7 @@ struct kb_criteria {
     long client_rx_delay_p99_max_us;
 };
 
-/* The criteria of a loaded contract (fixtures/contract.h). */
+/* The criteria of a loaded contract (contract/contract.h). */
 struct kb_contract;
 struct kb_criteria kb_criteria_of(const struct kb_contract *c);
 

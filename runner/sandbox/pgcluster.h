@@ -13,8 +13,8 @@
 #ifndef KB_PGCLUSTER_H
 #define KB_PGCLUSTER_H
 
-#include "fixtures/contract.h"
 #include "runner/util/paths.h"
+#include "contract/contract.h"
 
 #include <stddef.h>
 #include <sys/types.h>

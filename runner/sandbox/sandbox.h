@@ -16,7 +16,7 @@
 
 #include "runner/sandbox/pgcluster.h"
 #include "runner/sandbox/procs.h"
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 #include <jansson.h>
 #include <stddef.h>

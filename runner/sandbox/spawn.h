@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 
 /* What the placeholders stand for; a NULL string reads as "". {port} and {cpus} are
  * written in decimal. Other {names} are left as they are (the database's extra

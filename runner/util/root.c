@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CONTRACT_REL "fixtures/contract.json"
+#define CONTRACT_REL "contract/contract.json"
 #define INSTALLED_REL "../share/kneebench/contract.json"
 
 static char root[PATH_MAX], build[PATH_MAX + 8], contract[PATH_MAX + 32];

@@ -1,4 +1,4 @@
-/* root.h -- where the kneebench tree is (the directory holding fixtures/contract.json, with
+/* root.h -- where the kneebench tree is (the directory holding contract/contract.json, with
  * the fixtures and build/), found at run time so a built tree can be moved, copied or
  * installed. Library code asks kb_root() instead of using a path compiled in. First wins:
  *   1. kb_root_init(DIR), from `kneebench --root DIR`;
@@ -30,7 +30,7 @@ const char *kb_root(void);
 const char *kb_root_error(void);
 
 /* The contract to read when none was named: $KNEEBENCH_CONTRACT when set, else
- * ROOT/fixtures/contract.json, else the installed one (5 above); NULL when none
+ * ROOT/contract/contract.json, else the installed one (5 above); NULL when none
  * (kb_root_error() says why). */
 const char *kb_root_contract(void);
 

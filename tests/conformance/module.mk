@@ -1,4 +1,4 @@
-# tests/conformance/: every fixture of fixtures/contract.json started for real and checked
+# tests/conformance/: every fixture of contract/contract.json started for real and checked
 # byte for byte (test_conformance.py); the ASan+UBSan build of gray-static under the same
 # suite, which must also stop cleanly on SIGTERM with no sanitizer report.
 # Every program the modules build (tests/ is included after them), so each runtime's is

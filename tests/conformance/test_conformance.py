@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Conformance suite: every fixture in fixtures/contract.json, started for real, against the
+"""Conformance suite: every fixture in contract/contract.json, started for real, against the
 contract's bytes.
 
 For each runtime (in the contract's run order) it expands the runtime's argv template

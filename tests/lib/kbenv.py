@@ -15,10 +15,10 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 BUILD = os.path.abspath(os.environ.get("KB_BUILD") or os.path.join(ROOT, "build"))
 ASAN_BUILD = os.path.join(BUILD, "asan")
 KB = os.path.join(BUILD, "kneebench")
-CONTRACT_PATH = os.path.join(ROOT, "fixtures", "contract.json")
+CONTRACT_PATH = os.path.join(ROOT, "contract", "contract.json")
 with open(CONTRACT_PATH) as _f:
     CONTRACT = json.load(_f)
-# The runtimes a curve runs when none is named (run/matrix.c): a variant such as
+# The runtimes a curve runs when none is named (run/curve/matrix.c): a variant such as
 # gray-static-blocking is another start of one of them, run only where named.
 COMPARISON_RUNTIMES = [rt["name"] for rt in CONTRACT["runtimes"] if not rt.get("variant_of")]
 

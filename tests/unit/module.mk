@@ -2,14 +2,14 @@
 # area's library objects ($(<area>_LIB_OBJS), defined by <area>/module.mk; main.o excluded)
 # and the area's libraries ($(<area>_LDLIBS)); every suite may ask runner/util/root.o where the
 # tree is (the shipped contract).
-UNIT_AREAS := fixtures runner gray-static control
-fixtures_LIB_OBJS := $(FIXTURE_OBJS)
-fixtures_LDLIBS := $(LIBS_jansson)
+UNIT_AREAS := contract runner gray-static control
+contract_LIB_OBJS := $(CONTRACT_OBJS)
+contract_LDLIBS := $(LIBS_jansson)
 
 define kb_unit_area
 $(1)_UNIT_SRCS := $$(wildcard tests/unit/$(1)/test_*.c tests/unit/$(1)/*/test_*.c)
 $(1)_UNIT_BINS := $$(patsubst tests/unit/$(1)/%.c,$(BUILD)/tests/unit/$(1)/%,$$($(1)_UNIT_SRCS))
-$(BUILD)/tests/unit/$(1)/%: $(OBJ)/tests/unit/$(1)/%.o $$($(1)_LIB_OBJS) $(FIXTURE_OBJS) $(RUNNER_ROOT_OBJ)
+$(BUILD)/tests/unit/$(1)/%: $(OBJ)/tests/unit/$(1)/%.o $$($(1)_LIB_OBJS) $(CONTRACT_OBJS) $(RUNNER_ROOT_OBJ)
 	@mkdir -p $$(dir $$@)
 	@echo "  LD      $$@"
 	@$$(CC) $$(ALL_LDFLAGS) -o $$@ $$^ $$(CHECK_LIBS) $$($(1)_LDLIBS)

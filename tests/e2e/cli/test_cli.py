@@ -329,9 +329,9 @@ def completion_agrees_with_help():
 @test
 def runtime_words_and_table_are_the_contracts():
     """The completion's runtimes, routes and profiles and README's table of runtimes are
-    what the contract gives (fixtures/runtimes.py; `make gen-runtimes` rewrites them), and
+    what the contract gives (contract/runtimes.py; `make gen-runtimes` rewrites them), and
     the check sees a contract that no longer matches them."""
-    gen = os.path.join(ROOT, "fixtures", "runtimes.py")
+    gen = os.path.join(ROOT, "contract", "runtimes.py")
     p = subprocess.run([sys.executable, gen, "generate", "--check"], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 0, p.stderr

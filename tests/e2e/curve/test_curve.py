@@ -275,7 +275,7 @@ def every_json_file_carries_schema_version():
     # the contract it ran under, kept whole: run.json's contract_sha256 is the copy's
     import hashlib
     kept = open(f"{run}/contract.json", "rb").read()
-    assert kept == open(os.path.join(ROOT, "fixtures", "contract.json"), "rb").read()
+    assert kept == open(os.path.join(ROOT, "contract", "contract.json"), "rb").read()
     assert hashlib.sha256(kept).hexdigest() == load(f"{run}/run.json")["contract_sha256"]
     assert json.loads(kept)["contract_version"] == CONTRACT["contract_version"]
 

@@ -11,7 +11,7 @@
  * CPUS (its evidence in a new directory, "db_dir" in the first line) and the runtime gets
  * its conninfo; it is stopped after the runtime. Exit 0 only when start, read-back and stop all succeeded. */
 #define _GNU_SOURCE
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/sandbox/sandbox.h"
 #include "runner/util/root.h"
 

@@ -36,7 +36,7 @@ BIG_BODY_BYTES = 10 * 1024 * 1024
 
 
 def load_route(name):
-    path = os.environ.get("KNEEBENCH_CONTRACT", os.path.join(ROOT, "fixtures", "contract.json"))
+    path = os.environ.get("KNEEBENCH_CONTRACT", os.path.join(ROOT, "contract", "contract.json"))
     with open(path) as f:
         contract = json.load(f)
     for r in contract["routes"]:

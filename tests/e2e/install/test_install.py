@@ -52,7 +52,7 @@ def installed():
     # nothing above the installed programs may be a tree, or the test proves nothing
     d = os.path.dirname(KB)
     while d != "/":
-        assert not os.path.exists(os.path.join(d, "fixtures", "contract.json")), d
+        assert not os.path.exists(os.path.join(d, "contract", "contract.json")), d
         d = os.path.dirname(d)
 
 

@@ -20,7 +20,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 
 
 def contract_route(name):
-    with open(os.environ.get("KNEEBENCH_CONTRACT", os.path.join(ROOT, "fixtures", "contract.json"))) as f:
+    with open(os.environ.get("KNEEBENCH_CONTRACT", os.path.join(ROOT, "contract", "contract.json"))) as f:
         for r in json.load(f)["routes"]:
             if r["name"] == name:
                 return r

@@ -29,7 +29,7 @@ units=$(ls tests/unit/gray-static/test_*.c | sed 's|^tests/unit/gray-static/\(.*
 # libmicrohttpd 1.0 answers three of the syntax cases itself, before gray-static sees the
 # request: its contract entry's skips for this build say so (0.9.75 builds answer 400 to all
 # three, and are held to it on the host).
-python3 - fixtures/contract.json /tmp/mhd1-contract.json <<'PY'
+python3 - contract/contract.json /tmp/mhd1-contract.json <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
 gs = next(r for r in c["runtimes"] if r["name"] == "gray-static")

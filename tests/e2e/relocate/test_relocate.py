@@ -68,7 +68,7 @@ def hidden(argv):
     if probe.returncode != 0:
         return None
     script = ('mount -t tmpfs -o size=1m,mode=755 kb-hidden "$0" || exit 97; '
-              '[ ! -e "$0/fixtures/contract.json" ] || exit 98; exec "$@"')
+              '[ ! -e "$0/contract/contract.json" ] || exit 98; exec "$@"')
     return ["unshare", "-m", "--propagation", "private", "sh", "-c", script, ORIG, *argv]
 
 
@@ -117,7 +117,7 @@ def copied_tree_runs_curve_and_report_without_the_original():
     assert os.path.isfile(os.path.join(run, "report.md"))
     with open(os.path.join(run, "run.json")) as f:
         rj = json.load(f)
-    assert rj["contract"] == os.path.join(os.path.realpath(COPY), "fixtures", "contract.json"), rj
+    assert rj["contract"] == os.path.join(os.path.realpath(COPY), "contract", "contract.json"), rj
     # the fixture's own libmicrohttpd, from gray-static's version line
     assert isinstance(rj.get("libmicrohttpd"), str) and rj["libmicrohttpd"][0].isdigit(), rj
     assert "libmicrohttpd" not in rj["host"], rj["host"]
@@ -136,7 +136,7 @@ def version_of(argv, **kw):
 @test
 def tree_found_beside_the_executable_by_root_and_by_env():
     copy_tree()
-    copy_contract = os.path.join(os.path.realpath(COPY), "fixtures", "contract.json")
+    copy_contract = os.path.join(os.path.realpath(COPY), "contract", "contract.json")
     # beside the executable, whatever the current directory
     out = version_of([KB_COPY], cwd="/", env=env_without_tree())
     assert f"contract version {CONTRACT_VERSION} ({copy_contract})" in out, out

@@ -246,14 +246,14 @@ def an_edited_checkout_contract_leaves_the_report_as_it_was():
     # the checkout as it was when the run ran (its kept copy), and that checkout edited:
     # neither is this checkout's contract, which later commits may change
     as_ran = os.path.join(TMP, "as-ran-tree")
-    os.makedirs(os.path.join(as_ran, "fixtures"))
-    with open(os.path.join(as_ran, "fixtures", "contract.json"), "wb") as f:
+    os.makedirs(os.path.join(as_ran, "contract"))
+    with open(os.path.join(as_ran, "contract", "contract.json"), "wb") as f:
         f.write(kept)
     tree = os.path.join(TMP, "edited-tree")
-    os.makedirs(os.path.join(tree, "fixtures"))
+    os.makedirs(os.path.join(tree, "contract"))
     c = json.loads(kept)
     edit(c)
-    with open(os.path.join(tree, "fixtures", "contract.json"), "w") as f:
+    with open(os.path.join(tree, "contract", "contract.json"), "w") as f:
         json.dump(c, f, indent=2)
     same, other = copy_run("as-ran"), copy_run("edited-checkout")
     r = subprocess.run([KB, "--root", as_ran, "report", same], capture_output=True, text=True,

@@ -29,7 +29,7 @@ from kbenv import BUILD, CONTRACT, KB, ROOT, here, need
 from kbtest import exit_with, test
 
 HERE = here(__file__)
-GEN = os.path.join(ROOT, "fixtures", "runtimes.py")
+GEN = os.path.join(ROOT, "contract", "runtimes.py")
 TMP = tempfile.mkdtemp(prefix="kb-runtime5-")
 NAME = "pyhttp"
 FOLDER = os.path.relpath(os.path.join(HERE, NAME), ROOT)

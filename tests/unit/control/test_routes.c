@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "control/routes.h"
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/util/root.h"
 #include "tests/lib/kb_check.h"
 

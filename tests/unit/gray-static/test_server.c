@@ -3,7 +3,7 @@
  * suspend/resume through the loop (the API the db route uses), and hostile input answered
  * with a 4xx or a close while another client keeps being served. */
 #define _GNU_SOURCE
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "gray-static/date.h"
 #include "gray-static/hello.h"
 #include "gray-static/server.h"

@@ -176,7 +176,7 @@ def main():
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--bind", default="127.0.0.1")
     ap.add_argument("--contract", default=os.path.join(HERE, "..", "..", "..", "..",
-                                                       "fixtures", "contract.json"))
+                                                       "contract", "contract.json"))
     args = ap.parse_args()
     srv = Server((args.bind, args.port), Handler)
     srv.routes = routes(args.contract)

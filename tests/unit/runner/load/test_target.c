@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/load/target.h"
 #include "runner/util/root.h"
 #include "tests/lib/kb_check.h"

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "runner/util/root.h"
 
 #define KEEP "HTTP/1.1 200 OK\r\nServer: keeper/1\r\nContent-Length: 5\r\n\r\nhello"

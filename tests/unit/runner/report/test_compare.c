@@ -1,4 +1,4 @@
-/* test_compare.c -- `kneebench compare`'s logic (runner/report/compare.h): the call on one figure's
+/* test_compare.c -- `kneebench compare`'s logic (runner/report/compare/compare.h): the call on one figure's
  * change against the samples' min-max ranges (overlap, apart either way, the floor, too few
  * samples for the chance of ranges apart, lower bounds), then the model of two synthetic runs
  * read through kb_report_load (go made slower in B on purpose, gray-static unchanged), runs
@@ -7,7 +7,7 @@
  * unproven answers, one unit per column, only the cells both runs have, no change between
  * bounds) and CSV written from it. */
 #define _GNU_SOURCE
-#include "runner/report/compare.h"
+#include "runner/report/compare/compare.h"
 #include "runner/util/evidence.h"
 #include "runner/util/paths.h"
 #include "tests/lib/kb_check.h"

@@ -312,7 +312,7 @@ END_TEST
 /* p99 < 10 ms: the 20 ms point turns uncontrolled, the others keep theirs. */
 START_TEST(rejudged_where_p99_crosses)
 {
-    const struct kb_report_row *w;
+    const struct kb_cell *w;
     RD.rejudge = 1;
     RD.max_p99_us = 10000;
     RD.min_delivery = 0.95;

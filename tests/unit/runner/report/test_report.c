@@ -132,7 +132,7 @@ END_TEST
 START_TEST(repeats_aggregate)
 {
     char err[256];
-    const struct kb_report_row *w;
+    const struct kb_cell *w;
     ck_assert_int_eq(kb_report_load(dir, &R, err, sizeof(err)), 0);
     w = kb_report_row(&R, "go", "plaintext", 100);
     ck_assert_int_eq(w->n, 3);
@@ -198,6 +198,19 @@ START_TEST(boundaries_and_confirmation_samples)
     ck_assert_str_eq(kb_report_row(&R, "go", "plaintext", 200)->verdict, "uncontrolled");
     ck_assert_uint_eq(R.nmissing, 2);
     ck_assert_str_eq(R.missing[1], "go-plaintext-200-c5");
+    /* the curve's rounds read the same cells below the report (runner/run/cell.h) */
+    {
+        struct kb_cells c;
+        struct kb_boundary cb[8], rb[8];
+        json_t *plan;
+        ck_assert_int_eq(kb_cells_load(dir, &c, &plan, err, sizeof(err)), 0);
+        ck_assert_int_eq(kb_cells_row(&c, "go", "plaintext", 200)->n, 4);
+        ck_assert_uint_eq(kb_cells_boundaries(&c, cb, 8), kb_report_boundaries(&R, rb, 8));
+        ck_assert_int_eq(cb[0].held.rps, rb[0].held.rps);
+        ck_assert_int_eq(cb[0].next.n, rb[0].next.n);
+        kb_cells_free(&c);
+        json_decref(plan);
+    }
 }
 END_TEST
 
@@ -209,7 +222,7 @@ END_TEST
 START_TEST(client_limited_sample_decides_only_where_it_could)
 {
     char err[256];
-    const struct kb_report_row *w;
+    const struct kb_cell *w;
     struct kb_boundary b[8];
     write_point("go-plaintext-100-r3", "client-limited", 100, 900000, 0);
     write_point("go-plaintext-200-r2", "client-limited", 200, 900, 0);
@@ -249,7 +262,7 @@ START_TEST(a_bounded_p99_counts_at_its_worst_in_the_median)
 {
     char err[256], id[64], path[300];
     json_t *v;
-    const struct kb_report_row *w;
+    const struct kb_cell *w;
     for (int k = 3; k >= 2; k--) {
         snprintf(id, sizeof(id), "go-plaintext-100-r%d", k);
         write_point_own(id, "uncontrolled", NULL, 100, 900000, 0);
@@ -832,7 +845,7 @@ static json_t *answer_of(json_t *doc, const char *runtime)
 START_TEST(bounds_shown_as_bounds)
 {
     char path[200], v[64];
-    const struct kb_report_row *w;
+    const struct kb_cell *w;
     json_t *doc, *p99;
     write_pts("go", 200, &(struct pt){ "uncontrolled", NULL, 150, 1900000, 900, 1, 0, NULL });
     write_pts("gray-static", 200, &(struct pt){ "controlled", NULL, 200, 900, 900, 0, 10, NULL });
@@ -874,7 +887,7 @@ END_TEST
 START_TEST(median_with_a_bound_is_a_bound)
 {
     char err[256];
-    const struct kb_report_row *w;
+    const struct kb_cell *w;
     write_pt("go-plaintext-200-r1", &(struct pt){ "uncontrolled", NULL, 150, 50000, 900, 0, 0, NULL });
     write_pt("go-plaintext-200-r2", &(struct pt){ "uncontrolled", NULL, 150, 60000, 900, 0, 0, NULL });
     write_pt("go-plaintext-200-r3", &(struct pt){ "uncontrolled", NULL, 150, 2000000, 900, 1, 0, NULL });
@@ -891,7 +904,7 @@ END_TEST
 START_TEST(empty_histogram_is_no_figure)
 {
     char path[200], v[64];
-    const struct kb_report_row *w;
+    const struct kb_cell *w;
     json_t *doc, *p99;
     write_pts("go", 200, &(struct pt){ "uncontrolled", NULL, 10, 0, 0, 0, 0, NULL });
     write_pts("gray-static", 200, &(struct pt){ "uncontrolled", NULL, 10, 0, 0, 0, 0, NULL });

@@ -4,7 +4,7 @@
  * not a target, this run's figures beside them, a figure the run or a paper run lacks prints
  * "-" (never 0), and the final zero state names this run's gauges with their values. */
 #define _GNU_SOURCE
-#include "runner/report/report_qualify.h"
+#include "runner/report/qualify/report_qualify.h"
 #include "runner/util/root.h"
 #include "tests/lib/kb_check.h"
 

@@ -8,10 +8,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "runner/report/knee_report.h"
 #include "runner/util/paths.h"
+#include "runner/report/knee/knee_report.h"
 #include "runner/report/report.h"
-#include "runner/report/report_qualify.h"
+#include "runner/report/soak/report_soak.h"
+#include "runner/report/qualify/report_qualify.h"
 #include "runner/run/hostclock.h"
 #include "runner/util/evidence.h"
 #include "tests/unit/runner/tmpdir.h"

@@ -1,9 +1,9 @@
-/* test_backlog.c -- runner/run/backlog.c: a queue that grew through the measured seconds,
+/* test_backlog.c -- runner/run/curve/backlog.c: a queue that grew through the measured seconds,
  * read from the series the load writes: a rise every second by more than noise is flagged;
  * a flat, a noisy, a single-step, a drain-only or a too-short rise is not; a malformed series
  * is refused. */
 #define _GNU_SOURCE
-#include "runner/run/backlog.h"
+#include "runner/run/curve/backlog.h"
 #include "tests/lib/kb_check.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-/* test_knee.c -- runner/run/knee.c: the search against model servers whose knee is known:
+/* test_knee.c -- runner/run/kneesearch.c: the search against model servers whose knee is known:
  * it brackets the knee within the resolution, confirms both ends, survives a disturbed
  * sample, and ends on each bound (max-rate, min-rate, the client) as it should. */
 #define _GNU_SOURCE
@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "runner/run/knee.h"
+#include "runner/run/kneesearch.h"
 #include "tests/lib/kb_check.h"
 
 static const struct kb_criteria CRIT = { .min_delivery = 0.95, .max_p99_us = 100000 };

@@ -3,7 +3,7 @@
  * (runtime by runtime, the db route's default), overrides, repeats with rotated runtime
  * order, names checked, the db designs a profile or --db-mode selects. */
 #define _POSIX_C_SOURCE 200809L
-#include "runner/run/matrix.h"
+#include "runner/run/curve/matrix.h"
 #include "runner/util/root.h"
 #include "tests/lib/kb_check.h"
 

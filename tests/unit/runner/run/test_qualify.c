@@ -4,7 +4,7 @@
  * found, the final sample's gauges checked by name (missing is not zero), and the verdict
  * names every failed criterion and keeps the curve's failure and trust rules. */
 #define _POSIX_C_SOURCE 200809L
-#include "runner/run/qualify.h"
+#include "runner/run/qualjudge.h"
 #include "tests/lib/kb_check.h"
 
 #include <string.h>

@@ -3,7 +3,7 @@
  * percentage both have to be crossed, too few samples fail, and the phase verdict keeps
  * the curve's failure causes and adds growth and counters at rest. */
 #define _POSIX_C_SOURCE 200809L
-#include "runner/run/soak.h"
+#include "runner/run/soak/soak.h"
 #include "tests/lib/kb_check.h"
 
 #include <math.h>

@@ -4,7 +4,7 @@
  * tail that grew past both the factor and the floor, and for nothing less. */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/load/hlog.h"
-#include "runner/run/soakwin.h"
+#include "runner/run/soak/soakwin.h"
 #include "tests/lib/kb_check.h"
 #include "tests/unit/runner/tmpdir.h"
 

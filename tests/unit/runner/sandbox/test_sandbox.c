@@ -6,7 +6,7 @@
 #include "runner/sandbox/procs.h"
 #include "runner/util/root.h"
 #include "runner/sandbox/sandbox.h"
-#include "fixtures/contract.h"
+#include "contract/contract.h"
 #include "tests/lib/kb_check.h"
 #include "tests/unit/runner/tmpdir.h"
 

@@ -24,13 +24,13 @@ static void setup(void)
     unsetenv("KNEEBENCH_CONTRACT");
 }
 
-/* kb_tmp as a tree: fixtures/contract.json in it (its content is not read here) */
+/* kb_tmp as a tree: contract/contract.json in it (its content is not read here) */
 static void make_tree(void)
 {
     char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s/fixtures", kb_tmp);
+    snprintf(dir, sizeof(dir), "%s/contract", kb_tmp);
     ck_assert_int_eq(mkdir(dir, 0755), 0);
-    kb_tmp_put("fixtures/contract.json", "{}\n");
+    kb_tmp_put("contract/contract.json", "{}\n");
 }
 
 static int ends_with(const char *s, const char *tail)
@@ -46,7 +46,7 @@ START_TEST(named_root_is_used_and_exported)
     ck_assert_int_eq(kb_root_init(kb_tmp, err, sizeof(err)), 0);
     ck_assert_str_eq(kb_root(), real_tmp);
     ck_assert_str_eq(getenv("KB_ROOT"), real_tmp);
-    snprintf(want, sizeof(want), "%s/fixtures/contract.json", real_tmp);
+    snprintf(want, sizeof(want), "%s/contract/contract.json", real_tmp);
     ck_assert_str_eq(kb_root_contract(), want);
     snprintf(want, sizeof(want), "%s/build", real_tmp);
     ck_assert_str_eq(kb_root_build(), want);
@@ -88,9 +88,9 @@ START_TEST(found_above_the_executable)
     struct stat st;
     /* this test lives under build/tests/unit/runner/ of its tree */
     ck_assert_ptr_nonnull(kb_root());
-    snprintf(path, sizeof(path), "%s/fixtures/contract.json", kb_root());
+    snprintf(path, sizeof(path), "%s/contract/contract.json", kb_root());
     ck_assert_int_eq(stat(path, &st), 0);
-    ck_assert(ends_with(kb_root_contract(), "/fixtures/contract.json"));
+    ck_assert(ends_with(kb_root_contract(), "/contract/contract.json"));
     ck_assert_str_eq(kb_root_error(), "");
 }
 END_TEST
