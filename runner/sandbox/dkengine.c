@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "runner/sandbox/dkengine.h"
 #include "runner/sandbox/capture.h"
+#include "runner/sandbox/launch.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -182,22 +183,13 @@ static int image_id_on(int local, const char *image, char *id, size_t idlen, cha
     return 0;
 }
 
-static pid_t spawn_piped(char *const argv[], int in, int out)
+/* One end of the pipe as its stdin or stdout, in a session of its own (wait_until kills
+ * its group), its stderr discarded. */
+static pid_t spawn_piped(char *const argv[], int in, int out, char *err, size_t errlen)
 {
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0);
-        if (in >= 0)
-            dup2(in, 0);
-        if (out >= 0)
-            dup2(out, 1);
-        int nul = open("/dev/null", O_WRONLY);
-        if (nul >= 0)
-            dup2(nul, 2);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    return pid;
+    int stdio[2] = { in, out };
+    struct kb_launch l = { .argv = argv, .new_session = 1, .stdio = stdio };
+    return kb_launch(&l, err, errlen);
 }
 
 /* Wait for pid until deadline (CLOCK_MONOTONIC s), killing its group past it: its status. */
@@ -234,10 +226,15 @@ static int carry_image(const char *image, char *err, size_t errlen)
         snprintf(err, errlen, "pipe: %s", strerror(errno));
         return -1;
     }
-    p1 = spawn_piped(save, -1, fd[1]);
-    p2 = spawn_piped(load, fd[0], -1);
+    p1 = spawn_piped(save, -1, fd[1], err, errlen);
+    p2 = p1 > 0 ? spawn_piped(load, fd[0], -1, err, errlen) : -1;
     close(fd[0]);
     close(fd[1]);
+    if (p1 <= 0 || p2 <= 0) {
+        if (p1 > 0)
+            wait_until(p1, 0);
+        return -1;
+    }
     clock_gettime(CLOCK_MONOTONIC, &now);
     s1 = p1 > 0 ? wait_until(p1, now.tv_sec + EN_TRANSFER_S) : -1;
     s2 = p2 > 0 ? wait_until(p2, now.tv_sec + EN_TRANSFER_S) : -1;

@@ -49,12 +49,18 @@ static void move(int fd, int to, int to2)
 
 static void redirect(const struct kb_launch *l)
 {
-    move(open("/dev/null", O_RDONLY), STDIN_FILENO, -1);
+    int in = l->stdio ? l->stdio[0] : -1, out = l->stdio ? l->stdio[1] : -1;
+    if (in >= 0)
+        dup2(in, STDIN_FILENO);
+    else
+        move(open("/dev/null", O_RDONLY), STDIN_FILENO, -1);
     /* no symlink followed: the log lands in a directory others may have prepared. Could it
      * not be opened, the output goes where the runner's does. */
     move(open(l->log ? l->log : "/dev/null",
               O_WRONLY | O_CREAT | O_NOFOLLOW | (l->log_append ? O_APPEND : O_TRUNC), 0644),
          STDOUT_FILENO, STDERR_FILENO);
+    if (out >= 0)
+        dup2(out, STDOUT_FILENO);
 }
 
 static int join(const char *procs)

@@ -55,7 +55,7 @@ def free_port():
 class Nginx:
     """nginx as the issue describes it, in its own directory, on a free loopback port."""
 
-    def __init__(self):
+    def __init__(self, page_kb=4):
         self.nginx = shutil.which("nginx") or "/usr/sbin/nginx"
         if not os.access(self.nginx, os.X_OK):
             raise FileNotFoundError("nginx is not installed")
@@ -64,7 +64,7 @@ class Nginx:
         self.port = free_port()
         words = "the quick brown fox jumps over the lazy dog and keeps running far away "
         with open(os.path.join(self.dir, "page.txt"), "w") as f:
-            f.write((words * 60)[:4096])
+            f.write((words * (15 * page_kb + 1))[:1024 * page_kb])
         os.makedirs(os.path.join(self.dir, "tmp"))
         conf = os.path.join(self.dir, "nginx.conf")
         with open(conf, "w") as f:
@@ -129,12 +129,13 @@ def knee(ng, run, hold, extra):
             "holds": [s for s in rep.get("samples", []) if s.get("hold")]}
 
 
-def kb_load(ng, rate, secs, dispatch="any", warmup=5):
+def kb_load(ng, rate, secs, dispatch="any", warmup=5, stagger=None):
     out = tempfile.mktemp(prefix="kb-nginx-load-", suffix=".json")
     s0, t0 = steal(), time.monotonic()
     p = subprocess.run([KB, "load", ng.url, "-H", "Accept-Encoding: gzip", "-R", str(rate),
                         "-d", str(secs), "--warmup", str(warmup), "-t", "1", "-c", "256",
-                        "--cpus", CLIENT_CPU, "--dispatch", dispatch, "--json", out, "--quiet"],
+                        "--cpus", CLIENT_CPU, "--dispatch", dispatch, "--json", out, "--quiet",
+                        *(["--stagger", stagger] if stagger else [])],
                        capture_output=True, text=True, timeout=secs + warmup + 60)
     st = steal_pct(s0, steal(), time.monotonic() - t0)
     if p.returncode not in (0, 4, 5) or not os.path.exists(out):
@@ -143,7 +144,8 @@ def kb_load(ng, rate, secs, dispatch="any", warmup=5):
     os.unlink(out)
     held = (j["corrected_us"]["p99"] < 100000 and j["delivery"] >= 0.95 and
             j["errors"]["total"] == 0 and j["non2xx"] == 0)
-    return {"tool": f"kneebench {dispatch}", "rate": rate, "rc": p.returncode,
+    tool = f"kneebench {dispatch}" + (f" stagger {stagger}" if stagger else "")
+    return {"tool": tool, "rate": rate, "rc": p.returncode,
             "p99_ms": j["corrected_us"]["p99"] / 1000, "delivery": j["delivery"],
             "achieved_rps": j["achieved_rps"], "errors": j["errors"]["total"],
             "controlled": held, "steal_pct": st}
@@ -179,6 +181,7 @@ def floor(a, k, out):
             rate = round(f * k["lo"])
             warm = 10 if a.point >= 20 else 0
             for r in (kb_load(c, rate, a.point - warm, "per-connection", warm),
+                      kb_load(c, rate, a.point - warm, "per-connection", warm, "even"),
                       wrk2(a.wrk2, c, rate, a.point)):
                 out.setdefault("floor", []).append(dict(r, fraction=f))
                 show(f"kb-control at {rate} req/s", r)
@@ -197,10 +200,13 @@ def main():
     ap.add_argument("--fractions", default="0.5,0.8,0.9,1.0")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--knee-args", default="", help="extra `kneebench knee` arguments")
+    ap.add_argument("--page-kb", type=int, default=4,
+                    help="the page's size: a larger one lowers the knee, where wrk2's own "
+                         "floor is small beside nginx's latency")
     ap.add_argument("--json")
     a = ap.parse_args()
     try:
-        ng = Nginx()
+        ng = Nginx(a.page_kb)
     except FileNotFoundError as e:
         print(f"nginx_knee: {e}", file=sys.stderr)
         return 77
@@ -228,11 +234,15 @@ def main():
                     # wrk2 calibrates for its first ~10 s and records after that: kneebench
                     # warms up as long and measures the rest, so the windows coincide
                     warm = 10 if a.point >= 20 else 0
-                    trio = [lambda: kb_load(ng, rate, a.point - warm, "any", warm),
-                            lambda: kb_load(ng, rate, a.point - warm, "per-connection", warm),
-                            lambda: wrk2(a.wrk2, ng, rate, a.point)]
-                    for i in range(3):
-                        r = trio[(i + rep) % 3]()
+                    # per-connection with wrk2's 5 ms stagger (the default) and with its
+                    # phases spread evenly: what wrk2's connection phases alone change
+                    loads = [lambda: kb_load(ng, rate, a.point - warm, "any", warm),
+                             lambda: kb_load(ng, rate, a.point - warm, "per-connection", warm),
+                             lambda: kb_load(ng, rate, a.point - warm, "per-connection", warm,
+                                             "even"),
+                             lambda: wrk2(a.wrk2, ng, rate, a.point)]
+                    for i in range(len(loads)):
+                        r = loads[(i + rep) % len(loads)]()
                         out.setdefault("side_by_side", []).append(dict(r, fraction=f, repeat=rep))
                         show(f"{f:.1f} x knee = {rate} req/s", r)
         if a.wrk2 and a.floor:

@@ -7,10 +7,12 @@
 #include "tests/unit/runner/tmpdir.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 /* The child's log, read whole, once it has exited 0. */
 static void run_to_end(const struct kb_launch *l, char *out, size_t len)
@@ -131,6 +133,32 @@ START_TEST(log_dir_env_and_session)
 }
 END_TEST
 
+/* Two children joined by a pipe, as docker save | docker load: what the first writes the
+ * second reads, and the second's stdout is its own pipe end. */
+START_TEST(stdio_joins_two_children_by_a_pipe)
+{
+    char *echo[] = { "printf", "through the pipe", NULL }, *cat[] = { "cat", NULL };
+    char err[256] = "", got[64] = "";
+    int ab[2], back[2], st = 0;
+    ck_assert_int_eq(pipe2(ab, O_CLOEXEC), 0);
+    ck_assert_int_eq(pipe2(back, O_CLOEXEC), 0);
+    int first[2] = { -1, ab[1] }, second[2] = { ab[0], back[1] };
+    struct kb_launch a = { .argv = echo, .stdio = first }, b = { .argv = cat, .stdio = second };
+    pid_t pa = kb_launch(&a, err, sizeof(err)), pb = kb_launch(&b, err, sizeof(err));
+    ck_assert_msg(pa > 0 && pb > 0, "%s", err);
+    close(ab[0]);
+    close(ab[1]);
+    close(back[1]);
+    ck_assert_int_eq(read(back[0], got, sizeof(got) - 1), 16);
+    ck_assert_str_eq(got, "through the pipe");
+    close(back[0]);
+    ck_assert_int_eq(kb_wait_exit(pa, 5000, &st), 0);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ck_assert_int_eq(kb_wait_exit(pb, 5000, &st), 0);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("launch");
@@ -142,6 +170,7 @@ static Suite *suite(void)
     tcase_add_test(tc, cgroup_and_dir_failures_reported);
     tcase_add_test(tc, runs_on_the_asked_cpu);
     tcase_add_test(tc, log_dir_env_and_session);
+    tcase_add_test(tc, stdio_joins_two_children_by_a_pipe);
     suite_add_tcase(s, tc);
     return s;
 }
