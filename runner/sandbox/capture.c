@@ -2,12 +2,12 @@
 #define _GNU_SOURCE
 #include "runner/sandbox/capture.h"
 #include "runner/util/clock.h"
+#include "runner/sandbox/launch.h"
 #include "runner/sandbox/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -67,26 +67,14 @@ static int collect(int ofd, int efd, struct kb_capture *c, long deadline)
     return 0;
 }
 
-/* posix_spawnp with stdin /dev/null and stdout/stderr to out_fd/err_fd. 0, or an errno. */
-static int start(char *const *argv, const struct kb_capture *c, int out_fd, int err_fd,
-                 pid_t *pid)
+/* stdin /dev/null, stdout and stderr to out_fd and err_fd; own_pgroup: a session of its
+ * own. Its PID, or -1 with why. */
+static pid_t start(char *const *argv, const struct kb_capture *c, int out_fd, int err_fd,
+                   char *why, size_t whylen)
 {
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    int e;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-    posix_spawnattr_init(&at);
-    if (c->own_pgroup) {
-        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
-        posix_spawnattr_setpgroup(&at, 0);
-    }
-    e = posix_spawnp(pid, argv[0], &fa, &at, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    return e;
+    int stdio[3] = { -1, out_fd, err_fd };
+    struct kb_launch l = { .argv = argv, .new_session = c->own_pgroup, .stdio = stdio };
+    return kb_launch(&l, why, whylen);
 }
 
 static void close_all(int *fds, size_t n)
@@ -98,7 +86,7 @@ static void close_all(int *fds, size_t n)
 
 int kb_capture_run(char *const *argv, struct kb_capture *c, char *why, size_t whylen)
 {
-    int op[2] = { -1, -1 }, ep[2] = { -1, -1 }, st = 0, e, late;
+    int op[2] = { -1, -1 }, ep[2] = { -1, -1 }, st = 0, late;
     long deadline = now_ms() + c->timeout_ms, left;
     pid_t pid;
     c->out_len = c->err_len = 0;
@@ -112,11 +100,10 @@ int kb_capture_run(char *const *argv, struct kb_capture *c, char *why, size_t wh
         close_all(op, 2);
         return -1;
     }
-    e = c->to_fd > 0 ? start(argv, c, c->to_fd, c->to_fd, &pid)
-                     : start(argv, c, op[1], c->err ? ep[1] : op[1], &pid);
+    pid = c->to_fd > 0 ? start(argv, c, c->to_fd, c->to_fd, why, whylen)
+                       : start(argv, c, op[1], c->err ? ep[1] : op[1], why, whylen);
     close_all((int[]){ op[1], ep[1] }, 2);
-    if (e != 0) {
-        snprintf(why, whylen, "cannot run %s: %s", argv[0], strerror(e));
+    if (pid < 0) {
         close_all((int[]){ op[0], ep[0] }, 2);
         return -1;
     }

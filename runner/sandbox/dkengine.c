@@ -187,7 +187,7 @@ static int image_id_on(int local, const char *image, char *id, size_t idlen, cha
  * its group), its stderr discarded. */
 static pid_t spawn_piped(char *const argv[], int in, int out, char *err, size_t errlen)
 {
-    int stdio[2] = { in, out };
+    int stdio[3] = { in, out, -1 };
     struct kb_launch l = { .argv = argv, .new_session = 1, .stdio = stdio };
     return kb_launch(&l, err, errlen);
 }

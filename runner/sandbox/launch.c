@@ -50,6 +50,7 @@ static void move(int fd, int to, int to2)
 static void redirect(const struct kb_launch *l)
 {
     int in = l->stdio ? l->stdio[0] : -1, out = l->stdio ? l->stdio[1] : -1;
+    int err = l->stdio ? l->stdio[2] : -1;
     if (in >= 0)
         dup2(in, STDIN_FILENO);
     else
@@ -61,6 +62,8 @@ static void redirect(const struct kb_launch *l)
          STDOUT_FILENO, STDERR_FILENO);
     if (out >= 0)
         dup2(out, STDOUT_FILENO);
+    if (err >= 0)
+        dup2(err, STDERR_FILENO);
 }
 
 static int join(const char *procs)

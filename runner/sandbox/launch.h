@@ -1,10 +1,11 @@
-/* launch.h -- the one way the runner starts a process it watches: the fixtures (native
- * sandbox), calibrate's control server and load steps, the curve's load child, and the
- * docker save | docker load that carries an image to another engine.
+/* launch.h -- the one way the runner starts a process: the fixtures (native sandbox),
+ * calibrate's control server and load steps, the curve's load child, the docker save |
+ * docker load that carries an image to another engine, and every command whose output
+ * capture.c reads.
  *
  * Owns the fork, the child's setup between fork and exec, and telling the parent when that
  * setup or the exec failed. The child dies with the runner (parent-death signal), reads
- * /dev/null (or a pipe), writes stdout and stderr to a log (or stdout to a pipe), takes its CPU affinity, joins cgroups, may
+ * /dev/null, writes stdout and stderr to a log (or to descriptors it is given), takes its CPU affinity, joins cgroups, may
  * start its own session, change directory and add to its environment, then execs. A step
  * that fails is reported back through a close-on-exec pipe, so kb_launch returns -1 with
  * err only once the child has been reaped: a caller never mistakes a child that could not
@@ -26,8 +27,8 @@ struct kb_launch {
     int new_session;            /* setsid(): the fixture and what it spawns are one session */
     const char *dir;            /* chdir here; NULL: stay */
     char *const *env_add;       /* NULL-terminated "KEY=value" added to the environment */
-    const int *stdio;           /* NULL, or { stdin, stdout } the child takes in place of
-                                   /dev/null and the log (-1: that one as without) */
+    const int *stdio;           /* NULL, or { stdin, stdout, stderr } the child takes in
+                                   place of /dev/null and the log (-1: that one as without) */
 };
 
 /* Start l's child. Its PID once it has exec'd; -1 with err when the fork, the affinity, a

@@ -142,7 +142,7 @@ START_TEST(stdio_joins_two_children_by_a_pipe)
     int ab[2], back[2], st = 0;
     ck_assert_int_eq(pipe2(ab, O_CLOEXEC), 0);
     ck_assert_int_eq(pipe2(back, O_CLOEXEC), 0);
-    int first[2] = { -1, ab[1] }, second[2] = { ab[0], back[1] };
+    int first[3] = { -1, ab[1], -1 }, second[3] = { ab[0], back[1], -1 };
     struct kb_launch a = { .argv = echo, .stdio = first }, b = { .argv = cat, .stdio = second };
     pid_t pa = kb_launch(&a, err, sizeof(err)), pb = kb_launch(&b, err, sizeof(err));
     ck_assert_msg(pa > 0 && pb > 0, "%s", err);
